@@ -1,0 +1,193 @@
+"""Turning raw records into schema rows, with a ledger reason for every record that cannot be used.
+
+Pure functions: :func:`parse_jsonl_lines` for JSONL bytes, :func:`rows_from_records` for
+records already decoded (Parquet, datasets). Nothing is skipped silently: a bad record
+becomes a row whose ``drop_reason`` says why and whose ``drop_detail`` names file and line.
+
+>>> df = parse_jsonl_lines([b'{"text": "hi"}', b'{bad'], "f.jsonl", 1, FieldMap(), "web")
+>>> df["drop_reason"].tolist()
+[None, 'malformed_json']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
+from curation.text import content_id
+
+#: Columns added at ingest for ledger details and duplicate-id resolution; removed before output.
+LOCATION_COLUMNS = ("_file", "_line")
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldMap:
+    """Which input field fills which schema column (e.g. ``text: content`` for code corpora)."""
+
+    text: str = "text"
+    id: str = "id"
+    source: str = "source"
+    url: str = "url"
+    repo: str = "repo"
+    path: str = "path"
+    language: str = "language"
+    meta: str = "meta"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, str] | None) -> FieldMap:
+        data = data or {}
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown field mapping key {unknown[0]!r}; valid: {sorted(names)}")
+        return cls(**data)
+
+
+def parse_jsonl_lines(
+    lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0
+) -> pd.DataFrame:
+    """Decode JSONL lines (bytes, without newline) into rows; blank lines are ignored."""
+    records: list[dict[str, Any] | None] = []
+    errors: list[tuple[str, str] | None] = []
+    numbers: list[int] = []
+    for offset, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        numbers.append(first_line + offset)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            records.append(None)
+            errors.append((DropReason.INVALID_UTF8.value, f"invalid UTF-8 at byte {exc.start}"))
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            records.append(None)
+            errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} at column {exc.colno}"))
+            continue
+        if not isinstance(obj, dict):
+            records.append(None)
+            errors.append((DropReason.MALFORMED_JSON.value, f"a JSON {type(obj).__name__}, not an object"))
+            continue
+        records.append(obj)
+        errors.append(None)
+    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+
+
+def rows_from_records(
+    records: list[dict[str, Any] | None],
+    errors: list[tuple[str, str] | None] | None,
+    file: str,
+    lines: list[int],
+    fields: FieldMap,
+    source: str | None,
+    max_chars: int = 0,
+) -> pd.DataFrame:
+    """Map decoded records to schema rows and validate them.
+
+    ``errors[i]`` (reason, message) marks a record that could not be decoded.
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in DOC_COLUMNS}
+    reasons: list[str | None] = []
+    details: list[str | None] = []
+    errors = errors or [None] * len(records)
+    mapped = set(dataclasses.asdict(fields).values())
+    for rec, err, line in zip(records, errors, lines, strict=True):
+        location = f"{file}:{line}"
+        row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
+        if not row["doc_id"]:
+            row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else "", location)
+        for c in DOC_COLUMNS:
+            cols[c].append(row.get(c))
+        reasons.append(reason)
+        details.append(detail_json(file=file, line=line, error=message) if reason else None)
+    df = pd.DataFrame(cols)
+    df["n_tokens"] = pd.Series([0] * len(df), dtype="int64")
+    df[DROP_REASON] = pd.Series(reasons, dtype=object)
+    df[DROP_DETAIL] = pd.Series(details, dtype=object)
+    df["_file"] = file
+    df["_line"] = pd.Series(lines, dtype="int64")
+    return df
+
+
+def _map_record(
+    rec: dict[str, Any] | None,
+    err: tuple[str, str] | None,
+    fields: FieldMap,
+    default_source: str | None,
+    mapped: set[str],
+    max_chars: int,
+) -> tuple[dict[str, Any], str | None, str | None]:
+    row: dict[str, Any] = {c: None for c in DOC_COLUMNS}
+    row["doc_id"] = None
+    if rec is None:
+        row["text"] = None
+        row["source"] = default_source or "unknown"
+        assert err is not None
+        return row, err[0], err[1]
+    raw_id = rec.get(fields.id)
+    row["doc_id"] = str(raw_id) if raw_id not in (None, "") else None
+    source = rec.get(fields.source) or default_source
+    row["source"] = source
+    for col in ("url", "repo", "path", "language"):
+        v = rec.get(getattr(fields, col))
+        row[col] = None if v is None else str(v)
+    meta = rec.get(fields.meta)
+    extra = {k: v for k, v in rec.items() if k not in mapped}
+    if isinstance(meta, dict):
+        extra = {**meta, **extra}
+    elif isinstance(meta, str) and meta:
+        try:
+            parsed = json.loads(meta)
+            extra = {**parsed, **extra} if isinstance(parsed, dict) else {"meta": meta, **extra}
+        except json.JSONDecodeError:
+            extra = {"meta": meta, **extra}
+    row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
+    text = rec.get(fields.text)
+    row["text"] = text if isinstance(text, str) else None
+    if fields.text not in rec or text is None:
+        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field"
+    if not isinstance(text, str):
+        return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is a {type(text).__name__}, not a string"
+    if "\x00" in text:
+        row["text"] = text.replace("\x00", "")
+        return row, DropReason.NUL_BYTE.value, "text contains a NUL byte"
+    if not text.strip():
+        return row, DropReason.EMPTY_TEXT.value, "text is empty or whitespace only"
+    if max_chars and len(text) > max_chars:
+        row["text"] = text[:1000]
+        return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
+    if source is None:
+        return row, DropReason.UNKNOWN_SOURCE.value, "no source: give --source, a recipe input entry or a source field"
+    if source not in SOURCES:
+        return row, DropReason.UNKNOWN_SOURCE.value, f"source {source!r} is not one of {list(SOURCES)}"
+    return row, None, None
+
+
+def find_duplicate_ids(ids: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``ids`` (doc_id, _ord, _file, _line) whose doc_id appeared at a smaller _ord.
+
+    Returns ``_ord`` of each duplicate and the file/line of the first occurrence.
+
+    >>> ids = pd.DataFrame({"doc_id": ["a", "b", "a"], "_ord": [0, 1, 2], "_file": "f", "_line": [1, 2, 3]})
+    >>> find_duplicate_ids(ids)[["_ord", "first_line"]].values.tolist()
+    [[2, 1]]
+    """
+    if ids.empty:
+        return pd.DataFrame({"_ord": pd.Series(dtype="int64"), "first_file": pd.Series(dtype=object), "first_line": pd.Series(dtype="int64")})
+    ids = ids.sort_values(["doc_id", "_ord"], kind="stable")
+    first = ids.groupby("doc_id", sort=False).transform("first")
+    dup = ids["_ord"].to_numpy() != first["_ord"].to_numpy()
+    return pd.DataFrame(
+        {
+            "_ord": ids["_ord"].to_numpy()[dup],
+            "first_file": first["_file"].to_numpy()[dup],
+            "first_line": first["_line"].to_numpy()[dup],
+        }
+    )

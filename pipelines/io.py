@@ -1,0 +1,181 @@
+"""Reading stage outputs and writing one partition's kept rows, ledger rows and counts.
+
+The writer runs on the workers inside the stage's single graph: each partition writes
+``docs/part-NNNNN.parquet`` and ``ledger/part-NNNNN.parquet`` (temp file, then rename, so a
+retried task overwrites cleanly) and returns a few rows of counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
+
+PREVIEW_CHARS = 300
+
+#: One row per (kind, source, reason) and partition: the stats a stage's writer returns.
+COUNTS_META = pd.DataFrame(
+    {
+        "kind": pd.Series(dtype=object),
+        "source": pd.Series(dtype=object),
+        "reason": pd.Series(dtype=object),
+        "documents": pd.Series(dtype="int64"),
+        "tokens": pd.Series(dtype="int64"),
+    }
+)
+
+
+class InputError(ValueError):
+    """The input of a stage is missing or is not what the stage needs."""
+
+
+def docs_dir(path: Path) -> Path:
+    """The ``docs/`` folder of a stage folder (or ``path`` itself if it holds parquet parts)."""
+    path = Path(path)
+    if (path / "docs").is_dir():
+        return path / "docs"
+    if path.is_dir() and any(path.glob("part-*.parquet")):
+        return path
+    raise InputError(
+        f"{path} is not a stage output (no docs/ folder with part-*.parquet). "
+        "Raw files must go through ingest first: curate ingest --input RAW --output STAGE_DIR"
+    )
+
+
+def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
+    """A Dask dataframe over a stage's ``docs/`` parts, one partition per file, in name order."""
+    folder = docs_dir(path)
+    files = sorted(str(p) for p in folder.glob("part-*.parquet"))
+    if not files:
+        raise InputError(f"{folder} has no part-*.parquet files")
+    meta = _meta_from_file(files[0], columns)
+    return dd.from_map(_read_part, files, columns=columns, meta=meta, enforce_metadata=False)
+
+
+def count_rows(path: Path) -> int:
+    """Rows in a stage's docs/ from Parquet footers (no data read)."""
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(docs_dir(path).glob("part-*.parquet")))
+
+
+def _read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def _meta_from_file(path: str, columns: list[str] | None) -> pd.DataFrame:
+    schema = pq.read_schema(path)
+    return schema.empty_table().select(columns or schema.names).to_pandas()
+
+
+def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:
+    """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def docs_schema(df: pd.DataFrame) -> pa.Schema:
+    """Arrow schema for a docs frame: core columns typed as in the schema, others inferred."""
+    inferred = pa.Schema.from_pandas(df, preserve_index=False)
+    fields = []
+    for f in inferred:
+        t = DOC_COLUMNS.get(f.name)
+        if t is None and pa.types.is_null(f.type):
+            t = pa.string()
+        fields.append(pa.field(f.name, t or f.type))
+    return pa.schema(fields)
+
+
+def write_partition(
+    df: pd.DataFrame, work_dir: str, stage: str, partition_info: dict | None = None
+) -> pd.DataFrame:
+    """Split one annotated partition into docs/ and ledger/ files; return its counts."""
+    number = (partition_info or {}).get("number", 0)
+    name = f"part-{number:05d}.parquet"
+    reasons = df[DROP_REASON]
+    check_reasons(reasons)
+    dropped_mask = reasons.notna().to_numpy()
+    kept = df.loc[~dropped_mask].drop(columns=[DROP_REASON, DROP_DETAIL])
+    dropped = df.loc[dropped_mask]
+    write_frame(kept.reset_index(drop=True), Path(work_dir) / "docs" / name, docs_schema(kept))
+    ledger = ledger_rows(dropped, stage)
+    write_frame(ledger, Path(work_dir) / "ledger" / name, pa.schema(list(LEDGER_COLUMNS.items()) + [("preview", pa.string())]))
+    return partition_counts(df)
+
+
+def ledger_rows(dropped: pd.DataFrame, stage: str) -> pd.DataFrame:
+    """Ledger rows for the dropped rows of a partition."""
+    text = dropped["text"] if "text" in dropped.columns else pd.Series([None] * len(dropped))
+    return pd.DataFrame(
+        {
+            "doc_id": dropped["doc_id"].astype(object).to_numpy(),
+            "stage": stage,
+            "reason": dropped[DROP_REASON].astype(object).to_numpy(),
+            "detail": dropped[DROP_DETAIL].astype(object).to_numpy(),
+            "source": dropped["source"].astype(object).to_numpy(),
+            "n_tokens": pd.to_numeric(dropped["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy(),
+            "preview": [t[:PREVIEW_CHARS] if isinstance(t, str) else None for t in text],
+        }
+    )
+
+
+def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """Documents and tokens in / kept / dropped (by reason), per source, for one partition."""
+    tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64")
+    frame = pd.DataFrame(
+        {
+            "source": df["source"].astype(object).fillna("unknown").to_numpy(),
+            "reason": df[DROP_REASON].astype(object).to_numpy(),
+            "tokens": tokens.to_numpy(),
+        }
+    )
+    frame["kind"] = ["dropped" if isinstance(r, str) else "kept" for r in frame["reason"]]
+    frame["reason"] = frame["reason"].fillna("")
+    out = frame.groupby(["kind", "source", "reason"], sort=True).agg(
+        documents=("tokens", "size"), tokens=("tokens", "sum")
+    ).reset_index()
+    return out[list(COUNTS_META.columns)].astype(COUNTS_META.dtypes.to_dict())
+
+
+def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:
+    """Fold per-partition counts into the stats.json layout."""
+    def tot(frame: pd.DataFrame) -> dict[str, int]:
+        return {"documents": int(frame["documents"].sum()), "tokens": int(frame["tokens"].sum())}
+
+    kept = counts[counts["kind"] == "kept"]
+    dropped = counts[counts["kind"] == "dropped"]
+    by_reason = {
+        str(r): tot(g) for r, g in dropped.groupby("reason", sort=True)
+    }
+    by_source: dict[str, Any] = {}
+    for src, g in counts.groupby("source", sort=True):
+        by_source[str(src)] = {
+            "in": tot(g),
+            "kept": tot(g[g["kind"] == "kept"]),
+            "dropped": tot(g[g["kind"] == "dropped"]),
+            "dropped_by_reason": {str(r): tot(h) for r, h in g[g["kind"] == "dropped"].groupby("reason", sort=True)},
+        }
+    return {
+        "in": tot(counts),
+        "kept": tot(kept),
+        "dropped": tot(dropped),
+        "dropped_by_reason": by_reason,
+        "by_source": by_source,
+    }
+
+
+def write_json(path: Path, payload: Any) -> None:
+    """Write JSON atomically with sorted keys."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,39 @@
+"""The dispatch table: every stage, its folder number and the module that defines it.
+
+Modules are imported lazily so ``curate --help`` stays fast and optional dependencies
+(torch, faiss, vllm) load only for the stages that use them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: name → (folder number, module). The order is the order of a run.
+STAGES: dict[str, tuple[str, str]] = {
+    "ingest": ("00", "pipelines.stages.ingest"),
+    "exact_dedup": ("10", "pipelines.stages.exact_dedup"),
+    "minhash_dedup": ("20", "pipelines.stages.minhash_dedup"),
+    "semdedup": ("30", "pipelines.stages.semdedup"),
+    "web_quality": ("40", "pipelines.stages.web_quality"),
+    "code_quality": ("50", "pipelines.stages.code_quality"),
+    "code_web": ("60", "pipelines.stages.code_web"),
+    "edu_score": ("70", "pipelines.stages.edu_score"),
+    "mixture": ("80", "pipelines.stages.mixture"),
+}
+
+
+def load_stage(name: str) -> Any:
+    """The stage object ``STAGE`` of a stage module.
+
+    >>> load_stage("ingest").name
+    'ingest'
+    """
+    if name not in STAGES:
+        raise KeyError(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
+    return importlib.import_module(STAGES[name][1]).STAGE
+
+
+def folder_name(name: str) -> str:
+    """``exact_dedup`` → ``10_exact_dedup``."""
+    return f"{STAGES[name][0]}_{name}"

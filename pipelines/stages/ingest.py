@@ -1,0 +1,303 @@
+"""``ingest``: raw JSONL (plain, .gz, .zst), Parquet and ``datasets.save_to_disk`` folders → documents.
+
+Planning happens on the client and fails before any output if a file is unreadable or has
+no text field; records are parsed on the workers, one partition per file chunk (plain JSONL
+split at ~``blocksize`` on line boundaries), per Parquet row group, or per dataset shard.
+Token counts use the recipe's tokenizer. Duplicate input ids are found by a shuffle on
+``doc_id``: the first occurrence (in input order) is kept, later ones are ledgered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import gzip
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import pyarrow.parquet as pq
+
+from curation.config import StageConfig, check_choice, check_range
+from curation.ingest import LOCATION_COLUMNS, FieldMap, find_duplicate_ids, parse_jsonl_lines, rows_from_records
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, empty_docs
+from curation.tokens import count_tokens
+from pipelines.io import InputError, read_docs, write_frame
+from pipelines.progress import compute_with_progress
+
+log = logging.getLogger(__name__)
+
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
+MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestConfig(StageConfig):
+    tokenizer: str = "qwen"
+    blocksize_mb: int = 128
+    max_chars: int = 20_000_000
+    on_error: str = "ledger"
+    source: str | None = None
+    fields: dict[str, str] = dataclasses.field(default_factory=dict)
+    inputs: tuple[dict[str, Any], ...] = ()
+
+    def validate(self) -> None:
+        check_range(self, "blocksize_mb", 1, 4096)
+        check_choice(self, "on_error", ("ledger", "fail"))
+        FieldMap.from_dict(self.fields)
+        for entry in self.inputs:
+            if not isinstance(entry, dict) or "match" not in entry:
+                raise ValueError(f"ingest.inputs entries need a 'match' glob: {entry!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """One partition to read: a file (or a chunk of it, or a dataset shard)."""
+
+    path: Path
+    fmt: str  # jsonl | parquet | datasets
+    source: str | None
+    fields: FieldMap
+    start: int = 0  # byte offset (jsonl), row group (parquet) or first row (datasets)
+    end: int = -1
+    first_line: int = 1
+
+
+class IngestStage:
+    name = "ingest"
+    version = "1"
+    config_cls = IngestConfig
+    requires: tuple[str, ...] = ()
+    produces: dict[str, Any] = {}
+    reads_raw = True
+
+    def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[InputSpec]:
+        return plan_inputs([Path(p) for p in paths], cfg)
+
+    def build(self, specs: list[InputSpec], cfg: IngestConfig, ctx: Any) -> dd.DataFrame:
+        parsed_dir = ctx.cached(
+            "parsed", {"cfg": cfg.to_dict(), "version": self.version},
+            lambda out: _parse_all(specs, cfg, out, ctx),
+        )
+        ids = read_docs(parsed_dir, columns=["doc_id", "_ord", "_file", "_line", DROP_REASON])
+        ids = ids[ids[DROP_REASON].isna()][["doc_id", "_ord", "_file", "_line"]]
+        dups = compute_with_progress(
+            ids.shuffle(on="doc_id").map_partitions(find_duplicate_ids, meta=find_duplicate_ids(ids._meta)),
+            ctx.client, "ingest: duplicate ids", ctx.quiet,
+        )
+        dup_map = {int(o): (f, int(n)) for o, f, n in dups[["_ord", "first_file", "first_line"]].itertuples(index=False)}
+        if dup_map and cfg.on_error == "fail":
+            raise InputError(f"{len(dup_map)} duplicate ids in the input; fix the ids or set ingest.on_error=ledger")
+        docs = read_docs(parsed_dir)
+        return docs.map_partitions(_finish, dup_map, meta=annotated_meta(empty_docs()))
+
+
+def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
+    """Expand files, folders and globs into partition specs; fail early on unusable input."""
+    files: list[tuple[Path, str]] = []
+    for p in paths:
+        matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
+        if not matches:
+            raise InputError(f"{p}: no file matches this pattern")
+        for m in matches:
+            files.extend(_discover(m))
+    if not files:
+        raise InputError(f"no input files found in {[str(p) for p in paths]}")
+    seen: set[Path] = set()
+    specs: list[InputSpec] = []
+    for f, fmt in files:
+        real = f.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        source, fields = _entry_for(f, cfg)
+        specs.extend(_partitions(f, fmt, source, fields, cfg))
+    return specs
+
+
+def _discover(path: Path) -> list[tuple[Path, str]]:
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{path} does not exist")
+    if path.is_dir():
+        if (path / "dataset_info.json").exists() or (path / "state.json").exists():
+            return [(path, "datasets")]
+        out: list[tuple[Path, str]] = []
+        for child in sorted(path.rglob("*"), key=str):
+            if child.is_file() and child.name != "README.md" and _format(child):
+                out.append((child, _format(child)))  # type: ignore[arg-type]
+        return out
+    fmt = _format(path)
+    if fmt is None:
+        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet or a datasets folder")
+    return [(path, fmt)]
+
+
+def _format(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    return None
+
+
+def _entry_for(path: Path, cfg: IngestConfig) -> tuple[str | None, FieldMap]:
+    from fnmatch import fnmatch
+
+    for entry in cfg.inputs:
+        if fnmatch(path.as_posix(), entry["match"]) or fnmatch(path.name, entry["match"]):
+            return entry.get("source", cfg.source), FieldMap.from_dict({**cfg.fields, **entry.get("fields", {})})
+    return cfg.source, FieldMap.from_dict(cfg.fields)
+
+
+def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, cfg: IngestConfig) -> list[InputSpec]:
+    try:
+        if fmt == "parquet":
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+            if fields.text not in names:
+                raise InputError(f"{path}: no text column {fields.text!r} (columns: {names}); map it with ingest.fields.text=<column>")
+            return [InputSpec(path, fmt, source, fields, g, g + 1) for g in range(pf.num_row_groups)] or [InputSpec(path, fmt, source, fields, 0, 0)]
+        if fmt == "datasets":
+            import datasets
+
+            ds = datasets.load_from_disk(str(path))
+            if fields.text not in ds.column_names:
+                raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
+            step = 100_000
+            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds))) for s in range(0, max(len(ds), 1), step)]
+        return _jsonl_partitions(path, source, fields, cfg)
+    except InputError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc}); check the file's permissions and format") from exc
+
+
+def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, cfg: IngestConfig) -> list[InputSpec]:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    comp = next((c for m, c in MAGIC.items() if head.startswith(m)), None)
+    if path.name.endswith((".gz", ".zst")) and comp is None and head:
+        raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
+    first = _first_record(path)
+    if first is not None and fields.text not in first:
+        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field>")
+    size = path.stat().st_size
+    block = cfg.blocksize_mb << 20
+    if comp is not None or size <= block:
+        return [InputSpec(path, "jsonl", source, fields, 0, -1, 1)]
+    specs, start, line = [], 0, 1
+    with open(path, "rb") as fh:
+        while start < size:
+            fh.seek(min(start + block, size))
+            fh.readline()
+            end = min(fh.tell(), size)
+            specs.append(InputSpec(path, "jsonl", source, fields, start, end, line))
+            fh.seek(start)
+            line += fh.read(end - start).count(b"\n")
+            start = end
+    return specs
+
+
+def _first_record(path: Path) -> dict[str, Any] | None:
+    try:
+        with _open(path) as fh:
+            for _ in range(100):
+                raw = fh.readline()
+                if not raw:
+                    return None
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    return obj
+    except (EOFError, OSError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from exc
+    return None
+
+
+def _open(path: Path) -> Any:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.open(path, "rb")
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        import zstandard
+
+        return zstandard.open(path, "rb")
+    return open(path, "rb")
+
+
+def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
+    """Parse one partition spec into schema rows (with drop reasons)."""
+    label = str(spec.path)
+    if spec.fmt == "parquet":
+        table = pq.ParquetFile(spec.path).read_row_group(spec.start) if spec.end > spec.start else None
+        records = table.to_pylist() if table is not None else []
+        return rows_from_records(records, None, label, list(range(1, len(records) + 1)), spec.fields, spec.source, max_chars)
+    if spec.fmt == "datasets":
+        import datasets
+
+        ds = datasets.load_from_disk(str(spec.path)).select(range(spec.start, spec.end))
+        records = ds.to_list()
+        lines = list(range(spec.start + 1, spec.start + len(records) + 1))
+        return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
+    try:
+        with _open(spec.path) as fh:
+            if spec.end >= 0:
+                fh.seek(spec.start)
+                data = fh.read(spec.end - spec.start)
+            else:
+                data = fh.read()
+    except EOFError as exc:
+        raise InputError(f"{spec.path}: truncated compressed stream ({exc}); re-create the file or remove it from the input") from exc
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return parse_jsonl_lines(lines, label, spec.first_line, spec.fields, spec.source, max_chars)
+
+
+def _parse_all(specs: list[InputSpec], cfg: IngestConfig, out: Path, ctx: Any) -> None:
+    meta = annotated_meta(empty_docs({"_file": object, "_line": "int64", "_ord": "int64"}))
+    frames = dd.from_map(_parse_partition, specs, list(range(len(specs))), cfg=cfg, meta=meta, enforce_metadata=False)
+    compute_with_progress(frames.map_partitions(_write_parsed, str(out), meta=pd.Series(dtype="int64")), ctx.client, "ingest: parse", ctx.quiet)
+
+
+def _parse_partition(spec: InputSpec, number: int, cfg: IngestConfig) -> pd.DataFrame:
+    df = read_spec(spec, cfg.max_chars)
+    bad = df[DROP_REASON].notna()
+    if cfg.on_error == "fail" and bad.any():
+        row = df[bad].iloc[0]
+        raise InputError(f"{row['_file']} line {row['_line']}: {row[DROP_REASON]} ({json.loads(row[DROP_DETAIL])['error']}); fix the input or set ingest.on_error=ledger")
+    ok = ~bad.to_numpy()
+    texts = df.loc[ok, "text"].tolist()
+    if texts:
+        df.loc[ok, "n_tokens"] = count_tokens(texts, cfg.tokenizer)
+    df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
+    return df
+
+
+def _write_parsed(df: pd.DataFrame, out: str, partition_info: dict | None = None) -> pd.Series:
+    number = (partition_info or {}).get("number", 0)
+    write_frame(df.reset_index(drop=True), Path(out) / f"part-{number:05d}.parquet")
+    return pd.Series([len(df)], dtype="int64")
+
+
+def _finish(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFrame:
+    df = df.copy()
+    if dup_map:
+        for i, o in enumerate(df["_ord"].tolist()):
+            if o in dup_map and not isinstance(df[DROP_REASON].iat[i], str):
+                f, n = dup_map[o]
+                df.iat[i, df.columns.get_loc(DROP_REASON)] = DropReason.DUPLICATE_ID.value
+                df.iat[i, df.columns.get_loc(DROP_DETAIL)] = detail_json(
+                    file=df["_file"].iat[i], line=int(df["_line"].iat[i]), error="duplicate id", first_file=f, first_line=n
+                )
+    return df.drop(columns=[*LOCATION_COLUMNS, "_ord"])
+
+
+STAGE = IngestStage()
