@@ -1,0 +1,37 @@
+"""Train a classifier from a run's data or labelled files: ``curate train-classifier KIND …``.
+
+Each kind lives in its own module with ``add_arguments(parser)`` and ``main(args) -> int``;
+kinds whose module is not installed are left out of ``--help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+#: kind → module
+TRAINERS: dict[str, str] = {
+    "edu": "pipelines.commands.train_edu",
+    "linear": "pipelines.commands.train_linear",
+    "web-embedding": "pipelines.commands.train_web_embedding",
+    "code-content": "pipelines.commands.train_code_content",
+    "code-quality": "pipelines.commands.train_code_quality",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="kind", required=True)
+    for kind, module in TRAINERS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        p = sub.add_parser(kind, help=(mod.__doc__ or kind).strip().splitlines()[0])
+        mod.add_arguments(p)
+        p.set_defaults(trainer=mod.main)
+
+
+def main(args: argparse.Namespace) -> int:
+    return int(args.trainer(args) or 0)
