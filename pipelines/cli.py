@@ -15,6 +15,7 @@ import argparse
 import importlib
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,11 +69,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--memory-limit", default="auto", help="memory limit per worker of the embedded LocalCluster")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
-    p.add_argument("overrides", nargs="*", help="key=value overrides of the recipe")
+    p.set_defaults(overrides=[])
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    _split_overrides(parser, args, extra)
     quiet = getattr(args, "quiet", False)
     logging.basicConfig(
         level=logging.WARNING if quiet else logging.INFO,
@@ -90,6 +93,23 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:
         log.error("%s", exc)
         return 2
+
+
+_OVERRIDE = re.compile(r"^[A-Za-z_][\w.]*=")
+
+
+def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+    """``key=value`` words anywhere on the line are overrides (also after ``--input a b``)."""
+    bad = [e for e in extra if not _OVERRIDE.match(e)]
+    if bad or (extra and not hasattr(args, "overrides")):
+        parser.error(f"unrecognized arguments: {' '.join(bad or extra)}")
+    if hasattr(args, "overrides"):
+        inputs = getattr(args, "input", None) or []
+        moved = [i for i in inputs if _OVERRIDE.match(i) and not Path(i).exists()]
+        args.input = [i for i in inputs if i not in moved]
+        if not args.input:
+            parser.error("--input needs at least one path")
+        args.overrides = [*moved, *extra]
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -53,7 +53,10 @@ def read_marker(stage_dir: Path) -> dict[str, Any] | None:
 def raw_fingerprint(files: list[Path]) -> str:
     """Fingerprint raw input files by path, size and their first and last MiB."""
     h = hashlib.sha256()
-    for f in sorted(files):
+    expanded: set[Path] = set()
+    for f in files:
+        expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
+    for f in sorted(expanded):
         size = f.stat().st_size
         h.update(f"{f.resolve()}\0{size}\0".encode())
         with open(f, "rb") as fh:
@@ -92,7 +95,7 @@ def run_stage(
     chash = config_hash({"stage": name, "version": stage.version, "config": cfg.to_dict(), "extra": _global_keys(recipe, stage)})
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)
-        fingerprint = raw_fingerprint([s.path for s in specs])
+        fingerprint = raw_fingerprint(sorted({s.path for s in specs}))
     else:
         if input_dir is None:
             raise ConfigError(f"stage {name} needs --input: the folder of the previous stage")

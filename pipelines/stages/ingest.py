@@ -226,9 +226,11 @@ def _open(path: Path) -> Any:
     if head.startswith(b"\x1f\x8b"):
         return gzip.open(path, "rb")
     if head.startswith(b"\x28\xb5\x2f\xfd"):
+        import io as _io
+
         import zstandard
 
-        return zstandard.open(path, "rb")
+        return _io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
     return open(path, "rb")
 
 
