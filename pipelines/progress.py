@@ -1,31 +1,63 @@
-"""Console progress: a bar per compute (distributed's progress or dask's ProgressBar)."""
+"""Console progress: a bar with ETA per compute on a TTY, periodic log lines otherwise.
+
+On a distributed client each output partition is a future, so the bar counts partitions
+as they finish (rich); with the synchronous scheduler dask's ProgressBar is used.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Any
 
 import dask
+import pandas as pd
 
 log = logging.getLogger(__name__)
 
 
 def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool = False) -> Any:
-    """Compute ``collection`` showing a progress bar on a TTY; log a line otherwise."""
-    show = not quiet and sys.stderr.isatty()
-    log.info("%s …", label)
+    """Compute ``collection`` (a Dask dataframe/series or delayed) with progress; return the result."""
+    tty = sys.stderr.isatty()
     if client is None:
-        if show:
+        if tty and not quiet:
             from dask.diagnostics import ProgressBar
 
             with ProgressBar(out=sys.stderr):
                 return dask.compute(collection)[0]
         return dask.compute(collection)[0]
-    future = client.compute(collection)
-    if show:
-        from distributed import progress
+    parts = collection.to_delayed() if hasattr(collection, "to_delayed") else [collection]
+    futures = client.compute(parts)
+    _track(futures, label, quiet=quiet, tty=tty)
+    results = client.gather(futures)
+    if hasattr(collection, "to_delayed"):
+        frames = [r for r in results if r is not None]
+        return pd.concat(frames) if frames else collection._meta
+    return results[0]
 
-        progress(future)
-        sys.stderr.write("\n")
-    return future.result()
+
+def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
+    from distributed import as_completed
+
+    total = len(futures)
+    if quiet:
+        return
+    if tty:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, transient=False) as bar:
+            task = bar.add_task(label, total=total)
+            for _ in as_completed(futures):
+                bar.advance(task)
+        return
+    started, done, next_report = time.time(), 0, 0.0
+    for _ in as_completed(futures):
+        done += 1
+        frac = done / total
+        if frac >= next_report or done == total:
+            elapsed = time.time() - started
+            eta = elapsed / frac - elapsed if frac else 0.0
+            log.info("%s: %d/%d partitions (%.0f%%), %.0fs elapsed, ETA %.0fs", label, done, total, frac * 100, elapsed, eta)
+            next_report = frac + 0.1
