@@ -75,6 +75,7 @@ class DropReason(str, enum.Enum):
     DUPLICATE_ID = "duplicate_id"
     UNKNOWN_SOURCE = "unknown_source"
     TOO_LARGE = "too_large"
+    TRUNCATED_INPUT = "truncated_input"
     # exact_dedup
     EXACT_DUPLICATE = "exact_duplicate"
     # minhash_dedup

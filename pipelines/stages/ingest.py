@@ -98,6 +98,7 @@ class IngestStage:
 def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
     """Expand files, folders and globs into partition specs; fail early on unusable input."""
     files: list[tuple[Path, str]] = []
+    paths = [q for p in paths for q in (_read_list(p) if str(p).startswith("@") else [p])]
     for p in paths:
         matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
         if not matches:
@@ -118,9 +119,31 @@ def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
     return specs
 
 
+def _read_list(arg: Path) -> list[Path]:
+    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it."""
+    listing = Path(str(arg)[1:])
+    if not listing.is_file():
+        raise InputError(f"input list {listing} does not exist")
+    root = listing.parent.resolve()
+    out = []
+    for n, line in enumerate(listing.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        target = (root / line).resolve()
+        if not target.is_relative_to(root):
+            raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
+        out.append(target)
+    return out
+
+
 def _discover(path: Path) -> list[tuple[Path, str]]:
-    if not path.exists() and not path.is_symlink():
-        raise InputError(f"{path} does not exist")
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
+        raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
     if path.is_dir():
         if (path / "dataset_info.json").exists() or (path / "state.json").exists():
             return [(path, "datasets")]
@@ -248,19 +271,36 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         records = ds.to_list()
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))
         return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
-    try:
-        with _open(spec.path) as fh:
-            if spec.end >= 0:
-                fh.seek(spec.start)
-                data = fh.read(spec.end - spec.start)
-            else:
-                data = fh.read()
-    except EOFError as exc:
-        raise InputError(f"{spec.path}: truncated compressed stream ({exc}); re-create the file or remove it from the input") from exc
+    data, error = _read_bytes(spec)
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return parse_jsonl_lines(lines, label, spec.first_line, spec.fields, spec.source, max_chars)
+    truncated_line = None
+    if error is not None and lines:
+        lines.pop()  # the last, partial record of a truncated stream
+    if error is not None:
+        truncated_line = spec.first_line + len(lines)
+    df = parse_jsonl_lines(lines, label, spec.first_line, spec.fields, spec.source, max_chars)
+    if truncated_line is None:
+        return df
+    bad = rows_from_records([None], [(DropReason.TRUNCATED_INPUT.value, f"{error}; re-create the file")], label, [truncated_line], spec.fields, spec.source)
+    return pd.concat([df, bad], ignore_index=True)
+
+
+def _read_bytes(spec: InputSpec) -> tuple[bytes, str | None]:
+    """The bytes of a JSONL partition, and an error if a compressed stream ends early."""
+    chunks: list[bytes] = []
+    with _open(spec.path) as fh:
+        if spec.end >= 0:
+            fh.seek(spec.start)
+            return fh.read(spec.end - spec.start), None
+        try:
+            while chunk := fh.read(1 << 20):
+                chunks.append(chunk)
+        except (EOFError, OSError) as exc:
+            read = b"".join(chunks)
+            return read, f"truncated compressed stream after {len(read)} bytes ({exc or type(exc).__name__}); later records could not be read"
+    return b"".join(chunks), None
 
 
 def _parse_all(specs: list[InputSpec], cfg: IngestConfig, out: Path, ctx: Any) -> None:

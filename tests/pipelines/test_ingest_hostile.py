@@ -1,0 +1,79 @@
+"""Hostile input: each case gets a clear error or a ledger row, and nothing else is affected."""
+
+import gzip
+import json
+import os
+
+import pandas as pd
+import pytest
+
+from pipelines.io import InputError
+from tests.helpers import read_parts
+from tests.pipelines.test_ingest import _ingest, _write_jsonl
+
+
+def test_truncated_gzip_keeps_what_was_read_and_ledgers_the_rest(tmp_path):
+    payload = b"".join(json.dumps({"id": f"t{i}", "text": f"record {i} " * 50, "source": "web"}).encode() + b"\n" for i in range(3000))
+    blob = gzip.compress(payload, mtime=0)
+    f = tmp_path / "t.jsonl.gz"
+    f.write_bytes(blob[: len(blob) * 2 // 3])
+    good = _write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "unaffected", "source": "web"}])
+    res = _ingest([f, good], tmp_path / "out")
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    assert ledger["reason"].tolist() == ["truncated_input"]
+    assert "later records could not be read" in json.loads(ledger["detail"].iloc[0])["error"]
+    kept = read_parts(tmp_path / "out" / "docs")
+    assert "g" in set(kept["doc_id"]) and len(kept) > 1000
+    assert res.stats["in"]["documents"] == len(kept) + 1
+
+
+def test_unknown_compression_and_missing_paths_are_clear_errors(tmp_path):
+    f = tmp_path / "x.jsonl.gz"
+    f.write_bytes(b"BZh91AY&SY not gzip")
+    with pytest.raises(InputError, match="not gzip or zstd"):
+        _ingest([f], tmp_path / "out")
+    loop = tmp_path / "loop.jsonl"
+    os.symlink(tmp_path / "loop2.jsonl", loop)
+    os.symlink(loop, tmp_path / "loop2.jsonl")
+    with pytest.raises(InputError, match="symlink loop"):
+        _ingest([loop], tmp_path / "out")
+    dangling = tmp_path / "dangling.jsonl"
+    os.symlink(tmp_path / "nowhere.jsonl", dangling)
+    with pytest.raises(InputError, match="dangling symlink"):
+        _ingest([dangling], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file_is_a_clear_error(tmp_path):
+    f = _write_jsonl(tmp_path / "a.jsonl", [{"text": "x", "source": "web"}])
+    f.chmod(0)
+    with pytest.raises(InputError, match="cannot be read"):
+        _ingest([f], tmp_path / "out")
+
+
+def test_input_list_cannot_escape_its_root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    _write_jsonl(root / "a.jsonl", [{"id": "a", "text": "inside", "source": "web"}])
+    _write_jsonl(tmp_path / "secret.jsonl", [{"id": "s", "text": "outside", "source": "web"}])
+    (root / "ok.txt").write_text("a.jsonl\n")
+    _ingest(["@" + str(root / "ok.txt")], tmp_path / "out")
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["a"]
+    (root / "bad.txt").write_text("a.jsonl\n../secret.jsonl\n")
+    with pytest.raises(InputError, match="outside the input root"):
+        _ingest(["@" + str(root / "bad.txt")], tmp_path / "out2")
+
+
+def test_wrong_column_types_tiny_and_huge_documents(tmp_path):
+    pd.DataFrame({"text": [1, 2], "id": ["n1", "n2"], "source": ["web", "web"]}).to_parquet(tmp_path / "ints.parquet")
+    f = _write_jsonl(tmp_path / "a.jsonl", [
+        {"id": "one", "text": "x", "source": "web"},
+        {"id": "huge", "text": "y" * 25_000_000, "source": "web"},
+        {"id": "list", "text": ["a", "b"], "source": "web"},
+    ])
+    _ingest([tmp_path / "ints.parquet", f], tmp_path / "out")
+    ledger = read_parts(tmp_path / "out" / "ledger").set_index("doc_id")
+    assert ledger.loc["n1", "reason"] == "wrong_type" and ledger.loc["list", "reason"] == "wrong_type"
+    assert ledger.loc["huge", "reason"] == "too_large"
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["one"]
