@@ -1,7 +1,7 @@
 """The one place that creates a Dask client.
 
 ``open_client()`` gives an embedded ``LocalCluster`` (processes, one per core, a memory
-limit per worker), ``open_client("tcp://host:8786")`` connects to an existing scheduler,
+limit per worker), ``open_client("tcp://host:8786")`` (or a ``--scheduler-file`` JSON path) connects to an existing scheduler,
 ``open_client("synchronous")`` runs in the calling thread (tests, debugging).
 """
 
@@ -34,7 +34,8 @@ def open_client(
         from distributed import Client, LocalCluster
 
         if scheduler:
-            client = Client(scheduler)
+            is_file = scheduler.endswith(".json") and os.path.exists(scheduler)
+            client = Client(scheduler_file=scheduler) if is_file else Client(scheduler)
             log.info("connected to scheduler %s (dashboard: %s)", scheduler, client.dashboard_link)
             try:
                 yield client
