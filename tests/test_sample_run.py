@@ -1,0 +1,81 @@
+"""End to end: the README's first command on sample_data/, then stats and verify on its run folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import read_parts
+
+REPO = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("sample") / "run"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=1500,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out, proc
+
+
+def test_sample_run_prints_a_funnel_and_leaves_complete_stage_folders(sample_run):
+    out, proc = sample_run
+    assert "stage" in proc.stdout and "docs in" in proc.stdout and "ingest" in proc.stdout
+    run = json.loads((out / "run.json").read_text())
+    assert run["stages"], "no stage ran"
+    for stage in run["stages"]:
+        folder = out / stage["folder"]
+        for name in ("docs", "ledger", "stats.json", "_SUCCESS"):
+            assert (folder / name).exists(), f"{folder.name}/{name}"
+        printed = [line for line in proc.stdout.splitlines() if line.startswith(stage["name"] + " ")]
+        stats = json.loads((folder / "stats.json").read_text())
+        assert printed and f"{stats['in']['documents']:,}" in printed[0]
+
+
+def test_sample_run_conserves_every_document_and_verifies(sample_run):
+    out, _ = sample_run
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ingest = json.loads((out / "00_ingest" / "stats.json").read_text())
+    raw_records = 0
+    for f in sorted((REPO / "sample_data").rglob("*.jsonl*")):
+        import gzip
+
+        data = gzip.open(f).read() if f.name.endswith(".gz") else f.read_bytes()
+        raw_records += sum(1 for line in data.splitlines() if line.strip())
+    assert ingest["in"]["documents"] == raw_records
+    ledger = read_parts(out / "00_ingest" / "ledger")
+    assert "empty_text" in set(ledger["reason"])  # the sample's empty pages are accounted for
+
+
+def test_sample_run_finds_exact_copies(sample_run):
+    out, _ = sample_run
+    ledger = read_parts(out / "10_exact_dedup" / "ledger")
+    assert len(ledger) >= 10 and set(ledger["reason"]) == {"exact_duplicate"}
+    kept = set(read_parts(out / "10_exact_dedup" / "docs")["doc_id"])
+    assert all(json.loads(d)["duplicate_of"] in kept for d in ledger["detail"])
+
+
+def test_stats_command_prints_the_funnel(sample_run):
+    out, _ = sample_run
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0 and "exact_dedup" in proc.stdout
+
+
+def test_rerun_skips_every_stage(sample_run):
+    out, _ = sample_run
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out), "--workers", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads((out / "run.json").read_text())
+    assert all(s["skipped"] for s in run["stages"])
