@@ -99,6 +99,8 @@ class _Extractor(HTMLParser):
             self.parts.append("\n\n")
         elif tag in LINE_TAGS:
             self.parts.append("\n")
+        elif tag in ("td", "th"):
+            self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
         if tag in SKIP_TAGS:
@@ -149,7 +151,7 @@ def render_blocks(blocks: list[tuple]) -> str:
             out.append(f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>")
         elif kind == "div_lines":  # boilerplate that the extractor cannot tell from content
             cls = block[2] if len(block) > 2 else "block"
-            out.append(f'<div class="{cls}">' + "".join(f"<div>{esc(i)}</div>" for i in payload) + "</div>")
+            out.append(f'<div class="{cls}">' + "<br>".join(f"<span>{esc(i)}</span>" for i in payload) + "</div>")
         elif kind == "raw":
             out.append(payload)
         else:
