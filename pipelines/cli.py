@@ -72,7 +72,21 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.set_defaults(overrides=[])
 
 
+#: Environment for the CLI and the worker processes it starts: offline models, quiet libraries.
+QUIET_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    import os
+
+    for key, value in QUIET_ENV.items():
+        os.environ.setdefault(key, value)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     _split_overrides(parser, args, extra)

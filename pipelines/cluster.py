@@ -33,6 +33,9 @@ def open_client(
             return
         from distributed import Client, LocalCluster
 
+        # distributed sets its loggers to INFO on import; keep the console for our progress.
+        logging.getLogger("distributed").setLevel(logging.WARNING)
+
         if scheduler:
             is_file = scheduler.endswith(".json") and os.path.exists(scheduler)
             client = Client(scheduler_file=scheduler) if is_file else Client(scheduler)
