@@ -1,0 +1,269 @@
+"""A self-contained HTML report of a run: the notebook's views as tables and embedded PNG plots.
+
+>>> # html = build_report(open_run("runs/sample"))
+>>> # Path("report.html").write_text(html)   # one file, no external resources
+
+Sections (``<section id=…>``): run, funnel, drops, examples, scores, categories, mixture, edu,
+dedup, and compare when a second run is given. A section for a stage that did not run says so.
+All text from the data is HTML-escaped (previews are raw web text).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from curation import plots
+from curation.stats import Run, drop_reasons, funnel, missing_stage_note, reason_examples
+from curation.stats_compare import compare_runs, config_changes, reason_changes
+from curation.stats_dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
+from curation.stats_edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
+from curation.stats_mixture import (
+    mixture_by_kind,
+    mixture_composition,
+    mixture_phases,
+    mixture_shortfalls,
+    pretrain_epochs,
+)
+from curation.stats_scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
+
+SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mixture", "edu", "dedup")
+#: Score views: stage → (column prefix, title).
+SCORE_VIEWS: dict[str, tuple[str, str, tuple[str, ...] | None]] = {
+    "web_quality": ("quality_score_", "web quality", None),
+    "code_quality": ("code_score_", "code quality", None),
+    "code_web": ("code_score_", "code-related web pages", ("code_web",)),
+    "edu_score": ("edu_score", "educational value", None),
+}
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}h3{font-size:1.05em}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{border:1px solid #ddd;padding:.2em .5em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%;display:block;margin:.6em 0}
+.note{color:#8a5a00;background:#fff6e0;padding:.4em .7em;border-left:3px solid #e0a800}
+pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.4em;font-size:.8em;margin:.2em 0;max-height:12em;overflow:auto}
+.scroll{overflow-x:auto}nav a{margin-right:1em}.example{border:1px solid #e4e4e4;padding:.4em .7em;margin:.5em 0}
+"""
+
+
+@dataclasses.dataclass
+class Section:
+    id: str
+    title: str
+    parts: list[str] = dataclasses.field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        self.parts.append(f'<p class="note">{html.escape(text)}</p>')
+
+    def text(self, text: str) -> None:
+        self.parts.append(f"<p>{html.escape(text)}</p>")
+
+    def table(self, frame: pd.DataFrame, title: str | None = None, max_rows: int = 60) -> None:
+        if title:
+            self.parts.append(f"<h3>{html.escape(title)}</h3>")
+        if frame.empty:
+            self.parts.append("<p>(empty)</p>")
+            return
+        shown = frame.head(max_rows)
+        ints = {c: _thousands for c in shown.columns if pd.api.types.is_integer_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c])}
+        table = shown.to_html(index=False, escape=True, border=0, float_format=lambda v: f"{v:,.4g}", na_rep="", formatters=ints)
+        self.parts.append(f'<div class="scroll">{table}</div>')
+        if len(frame) > max_rows:
+            self.text(f"… {len(frame) - max_rows} more rows")
+
+    def figure(self, fig: Any, alt: str) -> None:
+        data = base64.b64encode(plots.figure_png(fig)).decode("ascii")
+        self.parts.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
+
+    def render(self) -> str:
+        return f'<section id="{self.id}">\n<h2>{html.escape(self.title)}</h2>\n' + "\n".join(self.parts) + "\n</section>"
+
+
+def build_report(run: Run, compare: Run | None = None, examples: int = 3) -> str:
+    """The whole report as one HTML string (plots embedded as ``data:`` PNGs)."""
+    sections = [
+        run_section(run), funnel_section(run), drops_section(run), examples_section(run, examples),
+        scores_section(run), categories_section(run), mixture_section(run), edu_section(run), dedup_section(run),
+    ]
+    if compare is not None:
+        sections.append(compare_section(run, compare))
+    nav = " ".join(f'<a href="#{s.id}">{html.escape(s.title)}</a>' for s in sections)
+    body = "\n".join(s.render() for s in sections)
+    title = f"curation run report: {html.escape(run.name)}"
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{CSS}</style></head><body>\n<h1>{title}</h1>\n<nav>{nav}</nav>\n{body}\n</body></html>\n"
+    )
+
+
+def run_section(run: Run) -> Section:
+    s = Section("run", "Run")
+    rec = run.record
+    recipe = rec.get("recipe", {})
+    s.text(f"Folder {run.path} · recipe {recipe.get('name', '?')} ({recipe.get('recipe_path', '?')}) · "
+           f"{rec.get('seconds', '?')} s in total")
+    if run.stale:
+        s.note(f"left out, as stale (their input is not this run's output of an earlier stage, e.g. a later stage "
+               f"failed after an earlier one re-ran): {', '.join(run.stale)}")
+    rows = [{"stage": st.name, "folder": st.folder.name, "version": st.stats.get("version"),
+             "config hash": str(st.stats.get("config_hash", ""))[:12], "seconds": st.stats.get("seconds")} for st in run.stages]
+    s.table(pd.DataFrame(rows), "stages")
+    for st in run.stages:  # the resolved config each stage ran with (collapsed)
+        config = json.dumps(st.stats.get("config", {}), indent=1, sort_keys=True, ensure_ascii=False, default=str)
+        s.parts.append(f"<details><summary>{html.escape(st.name)} config</summary><pre>{html.escape(config)}</pre></details>")
+    if rec.get("versions"):
+        s.table(pd.DataFrame(sorted(rec["versions"].items()), columns=["package", "version"]), "versions")
+    return s
+
+
+def funnel_section(run: Run) -> Section:
+    s = Section("funnel", "Funnel")
+    f = funnel(run)
+    s.figure(plots.plot_funnel(f), "funnel: kept and dropped per stage")
+    s.table(f, "per stage")
+    by_source = funnel(run, by_source=True)
+    s.figure(plots.plot_sources(by_source), "kept tokens per source")
+    s.table(by_source, "per stage and source")
+    return s
+
+
+def drops_section(run: Run) -> Section:
+    s = Section("drops", "Drop reasons")
+    r = drop_reasons(run)
+    s.figure(plots.plot_drop_reasons(r), "dropped documents and tokens per reason")
+    s.table(r, "per stage and reason")
+    s.table(drop_reasons(run, by_source=True), "per stage, source and reason")
+    return s
+
+
+def examples_section(run: Run, n: int) -> Section:
+    s = Section("examples", "Examples of dropped documents")
+    found = reason_examples(run, n=n)
+    if not found:
+        s.text("No document was dropped.")
+    for (stage, reason), ex in found.items():
+        s.parts.append(f"<h3>{html.escape(stage)}: {html.escape(reason)}</h3>")
+        for row in ex.itertuples():
+            kept = ""
+            if isinstance(row.kept_id, str):
+                kept = (f"<div>kept instead: <code>{html.escape(row.kept_id)}</code></div>"
+                        f"<pre>{html.escape(_text(row.kept_preview) or '(not in the stage output)')}</pre>")
+            s.parts.append(
+                f'<div class="example"><div><code>{html.escape(str(row.doc_id))}</code> · {html.escape(str(row.source))} · '
+                f"{row.n_tokens} tokens</div><pre>{html.escape(_text(row.preview))}</pre>"
+                f"<div>detail: <code>{html.escape(json.dumps(row.detail, sort_keys=True, ensure_ascii=False))}</code></div>{kept}</div>"
+            )
+    return s
+
+
+def scores_section(run: Run) -> Section:
+    s = Section("scores", "Score distributions")
+    for stage, (prefix, title, sources) in SCORE_VIEWS.items():
+        s.parts.append(f"<h3>{html.escape(title)} ({stage})</h3>")
+        note = missing_stage_note(run, stage)
+        if note:
+            s.note(note)
+            continue
+        sc = scores(run, stage, prefix, sources)
+        th = bucket_thresholds(run, stage) if stage == "web_quality" else {}
+        if stage == "edu_score":
+            th = {"edu_score": [edu_threshold(run)]}
+        s.figure(plots.plot_score_distributions(sc, th), f"{title} score distributions")
+        if th and stage == "web_quality":
+            s.table(pd.DataFrame({k: pd.Series(v) for k, v in th.items()}).rename_axis("threshold").reset_index(), "bucket thresholds")
+        cuts = run.stage(stage).extra.get("tier_cuts")
+        if isinstance(cuts, dict):
+            s.table(pd.DataFrame([{"language": k, "low cut": v[0], "high cut": v[1]} for k, v in cuts.items()]), "tier cuts")
+    return s
+
+
+def categories_section(run: Run) -> Section:
+    s = Section("categories", "Quality levels, code tiers and edu bands (tokens)")
+    for column, where in CATEGORIES.items():
+        s.parts.append(f"<h3>{html.escape(column)}</h3>")
+        frame = category_tokens(run, column)
+        if frame.empty:
+            s.note(f"{column}: none of {', '.join(n for n, _ in where)} ran in {run.name}")
+            continue
+        s.figure(plots.plot_categories(frame, column), f"{column} tokens")
+        s.table(category_totals(frame))
+    return s
+
+
+def mixture_section(run: Run) -> Section:
+    s = Section("mixture", "Mixture composition per phase")
+    phases = mixture_phases(run)
+    if phases.empty:
+        s.note(missing_stage_note(run, "mixture") or f"the mixture stage of {run.name} wrote no manifests")
+        return s
+    s.table(phases, "phases")
+    comp = mixture_composition(run)
+    s.figure(plots.plot_mixture(comp), "mixture composition")
+    s.table(mixture_by_kind(run), "by kind (source)")
+    s.table(comp, "groups")
+    epochs = pretrain_epochs(run)
+    s.figure(plots.plot_pretrain_epochs(epochs), "epochs over pre-training")
+    s.table(epochs, "epochs over pre-training")
+    s.table(mixture_shortfalls(run), "shortfalls")
+    return s
+
+
+def edu_section(run: Run) -> Section:
+    s = Section("edu", "Edu classifier calibration")
+    note = missing_stage_note(run, "edu_score")
+    if note:
+        s.note(note)
+        return s
+    cal = edu_calibration(run)
+    if cal.empty:
+        s.note("the edu_score stage stored no annotations with predictions in this run")
+    else:
+        threshold = edu_threshold(run)
+        s.figure(plots.plot_edu_calibration(cal, threshold), "annotated vs predicted edu score")
+        s.text("Every annotated document with the score the stage gave it; when the scorer was distilled from these "
+               "annotations this is in-sample (the stage's held-out metrics follow).")
+        s.table(pd.DataFrame([calibration_summary(cal, threshold)]), "agreement on the annotated documents")
+    s.table(edu_stage_metrics(run), "recorded by the stage (annotation, distillation with held-out metrics, scorer)")
+    confusion = edu_confusion(run)
+    if not confusion.empty:
+        s.table(confusion.reset_index(), "held-out confusion (rows: annotated, columns: predicted, rounded)")
+    return s
+
+
+def dedup_section(run: Run) -> Section:
+    s = Section("dedup", "Duplicate clusters")
+    summary = dedup_summary(run)
+    if summary.empty:
+        s.note(f"none of {', '.join(DEDUP_STAGES)} ran in {run.name}")
+        return s
+    dists = {st: cluster_size_distribution(duplicate_clusters(run, st)) for st in summary["stage"]}
+    s.figure(plots.plot_cluster_sizes(dists), "duplicate cluster sizes")
+    s.table(summary, "per stage")
+    for st, dist in dists.items():
+        s.table(dist, f"{st}: clusters per size")
+    return s
+
+
+def compare_section(a: Run, b: Run) -> Section:
+    s = Section("compare", f"Compare {a.name} with {b.name}")
+    s.table(config_changes(a, b), "config changes")
+    cmp = compare_runs(a, b)
+    s.figure(plots.plot_compare(cmp, a.name, b.name), "kept per stage in both runs")
+    s.table(cmp, "kept per stage")
+    s.table(reason_changes(a, b), "drop reasons that changed")
+    return s
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _thousands(value: object) -> str:
+    return f"{value:,}" if isinstance(value, (int, np.integer)) else str(value)

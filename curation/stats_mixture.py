@@ -1,0 +1,140 @@
+"""Per-phase mixture composition from the manifests: tokens, weights and epochs by group.
+
+>>> # mixture_phases(run)        # one row per phase: budget, planned tokens, shortfall, packing
+>>> # mixture_composition(run)   # one row per phase × group: tokens, weight, epochs, cap
+>>> # mixture_by_kind(run)       # per phase and kind (source): tokens, share, epochs
+>>> # pretrain_epochs(run)       # epochs of each group summed over the pre-training phases
+
+Manifests follow ``curation/schemas/manifest.schema.json`` (written by the mixture stage to
+``80_mixture/manifests/*.json``); every number here is a manifest field or a sum of them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from curation.stats import Run
+
+PHASE_COLUMNS = [
+    "phase", "stage", "builder", "seq_length", "packing", "fill_rate", "budget_tokens", "planned_tokens",
+    "unique_tokens", "budget_met", "documents", "tokens", "shards", "bytes", "shortfall_tokens",
+]
+GROUP_COLUMNS = [
+    "phase", "group", "kind", "sub", "shipped", "documents", "tokens", "unique_tokens", "planned_tokens",
+    "token_share", "weight", "repeat", "nominal_epochs", "epochs", "cap", "shortfall_tokens",
+]
+
+
+def manifest_paths(run: Run) -> list[Path]:
+    """Manifest files of the run (``<stage folder>/manifests/*.json``), sorted by name."""
+    own = [p for s in run.stages if s.folder == run.path for p in run.path.glob("manifests/*.json")]  # a lone mixture folder
+    return sorted(own or [p for p in run.path.glob("*/manifests/*.json") if p.parent.parent.name[:2].isdigit()])
+
+
+def manifests(run: Run) -> dict[str, dict[str, Any]]:
+    """Phase name → manifest, in the order of the phases' files."""
+    out = {}
+    for path in manifest_paths(run):
+        manifest = json.loads(path.read_text())
+        out[str(manifest.get("phase") or path.stem)] = manifest
+    return out
+
+
+def mixture_phases(run: Run) -> pd.DataFrame:
+    """One row per phase: budget, planned and unique tokens, shipped totals, packing, shortfall."""
+    rows = []
+    for phase, m in manifests(run).items():
+        budget, totals, packing = m.get("budget", {}), m.get("totals", {}), m.get("packing", {})
+        rows.append({
+            "phase": phase,
+            "stage": m.get("stage"),
+            "builder": m.get("builder"),
+            "seq_length": m.get("seq_length"),
+            "packing": packing.get("mode"),
+            "fill_rate": packing.get("fill_rate"),
+            "budget_tokens": budget.get("tokens"),
+            "planned_tokens": budget.get("planned_tokens"),
+            "unique_tokens": budget.get("unique_tokens"),
+            "budget_met": budget.get("met"),
+            "documents": totals.get("documents"),
+            "tokens": totals.get("tokens"),
+            "shards": totals.get("shards"),
+            "bytes": totals.get("bytes"),
+            "shortfall_tokens": sum(int(s.get("tokens", 0)) for s in m.get("shortfalls", [])),
+        })
+    return pd.DataFrame(rows, columns=PHASE_COLUMNS)
+
+
+def mixture_composition(run: Run) -> pd.DataFrame:
+    """One row per phase × group (shipped groups, then excluded ones with weight 0).
+
+    ``token_share`` is the group's share of the phase's planned tokens (what training sees).
+    """
+    rows = []
+    for phase, m in manifests(run).items():
+        planned_total = sum(int(g.get("planned_tokens", 0)) for g in m.get("groups", []))
+        for g in m.get("groups", []):
+            kind, _, sub = str(g["name"]).partition("/")
+            rows.append({
+                "phase": phase, "group": g["name"], "kind": g.get("kind", kind), "sub": sub, "shipped": True,
+                "documents": g.get("documents"), "tokens": g.get("tokens"), "unique_tokens": g.get("unique_tokens"),
+                "planned_tokens": g.get("planned_tokens"),
+                "token_share": g.get("planned_tokens", 0) / planned_total if planned_total else 0.0,
+                "weight": g.get("weight"), "repeat": g.get("repeat"), "nominal_epochs": g.get("nominal_epochs"),
+                "epochs": g.get("epochs"), "cap": g.get("cap"), "shortfall_tokens": g.get("shortfall_tokens", 0),
+            })
+        for g in m.get("excluded_groups", []):
+            kind, _, sub = str(g["name"]).partition("/")
+            rows.append({
+                "phase": phase, "group": g["name"], "kind": kind, "sub": sub, "shipped": False,
+                "documents": g.get("documents"), "tokens": g.get("tokens"), "unique_tokens": g.get("tokens"),
+                "planned_tokens": 0, "token_share": 0.0, "weight": 0.0, "repeat": None, "nominal_epochs": None,
+                "epochs": 0.0, "cap": None, "shortfall_tokens": 0,
+            })
+    return pd.DataFrame(rows, columns=GROUP_COLUMNS)
+
+
+def mixture_by_kind(run: Run) -> pd.DataFrame:
+    """Per phase and kind (source; ``web_edu`` for edu-rich web): unique and planned tokens, share, epochs.
+
+    ``epochs`` is planned / unique tokens: how many times the kind's tokens are seen in the phase.
+    """
+    comp = mixture_composition(run)
+    comp = comp[comp["shipped"]] if len(comp) else comp
+    if comp.empty:
+        return pd.DataFrame(columns=["phase", "kind", "documents", "tokens", "planned_tokens", "token_share", "epochs"])
+    out = comp.groupby(["phase", "kind"], sort=False)[["documents", "tokens", "planned_tokens"]].sum().reset_index()
+    out["token_share"] = out["planned_tokens"] / out.groupby("phase")["planned_tokens"].transform("sum")
+    out["epochs"] = out["planned_tokens"] / out["tokens"].where(out["tokens"] > 0)
+    return out
+
+
+def pretrain_epochs(run: Run) -> pd.DataFrame:
+    """Epochs of each group per pre-training phase and in total (the recipe's 'over pre-training').
+
+    Columns: ``group``, one column per pre-training phase, ``total``.
+    """
+    comp = mixture_composition(run)
+    phases = mixture_phases(run)
+    pre = phases.loc[phases["stage"] == "pretrain", "phase"].tolist()
+    comp = comp[comp["phase"].isin(pre) & comp["shipped"]]
+    if comp.empty:
+        return pd.DataFrame(columns=["group", *pre, "total"])
+    table = comp.pivot_table(index="group", columns="phase", values="epochs", aggfunc="sum", fill_value=0.0)
+    table = table.reindex(columns=[p for p in pre if p in table.columns])
+    table["total"] = table.sum(axis=1)
+    return table.sort_values("total", ascending=False).reset_index().rename_axis(columns=None)
+
+
+def mixture_shortfalls(run: Run) -> pd.DataFrame:
+    """Every shortfall every manifest states: phase, group, reason, tokens, cap, wanted epochs."""
+    rows = [
+        {"phase": phase, "group": s.get("group"), "reason": s.get("reason"), "tokens": s.get("tokens"),
+         "cap": s.get("cap"), "wanted_epochs": s.get("wanted_epochs")}
+        for phase, m in manifests(run).items() for s in m.get("shortfalls", [])
+    ]
+    return pd.DataFrame(rows, columns=["phase", "group", "reason", "tokens", "cap", "wanted_epochs"])
