@@ -1,0 +1,191 @@
+"""LSH banding, star edges inside buckets, edge verification and keeper choice (pure pandas/numpy).
+
+Documents are addressed by a ``uid`` (int64: input partition << 32 | row), so the global steps
+shuffle integers, and ``first`` (input order) is the smallest uid.
+
+>>> lsh_params(0.8, 128)
+(9, 13)
+>>> round(s_curve(9, 13)["0.8"], 3)
+0.399
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
+
+#: Similarities at which the stats report the LSH candidate probability.
+CURVE_POINTS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+KEEP_RULES = ("first", "longest", "highest:<column>")
+_COMBINE = np.uint64(0xFF51AFD7ED558CCD)
+
+
+def uid_of(part: int, rows: np.ndarray) -> np.ndarray:
+    """``part << 32 | row``: a document's position as one sortable int64."""
+    return (np.int64(part) << np.int64(32)) | np.asarray(rows, dtype=np.int64)
+
+
+def part_of(uid: np.ndarray | pd.Series) -> np.ndarray:
+    """The input partition of each uid."""
+    return np.asarray(uid, dtype=np.int64) >> np.int64(32)
+
+
+def lsh_params(threshold: float, num_perm: int, bands: int | None = None, rows: int | None = None) -> tuple[int, int]:
+    """``(bands, rows)``: explicit values, or datasketch's ``_optimal_param`` (equal FP/FN weights)."""
+    if bands and rows:
+        if bands * rows > num_perm:
+            raise ValueError(f"bands * rows = {bands * rows} exceeds num_perm = {num_perm}")
+        return int(bands), int(rows)
+    if bands or rows:
+        raise ValueError("set both bands and rows, or neither (then they follow lsh_threshold)")
+    from datasketch.lsh import _optimal_param
+
+    b, r = _optimal_param(threshold, num_perm, 0.5, 0.5)
+    return int(b), int(r)
+
+
+def s_curve(bands: int, rows: int, points: tuple[float, ...] = CURVE_POINTS) -> dict[str, float]:
+    """Probability that a pair of Jaccard ``s`` shares at least one bucket: ``1 - (1 - s^r)^b``."""
+    return {f"{s:g}": round(1.0 - (1.0 - s**rows) ** bands, 6) for s in points}
+
+
+def band_hashes(sig: np.ndarray, bands: int, rows: int, salt: np.ndarray | int = 0) -> np.ndarray:
+    """``(n, bands)`` int64 hash of each band's ``rows`` values (salted, e.g. by shingle spec).
+
+    >>> sig = np.array([[1, 2, 3, 4], [1, 2, 9, 9]], dtype=np.uint32)
+    >>> h = band_hashes(sig, 2, 2)
+    >>> bool(h[0, 0] == h[1, 0]), bool(h[0, 1] == h[1, 1])
+    (True, False)
+    """
+    n = len(sig)
+    out = np.empty((n, bands), dtype=np.int64)
+    salt_arr = np.broadcast_to(np.asarray(salt, dtype=np.uint64), (n,))
+    with np.errstate(over="ignore"):
+        for band in range(bands):
+            h = (salt_arr * _COMBINE) ^ np.uint64(band + 1)
+            for j in range(band * rows, (band + 1) * rows):
+                h = (h ^ sig[:, j].astype(np.uint64)) * _COMBINE
+            h = h ^ (h >> np.uint64(29))
+            h = h * np.uint64(0xC4CEB9FE1A85EC53)
+            out[:, band] = (h ^ (h >> np.uint64(32))).view(np.int64)
+    return out
+
+
+def band_rows(uids: np.ndarray, sig: np.ndarray, bands: int, rows: int, salt: np.ndarray | int = 0) -> pd.DataFrame:
+    """One row per (document, band): ``band``, ``band_hash``, ``uid`` (what the shuffle groups)."""
+    h = band_hashes(sig, bands, rows, salt)
+    return pd.DataFrame(
+        {
+            "band": np.tile(np.arange(bands, dtype=np.int64), len(uids)),
+            "band_hash": h.ravel(),
+            "uid": np.repeat(np.asarray(uids, dtype=np.int64), bands),
+        }
+    )
+
+
+def star_edges(buckets: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """Edges from each bucket's first member (smallest uid) to every other member.
+
+    A bucket of k members yields k - 1 edges, never k(k-1)/2. Returns the deduplicated edges
+    ``(u, v)`` with ``u < v`` and the sizes of the buckets with more than one member.
+
+    >>> b = pd.DataFrame({"band": [0, 0, 0, 1, 1], "band_hash": [7, 7, 7, 5, 5], "uid": [3, 1, 2, 1, 2]})
+    >>> e, sizes = star_edges(b)
+    >>> e.values.tolist(), sizes.tolist()
+    ([[1, 2], [1, 3]], [3, 2])
+    """
+    if buckets.empty:
+        return pd.DataFrame({"u": pd.Series(dtype="int64"), "v": pd.Series(dtype="int64")}), np.zeros(0, dtype=np.int64)
+    s = buckets.sort_values(["band", "band_hash", "uid"], kind="stable")
+    band = s["band"].to_numpy()
+    bh = s["band_hash"].to_numpy()
+    uid = s["uid"].to_numpy()
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = (band[1:] != band[:-1]) | (bh[1:] != bh[:-1])
+    group = np.cumsum(new) - 1
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.append(starts, len(s)))
+    center = uid[starts][group]
+    member = ~new
+    edges = pd.DataFrame({"u": center[member], "v": uid[member]})
+    edges = edges.drop_duplicates().sort_values(["u", "v"], kind="stable").reset_index(drop=True)
+    return edges, sizes[sizes > 1]
+
+
+def verify_mask(sig_u: np.ndarray, sig_v: np.ndarray, threshold: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Estimated Jaccard of each edge and whether it reaches ``threshold`` (None: keep all)."""
+    est = (sig_u == sig_v).mean(axis=1) if len(sig_u) else np.zeros(0)
+    keep = np.ones(len(est), dtype=bool) if threshold is None else est >= threshold - 1e-12
+    return est, keep
+
+
+def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard of two sets of shingle hashes.
+
+    >>> exact_jaccard(np.array([1, 2, 3]), np.array([2, 3, 4]))
+    0.5
+    """
+    a, b = np.unique(a), np.unique(b)
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    union = len(a) + len(b) - inter
+    return inter / union if union else 1.0
+
+
+def check_keep(keep: str) -> None:
+    if keep in ("first", "longest") or (keep.startswith("highest:") and len(keep) > len("highest:")):
+        return
+    raise ValueError(f"keep must be one of {KEEP_RULES}, not {keep!r}")
+
+
+def pick_keepers(members: pd.DataFrame, keep: str) -> pd.DataFrame:
+    """One keeper per cluster; a removal row or a kept row for every member.
+
+    ``members``: ``label`` (cluster, the smallest uid), ``uid``, ``doc_id``, ``key`` (length or
+    the ``highest:<column>`` value; larger wins, NaN loses), ``sig`` (signature bytes). Returns
+    ``doc_id``, ``uid``, ``minhash_cluster`` (doc_id of the cluster's first member),
+    ``drop_reason``, ``drop_detail`` (kept doc_id, cluster id, size, estimated Jaccard).
+
+    >>> m = pd.DataFrame({"label": [1, 1], "uid": [1, 2], "doc_id": ["a", "b"], "key": [1.0, 5.0],
+    ...                   "sig": [b"\\0\\0\\0\\1", b"\\0\\0\\0\\1"]})
+    >>> pick_keepers(m, "longest")[["doc_id", "drop_reason"]].values.tolist()
+    [['a', 'near_duplicate'], ['b', None]]
+    """
+    check_keep(keep)
+    cols = ["doc_id", "uid", "minhash_cluster", DROP_REASON, DROP_DETAIL]
+    if members.empty:
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "uid" else object) for c in cols})
+    m = members.sort_values(["label", "uid"], kind="stable").reset_index(drop=True)
+    label = m["label"].to_numpy()
+    cluster_first = m.groupby("label", sort=False)["doc_id"].transform("first").to_numpy()
+    size = m.groupby("label", sort=False)["uid"].transform("size").to_numpy()
+    if keep == "first":
+        keeper_idx = m.groupby("label", sort=False).head(1).index.to_numpy()
+    else:
+        key = pd.to_numeric(m["key"], errors="coerce").fillna(-np.inf)
+        ranked = m.assign(_neg=-key.to_numpy()).sort_values(["label", "_neg", "uid"], kind="stable")
+        keeper_idx = ranked.groupby("label", sort=False).head(1).index.to_numpy()
+    keeper_of = pd.Series(keeper_idx, index=label[keeper_idx])
+    k_row = keeper_of.loc[label].to_numpy()
+    sig = np.stack([np.frombuffer(s, dtype=np.uint32) for s in m["sig"]])
+    est = (sig == sig[k_row]).mean(axis=1)
+    doc_ids = m["doc_id"].astype(object).to_numpy()
+    is_keeper = np.arange(len(m)) == k_row
+    reason = np.where(is_keeper, None, DropReason.NEAR_DUPLICATE.value).astype(object)
+    detail = [
+        None
+        if kept
+        else detail_json(duplicate_of=doc_ids[k], cluster=c, cluster_size=int(s), jaccard_estimate=round(float(e), 4))
+        for kept, k, c, s, e in zip(is_keeper, k_row, cluster_first, size, est, strict=True)
+    ]
+    # Series with dtype=object: pandas 3 would infer "str" and turn the kept rows' None into NaN.
+    return pd.DataFrame(
+        {
+            "doc_id": pd.Series(doc_ids, dtype=object),
+            "uid": m["uid"].to_numpy(dtype=np.int64),
+            "minhash_cluster": pd.Series(cluster_first, dtype=object),
+            DROP_REASON: pd.Series(reason, dtype=object),
+            DROP_DETAIL: pd.Series(detail, dtype=object),
+        }
+    )[cols]
