@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 import dask
+import dask.dataframe as dd
 import pandas as pd
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,12 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
             with ProgressBar(out=sys.stderr):
                 return dask.compute(collection)[0]
         return dask.compute(collection)[0]
-    parts = collection.to_delayed() if hasattr(collection, "to_delayed") else [collection]
+    frame_like = isinstance(collection, (dd.DataFrame, dd.Series))
+    parts = collection.to_delayed() if frame_like else [collection]
     futures = client.compute(parts)
     _track(futures, label, quiet=quiet, tty=tty)
     results = client.gather(futures)
-    if hasattr(collection, "to_delayed"):
+    if frame_like:
         frames = [r for r in results if r is not None]
         return pd.concat(frames) if frames else collection._meta
     return results[0]

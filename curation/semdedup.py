@@ -1,0 +1,187 @@
+"""SemDeDup pruning (Abbas et al. 2023): within a cluster, drop a member too similar to an earlier one.
+
+Members of a cluster are ordered by the keep rule (first = most wanted); one similarity pass
+records, for every member, its maximum cosine to any earlier member (``max_sim``) and which one
+(``nearest``). A member is a duplicate when ``max_sim > 1 - eps`` — the decision is a cheap
+function of ``max_sim``, so an ε sweep needs no second pass (as in the paper's reference code,
+which thresholds ``triu(X Xᵀ, 1).max(0)``).
+
+>>> members = pd.DataFrame({"doc_id": ["a", "b", "c"], "_part": 0, "source": "web",
+...                         "cluster": 0, "keep_key": [0.0, 1.0, 2.0]})
+>>> vecs = np.array([[1, 0], [1, 0], [0, 1]], dtype=np.float32)
+>>> sims = similarity_pass(members, vecs)
+>>> sims[["doc_id", "max_sim", "nearest"]].values.tolist()
+[['a', -1.0, None], ['b', 1.0, 'a'], ['c', 0.0, 'a']]
+>>> decide(sims, eps=0.05)[["doc_id", "drop_reason"]].values.tolist()
+[['b', 'semantic_duplicate']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
+
+#: farthest (the paper's default: the member farthest from the centroid is kept), closest, longest,
+#: ``highest:<column>`` / ``lowest:<column>`` (a numeric document column decides; NaN loses).
+KEEP_RULES = ("farthest", "closest", "longest", "highest:<column>", "lowest:<column>")
+#: Members of one similarity block: rows × cluster size stays under this many float32 (256 MiB).
+MAX_BLOCK_ELEMENTS = 1 << 26
+GROUP_COLUMNS = ("source", "cluster")
+SIMILARITY_COLUMNS = ("doc_id", "_part", "source", "cluster", "rank", "max_sim", "nearest")
+
+
+def parse_keep(keep: str) -> tuple[str, str | None]:
+    """``"highest:n_tokens"`` → ``("highest", "n_tokens")``; raises ValueError on an unknown rule.
+
+    >>> parse_keep("farthest"), parse_keep("highest:n_tokens")
+    (('farthest', None), ('highest', 'n_tokens'))
+    """
+    rule, _, column = keep.partition(":")
+    if rule in ("farthest", "closest", "longest") and not column:
+        return rule, None
+    if rule in ("highest", "lowest") and column:
+        return rule, column
+    raise ValueError(f"keep rule {keep!r} is not one of {', '.join(KEEP_RULES)}")
+
+
+def keep_key(docs: pd.DataFrame, centroid_sim: np.ndarray, keep: str) -> np.ndarray:
+    """Sort key per document, lowest = kept first (ties are broken by ``doc_id`` later).
+
+    >>> df = pd.DataFrame({"text": ["aa", "a"], "n_tokens": [1, None]})
+    >>> keep_key(df, np.array([0.9, 0.5]), "farthest").tolist(), keep_key(df, np.zeros(2), "longest").tolist()
+    ([0.9, 0.5], [-2.0, -1.0])
+    >>> keep_key(df, np.zeros(2), "highest:n_tokens").tolist()
+    [-1.0, inf]
+    """
+    rule, column = parse_keep(keep)
+    if rule == "farthest":
+        key = np.asarray(centroid_sim, dtype=np.float64)
+    elif rule == "closest":
+        key = -np.asarray(centroid_sim, dtype=np.float64)
+    elif rule == "longest":
+        key = -docs["text"].map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.float64)
+    else:
+        if column not in docs.columns:
+            raise KeyError(f"keep rule {keep!r} needs column {column!r}; columns: {list(docs.columns)}")
+        values = pd.to_numeric(docs[column], errors="coerce").to_numpy(dtype=np.float64)
+        key = -values if rule == "highest" else values
+    return np.where(np.isnan(key), np.inf, key)
+
+
+def max_similarity_to_earlier(
+    vectors: np.ndarray, *, block_rows: int = 1024, max_elements: int = MAX_BLOCK_ELEMENTS
+) -> tuple[np.ndarray, np.ndarray]:
+    """For row ``i`` of unit ``vectors``: max cosine to rows ``< i`` and its row (-1.0 / -1 for row 0).
+
+    Computed block by block (``rows × i`` similarities at a time), so memory stays bounded for
+    clusters of any size; the result equals the dense ``triu(X Xᵀ, 1)`` column max.
+
+    >>> v = np.array([[1, 0], [0.6, 0.8], [0.8, 0.6]], dtype=np.float32)
+    >>> s, j = max_similarity_to_earlier(v, block_rows=1)
+    >>> [round(float(x), 2) for x in s], j.tolist()
+    ([-1.0, 0.6, 0.96], [-1, 0, 1])
+    """
+    x = np.ascontiguousarray(vectors, dtype=np.float32)
+    n = len(x)
+    best = np.full(n, -1.0, dtype=np.float32)
+    nearest = np.full(n, -1, dtype=np.int64)
+    rows = int(max(1, min(block_rows, max_elements // max(n, 1))))
+    for a in range(1, n, rows):  # row 0 has no earlier member
+        b = min(n, a + rows)
+        s = x[a:b] @ x[:b].T
+        # Row r is member a + r: only columns j < a + r are earlier members.
+        later = np.arange(b)[None, :] >= (a + np.arange(b - a))[:, None]
+        s[later] = -np.inf
+        j = np.argmax(s, axis=1)
+        best[a:b] = s[np.arange(b - a), j]
+        nearest[a:b] = j
+    return best, nearest
+
+
+def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: int = 1024) -> pd.DataFrame:
+    """Max similarity of each member to an earlier member of its (source, cluster) group.
+
+    ``members`` has ``doc_id``, ``_part``, ``source``, ``cluster`` and ``keep_key`` (row-aligned with
+    ``vectors``); the result has :data:`SIMILARITY_COLUMNS`, ``rank`` being the keep order in the group.
+    """
+    if len(members) != len(vectors):
+        raise ValueError(f"{len(members)} members for {len(vectors)} vectors")
+    frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
+    frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
+    outs = []
+    for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
+        sims, near = max_similarity_to_earlier(vectors[group["_pos"].to_numpy()], block_rows=block_rows)
+        ids = group["doc_id"].to_numpy(dtype=object)
+        outs.append(pd.DataFrame({
+            "doc_id": pd.Series(ids, dtype=object),
+            "_part": group["_part"].to_numpy(dtype=np.int64),
+            "source": pd.Series(group["source"].to_numpy(dtype=object), dtype=object),
+            "cluster": group["cluster"].to_numpy(dtype=np.int64),
+            "rank": np.arange(len(group), dtype=np.int64),
+            "max_sim": sims,
+            "nearest": pd.Series(np.where(near >= 0, ids[np.maximum(near, 0)], None), dtype=object),
+        }))
+    if not outs:
+        return empty_similarity()
+    return pd.concat(outs, ignore_index=True)[list(SIMILARITY_COLUMNS)]
+
+
+def empty_similarity() -> pd.DataFrame:
+    dtypes = {"_part": "int64", "cluster": "int64", "rank": "int64", "max_sim": "float32"}
+    return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, object)) for c in SIMILARITY_COLUMNS})
+
+
+def is_duplicate(max_sim: np.ndarray, eps: float) -> np.ndarray:
+    """The decision: ``max_sim > 1 - eps``.
+
+    >>> is_duplicate(np.array([0.95, 0.9, -1.0]), 0.1).tolist()
+    [True, False, False]
+    """
+    if not 0.0 < eps <= 1.0:
+        raise ValueError(f"eps must be in (0, 1], not {eps}")
+    return np.asarray(max_sim, dtype=np.float64) > 1.0 - eps
+
+
+def decide(sims: pd.DataFrame, eps: float) -> pd.DataFrame:
+    """Removal rows (``doc_id``, ``_part``, ``drop_reason``, ``drop_detail``) for the duplicates at ``eps``.
+
+    ``sims`` must hold whole groups (the stage shuffles on the cluster). The detail names the kept
+    document the duplicate leads to (``duplicate_of``: following ``nearest`` through removed members),
+    the ``nearest`` earlier member, the cosine ``similarity`` to it, the ``cluster`` and ``eps``.
+    """
+    cols = ["doc_id", "_part", DROP_REASON, DROP_DETAIL]
+    dup = is_duplicate(sims["max_sim"].to_numpy(), eps)
+    if not dup.any():
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c == "_part" else object) for c in cols})
+    ids = sims["doc_id"].to_numpy(dtype=object)
+    parent = pd.Index(ids).get_indexer(sims["nearest"].to_numpy(dtype=object))
+    own = np.arange(len(sims))
+    parent = np.where(dup & (parent >= 0), parent, own)
+    root = parent.copy()
+    while True:  # pointer jumping: log(chain length) rounds to reach a kept member
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    rows = sims.loc[dup]
+    out = rows[["doc_id", "_part"]].reset_index(drop=True)
+    out[DROP_REASON] = DropReason.SEMANTIC_DUPLICATE.value
+    out[DROP_DETAIL] = [
+        detail_json(duplicate_of=k, nearest=n, similarity=round(float(s), 4), cluster=int(c), eps=eps)
+        for k, n, s, c in zip(ids[root[dup]], rows["nearest"], rows["max_sim"], rows["cluster"], strict=True)
+    ]
+    return out[cols]
+
+
+def eps_sweep(max_sim: np.ndarray, eps_values: Iterable[float]) -> dict[str, int]:
+    """Documents that would be removed at each ε (keys formatted ``"0.05"``).
+
+    >>> eps_sweep(np.array([0.99, 0.93, 0.5]), [0.01, 0.1])
+    {'0.01': 0, '0.1': 2}
+    """
+    s = np.asarray(max_sim, dtype=np.float64)
+    return {f"{e:g}": int(is_duplicate(s, e).sum()) for e in eps_values}

@@ -1,0 +1,186 @@
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from classifiers.embedding import embedding_card, load_embeddings, resolve_model_path
+from curation.config import ConfigError
+from pipelines.stages.semdedup import SemDedupConfig
+from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
+
+STATIC = ["semdedup.model=minilm-static"]  # the fast distilled embedder; the transformer path is tested in classifiers/
+
+TEMPLATE = (
+    "{name} Stand Mixer - Kitchen Appliances | HomeShop\n"
+    "Home > Kitchen > Small Appliances > Mixers > {name} Stand Mixer (item {num})\n"
+    "Price: ${price}. Only {stock} left in stock. Ships from {city} within {days} business days.\n"
+    "Product details: a {watts} watt motor, a {litres} litre stainless steel bowl, ten speed settings, a tilt head "
+    "for easy bowl access, and a flat beater, a dough hook and a wire whip in the box. Dishwasher-safe attachments.\n"
+    "Shipping and returns: free standard shipping on orders over $35. Express delivery is available at checkout. "
+    "Returns are accepted within 30 days of delivery in the original packaging; refunds go to the original payment "
+    "method within 5 business days after we receive the item.\n"
+    "Warranty: 2 year limited manufacturer warranty covering parts and labour. Register your product online.\n"
+    "Customers also viewed: splash guard, pouring shield, pasta roller attachment, glass bowl, ice cream maker bowl.\n"
+    "Questions and answers: Is the bowl compatible with other models? See the compatibility chart in the manual. "
+    "Sign in to write a review. Add to cart. Add to wish list. Compare with similar items. Share on social media."
+)
+TOPICS = [
+    "The French Revolution began in 1789 and ended the absolute monarchy of Louis XVI.",
+    "Photosynthesis converts light energy into chemical energy stored in glucose molecules.",
+    "A binary search tree keeps keys ordered so that lookups take logarithmic time on average.",
+    "The recipe calls for two cups of flour, a pinch of salt and butter softened at room temperature.",
+    "Marathon training plans usually build weekly mileage slowly to avoid injuries to tendons.",
+    "Volcanic eruptions release ash and sulfur dioxide that can cool the global climate for years.",
+    "The court ruled that the contract was void because one party had been misled about the price.",
+    "Jazz musicians improvise over chord progressions, trading solos between saxophone and trumpet.",
+    "Coral reefs are built by colonies of tiny animals that secrete calcium carbonate skeletons.",
+    "The city council approved a new budget for road repairs and public libraries next year.",
+]
+NAMES = ["Aurora", "Boreal", "Cinder", "Dahlia", "Ember", "Fjord"]
+
+
+def template_page(i: int) -> str:
+    return TEMPLATE.format(name=NAMES[i], num=1000 + 37 * i, price=f"{49 + 13 * i}.99", stock=3 + i,
+                           city=["Leeds", "Porto", "Lyon", "Gent", "Graz", "Turku"][i], days=2 + i,
+                           watts=500 + 50 * i, litres=4 + i)
+
+
+def corpus() -> pd.DataFrame:
+    rows = [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web"} for i in range(len(NAMES))]
+    rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web"} for i, t in enumerate(TOPICS)]
+    # the same template text in math_science is embedded but not pruned (prune_sources = web)
+    rows += [{"doc_id": f"math-{i}", "text": template_page(i), "source": "math_science"} for i in range(2)]
+    rows += [{"doc_id": "code-0", "text": "def f(x):\n    return x + 1\n", "source": "code"}]
+    return docs_frame(rows)
+
+
+@pytest.fixture
+def stage_input(tmp_path: Path) -> Path:
+    return make_stage_dir(tmp_path / "in", corpus(), nparts=2)
+
+
+def test_template_twins_are_removed_and_everything_is_accounted_for(tmp_path, stage_input):
+    out = tmp_path / "out"
+    res = run_one("semdedup", stage_input, out, STATIC)
+    kept, ledger = assert_conservation(stage_input, out)
+    shop = sorted(d for d in kept["doc_id"] if d.startswith("shop-"))
+    assert len(shop) == 1, "one page of the template family survives"
+    assert sorted(ledger["doc_id"]) == sorted(set(f"shop-{i}" for i in range(6)) - set(shop))
+    assert set(ledger["reason"]) == {"semantic_duplicate"} and set(ledger["source"]) == {"web"}
+    for detail in ledger["detail"].map(json.loads):
+        assert detail["duplicate_of"] == shop[0]
+        assert 0.9 < detail["similarity"] <= 1.0 and isinstance(detail["cluster"], int)
+    # distinct topics, math_science (not pruned) and code (not embedded) are all kept
+    assert {f"topic-{i}" for i in range(10)} | {"math-0", "math-1", "code-0"} <= set(kept["doc_id"])
+    clusters = kept.set_index("doc_id")["semdedup_cluster"]
+    assert clusters.dtype == np.int64 and clusters["code-0"] == -1 and clusters["topic-0"] >= 0
+    extra = res.stats["extra"]
+    assert extra["removed"] == 5 and extra["k"] == 1
+    assert extra["eps_sweep"]["web"]["documents"] == 16
+    assert extra["eps_sweep"]["web"]["removed"]["0.1"] == 5
+    sweep = extra["eps_sweep"]["web"]["removed"]
+    assert sweep["0.01"] <= sweep["0.1"] <= sweep["0.3"]
+
+
+def test_embeddings_artifact_is_readable_by_later_stages(tmp_path, stage_input):
+    out = tmp_path / "out"
+    run_one("semdedup", stage_input, out, STATIC)
+    folder = out / "artifacts" / "embeddings"
+    ids, vecs = load_embeddings(folder)
+    assert set(ids) == {f"shop-{i}" for i in range(6)} | {f"topic-{i}" for i in range(10)} | {"math-0", "math-1"}
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    card = embedding_card(folder)
+    assert card["embedder"] == {"model": "minilm-static", "batch_size": 64, "max_seq_length": 256, "mask_digits": True}
+    assert card["dim"] == vecs.shape[1] and card["count"] == 18 and card["dtype"] == "float16"
+    assert np.load(out / "artifacts" / "centroids" / "centroids.npy", allow_pickle=False).shape == (1, card["dim"])
+
+
+def test_changed_eps_reuses_embeddings_and_similarity_pass(tmp_path, stage_input):
+    out = tmp_path / "out"
+    run_one("semdedup", stage_input, out, STATIC)
+    cache = tmp_path / ".cache" / "semdedup"
+    before = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith(".")}
+    res = run_one("semdedup", stage_input, out, [*STATIC, "semdedup.eps=0.01"])
+    after = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith(".")}
+    for step in ("embeddings", "centroids", "clusters", "similarity"):
+        [name] = [n for n in before if n.startswith(step + "-")]
+        assert after[name] == before[name], f"{step} was recomputed"
+    assert len([n for n in after if n.startswith("removals-")]) == 2  # only the decision re-ran
+    assert res.stats["extra"]["removed"] == res.stats["extra"]["eps_sweep"]["web"]["removed"]["0.01"]
+    assert_conservation(stage_input, out)
+    # an interrupted run left nothing behind that looks complete
+    assert not list(cache.glob(".*.tmp"))
+
+
+def test_keep_rule_from_a_column_and_pruning_every_source(tmp_path, stage_input):
+    df = corpus()
+    df.loc[df["doc_id"] == "shop-3", "n_tokens"] = 10_000
+    inp = make_stage_dir(tmp_path / "in2", df, nparts=3)
+    out = tmp_path / "out"
+    run_one("semdedup", inp, out, [*STATIC, "semdedup.keep=highest:n_tokens", "semdedup.prune_sources=[web, math_science]"])
+    kept, ledger = assert_conservation(inp, out)
+    assert "shop-3" in set(kept["doc_id"])
+    assert len([d for d in kept["doc_id"] if d.startswith("math-")]) == 1  # pruned within math_science only
+    assert {json.loads(d)["duplicate_of"] for d in ledger[ledger["source"] == "web"]["detail"]} == {"shop-3"}
+
+
+def test_no_embedded_source_keeps_everything(tmp_path):
+    df = docs_frame([{"doc_id": f"c{i}", "text": f"print({i})", "source": "code"} for i in range(4)])
+    inp = make_stage_dir(tmp_path / "in", df)
+    run_one("semdedup", inp, tmp_path / "out", STATIC)
+    kept, ledger = assert_conservation(inp, tmp_path / "out")
+    assert len(kept) == 4 and ledger.empty and set(kept["semdedup_cluster"]) == {-1}
+
+
+def test_config_is_validated_with_actionable_messages():
+    with pytest.raises(ConfigError, match="subset"):
+        SemDedupConfig.from_dict({"sources": ["web"], "prune_sources": ["math_science"]})
+    with pytest.raises(ConfigError, match="keep rule"):
+        SemDedupConfig.from_dict({"keep": "random"})
+    with pytest.raises(ConfigError, match="eps"):
+        SemDedupConfig.from_dict({"eps": 1.5})
+    with pytest.raises(ConfigError, match="unknown sources"):
+        SemDedupConfig.from_dict({"sources": ["webb"]})
+    assert SemDedupConfig.from_dict({"k": "12"}).k == 12
+
+
+def test_keep_column_must_exist(tmp_path, stage_input):
+    with pytest.raises(ConfigError, match="needs column"):
+        run_one("semdedup", stage_input, tmp_path / "out", [*STATIC, "semdedup.keep=highest:quality_score_x"])
+
+
+def test_combined_criterion_mixes_the_two_cosines(tmp_path, stage_input):
+    # a second static model (no common-direction removal) stands in for the transformer, to stay fast
+    other = tmp_path / "static2"
+    shutil.copytree(resolve_model_path("minilm-static"), other)
+    np.save(other / "components.npy", np.zeros((0, 128), np.float32), allow_pickle=False)
+    out = tmp_path / "out"
+    res = run_one("semdedup", stage_input, out, [f"semdedup.model={other}", "semdedup.static_weight=0.5"])
+    kept, ledger = assert_conservation(stage_input, out)
+    ids_a, vec_a = load_embeddings(out / "artifacts" / "embeddings")
+    ids_b, vec_b = load_embeddings(out / "artifacts" / "static_embeddings")
+    assert ids_a.tolist() == ids_b.tolist() and embedding_card(out / "artifacts" / "embeddings")["embedder"]["model"] == str(other)
+    pos = {d: i for i, d in enumerate(ids_a)}
+    assert len(ledger) >= 4 and "static_embedding" in res.stats["extra"]
+    for doc, detail in zip(ledger["doc_id"], ledger["detail"].map(json.loads), strict=True):
+        i, j = pos[doc], pos[detail["nearest"]]
+        want = 0.5 * vec_a[i] @ vec_a[j] + 0.5 * vec_b[i] @ vec_b[j]
+        assert detail["similarity"] == pytest.approx(want, abs=3e-3)
+
+
+@pytest.mark.slow
+def test_default_transformer_on_a_dask_cluster_through_the_cli(tmp_path, stage_input):
+    from pipelines.cli import main
+
+    out = tmp_path / "cli"
+    rc = main(["semdedup", "--input", str(stage_input), "--output", str(out), "--workers", "1", "--quiet", "k=3"])
+    assert rc == 0
+    kept, ledger = assert_conservation(stage_input, out)
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["extra"]["k"] == 3 and stats["extra"]["embedding"]["dim"] == 384
+    assert stats["extra"]["embedding"]["name"] == "all-MiniLM-L6-v2@seq256+mask_digits"
+    assert set(ledger["doc_id"]) <= {f"shop-{i}" for i in range(6)}  # only template pages can go
+    assert set(kept["semdedup_cluster"]) - {-1} <= {0, 1, 2}
