@@ -1,0 +1,120 @@
+"""The ``heuristics`` web-quality scorer: Gopher / C4 / FineWeb signals combined into one score.
+
+Every signal of :mod:`classifiers.heuristics_signals` is kept (the stage writes them as
+``quality_signal_<name>`` columns); the score is a fixed linear combination of robust z-scores:
+
+    score = Σ_i w_i · clip((f_i(x_i) − center_i) / scale_i, −3, 3) / Σ_i |w_i|
+
+with ``f_i`` a log or clip transform, ``center``/``scale`` the median and spread of the signal on
+real Common Crawl WET pages, and the signs of ``w_i`` the directions of the published rules
+(more terminal punctuation is better, more short lines is worse, …). The parameters ship as
+JSON (``classifiers/models/web_heuristics/model.json``, rebuilt by
+``benchmarks/web_quality/build_defaults.py``); a recipe may point to its own file.
+
+>>> scorer = HeuristicScorer.default()
+>>> good = "The committee met on Tuesday. It reviewed the budget and approved it after a long debate.\\n" * 3
+>>> bad = "Home\\nLogin\\nCart\\nSHOP NOW\\nContact"
+>>> s = scorer.predict([good, bad])
+>>> bool(s[0] > s[1])
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "web_heuristics"
+CLIP_Z = 3.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Term:
+    """One signal's part of the combination."""
+
+    signal: str
+    weight: float
+    center: float
+    scale: float
+    transform: str = "none"  #: none | log1p | clip:<lo>:<hi>
+    why: str = ""  #: where the direction comes from (documentation only)
+
+    def z(self, values: np.ndarray) -> np.ndarray:
+        v = _transform(values, self.transform)
+        return np.clip((v - self.center) / self.scale, -CLIP_Z, CLIP_Z)
+
+
+def _transform(values: np.ndarray, how: str) -> np.ndarray:
+    if how == "none":
+        return values
+    if how == "log1p":
+        return np.log1p(np.maximum(values, 0.0))
+    if how.startswith("clip:"):
+        _, lo, hi = how.split(":")
+        return np.clip(values, float(lo), float(hi))
+    raise ValueError(f"unknown transform {how!r}; use none, log1p or clip:<lo>:<hi>")
+
+
+class HeuristicScorer:
+    """Signals → one score. ``name``/``version`` identify it in cache keys and ledger details."""
+
+    name = "heuristics"
+
+    def __init__(self, terms: Sequence[Term], version: str = "1", card: dict[str, Any] | None = None) -> None:
+        if not terms:
+            raise ValueError("a heuristic combination needs at least one term")
+        unknown = sorted({t.signal for t in terms} - set(SIGNAL_NAMES))
+        if unknown:
+            raise ValueError(f"unknown signals {unknown}; known: {', '.join(SIGNAL_NAMES)}")
+        for t in terms:
+            if not (t.scale > 0 and math.isfinite(t.scale) and math.isfinite(t.center)):
+                raise ValueError(f"signal {t.signal}: scale must be > 0 and center finite")
+        self.terms = tuple(terms)
+        self.version = f"heuristics-{version}"
+        self.card = card or {}
+        self._norm = float(sum(abs(t.weight) for t in self.terms)) or 1.0
+        self._index = {n: i for i, n in enumerate(SIGNAL_NAMES)}
+
+    @classmethod
+    def load(cls, folder: str | Path) -> HeuristicScorer:
+        """Read ``model.json`` ({"version", "terms": [{signal, weight, center, scale, transform}], …})."""
+        path = Path(folder)
+        path = path / "model.json" if path.is_dir() else path
+        if not path.exists():
+            raise FileNotFoundError(f"heuristic weights {path} not found")
+        card = json.loads(path.read_text())
+        terms = [Term(**t) for t in card["terms"]]
+        return cls(terms, str(card.get("version", "1")), card)
+
+    @classmethod
+    def default(cls) -> HeuristicScorer:
+        """The shipped combination (classifiers/models/web_heuristics/model.json)."""
+        return cls.load(DEFAULT_MODEL_DIR)
+
+    def signals(self, texts: Sequence[str]) -> pd.DataFrame:
+        """Every signal, one column each (named as in SIGNAL_NAMES)."""
+        return pd.DataFrame(signal_matrix([t if isinstance(t, str) else "" for t in texts]), columns=list(SIGNAL_NAMES))
+
+    def combine(self, signals: pd.DataFrame | np.ndarray) -> np.ndarray:
+        """The score from a signal matrix (rows = documents, columns in SIGNAL_NAMES order)."""
+        x = signals.to_numpy(dtype=np.float64) if isinstance(signals, pd.DataFrame) else np.asarray(signals, dtype=np.float64)
+        total = np.zeros(len(x))
+        for t in self.terms:
+            total += t.weight * t.z(x[:, self._index[t.signal]])
+        return total / self._norm
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        """Scores of ``texts`` (higher = better), float64."""
+        return self.combine(self.signals(texts))
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.card, "version": self.version.split("-", 1)[1], "terms": [dataclasses.asdict(t) for t in self.terms]}

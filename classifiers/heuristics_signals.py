@@ -1,0 +1,182 @@
+"""Web-page quality signals from the Gopher, C4 and FineWeb rules, as numbers.
+
+Each signal is a number per document; none decides anything. The rule that uses it and the
+threshold the rule applies are in :data:`SIGNALS` (for documentation and for the rule-pass
+signal of :mod:`classifiers.heuristics`).
+
+>>> s = text_signals("The cat sat on the mat.\\nThe dog ate the bone and slept.")
+>>> s["n_words"], round(s["stop_word_frac"], 2), s["line_punct_frac"]
+(13.0, 0.46, 1.0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+
+from classifiers.heuristics_repetition import repetition_signals
+
+
+@dataclasses.dataclass(frozen=True)
+class Signal:
+    """One signal: its column suffix, where it comes from, and the rule's pass range."""
+
+    name: str
+    source: str
+    doc: str
+    lo: float | None = None  #: the published rule keeps documents with value >= lo
+    hi: float | None = None  #: ... and value <= hi
+
+
+#: Every signal, in column order. ``lo``/``hi``: the published rule's pass range.
+SIGNALS: tuple[Signal, ...] = (
+    Signal("n_words", "gopher", "words (whitespace-separated)", 50, 100_000),
+    Signal("mean_word_length", "gopher", "mean characters per word", 3, 10),
+    Signal("symbol_word_ratio", "gopher", "'#' and ellipses per word", None, 0.1),
+    Signal("bullet_line_frac", "gopher", "lines starting with a bullet", None, 0.9),
+    Signal("ellipsis_line_frac", "gopher", "lines ending with an ellipsis", None, 0.3),
+    Signal("alpha_word_frac", "gopher", "words with an alphabetic character", 0.8, None),
+    Signal("gopher_stop_words", "gopher", "distinct words of the, be, to, of, and, that, have, with", 2, None),
+    Signal("stop_word_frac", "gopher", "share of words that are English stop words", None, None),
+    Signal("dup_line_frac", "gopher", "lines that repeat an earlier line", None, 0.3),
+    Signal("dup_para_frac", "gopher", "paragraphs that repeat an earlier paragraph", None, 0.3),
+    Signal("dup_line_char_frac", "gopher", "characters in repeated lines (FineWeb: 0.01)", None, 0.2),
+    Signal("dup_para_char_frac", "gopher", "characters in repeated paragraphs", None, 0.2),
+    Signal("top_2gram_char_frac", "gopher", "characters in the most frequent word 2-gram", None, 0.2),
+    Signal("top_3gram_char_frac", "gopher", "characters in the most frequent word 3-gram", None, 0.18),
+    Signal("top_4gram_char_frac", "gopher", "characters in the most frequent word 4-gram", None, 0.16),
+    Signal("dup_5gram_char_frac", "gopher", "characters inside repeated word 5-grams", None, 0.15),
+    Signal("dup_6gram_char_frac", "gopher", "characters inside repeated word 6-grams", None, 0.14),
+    Signal("dup_7gram_char_frac", "gopher", "characters inside repeated word 7-grams", None, 0.13),
+    Signal("dup_8gram_char_frac", "gopher", "characters inside repeated word 8-grams", None, 0.12),
+    Signal("dup_9gram_char_frac", "gopher", "characters inside repeated word 9-grams", None, 0.11),
+    Signal("dup_10gram_char_frac", "gopher", "characters inside repeated word 10-grams", None, 0.10),
+    Signal("line_punct_frac", "c4", "lines ending in terminal punctuation (FineWeb: >= 0.12)", 0.12, None),
+    Signal("few_words_line_frac", "c4", "lines with fewer than 3 words (C4 drops them)", None, None),
+    Signal("n_sentences", "c4", "sentence ends (. ! ? followed by space or end)", 5, None),
+    Signal("lorem_ipsum", "c4", "'lorem ipsum' occurs (0/1)", None, 0),
+    Signal("curly_bracket", "c4", "'{' occurs (0/1)", None, None),
+    Signal("javascript_line_frac", "c4", "lines mentioning javascript", None, None),
+    Signal("policy_line_frac", "c4", "lines about cookies, terms of use, privacy policy", None, None),
+    Signal("short_line_frac", "fineweb", "lines of at most 30 characters", None, 0.67),
+    Signal("newline_word_ratio", "fineweb", "newlines per word", None, 0.3),
+    Signal("uppercase_frac", "extra", "upper-case share of letters", None, None),
+    Signal("digit_frac", "extra", "digit share of characters", None, None),
+    Signal("url_word_frac", "extra", "URL markers (http://, www., .com …) per word", None, None),
+)
+SIGNAL_NAMES: tuple[str, ...] = tuple(s.name for s in SIGNALS)
+
+GOPHER_STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
+#: English function words (closed-class words of the NLTK/spaCy lists, inflections included).
+STOP_WORDS = frozenset(
+    (
+        "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are",
+        "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+        "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+        "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself",
+        "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+        "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our",
+        "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than",
+        "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this",
+        "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+        "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+        "yourself", "yourselves",
+    )
+)
+
+_BULLETS = ("•", "●", "○", "▪", "◦", "‣", "⁃", "■", "□", "-", "*", "–", "—", "·", "➢", "→", "✓")
+_ELLIPSES = ("...", "…")
+_TERMINAL = ('.', '!', '?', '"', "'", '”', '’', '…', '。', '！', '？', '»', ')')
+_POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies",
+           "accept cookies", "all rights reserved")
+_SENTENCE_END = re.compile(r"[.!?。！？]+(?:\s|$)")
+_URLISH = re.compile(r"https?://|www\.|\.(?:com|org|net|html?|php)\b", re.IGNORECASE)
+_HAS_ALPHA = re.compile(r"[^\W\d_]")
+_STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
+
+
+def text_signals(text: str) -> dict[str, float]:
+    """Every signal of :data:`SIGNALS` for one text (floats; NaN never occurs).
+
+    >>> text_signals("")["n_words"]
+    0.0
+    """
+    text = text or ""
+    words = text.split()
+    n_words = len(words)
+    lines = [ln.strip() for ln in text.split("\n")]
+    nonempty = [ln for ln in lines if ln]
+    n_lines = max(len(nonempty), 1)
+    lower = text.lower()
+    out: dict[str, float] = {"n_words": float(n_words)}
+
+    lowered = [w.strip(_STRIP) for w in lower.split()]
+    word_lens = [n for n in map(len, lowered) if n]
+    out["mean_word_length"] = sum(word_lens) / len(word_lens) if word_lens else 0.0
+    n_symbols = text.count("#") + sum(text.count(e) for e in _ELLIPSES)
+    out["symbol_word_ratio"] = n_symbols / max(n_words, 1)
+    out["bullet_line_frac"] = sum(ln.startswith(_BULLETS) for ln in nonempty) / n_lines
+    out["ellipsis_line_frac"] = sum(ln.endswith(_ELLIPSES) for ln in nonempty) / n_lines
+    out["alpha_word_frac"] = sum(1 for w in words if w.isalpha() or _HAS_ALPHA.search(w)) / max(n_words, 1)
+    out["gopher_stop_words"] = float(len(GOPHER_STOP_WORDS.intersection(lowered)))
+    out["stop_word_frac"] = sum(w in STOP_WORDS for w in lowered) / max(n_words, 1)
+
+    out.update(repetition_signals(text, words))
+
+    out["line_punct_frac"] = sum(ln.endswith(_TERMINAL) for ln in nonempty) / n_lines if nonempty else 0.0
+    out["few_words_line_frac"] = sum(len(ln.split()) < 3 for ln in nonempty) / n_lines if nonempty else 0.0
+    out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
+    out["lorem_ipsum"] = float("lorem ipsum" in lower)
+    out["curly_bracket"] = float("{" in text)
+    out["javascript_line_frac"] = sum("javascript" in ln.lower() for ln in nonempty) / n_lines if nonempty else 0.0
+    out["policy_line_frac"] = (
+        sum(any(p in ln.lower() for p in _POLICY) for ln in nonempty) / n_lines if nonempty else 0.0
+    )
+    out["short_line_frac"] = sum(len(ln) <= 30 for ln in nonempty) / n_lines if nonempty else 0.0
+    out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
+
+    out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
+    out["url_word_frac"] = len(_URLISH.findall(text)) / max(n_words, 1)
+    return {name: float(out[name]) for name in SIGNAL_NAMES}
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _char_classes(text: str) -> tuple[float, float]:
+    """(upper-case share of cased letters, ASCII-digit share of characters), vectorised."""
+    if not text:
+        return 0.0, 0.0
+    cp, low, up = _codes(text), _codes(text.lower()), _codes(text.upper())
+    digits = float(np.count_nonzero((cp >= 48) & (cp <= 57))) / len(cp)
+    if len(low) != len(cp) or len(up) != len(cp):  # a few letters change length when cased
+        letters = sum(c.isalpha() for c in text)
+        return sum(c.isupper() for c in text) / max(letters, 1), digits
+    cased = np.count_nonzero(low != up)
+    return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
+
+
+def signal_matrix(texts: list[str]) -> np.ndarray:
+    """(len(texts), len(SIGNALS)) float64 matrix of :func:`text_signals`, columns in SIGNAL_NAMES order."""
+    out = np.zeros((len(texts), len(SIGNALS)), dtype=np.float64)
+    for i, t in enumerate(texts):
+        out[i] = list(text_signals(t).values())
+    return out
+
+
+def rule_passes(values: np.ndarray) -> np.ndarray:
+    """(n, n_rules) bool: whether each document passes each published rule of :data:`SIGNALS`."""
+    cols = []
+    for j, s in enumerate(SIGNALS):
+        if s.lo is None and s.hi is None:
+            continue
+        ok = np.ones(len(values), dtype=bool)
+        if s.lo is not None:
+            ok &= values[:, j] >= s.lo
+        if s.hi is not None:
+            ok &= values[:, j] <= s.hi
+        cols.append(ok)
+    return np.stack(cols, axis=1) if cols else np.ones((len(values), 0), dtype=bool)

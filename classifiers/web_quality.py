@@ -1,0 +1,266 @@
+"""Web-quality scorers: thin predictors behind one registry, each writing ``quality_score_<name>``.
+
+>>> scorer = get_scorer("heuristics")
+>>> scorer.name, scorer.version.startswith("heuristics-")
+('heuristics', True)
+>>> get_scorer("mine", {"kind": "nope"})
+Traceback (most recent call last):
+...
+ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, embedding, hf, fasttext
+
+A scorer has ``name``, ``version`` (goes into cache keys), ``kind`` and either
+``predict(texts) -> np.ndarray`` or, for ``embedding``, ``predict_vectors(vectors)`` over the
+run's stored document embeddings (``needs_embeddings = True``). Models load lazily on the first
+prediction and once per process. Kinds:
+
+- ``heuristics``: Gopher/C4/FineWeb signals combined (:mod:`classifiers.heuristics`); options ``model`` (JSON);
+- ``linear``: a :class:`classifiers.linear.HashedLinearModel` folder (default: the shipped ``web_linear``);
+- ``embedding``: a regression head (``head.npz`` + ``model.json``) over stored embeddings;
+- ``hf``: a local Hugging Face sequence-classification folder (e.g. a downloaded FineWeb-Edu
+  classifier); options ``model``, ``label`` (index or name; regression models use their one
+  output), ``max_length``, ``batch_size``, ``device``;
+- ``fasttext``: a fastText ``.bin`` (e.g. DCLM's), needs the ``fasttext`` package; options
+  ``model``, ``label`` (default ``__label__hq``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+DEFAULT_LINEAR = MODELS_DIR / "web_linear"
+KINDS = ("heuristics", "linear", "embedding", "hf", "fasttext")
+
+
+def _file_tag(path: Path) -> str:
+    """A short content hash of a model file or folder, so a retrained model changes cache keys."""
+    h = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for f in files:
+        h.update(f.name.encode())
+        h.update(str(f.stat().st_size).encode())
+        with open(f, "rb") as fh:
+            h.update(fh.read(1 << 20))
+    return h.hexdigest()[:12]
+
+
+def _need(path: Any, what: str) -> Path:
+    if not path:
+        raise ValueError(f"{what}: give the model path (scorer_options.<name>.model)")
+    p = Path(str(path)).expanduser()
+    if not p.exists():
+        raise FileNotFoundError(f"{what}: model {p} does not exist")
+    return p
+
+
+class HeuristicsScorer:
+    kind = "heuristics"
+    needs_embeddings = False
+
+    def __init__(self, name: str, model: str | None = None) -> None:
+        from classifiers.heuristics import DEFAULT_MODEL_DIR
+
+        self.name = name
+        self.path = _need(model, f"scorer {name!r}") if model else DEFAULT_MODEL_DIR
+        self.version = f"heuristics-{_file_tag(self.path)}"
+
+    @functools.cached_property
+    def model(self) -> Any:
+        from classifiers.heuristics import HeuristicScorer
+
+        return HeuristicScorer.load(self.path)
+
+    def signals(self, texts: Sequence[str]) -> Any:
+        return self.model.signals(texts)
+
+    def combine(self, signals: Any) -> np.ndarray:
+        return self.model.combine(signals)
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model.predict(texts)
+
+
+class LinearScorer:
+    kind = "linear"
+    needs_embeddings = False
+
+    def __init__(self, name: str, model: str | None = None, max_chars: int | None = None) -> None:
+        self.name = name
+        self.path = _need(model, f"scorer {name!r}") if model else DEFAULT_LINEAR
+        if not (self.path / "model.json").exists():
+            raise FileNotFoundError(f"scorer {name!r}: {self.path} is not a HashedLinearModel folder (no model.json)")
+        self.max_chars = max_chars
+        self.version = f"linear-{_file_tag(self.path)}"
+
+    @functools.cached_property
+    def model(self) -> Any:
+        from classifiers.linear import HashedLinearModel
+
+        m = HashedLinearModel.load(self.path)
+        if self.max_chars:
+            m.max_chars = int(self.max_chars)
+        return m
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        return self.model.predict([t if isinstance(t, str) else "" for t in texts])
+
+
+class EmbeddingHeadScorer:
+    """Linear regression head over unit document embeddings (FineWeb-Edu recipe: embedding + head)."""
+
+    kind = "embedding"
+    needs_embeddings = True
+
+    def __init__(self, name: str, model: str | None = None) -> None:
+        self.name = name
+        self.path = _need(model, f"scorer {name!r} (train one with `curate train-classifier web-embedding`)")
+        self.card = json.loads((self.path / "model.json").read_text())
+        self.version = f"embedding-{_file_tag(self.path)}"
+
+    @property
+    def embedder(self) -> dict[str, Any]:
+        """get_embedder(**settings) that produced the training vectors."""
+        return dict(self.card.get("embedder", {}))
+
+    @functools.cached_property
+    def head(self) -> tuple[np.ndarray, float]:
+        with np.load(self.path / "head.npz", allow_pickle=False) as z:
+            return z["weights"].astype(np.float32), float(z["bias"][0])
+
+    def predict_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        w, b = self.head
+        v = np.asarray(vectors, dtype=np.float32)
+        if v.ndim != 2 or v.shape[1] != len(w):
+            raise ValueError(f"scorer {self.name!r}: head expects {len(w)}-d embeddings, got shape {v.shape}")
+        return (v @ w).astype(np.float64) + b
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        from classifiers.embedding import get_embedder
+
+        return self.predict_vectors(get_embedder(**self.embedder).embed(list(texts)))
+
+
+class HFScorer:
+    """A local Hugging Face sequence-classification model; regression heads return their value."""
+
+    kind = "hf"
+    needs_embeddings = False
+
+    def __init__(self, name: str, model: str | None = None, label: int | str | None = None, max_length: int = 512,
+                 batch_size: int = 32, device: str = "auto") -> None:
+        self.name = name
+        self.path = _need(model, f"scorer {name!r}")
+        self.label, self.max_length, self.batch_size, self.device = label, int(max_length), int(batch_size), device
+        self.version = f"hf-{_file_tag(self.path)}-{label}"
+
+    @functools.cached_property
+    def model(self) -> tuple[Any, Any, str]:
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - both are core dependencies
+            raise ImportError("the hf scorer needs torch and transformers installed") from exc
+        device = ("cuda" if torch.cuda.is_available() else "cpu") if self.device == "auto" else self.device
+        tok = AutoTokenizer.from_pretrained(self.path)
+        mdl = AutoModelForSequenceClassification.from_pretrained(self.path).to(device).eval()
+        return tok, mdl, device
+
+    def _column(self, n_labels: int, id2label: Mapping[int, str]) -> int | None:
+        if n_labels == 1:
+            return None
+        if self.label is None:
+            return n_labels - 1  # the last class ("positive"/"high") unless told
+        if isinstance(self.label, int) or str(self.label).isdigit():
+            return int(self.label)
+        names = {v: k for k, v in id2label.items()}
+        if self.label not in names:
+            raise ValueError(f"scorer {self.name!r}: label {self.label!r} not in {sorted(names)}")
+        return int(names[self.label])
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        import torch
+
+        tok, mdl, device = self.model
+        out: list[np.ndarray] = []
+        col = self._column(mdl.config.num_labels, mdl.config.id2label)
+        with torch.inference_mode():
+            for i in range(0, len(texts), self.batch_size):
+                batch = [t if isinstance(t, str) else "" for t in texts[i : i + self.batch_size]]
+                enc = tok(batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt").to(device)
+                logits = mdl(**enc).logits.float()
+                if col is None:
+                    out.append(logits[:, 0].cpu().numpy())
+                else:
+                    out.append(torch.softmax(logits, dim=-1)[:, col].cpu().numpy())
+        return np.concatenate(out).astype(np.float64) if out else np.zeros(0)
+
+
+class FastTextScorer:
+    """A fastText supervised ``.bin`` (DCLM's quality classifier): probability of ``label``."""
+
+    kind = "fasttext"
+    needs_embeddings = False
+
+    def __init__(self, name: str, model: str | None = None, label: str = "__label__hq") -> None:
+        self.name = name
+        self.path = _need(model, f"scorer {name!r}")
+        self.label = label
+        self.version = f"fasttext-{_file_tag(self.path)}-{label}"
+
+    @functools.cached_property
+    def model(self) -> Any:
+        try:
+            import fasttext
+        except ImportError as exc:
+            raise ImportError(
+                f"scorer {self.name!r} needs the fasttext package: pip install fasttext-wheel "
+                "(or use the built-in `linear` kind, trained with `curate train-classifier linear`)"
+            ) from exc
+        return fasttext.load_model(str(self.path))
+
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        m = self.model
+        out = np.zeros(len(texts))
+        for i, t in enumerate(texts):
+            line = " ".join(str(t or "").split())
+            # the low-level call: fastText's own predict() breaks under numpy 2 (np.array(copy=False))
+            pairs = m.f.predict(line + "\n", -1, 0.0, "strict") if hasattr(m, "f") else list(zip(*m.predict(line, k=-1)[::-1], strict=True))
+            out[i] = dict((label, prob) for prob, label in pairs).get(self.label, 0.0)
+        return out
+
+
+_FACTORIES: dict[str, Any] = {
+    "heuristics": HeuristicsScorer,
+    "linear": LinearScorer,
+    "embedding": EmbeddingHeadScorer,
+    "hf": HFScorer,
+    "fasttext": FastTextScorer,
+}
+
+
+def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Any:
+    """The scorer ``name``; its kind is ``options["kind"]`` or the name itself (cached per process)."""
+    frozen = json.dumps(dict(options or {}), sort_keys=True, default=str)
+    return _cached_scorer(name, frozen)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached_scorer(name: str, frozen: str) -> Any:
+    opts = json.loads(frozen)
+    kind = opts.pop("kind", name)
+    if kind not in _FACTORIES:
+        raise ValueError(f"scorer {name!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    try:
+        return _FACTORIES[kind](name, **opts)
+    except TypeError as exc:
+        raise ValueError(f"scorer {name!r} ({kind}): bad options {sorted(opts)}: {exc}") from exc

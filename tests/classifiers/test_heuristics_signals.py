@@ -1,0 +1,125 @@
+"""Each Gopher / C4 / FineWeb signal on hand-written pages: the value, not only the decision."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from classifiers.heuristics_repetition import repetition_signals
+from classifiers.heuristics_signals import SIGNAL_NAMES, SIGNALS, rule_passes, signal_matrix, text_signals
+
+ARTICLE = (
+    "The river flooded the valley in the spring of that year.\n"
+    "Farmers moved their animals to the hills and waited for the water to fall.\n"
+    "When it did, they found that the soil was richer than before!"
+)
+
+
+def test_every_signal_is_listed_once_and_computed() -> None:
+    assert len(SIGNAL_NAMES) == len(set(SIGNAL_NAMES))
+    s = text_signals(ARTICLE)
+    assert list(s) == list(SIGNAL_NAMES)
+    assert all(np.isfinite(v) for v in s.values())
+
+
+def test_empty_and_non_string_text() -> None:
+    s = text_signals("")
+    assert s["n_words"] == 0 and s["stop_word_frac"] == 0 and s["line_punct_frac"] == 0
+    assert signal_matrix(["", "a"]).shape == (2, len(SIGNALS))
+
+
+def test_word_counts_and_mean_length() -> None:
+    s = text_signals("aa bbbb, cccccc.")
+    assert s["n_words"] == 3
+    assert s["mean_word_length"] == pytest.approx(4.0)  # punctuation stripped: aa, bbbb, cccccc
+
+
+def test_symbol_word_ratio_counts_hashes_and_ellipses() -> None:
+    s = text_signals("#tag #other wait... more … end")
+    # two '#', one '...', one '…' over 6 words
+    assert s["symbol_word_ratio"] == pytest.approx(4 / 6)
+
+
+def test_bullet_and_ellipsis_lines() -> None:
+    s = text_signals("• one\n- two\nthree...\nfour …\nfive")
+    assert s["bullet_line_frac"] == pytest.approx(2 / 5)
+    assert s["ellipsis_line_frac"] == pytest.approx(2 / 5)
+
+
+def test_alpha_words_and_digits() -> None:
+    s = text_signals("abc 123 4.5 x9")
+    assert s["alpha_word_frac"] == pytest.approx(2 / 4)  # abc and x9 have a letter
+    assert s["digit_frac"] == pytest.approx(6 / len("abc 123 4.5 x9"))  # 1 2 3 4 5 9
+
+
+def test_stop_words() -> None:
+    s = text_signals("The cat and the dog have a toy with them")
+    assert s["gopher_stop_words"] == 4  # the, and, have, with
+    # the, and, the, have, a, with, them are English function words
+    assert s["stop_word_frac"] == pytest.approx(7 / 10)
+    assert text_signals("Login Cart Checkout Wishlist")["stop_word_frac"] == 0
+
+
+def test_duplicate_lines_and_paragraphs() -> None:
+    s = text_signals("menu\nmenu\nmenu\nreal text here")
+    assert s["dup_line_frac"] == pytest.approx(2 / 4)
+    assert s["dup_line_char_frac"] == pytest.approx(8 / len("menu\nmenu\nmenu\nreal text here"))
+    p = text_signals("first para\n\nsecond para\n\nfirst para")
+    assert p["dup_para_frac"] == pytest.approx(1 / 3)
+    assert p["dup_para_char_frac"] == pytest.approx(len("first para") / len("first para\n\nsecond para\n\nfirst para"))
+
+
+def test_top_ngram_fraction() -> None:
+    text = "buy now buy now buy now cheap"
+    r = repetition_signals(text)
+    # "buy now" occurs 3 times, 7 characters each
+    assert r["top_2gram_char_frac"] == pytest.approx(3 * 7 / len(text))
+    assert repetition_signals("a b c d")["top_2gram_char_frac"] == 0  # nothing repeats
+
+
+def test_duplicate_ngram_fraction_covers_every_occurrence() -> None:
+    phrase = "one two three four five"
+    text = f"{phrase} six {phrase}"
+    r = repetition_signals(text)
+    # both occurrences of the 5-gram are covered: 2 × 19 word characters of 22 (+ "six")
+    assert r["dup_5gram_char_frac"] == pytest.approx(38 / 41)
+    assert r["dup_6gram_char_frac"] == 0
+    assert repetition_signals("a b c d e f g h i j k")["dup_5gram_char_frac"] == 0
+
+
+def test_line_punctuation_and_short_lines() -> None:
+    s = text_signals("A full sentence ends here.\nMenu\nAnother one?\nShop now")
+    assert s["line_punct_frac"] == pytest.approx(2 / 4)
+    assert s["short_line_frac"] == pytest.approx(4 / 4)  # all lines ≤ 30 characters
+    assert s["few_words_line_frac"] == pytest.approx(3 / 4)  # Menu, Another one?, Shop now
+    long = text_signals("This line is definitely longer than thirty characters.\nok")
+    assert long["short_line_frac"] == pytest.approx(1 / 2)
+
+
+def test_sentences_and_newlines() -> None:
+    s = text_signals("One. Two! Three? Four.\nFive")
+    assert s["n_sentences"] == 4
+    assert s["newline_word_ratio"] == pytest.approx(1 / 5)
+
+
+def test_c4_markers() -> None:
+    s = text_signals("Lorem ipsum dolor sit amet\nPlease enable JavaScript\nThis site uses cookies.\nvar x = {a: 1}")
+    assert s["lorem_ipsum"] == 1 and s["curly_bracket"] == 1
+    assert s["javascript_line_frac"] == pytest.approx(1 / 4)
+    assert s["policy_line_frac"] == pytest.approx(1 / 4)
+    assert text_signals(ARTICLE)["lorem_ipsum"] == 0
+
+
+def test_uppercase_and_urls() -> None:
+    s = text_signals("SHOP NOW at www.example.com")
+    assert s["uppercase_frac"] == pytest.approx(7 / 22)  # SHOP NOW of 22 cased letters
+    assert s["url_word_frac"] == pytest.approx(2 / 4)  # "www." and ".com" markers, 4 words
+    assert text_signals("İstanbul")["uppercase_frac"] > 0  # a letter that changes length when lowered
+
+
+def test_rule_passes_uses_published_thresholds() -> None:
+    x = signal_matrix([ARTICLE * 5, "buy"])
+    passes = rule_passes(x)
+    ruled = [s for s in SIGNALS if s.lo is not None or s.hi is not None]
+    col = [s.name for s in ruled].index("n_words")
+    assert passes[0, col] and not passes[1, col]  # Gopher: at least 50 words

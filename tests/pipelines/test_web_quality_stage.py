@@ -1,0 +1,204 @@
+"""The web_quality stage on 2-partition frames: conservation, pass-through, ledger, cached re-bucketing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from classifiers import web_quality
+from curation.config import ConfigError
+from tests.helpers import assert_conservation, docs_frame, make_stage_dir, read_parts, run_one
+
+PROSE = [
+    "The council approved the new library after a long debate. It will open next year, and the old "
+    "building will become a museum of local history. Residents said they were pleased with the plan.",
+    "Researchers measured the temperature of the lake every morning for three years. They found that "
+    "the water warmed faster in spring than in autumn, which surprised them.",
+    "The recipe needs flour, butter and two eggs. Mix them slowly, then bake the dough for twenty "
+    "minutes until it is golden. Let it cool before you cut it.",
+]
+JUNK = [
+    "Home\nProducts\nCART (0)\nLOGIN\nContact",
+    "SALE SALE SALE\nclick here\n$$$ 50% OFF\nBUY NOW",
+    "Menu\nAbout\nPrivacy Policy\nTerms of use\nSitemap",
+]
+
+
+def corpus(n: int = 40) -> pd.DataFrame:
+    rows = []
+    for i in range(n):
+        text = (PROSE if i % 2 else JUNK)[i % 3] + f"\nref {i}"
+        rows.append({"doc_id": f"w{i:02d}", "text": text, "source": "web"})
+    rows += [{"doc_id": "c0", "text": "def f():\n    return 1\n", "source": "code"},
+             {"doc_id": "m0", "text": "Let x be a prime.", "source": "math_science"}]
+    return docs_frame(rows)
+
+
+def run(tmp_path: Path, name: str, overrides: list[str] | None = None, df: pd.DataFrame | None = None):
+    inp = tmp_path / "in"
+    if not inp.exists():
+        make_stage_dir(inp, corpus() if df is None else df, nparts=2)
+    res = run_one("web_quality", inp, tmp_path / name, overrides)
+    kept, ledger = assert_conservation(inp, tmp_path / name)
+    return res, kept, ledger
+
+
+def test_conserves_and_passes_other_sources_through(tmp_path: Path) -> None:
+    res, kept, ledger = run(tmp_path, "out")
+    others = kept[kept["source"] != "web"]
+    assert sorted(others["doc_id"]) == ["c0", "m0"]
+    assert others["quality_score_heuristics"].isna().all() and others["quality_level"].isna().all()
+    assert others["quality_bucket"].isna().all() and others["quality_repeat"].isna().all()
+    web = kept[kept["source"] == "web"]
+    assert web["quality_score_heuristics"].notna().all() and web["quality_score_linear"].notna().all()
+    assert web["quality_bucket"].between(0, 19).all()
+    assert "quality_signal_stop_word_frac" in kept.columns
+    # the level/bucket/repeat columns agree with the recipe's mapping
+    for _, r in web.iterrows():
+        b = int(r["quality_bucket"])
+        assert r["quality_level"] == ("high" if b == 19 else "medium_high" if b == 18 else "medium" if b >= 12 else "medium_low")
+    assert set(ledger["reason"]) == {"low_quality"}
+    assert res.stats["extra"]["levels"]["high"]["repeat"] >= 3.2
+
+
+def test_prose_ranks_above_menus(tmp_path: Path) -> None:
+    _, kept, ledger = run(tmp_path, "out")
+    menus = {f"w{i:02d}" for i in range(0, 40, 2)}
+    # the menus hold ~20 % of the web tokens, below the 35 % that buckets 0-6 (low) take: all discarded
+    assert menus <= set(ledger["doc_id"])
+    scores = pd.concat([kept, ledger.assign(**{"quality_score_heuristics": [
+        json.loads(d)["scores"]["heuristics"] for d in ledger["detail"]]})])
+    s = scores.set_index("doc_id")["quality_score_heuristics"]
+    prose = [d for d in s.index if d.startswith("w") and d not in menus]
+    assert s.loc[prose].min() > s.loc[sorted(menus)].max()
+
+
+def test_ledger_detail_has_level_bucket_and_every_score(tmp_path: Path) -> None:
+    _, _, ledger = run(tmp_path, "out")
+    assert len(ledger)
+    detail = json.loads(ledger.iloc[0]["detail"])
+    assert detail["level"] == "low" and 0 <= detail["bucket"] <= 6
+    assert set(detail["scores"]) == {"heuristics", "linear"} and set(detail["buckets"]) == {"heuristics", "linear"}
+    assert all(0 <= b <= 19 for b in detail["buckets"].values())
+
+
+def test_rebucketing_reuses_the_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    res1, kept1, ledger1 = run(tmp_path, "out")
+    assert res1.stats["extra"]["scored_documents"] == {"heuristics": 40, "linear": 40}
+
+    def boom(*args, **kwargs):
+        raise AssertionError("a model ran again although only decisions changed")
+
+    monkeypatch.setattr(web_quality.HeuristicsScorer, "signals", boom)
+    monkeypatch.setattr(web_quality.LinearScorer, "predict", boom)
+    overrides = ["web_quality.repeat={high: 5.0, medium_high: 3.0, medium: 1.0, medium_low: 0.0, low: 0.0}",
+                 "web_quality.levels={high: [17, 19], medium_high: [15, 16], medium: [10, 14], medium_low: [5, 9], low: [0, 4]}"]
+    res2, kept2, ledger2 = run(tmp_path, "out2", overrides)
+    assert "scored_documents" not in res2.stats["extra"]
+    scores1 = kept1.set_index("doc_id")["quality_score_linear"]
+    all2 = pd.concat([kept2, read_parts(tmp_path / "out2" / "ledger")], ignore_index=True)
+    assert set(all2["doc_id"]) == set(kept1["doc_id"]) | set(ledger1["doc_id"])
+    same = kept2.set_index("doc_id")["quality_score_linear"].reindex(scores1.index).dropna()
+    np.testing.assert_allclose(same, scores1.loc[same.index])
+    assert set(kept2["quality_level"].dropna()) <= {"high", "medium_high", "medium"}  # medium_low now discarded
+    assert set(kept2["quality_repeat"].dropna()) <= {5.0, 3.0, 1.0}  # the new actions
+    assert 5.0 in set(kept2["quality_repeat"]) and len(ledger2) >= len(ledger1)
+
+
+def test_fixed_thresholds_and_combine_max(tmp_path: Path) -> None:
+    cuts = "[" + ", ".join(str(x) for x in np.linspace(-2.0, 2.0, 19)) + "]"
+    res, kept, _ = run(tmp_path, "fixed", [f"web_quality.thresholds={{heuristics: {cuts}}}", "web_quality.scorers=[heuristics]",
+                                           "web_quality.combine=max"])
+    assert res.stats["extra"]["thresholds_fixed"] == ["heuristics"]
+    web = kept[kept["source"] == "web"]
+    expected = np.searchsorted(np.linspace(-2.0, 2.0, 19), web["quality_score_heuristics"].to_numpy(), side="right")
+    np.testing.assert_array_equal(web["quality_bucket"].to_numpy(dtype=int), expected)
+    fixed = "[" + ", ".join(str(x) for x in np.linspace(0.05, 0.95, 19)) + "]"
+    res3, kept3, _ = run(tmp_path, "mean_fixed", [f"web_quality.thresholds={{combined: {fixed}}}"])
+    web3 = kept3[kept3["source"] == "web"]
+    expected3 = np.searchsorted(np.linspace(0.05, 0.95, 19), web3["quality_percentile"].to_numpy() / 100, side="right")
+    np.testing.assert_array_equal(web3["quality_bucket"].to_numpy(dtype=int), expected3)
+    assert res3.stats["extra"]["combined_thresholds"][0] == pytest.approx(0.05)
+    res2, kept2, ledger2 = run(tmp_path, "max", ["web_quality.combine=max"])
+    assert res2.stats["config"]["combine"] == "max"
+    for d in ledger2["detail"]:
+        detail = json.loads(d)
+        assert detail["bucket"] == max(detail["buckets"].values())  # GLM-4.5 / Nemotron-CC: max over scorers
+
+
+def test_token_share_per_level_in_stats(tmp_path: Path) -> None:
+    res, _, _ = run(tmp_path, "out")
+    levels = res.stats["extra"]["levels"]
+    assert sum(v["token_share"] for v in levels.values()) == pytest.approx(1.0)
+    assert sum(v["documents"] for v in levels.values()) == 40
+    assert res.stats["extra"]["percentile_rank_error_bound"] == {"heuristics": 0.0, "linear": 0.0, "combined": 0.0}  # exact
+    assert len(res.stats["extra"]["thresholds"]["linear"]) == 19
+    assert sum(v["tokens"] for v in res.stats["extra"]["buckets"]["bucket_linear"].values()) == levels_tokens(levels)
+
+
+def levels_tokens(levels: dict) -> int:
+    return sum(v["tokens"] for v in levels.values())
+
+
+def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="belong to no level"):
+        run(tmp_path, "bad", ["web_quality.levels={high: [19, 19], low: [0, 17]}"])
+    with pytest.raises(ConfigError, match="no factor"):
+        run(tmp_path, "bad2", ["web_quality.repeat={high: 4.0}"])
+    with pytest.raises(ConfigError, match="nor 'combined'"):
+        run(tmp_path, "bad5", ["web_quality.thresholds={edu: [1.0]}"])
+    with pytest.raises(ConfigError, match="not in scorers"):
+        run(tmp_path, "bad3", ["web_quality.scorer_options={edu: {kind: hf}}"])
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        run(tmp_path, "bad4", ["web_quality.scorer_options={linear: {model: /nowhere}}"])
+
+
+def test_embedding_head_uses_stored_vectors_and_embeds_the_rest(tmp_path: Path) -> None:
+    from classifiers.embedding import get_embedder, write_embedding_part
+    from classifiers.embedding_store import write_card
+    from pipelines.runner import run_stage
+
+    df = corpus(12)
+    inp = make_stage_dir(tmp_path / "20_prev", df, nparts=2)
+    settings = {"model": "minilm-static", "max_seq_length": 128, "mask_digits": False}
+    emb = get_embedder(**settings)
+    head = tmp_path / "head"
+    head.mkdir()
+    np.savez(head / "head.npz", weights=np.ones(emb.dim, dtype=np.float32), bias=np.array([0.0]))
+    (head / "model.json").write_text(json.dumps({"embedder": settings}))
+    # semdedup stored vectors for partition 0 only; partition 1 must be embedded here
+    store = tmp_path / "30_semdedup" / "artifacts" / "embeddings"
+    part0 = pd.read_parquet(inp / "docs" / "part-00000.parquet")
+    fake = np.zeros((len(part0), emb.dim), dtype=np.float32)
+    fake[:, 0] = 1.0  # a unit vector whose score is exactly 1.0
+    write_embedding_part(store / "part-00000.parquet", part0["doc_id"].tolist(), fake)
+    write_card(store, {"embedder": settings})
+    import dask
+
+    from pipelines.recipe import load_recipe as load
+
+    rec = load(None, ["web_quality.enabled=true", "web_quality.scorers=[embedding]",
+                      f"web_quality.scorer_options={{embedding: {{model: {head}}}}}"])
+    with dask.config.set(scheduler="synchronous"):
+        run_stage("web_quality", rec, stage_dir=tmp_path / "40_web_quality", input_dir=inp, run_dir=tmp_path, quiet=True)
+    kept = read_parts(tmp_path / "40_web_quality" / "docs")
+    led = read_parts(tmp_path / "40_web_quality" / "ledger")
+    both = pd.concat([kept, pd.DataFrame({"doc_id": led["doc_id"]})]) if len(led) else kept
+    assert len(both) == len(df)
+    scores = pd.read_parquet(next((tmp_path / "40_web_quality" / "artifacts" / "scores-embedding").glob("part-00000.parquet")))
+    np.testing.assert_allclose(scores["score"], 1.0, rtol=1e-5)  # the stored vectors were used
+    s1 = pd.read_parquet(tmp_path / "40_web_quality" / "artifacts" / "scores-embedding" / "part-00001.parquet")
+    web1 = df.set_index("doc_id").loc[s1["doc_id"], "text"].tolist()
+    np.testing.assert_allclose(s1["score"], emb.embed(web1).sum(axis=1), rtol=1e-4)  # freshly embedded
+
+
+def test_a_run_without_web_pages_passes_everything_through(tmp_path: Path) -> None:
+    df = docs_frame([{"doc_id": f"c{i}", "text": f"def f{i}(): pass", "source": "code"} for i in range(6)])
+    res, kept, ledger = run(tmp_path, "out", df=df)
+    assert len(kept) == 6 and len(ledger) == 0
+    assert kept["quality_level"].isna().all()
+    assert res.stats["extra"]["levels"]["high"]["documents"] == 0
