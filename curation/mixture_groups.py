@@ -1,0 +1,182 @@
+"""Which mixture group and which phases each document belongs to (pure pandas, per partition).
+
+A document's *kind* is its source, except web pages marked ``edu_rich`` (kind ``web_edu``); its
+*group* is ``<kind>/<sub>`` with the quality level (web), code tier (code, code_web) or edu band
+(math_science) as ``sub``, ``all`` otherwise or when the column is missing. Its repeat factor
+comes from ``quality_repeat`` / ``code_repeat`` / ``edu_repeat``, else the recipe's defaults.
+
+:func:`memberships` lists, per document, the (phase, group, unit) rows it enters: the document
+itself for ``documents`` phases; for ``repo_code`` phases the repository (files and issue threads
+are built per repository); for ``long_context`` phases long documents of the pre-training kinds
+(group ``long_docs/all``) plus the kinds the phase names (e.g. ``agent``).
+
+>>> df = pd.DataFrame({"doc_id": ["a", "b"], "source": ["web", "web"], "n_tokens": [5, 7],
+...                    "text": ["x", "y"], "quality_level": ["high", "low"], "quality_repeat": [4.0, 0.0]})
+>>> doc_groups(df, {})[["group", "repeat"]].values.tolist()
+[['web/high', 4.0], ['web/low', 0.0]]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from curation.mixture import PhaseSpec, lookup
+from curation.repo_threads import parse_meta
+
+SUB_COLUMN = {"web": "quality_level", "web_edu": "quality_level", "code": "code_tier", "code_web": "code_tier", "math_science": "edu_band"}
+REPEAT_COLUMN = {"web": "quality_repeat", "web_edu": "quality_repeat", "code": "code_repeat", "code_web": "code_repeat", "math_science": "edu_repeat"}
+#: Columns of earlier stages copied into a shard's ``provenance`` JSON when present.
+PROVENANCE_COLUMNS = (
+    "quality_level", "quality_bucket", "quality_repeat", "code_tier", "code_repeat", "code_web_recall",
+    "edu_score", "edu_band", "edu_repeat", "edu_rich", "minhash_cluster", "semdedup_cluster",
+)
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")  # group names are folder names and manifest keys
+REPO_GROUP = "code/repo_level"
+THREADS_GROUP = "issues_prs_commits/threads"
+LONG_GROUP = "long_docs/all"
+
+MEMBER_COLUMNS = {
+    "row": "int64", "phase": object, "group": object, "unit": object, "repeat": "float64",
+    "n_tokens": "int64", "chars": "int64",
+}
+
+
+def doc_groups(df: pd.DataFrame, repeat_defaults: Mapping[str, float]) -> pd.DataFrame:
+    """``kind``, ``group`` and ``repeat`` of every row of ``df`` (same index)."""
+    source = df["source"].astype(object).fillna("unknown").to_numpy()
+    kind = np.array([_SAFE.sub("_", s) for s in source], dtype=object)
+    if "edu_rich" in df.columns:
+        rich = df["edu_rich"].astype(object).map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else False).to_numpy(dtype=bool)
+        kind = np.where((source == "web") & rich, "web_edu", kind)
+    sub = np.full(len(df), "all", dtype=object)
+    repeat = np.full(len(df), np.nan)
+    for k, col in SUB_COLUMN.items():
+        mask = kind == k
+        if not mask.any():
+            continue
+        if col in df.columns:
+            vals = df[col].astype(object).to_numpy()[mask]
+            sub[mask] = [_SAFE.sub("_", v) if isinstance(v, str) and v else "all" for v in vals]
+        rcol = REPEAT_COLUMN[k]
+        if rcol in df.columns:
+            repeat[mask] = pd.to_numeric(df[rcol], errors="coerce").to_numpy(dtype=float)[mask]
+    group = np.array([f"{k}/{s}" for k, s in zip(kind, sub, strict=True)], dtype=object)
+    missing = np.isnan(repeat)
+    if missing.any():
+        defaults = {g: lookup(repeat_defaults, g, 1.0) for g in set(group[missing])}
+        repeat[missing] = [defaults[g] for g in group[missing]]
+    return pd.DataFrame({"kind": kind, "group": group, "repeat": np.maximum(repeat, 0.0)}, index=df.index)
+
+
+def long_source_kinds(specs: Sequence[PhaseSpec]) -> set[str]:
+    """Kinds that some pre-training phase mixes in, less source code: the corpus long documents are
+    drawn from (code gets its long contexts from the repository-level phase; a single code file that
+    long is mostly data or generated)."""
+    return {k for s in specs if s.stage == "pretrain" and s.builder == "documents" for k, v in s.mix.items() if v > 0} - {"code"}
+
+
+def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    repo = df["repo"].astype(object).to_numpy()[mask] if "repo" in df.columns else np.full(mask.sum(), None)
+    ids = df["doc_id"].astype(object).to_numpy()[mask]
+    metas = df["meta"].astype(object).to_numpy()[mask] if "meta" in df.columns else np.full(mask.sum(), None)
+    out = []
+    for r, i, m in zip(repo, ids, metas, strict=True):
+        if not (isinstance(r, str) and r):
+            r = parse_meta(m).get("repo") if m is not None else None
+        out.append(f"repo:{r}" if isinstance(r, str) and r else f"doc:{i}")
+    return np.array(out, dtype=object)
+
+
+def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFrame) -> pd.DataFrame:
+    """One row per (document, phase) the document enters: ``row`` is its position in ``df``."""
+    kind = groups["kind"].to_numpy()
+    group = groups["group"].to_numpy()
+    repeat = groups["repeat"].to_numpy()
+    tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy()
+    chars = df["text"].astype(object).map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.int64)
+    ids = df["doc_id"].astype(object).to_numpy()
+    long_kinds = long_source_kinds(specs)
+    frames: list[pd.DataFrame] = []
+
+    def add(mask: np.ndarray, phase: str, grp: np.ndarray | str, unit: np.ndarray, rep: np.ndarray) -> None:
+        if not mask.any():
+            return
+        frames.append(pd.DataFrame({
+            "row": np.flatnonzero(mask).astype(np.int64),
+            "phase": phase,
+            "group": grp if isinstance(grp, str) else grp[mask],
+            "unit": unit,
+            "repeat": rep[mask] if isinstance(rep, np.ndarray) else rep,
+            "n_tokens": tokens[mask],
+            "chars": chars[mask],
+        }))
+
+    for spec in specs:
+        mixed = {k for k, v in spec.mix.items() if v > 0}
+        plain = np.isin(kind, list(mixed))
+        if spec.builder == "repo_code":
+            code = (kind == "code") & ("code" in mixed) & (repeat > 0)
+            add(code, spec.name, REPO_GROUP, _repo_units(df, code), np.ones(len(df)))
+            threads = (kind == "issues_prs_commits") & ("issues_prs_commits" in mixed)
+            add(threads, spec.name, THREADS_GROUP, _repo_units(df, threads), repeat)
+            plain &= ~np.isin(kind, ["code", "issues_prs_commits"])
+        elif spec.builder == "long_context" and "long_docs" in mixed:
+            long = np.isin(kind, list(long_kinds)) & (repeat > 0) & (tokens >= spec.min_tokens)
+            add(long, spec.name, LONG_GROUP, ids[long], np.ones(len(df)))
+        add(plain, spec.name, group, ids[plain], repeat)
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in MEMBER_COLUMNS.items()})
+    return pd.concat(frames, ignore_index=True).astype(MEMBER_COLUMNS)
+
+
+def aggregate(members: pd.DataFrame) -> pd.DataFrame:
+    """Per (phase, group): documents, tokens, chars, units and Σ repeat × tokens, over rows with repeat > 0.
+
+    Rows with repeat 0 are counted in ``zero_*`` so the manifest can list what was left out.
+    """
+    m = members.assign(
+        pos=members["repeat"] > 0,
+        rep_tokens=members["repeat"] * members["n_tokens"],
+    )
+    m = m.assign(
+        tokens=np.where(m["pos"], m["n_tokens"], 0),
+        chars=np.where(m["pos"], m["chars"], 0),
+        documents=m["pos"].astype("int64"),
+        zero_tokens=np.where(m["pos"], 0, m["n_tokens"]),
+        zero_documents=(~m["pos"]).astype("int64"),
+    )
+    out = m.groupby(["phase", "group"], sort=True).agg(
+        documents=("documents", "sum"), tokens=("tokens", "sum"), chars=("chars", "sum"),
+        repeat_tokens=("rep_tokens", "sum"), zero_documents=("zero_documents", "sum"), zero_tokens=("zero_tokens", "sum"),
+    ).reset_index()
+    units = m[m["pos"]].groupby(["phase", "group"], sort=True)["unit"].nunique().rename("units")
+    return out.merge(units.reset_index(), on=["phase", "group"], how="left").fillna({"units": 0}).astype({"units": "int64"})
+
+
+def stable_hash(keys: Sequence[str]) -> np.ndarray:
+    """uint64 hashes of strings, the same in every process (pandas' fixed-key SipHash)."""
+    return pd.util.hash_array(np.asarray(list(keys), dtype=object), categorize=False)
+
+
+def assign_shards(members: pd.DataFrame, n_shards: Mapping[tuple[str, str], int], seed: int) -> np.ndarray:
+    """Shard number of each membership row: a hash of (seed, phase, group, unit) modulo the group's shard count."""
+    if members.empty:
+        return np.zeros(0, dtype=np.int64)
+    keys = [f"{seed}|{p}|{g}|{u}" for p, g, u in zip(members["phase"], members["group"], members["unit"], strict=True)]
+    h = stable_hash(keys)
+    n = np.array([n_shards.get((p, g), 1) for p, g in zip(members["phase"], members["group"], strict=True)], dtype=np.uint64)
+    return (h % n).astype(np.int64)
+
+
+def shard_count(chars: int, target_chars: float) -> int:
+    """Shards for a group of ``chars`` characters at ``target_chars`` each (at least 1)."""
+    return max(1, int(np.ceil(chars / max(target_chars, 1.0))))
+
+
+def order_key(seed: int, phase: str, doc_ids: Sequence[str]) -> np.ndarray:
+    """The deterministic shuffle order within a shard: hash of (seed, phase, doc_id)."""
+    return stable_hash([f"{seed}|{phase}|order|{d}" for d in doc_ids])

@@ -1,0 +1,183 @@
+"""The content of one shard: build (repository / thread documents), shuffle, FIM, repeats, packing.
+
+Pure pandas: :func:`build_shard` gets the membership rows of one (phase, group, shard) and
+returns the frame to write (columns :data:`SHARD_SCHEMA`), the packing spans (for best-fit
+phases) and FIM counts. Order inside a shard is a hash of (seed, phase, doc_id), so a shard's
+content does not depend on how the input was partitioned.
+
+>>> rows = pd.DataFrame({"doc_id": ["b", "a"], "text": ["x y", "z"], "source": "web", "n_tokens": [2, 1], "unit": ["b", "a"]})
+>>> spec = PhaseSpec("p", mix={"web": 1.0})
+>>> shard, spans, fim = build_shard(rows, spec, "web/all", 1.0, ShardOptions(seed=1))
+>>> sorted(shard["doc_id"]), spans is None
+(['a', 'b'], True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from curation.fim import FimSentinels, fim_many
+from curation.mixture import PhaseSpec
+from curation.mixture_groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key, stable_hash
+from curation.packing import best_fit_pack
+from curation.repo_concat import BuiltDoc, RepoHeaders, concat_repo
+from curation.repo_threads import concat_threads
+from curation.tokens import count_tokens
+
+SHARD_SCHEMA = pa.schema([
+    ("doc_id", pa.string()), ("copy", pa.int64()), ("text", pa.string()), ("source", pa.string()),
+    ("group", pa.string()), ("n_tokens", pa.int64()), ("url", pa.string()), ("repo", pa.string()),
+    ("path", pa.string()), ("language", pa.string()), ("fim", pa.string()), ("meta", pa.string()),
+    ("provenance", pa.string()),
+])
+PACKING_SCHEMA = pa.schema([
+    ("sequence", pa.int64()), ("position", pa.int64()), ("row", pa.int64()), ("doc_id", pa.string()),
+    ("copy", pa.int64()), ("offset", pa.int64()), ("length", pa.int64()),
+])
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardOptions:
+    seed: int = 1234
+    fim_rate: float = 0.5
+    fim_spm_rate: float = 0.5
+    fim_sources: tuple[str, ...] = ("code",)
+    sentinels: FimSentinels = FimSentinels()
+    headers: RepoHeaders = RepoHeaders()
+    tokenizer: str = "qwen"
+    materialize_repeats: bool = False
+    keep_meta: bool = False
+
+
+def _col(df: pd.DataFrame, name: str) -> list[Any]:
+    if name not in df.columns:
+        return [None] * len(df)
+    return [v if isinstance(v, str) else None for v in df[name].astype(object)]
+
+
+def provenance(df: pd.DataFrame) -> list[str]:
+    """JSON of the earlier stages' columns per row (only those present and not null)."""
+    cols = [c for c in PROVENANCE_COLUMNS if c in df.columns]
+    values = {c: df[c].astype(object).tolist() for c in cols}
+    out = []
+    for i in range(len(df)):
+        rec = {}
+        for c in cols:
+            v = values[c][i]
+            if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and np.isnan(v)):
+                continue
+            rec[c] = v.item() if isinstance(v, np.generic) else v
+        out.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
+    return out
+
+
+def documents_frame(rows: pd.DataFrame, group: str, keep_meta: bool = False) -> pd.DataFrame:
+    """Rows as shard documents, unchanged."""
+    return pd.DataFrame({
+        "doc_id": rows["doc_id"].astype(object).to_numpy(),
+        "text": rows["text"].astype(object).to_numpy(),
+        "source": rows["source"].astype(object).to_numpy(),
+        "group": group,
+        "n_tokens": pd.to_numeric(rows["n_tokens"]).astype("int64").to_numpy(),
+        "url": _col(rows, "url"), "repo": _col(rows, "repo"), "path": _col(rows, "path"),
+        "language": _col(rows, "language"), "meta": _col(rows, "meta") if keep_meta else None,
+        "provenance": provenance(rows),
+    })
+
+
+def _unique_paths(paths: list[str]) -> list[str]:
+    seen: Counter[str] = Counter()
+    out = []
+    for p in paths:
+        seen[p] += 1
+        out.append(p if seen[p] == 1 else f"{p}~{seen[p]}")
+    return out
+
+
+def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOptions) -> pd.DataFrame:
+    """Repository documents (code) or thread contexts (issues/PRs/commits), one or more per unit."""
+    def count(texts: list[str]) -> np.ndarray:
+        return count_tokens(texts, opts.tokenizer)
+
+    built: list[tuple[BuiltDoc, str]] = []
+    rows = rows.assign(_path=[p if isinstance(p, str) and p else d for p, d in zip(_col(rows, "path"), rows["doc_id"], strict=True)])
+    for unit, g in rows.sort_values(["unit", "_path", "doc_id"], kind="stable").groupby("unit", sort=True):
+        repo = str(unit).split(":", 1)[1]
+        if group == REPO_GROUP:
+            docs = concat_repo(
+                repo, _unique_paths(g["_path"].tolist()), g["text"].tolist(), g["n_tokens"].tolist(), g["doc_id"].tolist(),
+                max_tokens=spec.max_doc_tokens, count=count, headers=opts.headers,
+            )
+            built += [(d, "code") for d in docs]
+        else:
+            docs = concat_threads(
+                repo, g["text"].tolist(), _col(g, "meta"), g["n_tokens"].tolist(), g["doc_id"].tolist(),
+                max_tokens=spec.max_doc_tokens, count=count, header=opts.headers.repo,
+            )
+            built += [(d, "issues_prs_commits") for d in docs]
+    return pd.DataFrame({
+        "doc_id": [d.doc_id for d, _ in built],
+        "text": [d.text for d, _ in built],
+        "source": [s for _, s in built],
+        "group": group,
+        "n_tokens": np.array([d.n_tokens for d, _ in built], dtype=np.int64),
+        "url": None, "repo": [d.repo for d, _ in built], "path": None, "language": None, "meta": None,
+        "provenance": [json.dumps({"builder": spec.builder, "members": d.members}) for d, _ in built],
+    })
+
+
+def repeat_copies(doc_ids: list[str], epochs: float, seed: int, phase: str) -> np.ndarray:
+    """Copies per document when repeats are materialised: ⌊e⌋, plus one for a hashed fraction ``e − ⌊e⌋``."""
+    whole = int(np.floor(epochs))
+    frac = epochs - whole
+    u = stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]).astype(np.float64) / 2.0**64
+    return whole + (u < frac).astype(np.int64)
+
+
+def build_shard(
+    rows: pd.DataFrame, spec: PhaseSpec, group: str, epochs: float, opts: ShardOptions
+) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int]]:
+    """(shard frame, packing spans or None, FIM mode counts) for one shard's membership rows."""
+    frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
+    frame = frame.drop_duplicates("doc_id")
+    frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
+    frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    copies = np.ones(len(frame), dtype=np.int64)
+    if opts.materialize_repeats:
+        copies = repeat_copies(frame["doc_id"].tolist(), epochs, opts.seed, spec.name)
+    frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
+    frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
+    if opts.materialize_repeats:
+        frame = frame.assign(_o=order_key(opts.seed, spec.name, [f"{d}#{c}" for d, c in zip(frame["doc_id"], frame["copy"], strict=True)]))
+        frame = frame.sort_values(["_o", "doc_id", "copy"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    frame["fim"] = "none"
+    fim_counts: dict[str, int] = {}
+    if spec.fim:
+        mask = frame["source"].isin(list(opts.fim_sources)).to_numpy()
+        if mask.any():
+            keys = [f"{spec.name}|{d}|{c}" for d, c in zip(frame.loc[mask, "doc_id"], frame.loc[mask, "copy"], strict=True)]
+            texts, modes = fim_many(
+                frame.loc[mask, "text"].tolist(), keys, seed=opts.seed, rate=opts.fim_rate,
+                spm_rate=opts.fim_spm_rate, sentinels=opts.sentinels,
+            )
+            frame.loc[mask, "text"] = pd.Series(texts, index=frame.index[mask], dtype=object)
+            frame.loc[mask, "fim"] = pd.Series(modes, index=frame.index[mask], dtype=object)
+            fim_counts = dict(sorted(Counter(modes).items()))
+    frame = frame[SHARD_SCHEMA.names]
+    spans = None
+    if spec.packing == "best_fit":
+        p = best_fit_pack(frame["n_tokens"].to_numpy(), spec.seq_length)
+        s = p.spans
+        spans = pd.DataFrame({
+            "sequence": s["sequence"].to_numpy(), "position": s["position"].to_numpy(), "row": s["doc"].to_numpy(),
+            "doc_id": frame["doc_id"].to_numpy()[s["doc"].to_numpy()], "copy": frame["copy"].to_numpy()[s["doc"].to_numpy()],
+            "offset": s["offset"].to_numpy(), "length": s["length"].to_numpy(),
+        })
+    return frame, spans, fim_counts

@@ -1,0 +1,109 @@
+"""Worker-side parts of the mixture stage: explode documents into shard rows, write shards.
+
+:func:`explode_partition` turns each input partition into one row per (document, phase, group)
+it enters, keyed ``phase|group|shard``; after a shuffle on that key :func:`write_shards` builds
+and writes every shard it received (and its packing file) and returns one record per shard
+with its path, size, sha256, documents and tokens — the only thing that reaches the client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.manifest import file_sha256
+from curation.mixture import PhaseSpec
+from curation.mixture_groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, doc_groups, memberships
+from curation.mixture_shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
+
+#: Input columns a shard row carries (those present).
+CARRIED = ("doc_id", "text", "source", "url", "repo", "path", "language", "n_tokens", "meta", *PROVENANCE_COLUMNS)
+KEY_SEP = "|"
+
+RECORD_META = pd.DataFrame({
+    "phase": pd.Series(dtype=object), "group": pd.Series(dtype=object), "shard": pd.Series(dtype="int64"),
+    "path": pd.Series(dtype=object), "bytes": pd.Series(dtype="int64"), "sha256": pd.Series(dtype=object),
+    "documents": pd.Series(dtype="int64"), "tokens": pd.Series(dtype="int64"),
+    "unique_documents": pd.Series(dtype="int64"), "unique_tokens": pd.Series(dtype="int64"),
+    "fim": pd.Series(dtype=object), "packing_path": pd.Series(dtype=object), "packing_bytes": pd.Series(dtype="int64"),
+    "packing_sha256": pd.Series(dtype=object), "sequences": pd.Series(dtype="int64"), "min_sequences": pd.Series(dtype="int64"),
+})
+
+
+def explode_meta(meta: pd.DataFrame) -> pd.DataFrame:
+    cols = [c for c in CARRIED if c in meta.columns]
+    out = meta[cols].copy()
+    for c, dtype in (("phase", object), ("group", object), ("unit", object), ("repeat", "float64"), ("_key", object)):
+        out[c] = pd.Series(dtype=dtype)
+    return out
+
+
+def explode_partition(
+    df: pd.DataFrame, specs: list[PhaseSpec], repeat_defaults: dict[str, float],
+    live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool = False,
+) -> pd.DataFrame:
+    """One row per (document, phase, live group) with the shard key ``phase|group|NNNNN``.
+
+    ``meta`` travels only where a builder needs it (issue threads) unless ``keep_meta``: it can
+    hold a page's raw HTML, which training shards do not need.
+    """
+    m = memberships(df, specs, doc_groups(df, repeat_defaults))
+    ok = [(p, g) in live and r > 0 for p, g, r in zip(m["phase"], m["group"], m["repeat"], strict=True)]
+    m = m[ok].reset_index(drop=True)
+    shard = assign_shards(m, n_shards, seed)
+    cols = [c for c in CARRIED if c in df.columns]
+    out = df[cols].iloc[m["row"].to_numpy()].reset_index(drop=True)
+    out["phase"] = m["phase"].to_numpy()
+    out["group"] = m["group"].to_numpy()
+    out["unit"] = m["unit"].to_numpy()
+    out["repeat"] = m["repeat"].to_numpy()
+    if "meta" in out.columns and not keep_meta:
+        out["meta"] = out["meta"].astype(object).where((m["group"] == THREADS_GROUP).to_numpy(), None)
+    out["_key"] = [f"{p}{KEY_SEP}{g}{KEY_SEP}{s:05d}" for p, g, s in zip(m["phase"], m["group"], shard, strict=True)]
+    return out
+
+
+def _write(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def write_shards(
+    df: pd.DataFrame, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
+    epochs: dict[tuple[str, str], float],
+) -> pd.DataFrame:
+    """Build and write every shard whose rows are in ``df``; one record per shard."""
+    records = []
+    root = Path(work_dir)
+    for key, rows in df.groupby("_key", sort=True):
+        phase, group, shard_s = str(key).split(KEY_SEP)
+        spec = specs[phase]
+        frame, spans, fim = build_shard(rows, spec, group, epochs.get((phase, group), 1.0), opts)
+        rel = f"shards/{phase}/{group}/part-{shard_s}.parquet"
+        _write(pa.Table.from_pandas(frame, schema=SHARD_SCHEMA, preserve_index=False), root / rel)
+        first = frame["copy"].to_numpy() == 0
+        rec = {
+            "phase": phase, "group": group, "shard": int(shard_s), "path": rel, "bytes": (root / rel).stat().st_size,
+            "sha256": file_sha256(root / rel), "documents": len(frame), "tokens": int(frame["n_tokens"].sum()),
+            "unique_documents": int(first.sum()), "unique_tokens": int(frame["n_tokens"].to_numpy()[first].sum()),
+            "fim": json.dumps(fim, sort_keys=True), "packing_path": None, "packing_bytes": 0, "packing_sha256": None, "sequences": 0, "min_sequences": 0,
+        }
+        if spans is not None:
+            prel = f"packing/{phase}/{group}/part-{shard_s}.parquet"
+            _write(pa.Table.from_pandas(spans, schema=PACKING_SCHEMA, preserve_index=False), root / prel)
+            rec.update({
+                "packing_path": prel, "packing_bytes": (root / prel).stat().st_size, "packing_sha256": file_sha256(root / prel),
+                "sequences": int(spans["sequence"].nunique()),
+                "min_sequences": -(-int(frame["n_tokens"].sum()) // spec.seq_length),  # no packing can use fewer
+            })
+        records.append(rec)
+    if not records:
+        return RECORD_META.copy()
+    return pd.DataFrame(records).astype(RECORD_META.dtypes.to_dict())

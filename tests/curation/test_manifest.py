@@ -1,0 +1,118 @@
+import copy
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from curation.manifest import (
+    build_manifest,
+    file_sha256,
+    group_entry,
+    interleave_export,
+    load_schema,
+    megatron_blend,
+    validate_manifest,
+    validate_schema,
+    validate_sums,
+)
+from curation.mixture import Budget, GroupStat, PhaseSpec, plan_phase
+from curation.mixture_shards import SHARD_SCHEMA
+
+
+def write_shard(root, rel, n_tokens):
+    df = pd.DataFrame({c: [None] * len(n_tokens) for c in SHARD_SCHEMA.names})
+    df["doc_id"] = [f"d{i}" for i in range(len(n_tokens))]
+    df["copy"] = 0
+    df["n_tokens"] = n_tokens
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pandas(df, schema=SHARD_SCHEMA, preserve_index=False), path)
+    return {"path": rel, "bytes": path.stat().st_size, "sha256": file_sha256(path), "documents": len(n_tokens), "tokens": sum(n_tokens)}
+
+
+@pytest.fixture
+def stage(tmp_path):
+    spec = PhaseSpec("pretrain_phase1", budget=Budget(fraction=1.0), mix={"web": 1.0, "code": 1.0})
+    plan = plan_phase(spec, {"web/high": GroupStat(60, 2.0, 3), "code/high": GroupStat(40, 1.0, 2), "web/low": GroupStat(9, 0.0, 1)}, {"*": 4.0})
+    shards = {
+        "web/high": [write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00000.parquet", [10, 20]),
+                     write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00001.parquet", [30])],
+        "code/high": [write_shard(tmp_path, "shards/pretrain_phase1/code/high/part-00000.parquet", [15, 25])],
+    }
+    groups = [group_entry(g, shards.get(g.group, []), None, None) for g in plan.groups]
+    prov = {"created_by": {"stage": "mixture", "stage_version": "1", "versions": {"python": "3"}}, "config_hash": "0" * 64,
+            "input_fingerprint": "x", "upstream": [], "seed": 1}
+    manifest = build_manifest(spec, plan, groups, provenance=prov, fim={"enabled": True, "rate": 0.5}, repeats="weights")
+    path = tmp_path / "manifests" / "pretrain_phase1.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(manifest))
+    return tmp_path, path, manifest
+
+
+def test_a_built_manifest_is_valid_against_schema_sums_and_files(stage):
+    _, path, manifest = stage
+    assert validate_manifest(path) == []
+    assert manifest["totals"] == {"documents": 5, "tokens": 100, "shards": 3, "bytes": sum(s["bytes"] for g in manifest["groups"] for s in g["shards"])}
+    assert [g["name"] for g in manifest["groups"]] == ["code/high", "web/high"]
+    assert manifest["excluded_groups"] == [{"name": "web/low", "documents": 1, "tokens": 9, "reason": "zero_weight"}]
+    assert load_schema()["properties"]["schema_version"]["const"] == manifest["schema_version"] == "1.0"
+
+
+def test_schema_rejects_missing_and_malformed_fields(stage):
+    _, _, manifest = stage
+    bad = copy.deepcopy(manifest)
+    del bad["budget"]
+    assert any("'budget' is a required property" in e for e in validate_schema(bad))
+    bad = copy.deepcopy(manifest)
+    bad["groups"][0]["shards"][0]["sha256"] = "xyz"
+    assert any(e.startswith("groups/0/shards/0/sha256") for e in validate_schema(bad))
+    bad = copy.deepcopy(manifest)
+    bad["packing"] = {"mode": "best_fit"}
+    assert any("fill_rate" in e for e in validate_schema(bad))
+    bad = copy.deepcopy(manifest)
+    bad["extra_field"] = 1
+    assert validate_schema(bad)
+
+
+def test_sums_must_match_the_shards(stage):
+    _, _, manifest = stage
+    bad = copy.deepcopy(manifest)
+    bad["groups"][1]["tokens"] += 1
+    assert any("tokens 61 != sum over its shards 60" in e for e in validate_sums(bad))
+    bad = copy.deepcopy(manifest)
+    bad["groups"][1]["epochs"] = 9.0
+    assert any("above its cap" in e for e in validate_sums(bad))
+
+
+def test_files_are_checked_for_bytes_checksum_rows_and_tokens(stage):
+    root, path, manifest = stage
+    shard = root / manifest["groups"][0]["shards"][0]["path"]
+    manifest["groups"][0]["shards"][0]["tokens"] = 41
+    manifest["groups"][0]["tokens"] = 41
+    manifest["totals"]["tokens"] = 101
+    path.write_text(json.dumps(manifest))
+    assert validate_manifest(path) == ["shards/pretrain_phase1/code/high/part-00000.parquet: 40 tokens, manifest says 41"]
+    shard.write_bytes(shard.read_bytes() + b"x")
+    errors = validate_manifest(path)
+    assert any("bytes" in e for e in errors) and any("sha256" in e for e in errors)
+    shard.unlink()
+    assert any("missing" in e for e in validate_manifest(path))
+    manifest["groups"][0]["shards"][0]["path"] = "../../etc/passwd.parquet"
+    path.write_text(json.dumps(manifest))
+    assert any("outside" in e for e in validate_manifest(path))
+
+
+def test_exports_weight_by_tokens_and_sample_by_documents(stage):
+    _, _, manifest = stage
+    blend = manifest["exports"]["megatron_data_path"].split()
+    weights = dict(zip(blend[1::2], map(float, blend[::2]), strict=True))
+    assert sum(weights.values()) == pytest.approx(1.0)
+    # web/high: 2 epochs × 60 tokens = 120 of 160 planned; split over its shards by their tokens (30 and 30).
+    assert weights["shards/pretrain_phase1/web/high/part-00000"] == pytest.approx(0.75 * 30 / 60)
+    inter = interleave_export(manifest["groups"])
+    assert inter["groups"] == ["code/high", "web/high"]
+    # documents drawn: code 40/(40/2) = 2, web 120/(60/3) = 6 → 0.25 / 0.75
+    assert inter["probabilities"] == pytest.approx([0.25, 0.75])
+    assert megatron_blend([{"name": "a/b", "weight": 0.0, "tokens": 5, "shards": []}]) == ""
