@@ -79,3 +79,39 @@ def test_rerun_skips_every_stage(sample_run):
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = json.loads((out / "run.json").read_text())
     assert all(s["skipped"] for s in run["stages"])
+
+
+def test_sample_run_writes_five_manifests_and_top_web_level_reaches_3_2_epochs(sample_run):
+    out, _ = sample_run
+    manifests = sorted(p.name for p in (out / "80_mixture" / "manifests").glob("*.json"))
+    assert manifests == sorted([
+        "pretrain_phase1.json", "pretrain_phase2.json", "midtrain_repo_code_32k.json",
+        "midtrain_reasoning_32k.json", "midtrain_long_context_128k.json",
+    ])
+    epochs = 0.0
+    for name in ("pretrain_phase1.json", "pretrain_phase2.json"):
+        m = json.loads((out / "80_mixture" / "manifests" / name).read_text())
+        epochs += sum(g["epochs"] for g in m["groups"] if g["name"] == "web/high")
+    assert epochs >= 3.2
+
+
+def test_verify_fails_on_a_deleted_shard_or_an_edited_ledger(sample_run, tmp_path):
+    import shutil
+
+    out, _ = sample_run
+    broken = tmp_path / "broken"
+    shutil.copytree(out, broken)
+    shard = sorted((broken / "80_mixture" / "shards").rglob("*.parquet"))[0]
+    shard.unlink()
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(broken)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 1 and shard.name in proc.stdout
+    edited = tmp_path / "edited"
+    shutil.copytree(out, edited)
+    ledger = sorted((edited / "20_minhash_dedup" / "ledger").glob("part-*.parquet"))
+    import pandas as pd
+
+    frames = [(p, pd.read_parquet(p)) for p in ledger]
+    path, df = next((p, d) for p, d in frames if len(d))
+    df.iloc[1:].to_parquet(path)
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(edited)], cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 1 and "neither kept nor in the ledger" in proc.stdout
