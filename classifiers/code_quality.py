@@ -1,0 +1,169 @@
+"""Code-quality scorers: a structural score per language family and a learned model, both 0–10.
+
+Scorers produce numbers and never decide (tiers are :mod:`curation.code_tiers`).
+
+- ``structural`` (:class:`StructuralScorer`): a weighted mean of component scores in [0, 1]
+  computed from :func:`classifiers.code_quality_features.structural_features` — documentation
+  and comments, function length, nesting depth, naming, duplicated lines, parse errors, long
+  lines, file size — scaled to 0–10, with a small discount for test/example files.
+- ``learned`` (:class:`LearnedScorer`): a hashed n-gram regression model
+  (:class:`classifiers.linear.HashedLinearModel`) trained on LLM annotations with the
+  ``code_quality`` rubric (0–10, Seed-Coder's readability / modularity / clarity /
+  reusability); ``curate train-classifier code-quality`` trains it.
+
+>>> s = StructuralScorer()
+>>> good = "def area(radius):\\n    'Area of a circle.'\\n    return 3.14159 * radius * radius\\n" * 3
+>>> bool(s.score([good], ["Python"], ["geo.py"])[0] > s.score(["def f(:\\n"], ["Python"], ["x.py"])[0])
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from classifiers.code_quality_features import structural_features
+
+log = logging.getLogger(__name__)
+
+#: Component weights of structural_v2 (they sum to 1). Changing them changes the scorer version.
+WEIGHTS: dict[str, float] = {
+    "documentation": 0.20,
+    "function_length": 0.15,
+    "nesting": 0.15,
+    "naming": 0.10,
+    "duplication": 0.15,
+    "parse": 0.15,
+    "line_length": 0.05,
+    "size": 0.05,
+}
+TEST_DISCOUNT = 0.95  #: test and example files keep 95 % of their score
+DEFAULT_LEARNED_DIR = Path(__file__).resolve().parent / "models" / "code_quality"
+
+
+class CodeScorer(Protocol):
+    name: str
+    version: str
+
+    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray: ...
+
+
+def _ramp(x: float, lo: float, hi: float) -> float:
+    """1 at ``x <= lo``, 0 at ``x >= hi``, linear between (``lo > hi`` ramps upward)."""
+    if lo < hi:
+        return float(np.clip((hi - x) / (hi - lo), 0.0, 1.0))
+    return float(np.clip((x - hi) / (lo - hi), 0.0, 1.0))
+
+
+def components(f: dict[str, Any]) -> dict[str, float]:
+    """Component scores in [0, 1] from structural features (names as in :data:`WEIGHTS`).
+
+    Features a file does not have (no functions: ``-1``) get a neutral 0.6, so scripts and
+    headers are neither rewarded nor punished for them.
+    """
+    c = f["comment_fraction"]
+    comment_part = _ramp(c, 0.15, 0.0) if c <= 0.6 else 0.3 + 0.7 * _ramp(c, 0.6, 0.95)
+    doc = f["documented_fraction"]
+    documentation = comment_part if doc < 0 else 0.5 * comment_part + 0.5 * doc
+    if f["is_test_or_example"]:  # test names document tests; examples are read with their docs
+        documentation = max(documentation, 0.6)
+    mean_fn = f["mean_function_lines"]
+    function_length = 0.6 if mean_fn < 0 else 0.7 * _ramp(mean_fn, 40, 200) + 0.3 * _ramp(f["max_function_lines"], 100, 500)
+    naming = 0.6 if f["naming_fraction"] < 0 else f["naming_fraction"] * (1.0 - f["short_name_fraction"])
+    # short names (minified, obfuscated, a/b/c code) score low
+    naming = 0.6 * naming + 0.2 * _ramp(f["mean_identifier_length"], 6.0, 3.0) + 0.2 * _ramp(f["short_identifier_fraction"], 0.05, 0.3)
+    return {
+        "documentation": documentation,
+        "function_length": function_length,
+        "nesting": _ramp(f["max_nesting"], 3, 7),
+        "naming": naming,
+        "duplication": _ramp(f["duplicate_fraction"], 0.05, 0.4),
+        "parse": 0.0 if f["parse_error"] else 1.0,
+        "line_length": _ramp(f["long_line_fraction"], 0.0, 0.2),
+        "size": _ramp(f["n_nonblank"], 30, 3),
+    }
+
+
+def structural_score(f: dict[str, Any]) -> float:
+    """0–10 score of a file's structural features.
+
+    >>> from classifiers.code_quality_features import structural_features
+    >>> round(structural_score(structural_features("x=1\\n", "Python", "a.py")), 1)
+    6.5
+    """
+    comp = components(f)
+    value = 10.0 * sum(WEIGHTS[k] * comp[k] for k in WEIGHTS)
+    return value * (TEST_DISCOUNT if f["is_test_or_example"] else 1.0)
+
+
+class StructuralScorer:
+    """Language-aware structural score (``ast`` for Python, lexical scans for the others)."""
+
+    name = "structural"
+    version = "structural_v2"
+
+    def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> list[dict[str, Any]]:
+        return [structural_features(t, lang, p) for t, lang, p in zip(texts, languages, paths, strict=True)]
+
+    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray:
+        return np.array([structural_score(f) for f in self.features(texts, languages, paths)], dtype=np.float64)
+
+
+class LearnedScorer:
+    """Regression head on hashed n-grams, trained from LLM ``code_quality`` annotations (0–10).
+
+    The model folder (``model.json`` + ``weights.npz``) defaults to the shipped one in
+    ``classifiers/models/code_quality/``; the language is prepended to the text so one model
+    can learn per-language offsets.
+    """
+
+    name = "learned"
+
+    def __init__(self, model_dir: str | Path | None = None) -> None:
+        self.model_dir = Path(model_dir) if model_dir else DEFAULT_LEARNED_DIR
+
+    @property
+    def version(self) -> str:
+        card = self.card()
+        return f"learned:{card.get('model_version', '?')}:{card.get('rubric', '?')}@{card.get('rubric_version', '?')}"
+
+    def card(self) -> dict[str, Any]:
+        import json
+
+        path = self.model_dir / "model.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def available(self) -> bool:
+        return (self.model_dir / "model.json").exists() and (self.model_dir / "weights.npz").exists()
+
+    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray:
+        model = _load_linear(str(self.model_dir))
+        pred = model.predict([learned_input(t, lang) for t, lang in zip(texts, languages, strict=True)])
+        return np.clip(pred, 0.0, 10.0)
+
+
+def learned_input(text: str, language: str | None, max_chars: int = 8000) -> str:
+    """What the learned model reads: a language tag and the start of the file."""
+    return f"<lang {language or 'unknown'}>\n{text[:max_chars]}"
+
+
+@functools.lru_cache(maxsize=4)
+def _load_linear(folder: str) -> Any:
+    from classifiers.linear import HashedLinearModel
+
+    log.info("loading code-quality model from %s", folder)
+    return HashedLinearModel.load(folder)
+
+
+def get_scorer(name: str, model_dir: str | None = None) -> CodeScorer:
+    """A scorer by name: ``structural`` or ``learned``."""
+    if name == "structural":
+        return StructuralScorer()
+    if name == "learned":
+        return LearnedScorer(model_dir)
+    raise ValueError(f"unknown code scorer {name!r}; choose structural or learned")

@@ -1,0 +1,173 @@
+"""Tiers of code files from their quality scores: a cheap decision step, re-run without re-scoring.
+
+Scores (0–10, one column per scorer) are combined into one number per file; per language,
+thresholds come either from percentiles of that language's scores in the run (``percentile``)
+or from absolute scores (``absolute``). Percentiles are read from fixed-bin histograms, which
+merge by addition, so the global step is a reduction of small counts (DESIGN.md §7).
+
+>>> rule = TierRule(mode="absolute", high=7.0, low=4.0)
+>>> assign_tiers(np.array([8.0, 5.0, 1.0]), np.array(["Go"] * 3), {}, rule, {"high": 2.0, "medium": 1.0, "low": 0.0})
+(['high', 'medium', 'low'], [2.0, 1.0, 0.0])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+TIERS = ("high", "medium", "low")
+N_BINS = 1000  #: histogram bins over the 0–10 score range (0.01 wide)
+POOLED = "*"  #: the pseudo-language of all files together (fallback for rare languages)
+
+
+@dataclasses.dataclass(frozen=True)
+class TierRule:
+    """``percentile``: high ≥ the ``high``-th percentile, low < the ``low``-th; ``absolute``: scores."""
+
+    mode: str = "percentile"
+    high: float = 80.0
+    low: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("percentile", "absolute"):
+            raise ValueError(f"tier mode must be percentile or absolute, not {self.mode!r}")
+        if self.low > self.high:
+            raise ValueError(f"tier low ({self.low}) must not exceed high ({self.high})")
+
+
+def combined_score(scores: pd.DataFrame, weights: Mapping[str, float]) -> np.ndarray:
+    """Weighted mean over the scorer columns ``code_score_<name>`` present and not NaN.
+
+    >>> df = pd.DataFrame({"code_score_structural": [6.0, 8.0], "code_score_learned": [4.0, np.nan]})
+    >>> combined_score(df, {"structural": 1.0, "learned": 1.0}).tolist()
+    [5.0, 8.0]
+    """
+    total = np.zeros(len(scores))
+    weight = np.zeros(len(scores))
+    for name, w in weights.items():
+        col = f"code_score_{name}"
+        if col not in scores.columns or w <= 0:
+            continue
+        v = pd.to_numeric(scores[col], errors="coerce").to_numpy(dtype=np.float64)
+        ok = ~np.isnan(v)
+        total[ok] += w * v[ok]
+        weight[ok] += w
+    with np.errstate(invalid="ignore"):
+        return np.where(weight > 0, total / np.maximum(weight, 1e-12), np.nan)
+
+
+def score_histogram(languages: np.ndarray, scores: np.ndarray, group_of: Callable[[str], str | None] | None = None) -> pd.DataFrame:
+    """Counts per (language, bin) of one partition, plus the pooled language ``*``.
+
+    With ``group_of`` (language → group, e.g. its family), rows for ``group:<name>`` are added
+    too: the fallback of a language with few files (TypeScript files count toward JavaScript's).
+    """
+    ok = ~np.isnan(scores)
+    langs = np.asarray(languages, dtype=object)[ok]
+    bins = np.clip(np.floor(scores[ok] * (N_BINS / 10.0) + 1e-6).astype(np.int64), 0, N_BINS - 1)
+    frame = pd.DataFrame({"language": [str(x) for x in langs], "bin": bins})
+    parts = [frame, frame.assign(language=POOLED)]
+    if group_of is not None:
+        grp = [group_of(x) for x in frame["language"]]
+        has = np.array([g is not None for g in grp], dtype=bool)
+        parts.append(pd.DataFrame({"language": [f"group:{g}" for g in grp if g is not None], "bin": frame["bin"].to_numpy()[has]}))
+    both = pd.concat(parts, ignore_index=True)
+    out = both.groupby(["language", "bin"], sort=True).size().rename("count").reset_index()
+    return out.astype({"language": object, "bin": "int64", "count": "int64"})
+
+
+def thresholds(hist: pd.DataFrame, default: TierRule, overrides: Mapping[str, TierRule] | None = None,
+               min_files: int = 50, group_of: Callable[[str], str | None] | None = None,
+               unpooled: frozenset[str] = frozenset()) -> dict[str, tuple[float, float]]:
+    """Per language (and ``*``): (low cut, high cut) in score units.
+
+    Percentile rules read the language's own histogram when it has ``min_files`` files, else
+    its group's (``group:<name>`` rows, see :func:`score_histogram`) when that has enough,
+    else the pooled one — except for languages whose group is in ``unpooled`` (e.g. prose or
+    data files, which code cannot calibrate): those get no cut, every file medium. Absolute
+    rules are their scores.
+
+    >>> h = score_histogram(np.array(["Go"] * 100), np.linspace(0, 9.9, 100))
+    >>> thresholds(h, TierRule(high=80, low=10), min_files=10)["Go"]
+    (1.0, 8.0)
+    """
+    overrides = overrides or {}
+    merged = hist.groupby(["language", "bin"], sort=True)["count"].sum().reset_index() if len(hist) else hist
+    by_lang = {str(k): g for k, g in merged.groupby("language", sort=True)} if len(merged) else {}
+    out: dict[str, tuple[float, float]] = {}
+    pooled = by_lang.get(POOLED)
+    for lang in sorted(set(by_lang) | set(overrides)):
+        rule = overrides.get(lang, default)
+        if rule.mode == "absolute":
+            out[lang] = (rule.low, rule.high)
+            continue
+        if lang.startswith("group:"):
+            continue
+        g = by_lang.get(lang)
+        if g is None or g["count"].sum() < min_files:
+            group = group_of(lang) if group_of is not None else None
+            grp = by_lang.get(f"group:{group}")
+            if grp is not None and grp["count"].sum() >= min_files:
+                g = grp
+            elif group in unpooled:
+                out[lang] = (float("-inf"), float("inf"))
+                continue
+            else:
+                g = pooled
+        if g is None:
+            out[lang] = (float("-inf"), float("inf"))
+            continue
+        out[lang] = (_percentile(g, rule.low), _percentile(g, rule.high))
+    return out
+
+
+def _percentile(g: pd.DataFrame, pct: float) -> float:
+    counts = np.zeros(N_BINS)
+    np.add.at(counts, g["bin"].to_numpy(), g["count"].to_numpy())
+    cum = np.cumsum(counts)
+    if pct <= 0:
+        return float("-inf")
+    if pct >= 100:
+        return float("inf")
+    # the lower edge of the first bin past the pct-th share: "< low cut" holds pct % of the files
+    idx = int(np.searchsorted(cum, cum[-1] * pct / 100.0, side="right"))
+    return round(idx * 10.0 / N_BINS, 6)
+
+
+def assign_tiers(scores: np.ndarray, languages: np.ndarray, cuts: Mapping[str, tuple[float, float]], default: TierRule,
+                 repeat: Mapping[str, float], overrides: Mapping[str, TierRule] | None = None) -> tuple[list[str], list[float]]:
+    """Tier and repeat factor of each file; a NaN score is ``medium`` (nothing to judge it by)."""
+    overrides = overrides or {}
+    tiers: list[str] = []
+    for s, lang in zip(scores, languages, strict=True):
+        lang = str(lang)
+        if lang in cuts:
+            low, high = cuts[lang]
+        elif (overrides.get(lang) or default).mode == "absolute":
+            rule = overrides.get(lang) or default
+            low, high = rule.low, rule.high
+        else:
+            low, high = cuts.get(POOLED, (float("-inf"), float("inf")))
+        if np.isnan(s):
+            tiers.append("medium")
+        elif s >= high:
+            tiers.append("high")
+        elif s < low:
+            tiers.append("low")
+        else:
+            tiers.append("medium")
+    return tiers, [float(repeat[t]) for t in tiers]
+
+
+def tier_rules(mode: str, high: float, low: float, overrides: Mapping[str, Mapping[str, Any]] | None) -> tuple[TierRule, dict[str, TierRule]]:
+    """The default rule and per-language rules from recipe values (an override may set any key)."""
+    default = TierRule(mode=mode, high=float(high), low=float(low))
+    out = {}
+    for lang, spec in (overrides or {}).items():
+        merged = {**dataclasses.asdict(default), **dict(spec)}
+        out[str(lang)] = TierRule(mode=str(merged["mode"]), high=float(merged["high"]), low=float(merged["low"]))
+    return default, out

@@ -1,0 +1,244 @@
+"""Code-related web pages: recall by HTML code tags, and a re-parse that keeps code formatting.
+
+:func:`code_tag_stats` counts ``<pre>`` blocks, ``<code>`` elements and syntax-highlighter
+classes (Pygments ``highlight``, Prism/highlight.js ``language-*``/``hljs``, SyntaxHighlighter
+``brush:``…). :func:`reparse_html` extracts the main content with lxml — navigation, headers,
+footers, cookie banners, sidebars and scripts left out — and writes code blocks as fenced
+Markdown blocks with their indentation and line breaks intact (a naive extractor folds every
+whitespace run to one space and loses them).
+
+>>> html = '<html><body><nav>Home</nav><p>Use it:</p><pre><code class="language-py">if x:\\n    y()</code></pre></body></html>'
+>>> print(reparse_html(html))
+Use it:
+<BLANKLINE>
+```py
+if x:
+    y()
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import lxml.html
+from lxml import etree
+
+#: class/id words of boilerplate containers (trafilatura's and jusText's usual suspects).
+BOILERPLATE = re.compile(
+    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|breadcrumbs?|footer|header|masthead|sidebar|side-bar|cookie|cookies"
+    r"|consent|gdpr|banner|advert|ads?|social|share|sharing|related|newsletter|subscribe|popup|modal|skip-link"
+    r"|toc|table-of-contents|comments?|pagination|pager|signup|login)(?:$|[\s_-])",
+    re.IGNORECASE,
+)
+DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button", "select",
+             "nav", "header", "footer", "aside", "head")
+HIGHLIGHT_CLASS = re.compile(
+    r"\b(?:highlight|hljs|prettyprint|sourceCode|codehilite|syntaxhighlighter|brush:|language-|lang-|code-block"
+    r"|blob-code|rouge|chroma|prism)", re.IGNORECASE,
+)
+_LANG_CLASS = re.compile(r"(?:language|lang|highlight-source|highlight|brush:)[-_: ]?([A-Za-z0-9+#]+)", re.IGNORECASE)
+#: line-number gutters of highlighters, left out of code text
+_GUTTER = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|ln-num|hljs-ln-n)\b", re.IGNORECASE)
+#: tags whose class/id may mark a boilerplate container (not inline links such as ``<a class="header">``)
+CONTAINERS = frozenset({"div", "section", "ul", "ol", "table", "span", "p", "aside", "dialog", "details", "dl", "menu"})
+#: elements left out of the text: line-number gutters and heading permalinks
+_SKIP = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|headerlink|anchorjs-link|anchor-link|hash-link)\b", re.IGNORECASE)
+BLOCK_TAGS = frozenset({"p", "div", "section", "article", "main", "blockquote", "table", "ul", "ol", "dl", "figure",
+                        "h1", "h2", "h3", "h4", "h5", "h6", "tr", "li", "dt", "dd", "br", "hr", "figcaption", "details"})
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeTagStats:
+    """What :func:`code_tag_stats` counts on a page."""
+
+    pre_blocks: int
+    code_elements: int
+    highlighted: int  #: elements with a syntax-highlighter class
+    code_chars: int  #: characters inside ``<pre>`` (or block-level ``<code>``)
+
+    def recalled(self, min_blocks: int = 1, min_chars: int = 40) -> bool:
+        """A code page: at least ``min_blocks`` code blocks holding ``min_chars`` characters."""
+        return (self.pre_blocks + self.highlighted) >= min_blocks and self.code_chars >= min_chars
+
+
+def parse(html: str) -> Any:
+    """An lxml tree of ``html`` or None when it cannot be parsed."""
+    if not html or not html.strip():
+        return None
+    try:
+        return lxml.html.fromstring(html.encode("utf-8", "surrogatepass") if html.lstrip().startswith("<?xml") else html)
+    except (etree.ParserError, ValueError, etree.XMLSyntaxError):
+        return None
+
+
+def code_tag_stats(html: str | None, root: Any = None) -> CodeTagStats:
+    """Code blocks of a page, from its HTML.
+
+    >>> code_tag_stats('<p>x</p><pre>for i in range(3):\\n    print(i)</pre>').pre_blocks
+    1
+    """
+    root = root if root is not None else parse(html or "")
+    if root is None:
+        return CodeTagStats(0, 0, 0, 0)
+    pres = root.xpath("//pre")
+    codes = root.xpath("//code")
+    highlighted = sum(1 for el in root.xpath("//*[@class]") if el.tag in ("div", "pre", "code", "table", "td")
+                      and HIGHLIGHT_CLASS.search(el.get("class", "")))
+    chars = sum(len(p.text_content()) for p in pres)
+    # block-level <code> outside <pre> (e.g. <code style="display:block">) with line breaks
+    chars += sum(len(c.text_content()) for c in codes if c.getparent() is not None and c.getparent().tag != "pre"
+                 and "\n" in (c.text_content() or ""))
+    return CodeTagStats(len(pres), len(codes), highlighted, chars)
+
+
+def reparse_html(html: str | None, root: Any = None) -> str:
+    """Main text of a page with fenced code blocks; "" when the HTML cannot be parsed."""
+    root = root if root is not None else parse(html or "")
+    if root is None:
+        return ""
+    root = _strip_boilerplate(root)
+    main = _main_container(root)
+    out: list[str] = []
+    _render(main, out)
+    text = "".join(out)
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, code) of the fenced blocks of a re-parsed text.
+
+    >>> code_blocks("a\\n```py\\nx = 1\\n```\\nb")
+    [('py', 'x = 1')]
+    """
+    return [(m.group(1), m.group(2)) for m in re.finditer(r"^```([^\n`]*)\n(.*?)\n```$", text, re.DOTALL | re.MULTILINE)]
+
+
+def _strip_boilerplate(root: Any) -> Any:
+    for el in root.xpath("|".join(f"//{t}" for t in DROP_TAGS)):
+        if el.getparent() is None or el.xpath(".//pre"):
+            continue
+        # an article's own <header>/<footer> holds its title and intro (MDN, many blogs): keep those
+        if el.tag in ("header", "footer") and el.xpath("ancestor::article|ancestor::main"):
+            continue
+        el.drop_tree()
+    for el in root.xpath("//comment()"):
+        if el.getparent() is not None:
+            el.getparent().remove(el)
+    for el in root.xpath("//*[@class or @id or @role or @aria-hidden]"):
+        if el.getparent() is None or el.tag not in CONTAINERS or el.xpath("ancestor::pre|ancestor::h1|ancestor::h2|ancestor::h3"):
+            continue
+        marker = f"{el.get('class', '')} {el.get('id', '')}"
+        role = (el.get("role") or "").lower()
+        hidden = el.get("aria-hidden") == "true" or "display:none" in (el.get("style") or "").replace(" ", "")
+        if role in ("navigation", "banner", "contentinfo", "complementary", "dialog") or hidden or (
+            BOILERPLATE.search(marker) and not el.xpath(".//pre") and len(el.text_content()) < 3000
+            and not _holds_content(el)
+        ):
+            el.drop_tree()
+    return root
+
+
+def _holds_content(el: Any) -> bool:
+    """A title or a real paragraph inside the main content: a ``layout__header`` holding the h1 and intro."""
+    if not el.xpath("ancestor::main|ancestor::article|ancestor::*[@role='main']"):
+        return False
+    return bool(el.xpath(".//h1")) or any(len(p.text_content()) >= 150 for p in el.xpath(".//p"))
+
+
+def _main_container(root: Any) -> Any:
+    for xp in ("//main", "//*[@role='main']", "//article", "//*[@itemprop='articleBody']",
+               "//*[contains(concat(' ', normalize-space(@class), ' '), ' content ')]", "//*[@id='content']"):
+        found = root.xpath(xp)
+        if found:
+            best = max(found, key=lambda e: len(e.text_content()))
+            # a short <article> teaser is not the page's main content
+            if len(best.text_content()) > 0.3 * len(root.text_content()):
+                return best
+    body = root.xpath("//body")
+    return body[0] if body else root
+
+
+def _render(el: Any, out: list[str]) -> None:
+    tag = el.tag if isinstance(el.tag, str) else ""
+    if tag and _SKIP.search(f"{el.get('class', '')} {el.get('id', '')}"):
+        if el.tail:
+            out.append(_fold(el.tail))
+        return
+    if tag == "pre" or (tag == "div" and _is_code_div(el)):
+        code = _code_text(el)
+        if code.strip():
+            out.append(f"\n\n```{_code_language(el)}\n{code.strip(chr(10))}\n```\n\n")
+        if el.tail:
+            out.append(_fold(el.tail))
+        return
+    if tag == "br":
+        out.append("\n")
+    elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+        out.append("\n\n" + "#" * int(tag[1]) + " ")
+    elif tag == "li":
+        out.append("\n- ")
+    elif tag in ("td", "th"):
+        out.append(" | ")
+    elif tag in BLOCK_TAGS:
+        out.append("\n\n" if tag not in ("tr", "dt", "dd") else "\n")
+    if tag == "code":
+        inner = el.text_content()
+        if inner.strip():
+            out.append(f"`{inner.strip()}`" if "\n" not in inner.strip() else f"\n\n```\n{inner.strip(chr(10))}\n```\n\n")
+    else:
+        if el.text:
+            out.append(_fold(el.text))
+        for child in el:
+            _render(child, out)
+    if tag in BLOCK_TAGS and tag not in ("br", "li", "td", "th"):
+        out.append("\n\n" if tag not in ("tr", "dt", "dd") else "\n")
+    if el.tail:
+        out.append(_fold(el.tail))
+
+
+def _fold(s: str) -> str:
+    return re.sub(r"\s+", " ", s)
+
+
+def _is_code_div(el: Any) -> bool:
+    cls = el.get("class") or ""
+    return bool(HIGHLIGHT_CLASS.search(cls)) and not el.xpath(".//pre") and "\n" in el.text_content()
+
+
+def _code_text(el: Any) -> str:
+    """The text of a code block, line numbers left out and ``<br>`` read as a newline."""
+    parts: list[str] = []
+
+    def walk(node: Any) -> None:
+        tag = node.tag if isinstance(node.tag, str) else ""
+        if tag and _GUTTER.search(f"{node.get('class', '')} {node.get('id', '')}"):
+            if node.tail:
+                parts.append(node.tail)
+            return
+        if tag == "br":
+            parts.append("\n")
+        if node.text and tag not in ("script", "style"):
+            parts.append(node.text)
+        for child in node:
+            walk(child)
+        if tag in ("div", "p", "tr") and parts and not parts[-1].endswith("\n"):
+            parts.append("\n")  # line-per-div highlighters (e.g. <div class="line">)
+        if node.tail and node is not el:
+            parts.append(node.tail)
+
+    walk(el)
+    return "".join(parts).replace("\r\n", "\n").replace("\xa0", " ")
+
+
+def _code_language(el: Any) -> str:
+    for node in [el, *list(el.iterdescendants("code"))[:2], *list(el.iterancestors())[:3]]:
+        m = _LANG_CLASS.search(node.get("class") or "")
+        if m and m.group(1).lower() not in ("source", "text", "plain", "none", "default"):
+            return m.group(1).lower()
+        if node.get("data-lang"):
+            return str(node.get("data-lang")).lower()
+    return ""
