@@ -1,0 +1,357 @@
+"""``openai``: any OpenAI-compatible server (``vllm serve`` on a cluster, a hosted API).
+
+Two endpoints:
+
+- ``chat`` (``/v1/chat/completions``): the model may reason briefly and must end with the
+  rubric's answer line, which :meth:`Rubric.parse` reads (last line only). With ``logprobs``
+  the score is the expected value over the score token's top log-probabilities. With
+  ``prefill`` (vLLM's ``continue_final_message``) the answer prefix is written for the model
+  and one token is generated: one forward pass per document.
+- ``completions`` (``/v1/completions``): the prompt is rendered here (``prompt_format``:
+  ``chatml``, ``plain`` or ``hf:<tokenizer folder>``) and ends with the answer prefix; one
+  token with ``logprobs`` gives the expected score.
+
+Requests run ``concurrency`` at a time, under a rate limit (requests/s), with a timeout and
+retries with exponential back-off (honouring ``Retry-After``) on timeouts, connection errors,
+429 and 5xx. An answer that cannot be parsed is asked again ``parse_retries`` times, then
+reported as a failure — never as a 0. The API key is read from the environment variable named
+by ``api_key_env`` at request time and never logged.
+
+>>> ann = OpenAIAnnotator(model="Qwen/Qwen2.5-7B-Instruct", base_url="http://gpu-node:8000/v1")  # doctest: +SKIP
+>>> ann.annotate(texts, get_rubric("edu")).scores                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import functools
+import http.client
+import json
+import logging
+import math
+import os
+import random
+import re
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from classifiers.annotation.base import AnnotationResult, AnnotationStats, expected_score, logprobs_to_probs
+from classifiers.rubrics import Rubric, truncate_chars, truncate_with
+
+log = logging.getLogger(__name__)
+
+ENDPOINTS = ("chat", "completions")
+PROMPT_FORMATS = ("chatml", "plain")
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+class RequestFailed(Exception):
+    """A request that failed for good; ``reason`` is the ledger/statistics reason."""
+
+    def __init__(self, reason: str, attempts: int) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+@dataclasses.dataclass
+class _Answer:
+    score: float | None
+    raw: str
+    failure: str | None
+    requests: int = 0
+    retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class RateLimiter:
+    """At most ``rps`` request starts per second across threads (0 = unlimited)."""
+
+    def __init__(self, rps: float) -> None:
+        self.interval = 1.0 / rps if rps > 0 else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class OpenAIAnnotator:
+    """Annotate through an OpenAI-compatible HTTP server (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "http://127.0.0.1:8000/v1",
+        endpoint: str = "chat",
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        rate_limit_rps: float = 0.0,
+        parse_retries: int = 1,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        logprobs: bool = True,
+        top_logprobs: int = 20,
+        prefill: bool = False,
+        prompt_format: str = "chatml",
+        tokenizer: str = "qwen",
+        doc_tokens: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"endpoint must be one of {ENDPOINTS}, not {endpoint!r}")
+        if prompt_format not in PROMPT_FORMATS and not prompt_format.startswith("hf:"):
+            raise ValueError(f"prompt_format must be one of {PROMPT_FORMATS} or 'hf:<tokenizer folder>', not {prompt_format!r}")
+        if not model:
+            raise ValueError("the openai annotator needs a model name (the server's model id)")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.endpoint = endpoint
+        self.api_key_env = api_key_env
+        self.concurrency = max(1, int(concurrency))
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_s = float(backoff_s)
+        self.backoff_max_s = float(backoff_max_s)
+        self.parse_retries = int(parse_retries)
+        self.max_tokens = int(max_tokens)
+        self.temperature = float(temperature)
+        self.logprobs = bool(logprobs)
+        self.top_logprobs = int(top_logprobs)
+        self.prefill = bool(prefill)
+        self.prompt_format = prompt_format
+        self.tokenizer = tokenizer
+        self.doc_tokens = doc_tokens
+        self.extra_body = dict(extra_body or {})
+        self.limiter = RateLimiter(float(rate_limit_rps))
+        host = urllib.parse.urlparse(self.base_url).hostname or ""
+        # Never send loopback traffic through an HTTP proxy from the environment.
+        handlers = [urllib.request.ProxyHandler({})] if host in _LOOPBACK else []
+        self._opener = urllib.request.build_opener(*handlers)
+        mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
+        extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
+        budget = f":doc{doc_tokens}" if doc_tokens else ""
+        self.model_id = f"openai:{model}:{mode}{':logprobs' if logprobs else ''}:t{self.temperature:g}:{prompt_format}{budget}{extra}"
+
+    def __repr__(self) -> str:  # the key itself is never held, only the variable's name
+        return f"OpenAIAnnotator(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r}, api_key_env={self.api_key_env!r})"
+
+    def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:
+        started = time.time()
+        truncate = self._truncate()
+        bodies = [self._body(rubric, rubric.prepare(t, self.doc_tokens, truncate)) for t in texts]
+        with concurrent.futures.ThreadPoolExecutor(self.concurrency) as pool:
+            answers = list(pool.map(lambda b: self._annotate_one(b, rubric), bodies))
+        stats = AnnotationStats(
+            documents=len(texts),
+            requests=sum(a.requests for a in answers),
+            retries=sum(a.retries for a in answers),
+            tokens_in=sum(a.tokens_in for a in answers),
+            tokens_out=sum(a.tokens_out for a in answers),
+            seconds=time.time() - started,
+        )
+        failures = [a.failure for a in answers]
+        stats.count_failures(failures)
+        scores = np.asarray([np.nan if a.score is None else a.score for a in answers], dtype="float64")
+        return AnnotationResult(
+            scores, [a.raw for a in answers], failures, stats,
+            tokens_in=[a.tokens_in for a in answers], tokens_out=[a.tokens_out for a in answers],
+        )
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _annotate_one(self, body: dict[str, Any], rubric: Rubric) -> _Answer:
+        total = _Answer(None, "", None)
+        for attempt in range(self.parse_retries + 1):
+            try:
+                response, attempts = self._post(body)
+            except RequestFailed as exc:
+                total.requests += exc.attempts
+                total.retries += exc.attempts - 1
+                total.failure, total.raw = exc.reason, ""
+                return total
+            total.requests += attempts
+            total.retries += attempts - 1 + (1 if attempt else 0)
+            usage = response.get("usage") or {}
+            total.tokens_in += int(usage.get("prompt_tokens") or 0)
+            total.tokens_out += int(usage.get("completion_tokens") or 0)
+            try:
+                score, raw, failure = self._read(response, rubric)
+            except (KeyError, IndexError, TypeError, ValueError):
+                score, raw, failure = None, json.dumps(response)[:2000], "bad_response"
+            total.score, total.raw, total.failure = score, raw, failure
+            if failure is None:
+                return total
+            log.debug("unusable answer (%s), attempt %d", failure, attempt + 1)
+        return total
+
+    def _post(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """POST with retries; returns (JSON response, attempts made)."""
+        path = "/chat/completions" if self.endpoint == "chat" else "/completions"
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env or "", "")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        for attempt in range(self.max_retries + 1):
+            self.limiter.wait()
+            retry_after: float | None = None
+            try:
+                req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
+                with self._opener.open(req, timeout=self.timeout_s) as resp:
+                    return json.loads(resp.read().decode("utf-8")), attempt + 1
+            except urllib.error.HTTPError as exc:
+                reason = f"http_{exc.code}"
+                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                retryable = exc.code in RETRY_STATUS
+            except TimeoutError:
+                reason, retryable = "timeout", True
+            except urllib.error.URLError as exc:
+                timed_out = isinstance(exc.reason, (TimeoutError, socket.timeout))
+                reason, retryable = ("timeout" if timed_out else "connection_error"), True
+            except (ConnectionError, http.client.HTTPException):
+                reason, retryable = "connection_error", True
+            except json.JSONDecodeError:
+                reason, retryable = "bad_response", True
+            if not retryable or attempt == self.max_retries:
+                log.warning("request to %s%s failed for good: %s after %d attempt(s)", self.base_url, path, reason, attempt + 1)
+                raise RequestFailed(reason, attempt + 1)
+            delay = min(self.backoff_max_s, self.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
+            if retry_after is not None:
+                delay = max(delay, min(retry_after, self.backoff_max_s))
+            log.info("request to %s%s: %s, retry %d in %.2fs", self.base_url, path, reason, attempt + 1, delay)
+            time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    # -- prompts and answers ----------------------------------------------------------------
+
+    def _truncate(self) -> Callable[[str, int], str]:
+        if self.tokenizer == "chars":
+            return truncate_chars
+        from curation.tokens import load_tokenizer
+
+        return truncate_with(load_tokenizer(self.tokenizer))
+
+    def _body(self, rubric: Rubric, doc: str) -> dict[str, Any]:
+        user = rubric.user.replace("{document}", doc)
+        messages = [{"role": "system", "content": rubric.system}, {"role": "user", "content": user}]
+        n_answer = 2 if rubric.scale[1] >= 10 else 1  # "10" is two tokens in most vocabularies
+        body: dict[str, Any] = {"model": self.model, "temperature": self.temperature}
+        if self.endpoint == "completions":
+            body.update(prompt=self._render(messages) + rubric.answer_prefix + " ", max_tokens=n_answer)
+            if self.logprobs:
+                body["logprobs"] = self.top_logprobs
+        else:
+            body.update(messages=messages, max_tokens=self.max_tokens)
+            if self.prefill:
+                body["messages"] = [*messages, {"role": "assistant", "content": rubric.answer_prefix + " "}]
+                body.update(max_tokens=n_answer, continue_final_message=True, add_generation_prompt=False)
+            if self.logprobs:
+                body.update(logprobs=True, top_logprobs=self.top_logprobs)
+        body.update(self.extra_body)
+        return body
+
+    def _render(self, messages: list[dict[str, str]]) -> str:
+        if self.prompt_format == "plain":
+            return "\n\n".join(m["content"] for m in messages) + "\n\n"
+        if self.prompt_format == "chatml":
+            turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+            return turns + "<|im_start|>assistant\n"
+        return _hf_template(self.prompt_format[3:])(messages)
+
+    def _read(self, response: dict[str, Any], rubric: Rubric) -> tuple[float | None, str, str | None]:
+        choice = response["choices"][0]
+        if self.endpoint == "completions":
+            text = choice.get("text") or ""
+            lp = choice.get("logprobs") or {}
+            steps = [dict(s or {}) for s in (lp.get("top_logprobs") or [])]
+            chosen = list(lp.get("tokens") or [])
+            return self._from_steps(text, steps, chosen, rubric, prefixed=True)
+        text = (choice.get("message") or {}).get("content") or ""
+        content = ((choice.get("logprobs") or {}).get("content")) or []
+        steps = [{t["token"]: t["logprob"] for t in (c.get("top_logprobs") or [])} for c in content]
+        chosen = [c.get("token", "") for c in content]
+        if self.prefill:
+            return self._from_steps(text, steps, chosen, rubric, prefixed=True)
+        parsed = rubric.parse(text)
+        if parsed.failure is not None:
+            return None, text, parsed.failure
+        step = _score_step(text, chosen)
+        if step is not None and step < len(steps):
+            p_zero = _p_zero_after_one(steps, chosen, step) if rubric.scale[1] >= 10 else None
+            score, _mass = expected_score(logprobs_to_probs(steps[step]), rubric.scale, p_zero)
+            if score is not None:
+                return score, text, None
+        return parsed.score, text, None
+
+    def _from_steps(
+        self, text: str, steps: list[dict[str, float]], chosen: list[str], rubric: Rubric, prefixed: bool
+    ) -> tuple[float | None, str, str | None]:
+        """Score of an answer that starts right after the answer prefix."""
+        if steps:
+            p_zero = _p_zero_after_one(steps, chosen, 0) if rubric.scale[1] >= 10 else None
+            score, mass = expected_score(logprobs_to_probs(steps[0]), rubric.scale, p_zero)
+            raw = text + "\t" + json.dumps(steps[0], sort_keys=True)
+            return (score, raw, None) if score is not None else (None, raw, "no_score_mass")
+        parsed = rubric.parse(f"{rubric.answer_prefix} {text.strip()}" if prefixed else text)
+        return parsed.score, text, parsed.failure
+
+
+def _score_step(text: str, chosen: list[str]) -> int | None:
+    """Index of the generated token that holds the final score's first digit, if tokens add up to ``text``."""
+    matches = list(re.finditer(r"\d+", text))
+    m = matches[-1] if matches else None
+    if m is None or "".join(chosen) != text:
+        return None
+    pos = 0
+    for i, tok in enumerate(chosen):
+        if pos <= m.start() < pos + len(tok):
+            return i if tok.strip() and tok.strip()[0].isdigit() else None
+        pos += len(tok)
+    return None
+
+
+def _p_zero_after_one(steps: list[dict[str, float]], chosen: list[str], i: int) -> float | None:
+    """P("0" | "1") at step ``i + 1`` when the model chose "1" at step ``i`` (0–10 scales)."""
+    if i + 1 >= len(steps) or i >= len(chosen) or chosen[i].strip() != "1":
+        return None
+    nxt = logprobs_to_probs(steps[i + 1])
+    return float(sum(p for t, p in nxt.items() if t.strip() == "0"))
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+@functools.lru_cache(maxsize=4)
+def _hf_template(folder: str) -> Callable[[list[dict[str, str]]], str]:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    return lambda messages: tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -1,0 +1,198 @@
+"""Train an edu scorer from LLM annotations or labels: ridge head on embeddings, or hashed n-grams.
+
+    curate train-classifier edu --run runs/x --output models/edu_glm45          # a run's annotations
+    curate train-classifier edu --labels labels.parquet --output models/edu_mine --kind hashed
+    curate train-classifier edu --labels train.parquet --prior --eval heldout.parquet --output DIR
+
+``--run`` reads ``70_edu_score/artifacts/annotations`` and reuses the run's stored embeddings
+(SemDeDup's and edu_score's); nothing already embedded is embedded again. ``--labels`` reads a
+Parquet or JSON-lines file with ``text`` and ``score`` columns (``doc_id`` and ``group`` optional;
+rows of one group stay on one side of the held-out split). The model is saved without pickle
+(``head.npz`` or ``weights.npz``) with a JSON model card holding the data, the rubric and the
+held-out metrics (MAE, Spearman, F1 at the threshold, confusion matrix; ROC AUC when the
+evaluation file has a boolean ``positive`` column).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--run", type=Path, help="run folder whose edu_score annotations to distil")
+    src.add_argument("--labels", type=Path, help="Parquet / JSON-lines file with text and score columns")
+    parser.add_argument("--output", type=Path, required=True, help="model folder to write")
+    parser.add_argument("--kind", choices=("head", "hashed"), default="head", help="ridge head on embeddings (FineWeb-Edu) or hashed n-grams")
+    parser.add_argument("--text-column", default="text")
+    parser.add_argument("--score-column", default="score")
+    parser.add_argument("--group-column", default=None, help="rows sharing a value stay on one side of the split")
+    parser.add_argument("--embeddings", type=Path, nargs="*", default=[], help="embeddings folders to reuse (doc_id → vector)")
+    parser.add_argument("--prior", action="store_true", help="stack the zero-shot rubric prior (how the shipped default is built)")
+    parser.add_argument("--heldout-fraction", type=float, default=0.2)
+    parser.add_argument("--eval", type=Path, default=None, help="a separate labelled file to evaluate on after training")
+    parser.add_argument("--threshold", type=float, default=3.0, help="F1 threshold (FineWeb-Edu: 3)")
+    parser.add_argument("--l2", type=float, default=None, help="ridge penalty (default: grouped cross-validation)")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--name", default="edu_distilled", help="model name in the card")
+    parser.add_argument("--card", type=Path, default=None, help="JSON file of extra model-card fields (data, licences)")
+
+
+def main(args: argparse.Namespace) -> int:
+    labels, info, vector_dirs = _load(args)
+    card: dict[str, Any] = {"name": args.name, "version": "1", **info}
+    if args.card:
+        card.update(json.loads(Path(args.card).read_text()))
+    if args.kind == "hashed":
+        metrics = _train_hashed(labels, args, card)
+    else:
+        metrics = _train_head(labels, args, card, vector_dirs)
+    print(json.dumps({"output": str(args.output), "metrics": metrics}, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+def read_labels(path: Path) -> pd.DataFrame:
+    """A Parquet file or JSON lines (optionally .gz)."""
+    if path.suffix == ".parquet" or path.is_dir():
+        return pd.read_parquet(path)
+    return pd.read_json(path, lines=True)
+
+
+def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[Path]]:
+    if args.run is not None:
+        from pipelines.stages import folder_name
+
+        ann_dir = args.run / folder_name("edu_score") / "artifacts" / "annotations"
+        if not (ann_dir / "annotations.parquet").exists():
+            raise FileNotFoundError(f"{ann_dir} has no annotations.parquet; run edu_score with an annotator first")
+        frame = pd.read_parquet(ann_dir / "annotations.parquet")
+        meta = json.loads((ann_dir / "annotations.json").read_text())
+        frame = frame[frame["score"].notna()]
+        labels = pd.DataFrame({"doc_id": frame["doc_id"].astype(str), "text": frame["text"].fillna(""),
+                               "score": frame["score"].astype(float), "group": frame["doc_id"].astype(str)})
+        dirs = [args.run / folder_name(s) / "artifacts" / "embeddings" for s in ("semdedup", "edu_score")]
+        info = {"trained_on": f"LLM annotations of run {args.run}", "annotator": meta["annotator"], "rubric": meta["rubric"]}
+        return labels.reset_index(drop=True), info, [d for d in dirs if d.exists()] + list(args.embeddings)
+    raw = read_labels(args.labels)
+    for col in (args.text_column, args.score_column):
+        if col not in raw.columns:
+            raise ValueError(f"{args.labels} has no column {col!r}; columns: {list(raw.columns)}")
+    labels = pd.DataFrame({
+        "doc_id": raw["doc_id"].astype(str) if "doc_id" in raw.columns else [f"row{i}" for i in range(len(raw))],
+        "text": raw[args.text_column].fillna("").astype(str),
+        "score": raw[args.score_column].astype(float),
+    })
+    group_col = args.group_column or ("group" if "group" in raw.columns else None)
+    labels["group"] = raw[group_col].astype(str).to_numpy() if group_col else labels["doc_id"]
+    if "positive" in raw.columns:
+        labels["positive"] = raw["positive"].astype(bool).to_numpy()
+    labels = labels[labels["score"].notna()].reset_index(drop=True)
+    from classifiers.rubrics import get_rubric
+
+    info = {"trained_on": str(args.labels), "rubric": get_rubric("edu").version}
+    return labels, info, list(args.embeddings)
+
+
+def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
+    """Embeddings of ``frame``'s documents: stored ones first, the rest embedded now."""
+    from classifiers.edu import DEFAULT_EMBEDDER
+    from classifiers.embedding import get_embedder
+    from pipelines.stages.edu_score_steps import vectors_for
+
+    found = vectors_for(dirs, frame["doc_id"].tolist()) if dirs else {}
+    missing = [i for i, d in enumerate(frame["doc_id"]) if d not in found]
+    log.info("edu head: %d stored embeddings reused, %d documents to embed", len(frame) - len(missing), len(missing))
+    emb = get_embedder(**DEFAULT_EMBEDDER, device=args.device, batch_size=args.batch_size) if missing else None
+    dim = emb.dim if emb is not None else len(next(iter(found.values())))
+    x = np.zeros((len(frame), dim), dtype=np.float64)
+    if emb is not None:
+        x[missing] = emb.embed(frame["text"].iloc[missing].tolist())
+    for i, d in enumerate(frame["doc_id"]):
+        if d in found:
+            x[i] = found[d]
+    return x
+
+
+def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]) -> dict[str, Any]:
+    from classifiers.edu import DEFAULT_EMBEDDER
+    from classifiers.edu_train import (
+        anchor_vectors,
+        distil_head,
+        fit_reference_head,
+        heldout_mask,
+        regression_metrics,
+        roc_auc,
+    )
+
+    x = _vectors(labels, dirs, args)
+    y = labels["score"].to_numpy()
+    groups = labels["group"].tolist()
+    if not args.prior:
+        head, metrics = distil_head(x, y, groups, heldout_fraction=args.heldout_fraction, threshold=args.threshold,
+                                    l2=args.l2, card=card)
+    else:
+        from classifiers.embedding import get_embedder
+
+        emb = get_embedder(**DEFAULT_EMBEDDER, device=args.device, batch_size=args.batch_size)
+        pos, neg = anchor_vectors(emb.embed)
+        held = heldout_mask(groups, args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(y), dtype=bool)
+        train = ~held
+        head, info = fit_reference_head(x[train], y[train], [g for g, t in zip(groups, train, strict=True) if t], pos, neg,
+                                        l2=args.l2, card=card)
+        metrics = {**info, "n_train": int(train.sum()),
+                   "train": regression_metrics(y[train], head.predict_embeddings(x[train]), args.threshold)}
+        if held.any():
+            metrics["heldout"] = regression_metrics(y[held], head.predict_embeddings(x[held]), args.threshold)
+            if "positive" in labels.columns:
+                metrics["heldout"]["auc"] = round(roc_auc(labels["positive"].to_numpy()[held], head.predict_embeddings(x[held])), 4)
+        head.card["metrics"] = metrics
+    if args.eval is not None:
+        ev = _load_eval(args)
+        pred = head.predict_embeddings(_vectors(ev, dirs, args))
+        metrics["eval"] = _eval_metrics(ev, pred, args.threshold)
+        head.card["metrics"] = metrics
+        head.card["evaluated_on"] = str(args.eval)
+    head.save(args.output)
+    return metrics
+
+
+def _train_hashed(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any]) -> dict[str, Any]:
+    from classifiers.edu_train import heldout_mask, regression_metrics
+    from classifiers.linear import HashedLinearModel
+
+    held = heldout_mask(labels["group"].tolist(), args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(labels), bool)
+    train = labels[~held]
+    model = HashedLinearModel(task="regression").fit(train["text"].tolist(), train["score"].to_numpy(), epochs=20)
+    metrics: dict[str, Any] = {"n_train": len(train)}
+    if held.any():
+        pred = np.clip(model.predict(labels.loc[held, "text"].tolist()), 0, 5)
+        metrics["heldout"] = regression_metrics(labels.loc[held, "score"].to_numpy(), pred, args.threshold)
+    if args.eval is not None:
+        ev = _load_eval(args)
+        metrics["eval"] = _eval_metrics(ev, np.clip(model.predict(ev["text"].tolist()), 0, 5), args.threshold)
+    model.save(args.output, **card, metrics=metrics)
+    return metrics
+
+
+def _load_eval(args: argparse.Namespace) -> pd.DataFrame:
+    sub = argparse.Namespace(**{**vars(args), "labels": args.eval, "run": None})
+    return _load(sub)[0]
+
+
+def _eval_metrics(frame: pd.DataFrame, pred: np.ndarray, threshold: float) -> dict[str, Any]:
+    from classifiers.edu_train import regression_metrics, roc_auc
+
+    out = regression_metrics(frame["score"].to_numpy(), pred, threshold)
+    if "positive" in frame.columns:
+        out["auc"] = round(roc_auc(frame["positive"].to_numpy(), pred), 4)
+    return out

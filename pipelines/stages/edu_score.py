@@ -1,0 +1,281 @@
+"""``edu_score``: math/science educational value, scored for every math_science and web document.
+
+The GLM-4.5 / FineWeb-Edu recipe as named sub-steps, each a ``ctx.cached`` artifact keyed by
+its own parameters, so changing a band or the threshold re-runs only the decision:
+
+- ``sample/``       a stratified sample (source × length) of ``sample_size`` documents;
+- ``annotations/``  their LLM scores with the ``edu`` rubric (``annotator``: local | openai | vllm),
+  through a persistent cache (``<output parent>/.cache/edu_score/annotation_cache``), so a
+  re-run or a crashed run never pays twice;
+- ``embeddings/``   vectors of the documents SemDeDup did not embed (same model settings; the
+  others are read from ``30_semdedup/artifacts/embeddings``: nothing is embedded twice);
+- ``distilled/``    a ridge head on the annotated documents' embeddings (or a hashed n-gram
+  model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
+- ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
+  head when a real LLM annotated (``openai``/``vllm``) and the shipped default otherwise;
+- decision (no artifact): ``edu_band`` from ``band_edges``, ``edu_repeat`` from ``band_repeat``,
+  ``edu_rich`` for ``rich_sources`` at or above ``threshold``.
+
+Annotation failures after the backend's retries are counted in the stats; a document whose
+*answer* could not be read becomes a ledger row ``annotation_failed`` when
+``on_annotation_failure: ledger`` (transport failures never drop a document). Documents that
+are only scored are never dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from classifiers.annotation.cache import CACHEABLE_FAILURES
+from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, detail_json, mark_kept
+from pipelines.stages import edu_score_steps as steps
+
+log = logging.getLogger(__name__)
+
+ANNOTATORS = ("none", "local", "openai", "vllm")
+DISTIL_KINDS = ("head", "hashed", "none")
+PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_repeat": "float64", "edu_rich": "boolean"}
+
+
+@dataclasses.dataclass(frozen=True)
+class EduScoreConfig(StageConfig):
+    sources: tuple[str, ...] = ("math_science", "web")
+    rubric: str = "edu"
+    # annotation of a sample
+    annotator: str = "local"
+    annotator_model: str = ""
+    annotator_base_url: str = "http://127.0.0.1:8000/v1"
+    annotator_endpoint: str = "chat"
+    annotator_api_key_env: str = "OPENAI_API_KEY"
+    annotator_concurrency: int = 8
+    annotator_timeout_s: float = 120.0
+    annotator_max_retries: int = 4
+    annotator_rate_limit_rps: float = 0.0
+    annotator_batch_size: int = 8
+    annotator_threads: int = 0
+    annotator_doc_tokens: int = 0
+    sample_size: int = 24
+    sample_length_edges: tuple[int, ...] = (256, 1024, 4096)
+    sample_allocation: str = "equal"
+    on_annotation_failure: str = "ledger"
+    max_transport_failures: float = 0.5
+    # distillation
+    distil: str = "head"
+    holdout_fraction: float = 0.2
+    min_annotations: int = 16
+    # scoring
+    scorer: str = "auto"
+    embed_device: str = "auto"
+    embed_batch_size: int = 64
+    # decision
+    threshold: float = 3.0
+    band_names: tuple[str, ...] = ("low", "medium", "high")
+    band_edges: tuple[float, ...] = (2.0, 3.0)
+    band_repeat: tuple[float, ...] = (0.5, 1.0, 2.0)
+    rich_sources: tuple[str, ...] = ("web",)
+
+    def validate(self) -> None:
+        for key in ("sources", "rich_sources"):
+            bad = sorted(set(getattr(self, key)) - set(SOURCES))
+            if bad:
+                raise ConfigError(f"EduScoreConfig.{key} has unknown sources {bad}; choose from {list(SOURCES)}")
+        check_choice(self, "annotator", ANNOTATORS)
+        check_choice(self, "annotator_endpoint", ("chat", "completions"))
+        check_choice(self, "distil", DISTIL_KINDS)
+        check_choice(self, "sample_allocation", ("equal", "proportional"))
+        check_choice(self, "on_annotation_failure", ("ledger", "keep"))
+        if self.scorer not in ("auto", "default", "distilled") and not Path(self.scorer).expanduser().is_dir():
+            raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r}; choose auto, default, distilled or a model folder")
+        if self.scorer == "distilled" and (self.annotator == "none" or self.distil == "none"):
+            raise ConfigError("EduScoreConfig.scorer = 'distilled' needs an annotator and distil: head or hashed")
+        if self.annotator in ("openai", "vllm") and not self.annotator_model:
+            raise ConfigError(f"annotator {self.annotator!r} needs annotator_model (the served model name or a model folder)")
+        for key in ("sample_size", "annotator_doc_tokens", "annotator_threads", "min_annotations"):
+            check_range(self, key, 0, None)
+        for key in ("annotator_concurrency", "annotator_batch_size", "embed_batch_size"):
+            check_range(self, key, 1, None)
+        check_range(self, "holdout_fraction", 0.0, 0.9)
+        check_range(self, "max_transport_failures", 0.0, 1.0)
+        check_range(self, "threshold", 0.0, 5.0)
+        if len(self.band_names) != len(self.band_edges) + 1 or len(self.band_repeat) != len(self.band_names):
+            raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges, and band_repeat one per band")
+        if list(self.band_edges) != sorted(self.band_edges):
+            raise ConfigError("EduScoreConfig.band_edges must be increasing")
+        if any(r < 0 for r in self.band_repeat):
+            raise ConfigError("EduScoreConfig.band_repeat values are up-sample factors and must be >= 0")
+
+    def annotator_config(self) -> dict[str, Any]:
+        """The ``get_annotator`` dict of the configured backend (without the cache)."""
+        budget = {"doc_tokens": self.annotator_doc_tokens} if self.annotator_doc_tokens else {}
+        if self.annotator == "local":
+            threads = {"threads": self.annotator_threads} if self.annotator_threads else {}
+            model = {"model": self.annotator_model} if self.annotator_model else {}
+            return {"backend": "local", "batch_size": self.annotator_batch_size, **model, **threads, **budget}
+        if self.annotator == "vllm":
+            return {"backend": "vllm", "model": self.annotator_model, **budget}
+        return {
+            "backend": "openai", "model": self.annotator_model, "base_url": self.annotator_base_url,
+            "endpoint": self.annotator_endpoint, "api_key_env": self.annotator_api_key_env,
+            "concurrency": self.annotator_concurrency, "timeout_s": self.annotator_timeout_s,
+            "max_retries": self.annotator_max_retries, "rate_limit_rps": self.annotator_rate_limit_rps, **budget,
+        }
+
+
+class EduScoreStage:
+    name = "edu_score"
+    version = "1"
+    config_cls = EduScoreConfig
+    requires = ("doc_id", "text", "source", "n_tokens")
+    produces = PRODUCES
+    global_keys = ("seed",)
+
+    def build(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: Any) -> dd.DataFrame:
+        from classifiers.annotation import get_annotator
+        from classifiers.edu import DEFAULT_EMBEDDER, default_model_dir, model_fingerprint
+        from classifiers.rubrics import get_rubric
+
+        seed = int(ctx.recipe.get("seed", 0) or 0)
+        rubric = get_rubric(cfg.rubric)
+        sources = tuple(sorted(cfg.sources))
+        upstream = steps.compatible_upstream(ctx.upstream_artifact("semdedup", "embeddings"), DEFAULT_EMBEDDER)
+        ctx.extra_stats["upstream_embeddings"] = str(upstream) if upstream else None
+        annotations: Path | None = None
+        distilled: Path | None = None
+        if cfg.annotator != "none" and cfg.sample_size > 0:
+            sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
+                          "allocation": cfg.sample_allocation, "seed": seed}
+            sample = ctx.cached("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx))
+            annotator = get_annotator({**cfg.annotator_config(), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
+            ann_key = {"sample": sample.name, "annotator": annotator.model_id, "rubric": rubric.version}
+            annotations = ctx.cached("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out))
+            ann_stats = json.loads((annotations / "annotations.json").read_text())
+            ctx.extra_stats["annotation"] = ann_stats
+            transport = sum(v for k, v in ann_stats["stats"]["failure_reasons"].items() if k not in CACHEABLE_FAILURES)
+            if ann_stats["stats"]["documents"] and transport / ann_stats["stats"]["documents"] > cfg.max_transport_failures:
+                raise RuntimeError(
+                    f"edu_score: {transport} of {ann_stats['stats']['documents']} annotation requests failed in transport "
+                    f"({ann_stats['stats']['failure_reasons']}); is the annotator reachable? Answers already received are "
+                    "cached, a re-run pays only for the rest"
+                )
+        needs_vectors = cfg.scorer in ("auto", "default") or cfg.distil == "head"
+        embeddings: Path | None = None
+        if needs_vectors:
+            emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": steps.upstream_tag(upstream)}
+            embeddings = ctx.cached("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, upstream, cfg, out, ctx))
+            ctx.extra_stats["embedding"] = json.loads((embeddings / "embeddings.json").read_text())
+        if annotations is not None and cfg.distil != "none":
+            # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed below.
+            dist_key = {"annotations": annotations.name, "kind": cfg.distil, "holdout": cfg.holdout_fraction,
+                        "min": cfg.min_annotations, "vectors": embeddings.name if embeddings else None}
+            distilled = ctx.cached("distilled", dist_key, lambda out: steps.distil(
+                annotations, cfg, [p for p in (upstream, embeddings) if p is not None], out))
+            ctx.extra_stats["distillation"] = steps.distillation_report(distilled, cfg.threshold)
+        scorer_dir = self._scorer_dir(cfg, distilled, default_model_dir())
+        ctx.extra_stats["scorer"] = {"choice": cfg.scorer, "path": str(scorer_dir), "card": steps.card_summary(scorer_dir)}
+        score_key = {"model": model_fingerprint(scorer_dir), "sources": sources,
+                     "vectors": embeddings.name if embeddings else None}
+        scores = ctx.cached("scores", score_key, lambda out: steps.write_scores(
+            docs, scorer_dir, sources, [p for p in (upstream, embeddings) if p is not None], cfg, out, ctx))
+        summary = json.loads((scores / "scores.json").read_text())
+        ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
+        ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg)
+        failed = failed_annotations(annotations, cfg) if annotations is not None else {}
+        ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
+        meta = annotated_meta(docs._meta, PRODUCES)
+        return docs.map_partitions(_decide_partition, str(scores), failed, cfg, meta=meta)
+
+    @staticmethod
+    def _scorer_dir(cfg: EduScoreConfig, distilled: Path | None, default: Path) -> Path:
+        model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
+        if cfg.scorer == "default":
+            return default
+        if cfg.scorer == "distilled":
+            if model is None:
+                raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {steps.skip_reason(distilled)}")
+            return model
+        if cfg.scorer == "auto":
+            # The small CPU judge ranks real documents worse than chance: its head is trained and
+            # reported, but only a real LLM's distilled head replaces the shipped default.
+            return model if cfg.annotator in ("openai", "vllm") and model is not None else default
+        return Path(cfg.scorer).expanduser()
+
+
+def decide(scores: pd.Series, sources: pd.Series, cfg: EduScoreConfig) -> pd.DataFrame:
+    """Band, repeat factor and math/science-rich flag from scores (NaN score → nulls).
+
+    >>> cfg = EduScoreConfig()
+    >>> decide(pd.Series([1.0, 2.5, 3.0, np.nan]), pd.Series(["web"] * 4), cfg).values.tolist()
+    [['low', 0.5, False], ['medium', 1.0, False], ['high', 2.0, True], [None, nan, <NA>]]
+    """
+    s = scores.to_numpy(dtype=np.float64)
+    scored = ~np.isnan(s)
+    idx = np.searchsorted(np.asarray(cfg.band_edges, dtype=np.float64), np.nan_to_num(s), side="right")
+    names = np.asarray(cfg.band_names, dtype=object)[idx]
+    repeat = np.asarray(cfg.band_repeat, dtype=np.float64)[idx]
+    rich = scored & (s >= cfg.threshold) & sources.isin(cfg.rich_sources).to_numpy()
+    return pd.DataFrame(
+        {
+            "edu_band": pd.Series(np.where(scored, names, None), index=scores.index, dtype=object),
+            "edu_repeat": np.where(scored, repeat, np.nan),
+            "edu_rich": pd.array(np.where(scored, rich, None), dtype="boolean"),
+        },
+        index=scores.index,
+    )
+
+
+def band_counts(histogram: dict[str, list[int]], cfg: EduScoreConfig) -> dict[str, Any]:
+    """Documents per band and source, and rich documents, from the scores' histogram (no re-scoring)."""
+    centres = (np.arange(steps.HIST_BINS) + 0.5) * (5.0 / steps.HIST_BINS)
+    idx = np.searchsorted(np.asarray(cfg.band_edges), centres, side="right")
+    out: dict[str, Any] = {"bands": {}, "rich": 0, "threshold": cfg.threshold}
+    for source, counts in histogram.items():
+        c = np.asarray(counts)
+        out["bands"][source] = {name: int(c[idx == i].sum()) for i, name in enumerate(cfg.band_names)}
+        if source in cfg.rich_sources:
+            out["rich"] += int(c[centres >= cfg.threshold].sum())
+    return out
+
+
+def failed_annotations(annotations: Path, cfg: EduScoreConfig) -> dict[str, str]:
+    """doc_id → ledger detail of documents whose answer could not be read (``on_annotation_failure: ledger``)."""
+    if cfg.on_annotation_failure != "ledger":
+        return {}
+    ann = pd.read_parquet(annotations / "annotations.parquet")
+    meta = json.loads((annotations / "annotations.json").read_text())
+    bad = ann[ann["failure"].isin(sorted(CACHEABLE_FAILURES))]
+    return {
+        str(r.doc_id): detail_json(failure=r.failure, answer=str(r.raw)[:500], annotator=meta["annotator"], rubric=meta["rubric"])
+        for r in bad.itertuples()
+    }
+
+
+def _decide_partition(df: pd.DataFrame, scores_dir: str, failed: dict[str, str], cfg: EduScoreConfig,
+                      partition_info: dict | None = None) -> pd.DataFrame:
+    number = (partition_info or {}).get("number", 0)
+    df = df.copy()
+    path = Path(scores_dir) / f"part-{number:05d}.parquet"
+    scored = pd.read_parquet(path) if path.exists() else pd.DataFrame({"doc_id": [], "edu_score": []})
+    by_id = pd.Series(scored["edu_score"].to_numpy(dtype=np.float64), index=scored["doc_id"].astype(str).to_numpy())
+    by_id = by_id[~by_id.index.duplicated()]
+    df["edu_score"] = df["doc_id"].astype(str).map(by_id).astype("float64").to_numpy()
+    decided = decide(df["edu_score"], df["source"], cfg)
+    for col in decided.columns:
+        df[col] = decided[col]
+    df = mark_kept(df)
+    if failed:
+        hit = df["doc_id"].astype(str).isin(failed.keys()).to_numpy()
+        df.loc[hit, DROP_REASON] = DropReason.ANNOTATION_FAILED.value
+        df.loc[hit, DROP_DETAIL] = [failed[str(d)] for d in df.loc[hit, "doc_id"]]
+    return df
+
+
+STAGE = EduScoreStage()

@@ -1,0 +1,115 @@
+"""The edu scorers: the shipped default on text, the head file format, the hashed alternative."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from classifiers.edu import (
+    DEFAULT_EMBEDDER,
+    EmbeddingEduScorer,
+    EmbeddingHead,
+    EnsembleEduScorer,
+    default_model_dir,
+    get_edu_scorer,
+    model_fingerprint,
+    save_ensemble,
+)
+
+SCIENCE = [
+    "The derivative of a function measures how the output changes as the input changes. For f(x) = x^2 the "
+    "difference quotient (f(x+h) - f(x))/h equals 2x + h, and letting h tend to zero gives f'(x) = 2x. "
+    "Exercise: differentiate g(x) = 3x^3 - x and find where the tangent line is horizontal.",
+    "Newton's second law states that the net force on a body equals its mass times its acceleration, F = ma. "
+    "Example: a 2 kg cart pushed with a net force of 6 N accelerates at 3 m/s^2. Friction opposes the motion.",
+    "In a chemical equilibrium the forward and reverse reaction rates are equal. Le Chatelier's principle "
+    "predicts that adding reactant shifts the equilibrium toward the products; the constant K is unchanged.",
+    "Theorem. Every bounded monotone sequence of real numbers converges. Proof. Let (a_n) be increasing and "
+    "bounded above and let s be the supremum of its terms. For every epsilon > 0 there is N with a_N > s - epsilon.",
+]
+OTHER = [
+    "Free shipping on all orders over $50! Our bestselling leather boots are now 30% off. Add to cart, choose "
+    "your size and checkout in seconds. Returns accepted within 30 days.",
+    "Book a demo today and see how our CRM helps your sales team close more deals. Trusted by 10,000 companies. "
+    "Contact sales for pricing.",
+    "The singer wore a stunning red gown at the premiere last night, sparking rumours of a new romance with "
+    "her co-star. Fans flooded social media with comments.",
+    "This essay reads the novel's fragmented narration as a critique of late-capitalist subjectivity, drawing "
+    "on the postmodern theory of the simulacrum.",
+]
+
+
+@pytest.fixture(scope="module")
+def default_scorer():
+    return get_edu_scorer()
+
+
+def test_shipped_default_has_a_card_with_data_and_metrics():
+    card = json.loads((default_model_dir() / "model.json").read_text())
+    assert card["kind"] == "ensemble" and card["embedder"] == DEFAULT_EMBEDDER
+    assert {m["path"] for m in card["members"]} == {"head", "hashed"}
+    assert card["metrics"]["heldout"]["auc"] >= 0.9 and card["metrics"]["heldout"]["n"] > 1000
+    assert "data" in card and card["scale"] == [0.0, 5.0]
+    head_card = json.loads((default_model_dir() / "head" / "model.json").read_text())
+    assert head_card["embedder"] == DEFAULT_EMBEDDER and head_card["kind"] == "embedding_head"
+    assert sum(f.stat().st_size for f in default_model_dir().rglob("*") if f.is_file()) < 5 * 2**20
+    assert not list(default_model_dir().rglob("*.pkl"))
+
+
+@pytest.mark.slow
+def test_default_ranks_science_above_commerce_and_humanities(default_scorer):
+    scores = default_scorer.predict(SCIENCE + OTHER)
+    assert scores.shape == (8,) and ((scores >= 0) & (scores <= 5)).all()
+    science, other = scores[:4], scores[4:]
+    assert science.min() > max(other[0], other[1], other[3])  # above the shop, the sales page and the essay
+    assert (science[:3] >= 3.0).all() and (other < 3.0).all()  # the threshold decides the right way
+    assert science.mean() - other.mean() > 2.0
+
+
+def test_head_prior_and_clipping():
+    pos = np.array([[1.0, 0.0]])
+    neg = np.array([[0.0, 1.0]])
+    head = EmbeddingHead(np.zeros(2), 2.5, {}, prior_weight=2.0, positive_anchors=pos, negative_anchors=neg)
+    np.testing.assert_allclose(head.prior(np.array([[1.0, 0.0], [0.0, 1.0]])), [1.0, -1.0])
+    np.testing.assert_allclose(head.predict_embeddings(np.array([[1.0, 0.0], [0.0, 1.0]])), [4.5, 0.5])
+    big = EmbeddingHead(np.array([100.0, -100.0]), 0.0, {})
+    assert big.predict_embeddings(np.array([[1.0, 0.0], [0.0, 1.0]])).tolist() == [5.0, 0.0]
+    assert big.predict_embeddings(np.zeros((0, 2))).shape == (0,)
+
+
+def test_saved_head_is_npz_without_pickle_and_fingerprinted(tmp_path):
+    head = EmbeddingHead(np.array([0.5, -0.5]), 1.0, {"model": "x"}, card={"name": "toy", "version": "3"})
+    head.save(tmp_path / "h")
+    with np.load(tmp_path / "h" / "head.npz", allow_pickle=False) as z:
+        assert set(z.files) >= {"weights", "bias", "prior_weight"}
+    fp = model_fingerprint(tmp_path / "h")
+    scorer = get_edu_scorer(tmp_path / "h")
+    assert isinstance(scorer, EmbeddingEduScorer) and scorer.name == "toy" and scorer.version == f"3+{fp}"
+    np.testing.assert_allclose(scorer.predict_embeddings(np.array([[1.0, 0.0]])), [1.5])
+    EmbeddingHead(np.array([0.5, 0.5]), 1.0, {"model": "x"}).save(tmp_path / "h")
+    assert model_fingerprint(tmp_path / "h") != fp
+
+
+def test_ensemble_averages_members_and_reuses_vectors(tmp_path):
+    EmbeddingHead(np.array([2.0, 0.0]), 1.0, {"model": "x"}).save(tmp_path / "e" / "a")
+    EmbeddingHead(np.array([0.0, 2.0]), 3.0, {"model": "x"}).save(tmp_path / "e" / "b")
+    save_ensemble(tmp_path / "e", {"a": 1.0, "b": 3.0}, {"name": "toy"})
+    scorer = get_edu_scorer(tmp_path / "e")
+    assert isinstance(scorer, EnsembleEduScorer) and scorer.needs_vectors and scorer.name == "toy"
+    got = scorer.score(["t1", "t2"], np.array([[1.0, 0.0], [0.0, 1.0]]))
+    np.testing.assert_allclose(got, [(3.0 + 3 * 3.0) / 4, (1.0 + 3 * 5.0) / 4])
+    assert scorer.embedder_settings() == {"model": "x"}
+
+
+def test_hashed_scorer_learns_from_annotations(tmp_path):
+    linear = pytest.importorskip("classifiers.linear", reason="classifiers/linear.py (web-quality helper) not present")
+    texts = SCIENCE * 10 + OTHER * 10
+    y = np.r_[np.full(40, 4.0), np.full(40, 0.5)]
+    model = linear.HashedLinearModel(n_features=2**16, task="regression").fit(texts, y, epochs=10)
+    model.save(tmp_path / "hashed", name="edu_hashed")
+    scorer = get_edu_scorer(tmp_path / "hashed")
+    pred = scorer.predict(SCIENCE + OTHER + ["Buy boots with free shipping"])
+    assert pred[:4].min() > pred[4:].max() and ((pred >= 0) & (pred <= 5)).all()
+    assert scorer.predict([]).shape == (0,)

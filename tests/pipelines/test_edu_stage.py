@@ -1,0 +1,177 @@
+"""The edu_score stage on 2-partition frames: annotate → distil → score → decide, conservation, caching."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from curation.config import ConfigError
+from pipelines.recipe import load_recipe, stage_config
+from pipelines.runner import run_stage
+from pipelines.stages import edu_score_steps as steps
+from pipelines.stages.edu_score import EduScoreConfig, band_counts, decide
+from tests.classifiers.test_annotation_openai import FakeLLMServer
+from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
+
+WORDS = ["theorem proof integral", "energy equation velocity", "shoes on sale today", "derivative of the velocity", "celebrity gossip news"]
+
+
+def corpus(n: int = 36, garbled: tuple[int, ...] = (7,)) -> pd.DataFrame:
+    rows = []
+    for i in range(n):
+        text = f"Document {i}. " + " ".join([WORDS[i % 5]] * (1 + i % 3))
+        if i in garbled:
+            text += " [[garbled]]"
+        rows.append({"doc_id": f"d{i:02d}", "text": text, "source": ["web", "math_science", "code"][i % 3]})
+    return docs_frame(rows)
+
+
+def overrides(server: FakeLLMServer, **kw: object) -> list[str]:
+    base = {"annotator": "openai", "annotator_model": "fake-judge", "annotator_base_url": server.url,
+            "annotator_max_retries": 0, "sample_size": 40, "min_annotations": 5} | kw
+    return [f"edu_score.{k}={v}" for k, v in base.items()]
+
+
+def test_decide_maps_scores_to_bands_repeats_and_rich_pages():
+    cfg = EduScoreConfig(band_edges=(2.0, 3.0), band_repeat=(0.5, 1.0, 2.0), threshold=3.0)
+    out = decide(pd.Series([0.0, 1.99, 2.0, 3.0, 4.7, np.nan]), pd.Series(["web", "web", "web", "math_science", "web", "code"]), cfg)
+    assert out["edu_band"].tolist() == ["low", "low", "medium", "high", "high", None]
+    assert out["edu_repeat"].tolist()[:5] == [0.5, 0.5, 1.0, 2.0, 2.0] and np.isnan(out["edu_repeat"].iloc[5])
+    assert out["edu_rich"].tolist()[:5] == [False, False, False, False, True]  # math_science is never "rich web"
+    assert out["edu_rich"].isna().iloc[5]
+
+
+def test_band_counts_come_from_the_histogram():
+    hist = {"web": [0] * steps.HIST_BINS}
+    hist["web"][50] = 3  # scores 0.50–0.51
+    hist["web"][320] = 2  # 3.20–3.21
+    counts = band_counts(hist, EduScoreConfig())
+    assert counts["bands"]["web"] == {"low": 3, "medium": 0, "high": 2} and counts["rich"] == 2
+    moved = band_counts(hist, EduScoreConfig(band_edges=(0.4, 4.0), threshold=4.0))
+    assert moved["bands"]["web"] == {"low": 0, "medium": 5, "high": 0} and moved["rich"] == 0
+
+
+def test_config_errors_say_what_to_change():
+    with pytest.raises(ConfigError, match="needs an annotator"):
+        EduScoreConfig.from_dict({"annotator": "none", "scorer": "distilled"})
+    with pytest.raises(ConfigError, match="band_names"):
+        EduScoreConfig.from_dict({"band_edges": [1.0, 2.0, 3.0]})
+    with pytest.raises(ConfigError, match="annotator_model"):
+        EduScoreConfig.from_dict({"annotator": "openai"})
+    with pytest.raises(ConfigError, match="choose auto"):
+        EduScoreConfig.from_dict({"scorer": "/no/such/folder"})
+    cfg = stage_config(load_recipe(None), "edu_score", EduScoreConfig)
+    assert cfg.threshold == 3.0 and cfg.annotator == "local" and cfg.scorer == "auto"
+
+
+def test_hashed_distillation_scores_every_document_and_ledgers_unreadable_answers(tmp_path):
+    inp = make_stage_dir(tmp_path / "in", corpus())
+    with FakeLLMServer() as srv:
+        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled"))
+    kept, ledger = assert_conservation(inp, tmp_path / "out")
+    assert ledger["doc_id"].tolist() == ["d07"] and ledger["reason"].tolist() == ["annotation_failed"]
+    detail = json.loads(ledger["detail"].iloc[0])
+    assert detail["failure"] == "no_final_score" and detail["annotator"].startswith("openai:fake-judge")
+    code = kept[kept["source"] == "code"]
+    assert code["edu_score"].isna().all() and code["edu_band"].isna().all() and code["edu_rich"].isna().all()
+    scored = kept[kept["source"] != "code"]
+    assert scored["edu_score"].between(0, 5).all() and set(scored["edu_band"]) <= {"low", "medium", "high"}
+    science = scored["text"].str.contains("theorem|energy|derivative")
+    assert scored.loc[science, "edu_score"].mean() > scored.loc[~science, "edu_score"].mean() + 1.0
+    extra = res.stats["extra"]
+    assert extra["annotation"]["stats"]["failure_reasons"] == {"no_final_score": 1}
+    assert extra["distillation"]["metrics"]["heldout"]["n"] > 0
+    assert extra["scorer"]["card"]["kind"] == "hashed_linear" and "embedding" not in extra
+    assert not (tmp_path / "out" / "artifacts" / "embeddings").exists()  # the hashed path embeds nothing
+    assert res.stats["dropped_by_reason"] == {"annotation_failed": {"documents": 1, "tokens": int(corpus()["n_tokens"].iloc[7])}}
+
+
+def test_keep_policy_never_drops(tmp_path):
+    inp = make_stage_dir(tmp_path / "in", corpus())
+    with FakeLLMServer() as srv:
+        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled",
+                                                                      on_annotation_failure="keep"))
+    kept, ledger = assert_conservation(inp, tmp_path / "out")
+    assert len(ledger) == 0 and len(kept) == 36 and res.stats["extra"]["ledgered_annotation_failures"] == 0
+
+
+def test_unreachable_annotator_fails_loudly(tmp_path):
+    inp = make_stage_dir(tmp_path / "in", corpus())
+    bad = ["edu_score.annotator=openai", "edu_score.annotator_model=m", "edu_score.annotator_base_url=http://127.0.0.1:9/v1",
+           "edu_score.annotator_max_retries=0", "edu_score.distil=hashed"]
+    with pytest.raises(RuntimeError, match="failed in transport"):
+        run_one("edu_score", inp, tmp_path / "out", bad)
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+@pytest.mark.slow
+def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model(tmp_path, monkeypatch):
+    inp = make_stage_dir(tmp_path / "in", corpus())
+    with FakeLLMServer() as srv:
+        res = run_one("edu_score", inp, tmp_path / "a", overrides(srv))
+        assert_conservation(inp, tmp_path / "a")
+        extra = res.stats["extra"]
+        assert extra["scorer"]["card"]["name"] == "edu_distilled"  # auto + a real (openai) annotator → distilled head
+        assert "distilled-" in extra["scorer"]["path"]
+        assert extra["distillation"]["metrics"]["heldout"]["spearman"] > 0.5
+        assert extra["embedding"]["count"] == 24  # web + math_science documents, embedded once
+        n_requests = len(srv.requests)
+
+        def boom(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a model ran again for a decision change")
+
+        monkeypatch.setattr(steps, "_score_part", boom)
+        monkeypatch.setattr(steps, "_embed_part", boom)
+        res2 = run_one("edu_score", inp, tmp_path / "b", overrides(srv, threshold=4.0, band_edges="[1.0, 4.0]"))
+        assert len(srv.requests) == n_requests  # no annotation request either
+    kept_a = pd.read_parquet(tmp_path / "a" / "docs").set_index("doc_id")
+    kept_b = pd.read_parquet(tmp_path / "b" / "docs").set_index("doc_id")
+    pd.testing.assert_series_equal(kept_a["edu_score"], kept_b.loc[kept_a.index, "edu_score"])
+    assert (kept_b["edu_rich"].fillna(False) <= kept_a["edu_rich"].fillna(False)).all()
+    assert res2.stats["extra"]["decision"]["threshold"] == 4.0
+
+
+@pytest.mark.slow
+def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_path, monkeypatch):
+    from classifiers.edu import DEFAULT_EMBEDDER, get_edu_scorer
+    from classifiers.embedding import embedder_name, get_embedder
+    from classifiers.embedding_store import write_card, write_embedding_part
+
+    df = corpus(garbled=())
+    run = tmp_path / "run"
+    inp = make_stage_dir(run / "60_code_web", df)
+    emb = get_embedder(**DEFAULT_EMBEDDER)
+    up = run / "30_semdedup" / "artifacts" / "embeddings"
+    parts = np.array_split(np.arange(len(df)), 2)
+    upstream_ids = []
+    for n, idx in enumerate(parts):
+        part = df.iloc[idx]
+        part = part[(part["source"] != "code") & (part.index % 2 == 0)]  # semdedup embedded half of them
+        upstream_ids += part["doc_id"].tolist()
+        write_embedding_part(up / f"part-{n:05d}.parquet", part["doc_id"].tolist(), emb.embed(part["text"].tolist()), "float16")
+    write_card(up, {"embedder": {**DEFAULT_EMBEDDER, "batch_size": 64}, "name": embedder_name("all-MiniLM-L6-v2", 256, True)})
+    embedded: list[str] = []
+    real = type(emb).embed
+
+    def counting(self: object, texts: list[str]) -> np.ndarray:
+        embedded.extend(texts)
+        return real(self, texts)
+
+    monkeypatch.setattr(type(emb), "embed", counting)
+    rec = load_recipe(None, ["edu_score.annotator=none"])
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        res = run_stage("edu_score", rec, stage_dir=run / "70_edu_score", input_dir=inp, run_dir=run, quiet=True)
+    kept, _ = assert_conservation(inp, run / "70_edu_score")
+    scored = df[df["source"] != "code"]
+    assert len(embedded) == len(scored) - len(upstream_ids)
+    assert not set(embedded) & set(df.set_index("doc_id").loc[upstream_ids, "text"])
+    assert res.stats["extra"]["embedding"]["reused_upstream"] == len(upstream_ids)
+    assert res.stats["extra"]["scorer"]["choice"] == "auto" and res.stats["extra"]["scorer"]["card"]["name"] == "edu_default"
+    direct = get_edu_scorer().predict(scored["text"].tolist())
+    got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
+    np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
