@@ -46,7 +46,14 @@ def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
     if quiet:
         return
     if tty:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
         with Progress(*columns, transient=False) as bar:
@@ -54,9 +61,8 @@ def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
             for _ in as_completed(futures):
                 bar.advance(task)
         return
-    started, done, next_report = time.time(), 0, 0.0
-    for _ in as_completed(futures):
-        done += 1
+    started, next_report = time.time(), 0.0
+    for done, _ in enumerate(as_completed(futures), 1):
         frac = done / total
         if frac >= next_report or done == total:
             elapsed = time.time() - started

@@ -39,9 +39,9 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
             f"{s.get('seconds', 0):.1f}",
             ", ".join(f"{r}={v['documents']:,}" for r, v in reasons),
         ])
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     lines = []
-    for i, row in enumerate([header, *rows]):
-        cells = [str(c).ljust(w) if j in (0, 7) else str(c).rjust(w) for j, (c, w) in enumerate(zip(row, widths))]
+    for row in [header, *rows]:
+        cells = [str(c).ljust(w) if j in (0, 7) else str(c).rjust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)

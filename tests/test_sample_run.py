@@ -49,7 +49,7 @@ def test_sample_run_conserves_every_document_and_verifies(sample_run):
     for f in sorted((REPO / "sample_data").rglob("*.jsonl*")):
         import gzip
 
-        data = gzip.open(f).read() if f.name.endswith(".gz") else f.read_bytes()
+        data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
         raw_records += sum(1 for line in data.splitlines() if line.strip())
     assert ingest["in"]["documents"] == raw_records
     ledger = read_parts(out / "00_ingest" / "ledger")

@@ -7,6 +7,7 @@ worker killed mid-stage must not change the outputs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -51,10 +52,8 @@ def _start_cluster(tmp_path: Path, n_workers: int = 2) -> tuple[str, list[subpro
 
 def _stop(procs: list[subprocess.Popen]) -> None:
     for p in reversed(procs):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     for p in procs:
         try:
             p.wait(timeout=20)
@@ -80,7 +79,7 @@ def cluster_inputs() -> list[str]:
     if "dir" not in _SLICE:
         root = Path(tempfile.mkdtemp(prefix="curation-slice-"))
         for f in sorted((REPO / "sample_data").rglob("*.jsonl*")):
-            data = gzip.open(f).read() if f.name.endswith(".gz") else f.read_bytes()
+            data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
             lines = [ln for i, ln in enumerate(data.splitlines()) if i % 4 == 0]
             target = root / f.relative_to(REPO / "sample_data").with_suffix("").with_suffix(".jsonl")
             target.parent.mkdir(parents=True, exist_ok=True)
