@@ -12,6 +12,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -53,8 +54,8 @@ def explode_partition(
     hold a page's raw HTML, which training shards do not need.
     """
     m = memberships(df, specs, doc_groups(df, repeat_defaults))
-    ok = [(p, g) in live and r > 0 for p, g, r in zip(m["phase"], m["group"], m["repeat"], strict=True)]
-    m = m[ok].reset_index(drop=True)
+    ok = np.array([(p, g) in live and r > 0 for p, g, r in zip(m["phase"], m["group"], m["repeat"], strict=True)], dtype=bool)
+    m = m[ok].reset_index(drop=True)  # a boolean array: an empty *list* would select no columns
     shard = assign_shards(m, n_shards, seed)
     cols = [c for c in CARRIED if c in df.columns]
     out = df[cols].iloc[m["row"].to_numpy()].reset_index(drop=True)

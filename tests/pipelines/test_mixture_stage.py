@@ -272,3 +272,13 @@ def test_arrow_strings_and_missing_values(tmp_path):
     assert prov["quality_level"] == "high" and "url" not in prov
     for p in (tmp_path / "out" / "manifests").glob("*.json"):
         assert validate_manifest(p) == []
+
+
+def test_an_empty_input_partition_is_written_without_error(tmp_path):
+    # every document of a partition dropped upstream (e.g. a file of bad records) leaves it empty
+    rows = [{"doc_id": f"d{i}", "text": "plain words " * (5 + i), "source": "web"} for i in range(3)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows), nparts=4)
+    assert any(len(pd.read_parquet(p)) == 0 for p in (inp / "docs").glob("part-*.parquet"))
+    run_one("mixture", inp, tmp_path / "out", FAST)
+    kept, _ = assert_conservation(inp, tmp_path / "out")
+    assert len(kept) == 3
