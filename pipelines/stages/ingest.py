@@ -68,7 +68,7 @@ class InputSpec:
 
 class IngestStage:
     name = "ingest"
-    version = "1"
+    version = "2"
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -295,7 +295,7 @@ def _read_bytes(spec: InputSpec) -> tuple[bytes, str | None]:
             fh.seek(spec.start)
             return fh.read(spec.end - spec.start), None
         try:
-            while chunk := fh.read(1 << 20):
+            while chunk := fh.read(1 << 16):  # small reads: a truncated stream loses < 64 KiB
                 chunks.append(chunk)
         except (EOFError, OSError) as exc:
             read = b"".join(chunks)
@@ -336,9 +336,13 @@ def _finish(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFra
             if o in dup_map and not isinstance(df[DROP_REASON].iat[i], str):
                 f, n = dup_map[o]
                 df.iat[i, df.columns.get_loc(DROP_REASON)] = DropReason.DUPLICATE_ID.value
+                original = df["doc_id"].iat[i]
                 df.iat[i, df.columns.get_loc(DROP_DETAIL)] = detail_json(
-                    file=df["_file"].iat[i], line=int(df["_line"].iat[i]), error="duplicate id", first_file=f, first_line=n
+                    file=df["_file"].iat[i], line=int(df["_line"].iat[i]), error="duplicate id", first_file=f, first_line=n,
+                    original_id=original,
                 )
+                # the ledger row needs an id of its own: ids stay unique across kept ∪ ledger
+                df.iat[i, df.columns.get_loc("doc_id")] = f"{original}@{Path(df['_file'].iat[i]).name}:{int(df['_line'].iat[i])}"
     return df.drop(columns=[*LOCATION_COLUMNS, "_ord"])
 
 

@@ -50,6 +50,8 @@ def test_each_bad_record_gets_a_ledger_row_with_file_line_and_reason(tmp_path):
         ("duplicate_id", 7), ("missing_text", 8), ("wrong_type", 9), ("unknown_source", 10), ("malformed_json", 11),
     }
     assert all(json.loads(d)["file"].endswith("bad.jsonl") for d in ledger["detail"])
+    dup = ledger[ledger["reason"] == "duplicate_id"].iloc[0]
+    assert dup["doc_id"] == "ok1@bad.jsonl:7" and json.loads(dup["detail"])["original_id"] == "ok1"
     kept = read_parts(tmp_path / "out" / "docs")
     assert kept["doc_id"].tolist() == ["ok1"] and kept["text"].tolist() == ["fine text"]
     assert res.stats["in"]["documents"] == 11 and res.stats["kept"]["documents"] == 1
