@@ -96,14 +96,9 @@ class CodeQualityConfig(StageConfig):
             raise ConfigError(f"CodeQualityConfig.tier_overrides: {exc}") from exc
 
     def thresholds(self) -> RuleThresholds:
-        return RuleThresholds(
-            max_line_length=self.max_line_length, mean_line_length=self.mean_line_length,
-            min_alnum_fraction=self.min_alnum_fraction, min_alpha_fraction=self.min_alpha_fraction,
-            max_lines=self.max_lines, encoded_max_chars=self.encoded_max_chars,
-            encoded_max_fraction=self.encoded_max_fraction, minified_long_line_fraction=self.minified_long_line_fraction,
-            html_min_text_fraction=self.html_min_text_fraction, html_min_text_chars=self.html_min_text_chars,
-            drop_xml=self.drop_xml, alpha_exempt=tuple(self.alpha_exempt), data_files=dict(self.data_files),
-        )
+        """The library's rule thresholds from this config's flat keys of the same names."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RuleThresholds)}
+        return RuleThresholds(**{**values, "alpha_exempt": tuple(self.alpha_exempt), "data_files": dict(self.data_files)})
 
     def repeat(self) -> dict[str, float]:
         return {"high": self.repeat_high, "medium": self.repeat_medium, "low": self.repeat_low}
