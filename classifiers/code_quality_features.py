@@ -22,7 +22,9 @@ from curation.code_language import language_family
 
 #: family → definition header (name in group ``name``), up to the opening brace.
 DEFINITIONS: dict[str, re.Pattern[str]] = {
-    "c": re.compile(r"^[ \t]*(?:[\w:*&<>,~]+[ \t*&]+)+(?P<name>[A-Za-z_~][\w:~]*)[ \t]*\([^;{}]*\)[^;{}\n]*\{", re.MULTILINE),
+    # type tokens and separators are disjoint and possessive: with ``*`` in both (as before), a
+    # comment rule of 80 asterisks took 2^80 ways to split and a worker hung for good
+    "c": re.compile(r"^[ \t]*(?:[\w:<>,~]++[ \t*&]++)+(?P<name>[A-Za-z_~][\w:~]*)[ \t]*\([^;{}]*\)[^;{}\n]*\{", re.MULTILINE),
     "java": re.compile(
         r"^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|override|open|suspend|fun|func|def)\s+)*"
         r"(?:[\w<>\[\],.?]+\s+)?(?P<name>[A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:throws [\w., ]+)?[^;{}=\n]*\{",

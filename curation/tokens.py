@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 
 MAX_CHARS_PER_CALL = 1_000_000
+# Characters per encode_batch call: an Encoding keeps ids, offsets, masks and token strings (~100+
+# bytes per token), so a whole 128 MB partition in one call took several GB; 1M characters keep it
+# to tens of MB while still giving the tokenizer's threads hundreds of texts to share.
+BATCH_CHARS = 1_000_000
 
 
 def qwen_tokenizer_path() -> Path:
@@ -48,10 +52,18 @@ def count_tokens(texts: list[str], name: str = "qwen") -> np.ndarray:
     if tok is None:
         return np.array([len(t.split()) for t in texts], dtype=np.int64)
     out = np.zeros(len(texts), dtype=np.int64)
-    short = [i for i, t in enumerate(texts) if len(t) <= MAX_CHARS_PER_CALL]
-    if short:
-        enc = tok.encode_batch([texts[i] for i in short], add_special_tokens=False)
-        out[short] = [len(e.ids) for e in enc]
+    batch: list[int] = []
+    chars = 0
+    for i, t in enumerate(texts):
+        if len(t) > MAX_CHARS_PER_CALL:
+            continue
+        batch.append(i)
+        chars += len(t)
+        if chars >= BATCH_CHARS or i == len(texts) - 1:
+            out[batch] = [len(e.ids) for e in tok.encode_batch([texts[j] for j in batch], add_special_tokens=False)]
+            batch, chars = [], 0
+    if batch:
+        out[batch] = [len(e.ids) for e in tok.encode_batch([texts[j] for j in batch], add_special_tokens=False)]
     for i, t in enumerate(texts):
         if len(t) > MAX_CHARS_PER_CALL:
             pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL)

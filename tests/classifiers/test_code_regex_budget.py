@@ -1,0 +1,53 @@
+"""Every code regex stays linear on adversarial text (a regex holds the GIL: a slow one hangs a worker).
+
+The C definition pattern once split runs of ``*`` two ways and took minutes on a comment rule of
+80 asterisks, long enough for the scheduler to drop the worker; each pattern now gets runs of
+every character it treats specially, at sizes where exponential or cubic behaviour would show.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from classifiers.code_quality_features import DEFINITIONS, structural_features
+from classifiers.code_quality_scan import LEXERS, scan
+
+SPECIAL = "*&:<>,~ \t/\"'`#-=(){}[]\\$.;!?|r@_a1\n"
+
+
+def _adversarial() -> list[str]:
+    texts = []
+    for ch in SPECIAL:
+        texts.append(("int" + ch * 60 + "\n") * 20)
+        texts.append(("x " + (ch + " ") * 40 + "\n") * 20)
+        texts.append(ch * 3000)
+    texts.append("/" + "*" * 78 + "/\n" + "int *f(int *a, int *b,\n    char **c);\n" * 50)
+    texts.append("a " * 2000 + "(" * 500 + "\n")
+    return texts
+
+
+@pytest.mark.parametrize("family", sorted(DEFINITIONS))
+def test_definition_patterns_are_fast_on_adversarial_text(family):
+    started = time.perf_counter()
+    for text in _adversarial():
+        list(DEFINITIONS[family].finditer(text))
+    assert time.perf_counter() - started < 2.0, family
+
+
+@pytest.mark.parametrize("family", sorted(LEXERS))
+def test_lexers_are_fast_on_adversarial_text(family):
+    started = time.perf_counter()
+    for text in _adversarial():
+        list(LEXERS[family].finditer(text))
+    assert time.perf_counter() - started < 2.0, family
+
+
+def test_comment_rule_of_asterisks_scores_at_once_and_functions_are_still_found():
+    text = "/" + "*" * 78 + "/\n" + "static int *add(int *a, int b) {\n    return a + b;\n}\n" + "*" * 80 + "\n"
+    started = time.perf_counter()
+    feats = structural_features(text, "C")
+    assert time.perf_counter() - started < 1.0
+    assert feats["n_functions"] == 1
+    assert scan(text, "c").max_depth == 1
