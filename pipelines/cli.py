@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from pipelines.runner import WorkerLostError
 from pipelines.stages import STAGES, folder_name
 
 log = logging.getLogger("curate")
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:
         log.error("%s", exc)
         return 2
+    except WorkerLostError as exc:
+        log.error("%s", exc)
+        return 3
 
 
 _OVERRIDE = re.compile(r"^[A-Za-z_][\w.]*=")

@@ -9,6 +9,8 @@ the previous stage's marker, a changed config re-runs that stage and every stage
 
 from __future__ import annotations
 
+import contextlib
+
 import dataclasses
 import hashlib
 import logging
@@ -135,9 +137,14 @@ def run_stage(
                 f"run the stages that produce them first (columns present: {list(docs.columns)})"
             )
         n_in = io.count_rows(Path(input_dir))
-    annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
-    counts_graph = annotated.map_partitions(io.write_partition, str(work), name, meta=io.COUNTS_META)
-    counts = compute_with_progress(counts_graph, client, f"{name}: write", quiet=quiet)
+    try:
+        annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
+        counts_graph = annotated.map_partitions(io.write_partition, str(work), name, meta=io.COUNTS_META)
+        counts = compute_with_progress(counts_graph, client, f"{name}: write", quiet=quiet)
+    except Exception as exc:
+        if type(exc).__name__ == "KilledWorker":
+            raise WorkerLostError(_killed_worker_message(name, exc, client, recipe)) from exc
+        raise
     summary = io.summarise_counts(counts if isinstance(counts, pd.DataFrame) else pd.concat(counts))
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(
@@ -208,6 +215,25 @@ def run_recipe(
         previous = stage_dir
     io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
     return results
+
+
+class WorkerLostError(RuntimeError):
+    """Dask gave up on a task after its workers died; the message says what to change."""
+
+
+def _killed_worker_message(name: str, exc: BaseException, client: Any, recipe: dict[str, Any]) -> str:
+    limits = []
+    with contextlib.suppress(Exception):
+        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    limit = f"{min(limits) / 2**30:.2f} GiB" if limits and min(limits) else "no memory limit"
+    block = (recipe.get("stages", {}).get("ingest") or {}).get("blocksize_mb", "?")
+    return (
+        f"stage {name}: Dask gave up on a task because the workers running it died ({exc}). The usual cause "
+        f"is memory: a worker here has {limit} and partitions hold up to ingest.blocksize_mb={block} MB of text; "
+        "a worker needs ~0.5 GiB for its libraries plus ~6x its partition size (BENCHMARKS.md, memory-bound run). "
+        "Lower ingest.blocksize_mb (ingest then re-runs, the later stages follow) or raise --memory-limit; "
+        "the workers' logs say why they died. Completed stages are kept and will be skipped on the re-run."
+    )
 
 
 def run_record(recipe: dict[str, Any], results: list[StageResult], seconds: float) -> dict[str, Any]:

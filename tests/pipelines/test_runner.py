@@ -136,3 +136,31 @@ def test_local_cluster_and_synchronous_runs_are_identical(tmp_path):
         sa = json.loads((tmp_path / "sync" / stage / "stats.json").read_text())
         sb = json.loads((tmp_path / "cluster" / stage / "stats.json").read_text())
         assert {k: sa[k] for k in ("in", "kept", "dropped_by_reason")} == {k: sb[k] for k in ("in", "kept", "dropped_by_reason")}
+
+
+def test_workers_dying_on_a_task_gives_an_error_that_says_what_to_change(tmp_path, monkeypatch):
+    """Dask's KilledWorker (a task's workers died 3 times, usually out of memory) becomes an error
+    naming the stage, the partition size setting and --memory-limit; nothing is marked complete."""
+    from distributed.scheduler import KilledWorker
+
+    import pipelines.stages.exact_dedup as stage_mod
+    from pipelines.cli import main
+
+    raw = _corpus(tmp_path)
+
+    class Worker:
+        address = "tcp://127.0.0.1:40000"
+
+    def dies(*a, **k):
+        raise KilledWorker(task="('pick', 0)", last_worker=Worker(), allowed_failures=3)
+
+    monkeypatch.setattr(stage_mod, "pick_duplicates", dies)
+    out = tmp_path / "run"
+    rec = load_recipe(None, FOUNDATION)
+    rc = main(["run", rec["recipe_path"], "--input", str(raw), "--output", str(out), "--scheduler", "synchronous", *FOUNDATION])
+    assert rc == 3
+    assert (out / "00_ingest" / "_SUCCESS").exists() and not (out / "10_exact_dedup").exists()
+    from pipelines.runner import WorkerLostError, run_stage
+
+    with pytest.raises(WorkerLostError, match=r"exact_dedup.*ingest\.blocksize_mb=128.*--memory-limit"):
+        run_stage("exact_dedup", rec, stage_dir=tmp_path / "again", input_dir=out / "00_ingest", quiet=True)
