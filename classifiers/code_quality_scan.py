@@ -19,11 +19,13 @@ import numpy as np
 
 _C_STR = r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n]){1,10}\''
 #: family → regex whose groups are (line comment, block comment, string).
+#: (DOTALL everywhere: ``.*?`` spans lines; ``(?:.|\n)*?`` gave each newline two ways to match,
+#: exponential on an unclosed raw string.)
 LEXERS: dict[str, re.Pattern[str]] = {
     "c": re.compile(rf"(//[^\n]*)|(/\*.*?(?:\*/|\Z))|({_C_STR})", re.DOTALL),
-    "java": re.compile(rf'(//[^\n]*)|(/\*.*?(?:\*/|\Z))|("""(?:.|\n)*?"""|{_C_STR})', re.DOTALL),
+    "java": re.compile(rf'(//[^\n]*)|(/\*.*?(?:\*/|\Z))|(""".*?"""|{_C_STR})', re.DOTALL),
     "go": re.compile(rf"(//[^\n]*)|(/\*.*?(?:\*/|\Z))|(`[^`]*`|{_C_STR})", re.DOTALL),
-    "rust": re.compile(r'(//[^\n]*)|(/\*.*?(?:\*/|\Z))|(r#*"(?:.|\n)*?"#*|b?"(?:\\.|[^"\\])*"|b?\'(?:\\.|[^\'\\\n])\')', re.DOTALL),
+    "rust": re.compile(r'(//[^\n]*)|(/\*.*?(?:\*/|\Z))|(r#*".*?"#*|b?"(?:\\.|[^"\\])*"|b?\'(?:\\.|[^\'\\\n])\')', re.DOTALL),
     # JS strings of any length in either quote; regex literals after an operator or opening bracket
     "javascript": re.compile(
         r"(//[^\n]*)|(/\*.*?(?:\*/|\Z))|(`(?:\\.|[^`\\])*`|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"

@@ -25,6 +25,10 @@ def _adversarial() -> list[str]:
         texts.append(ch * 3000)
     texts.append("/" + "*" * 78 + "/\n" + "int *f(int *a, int *b,\n    char **c);\n" * 50)
     texts.append("a " * 2000 + "(" * 500 + "\n")
+    # unclosed literals and comments: the match fails only at the end of the text
+    for opener in ('r#"', 'r"', 'b"', '"' * 3, "'" * 3, "/*", '"', "'", "`", "--[[", "=begin", "=pod", "#", "//"):
+        texts.append("x = " + opener + "word\n" * 60)
+        texts.append((opener + " a\n") * 60)
     return texts
 
 
