@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 
 
 def release_memory(collect: bool = False) -> None:
-    """Give freed memory back to the OS: Arrow's pool (mimalloc keeps freed pages), glibc's heap
-    (``malloc_trim``) and, with ``collect``, Python's reference cycles first."""
+    """Give freed memory back to the OS: Arrow's pool, glibc's heap (``malloc_trim``, every arena)
+    and, with ``collect``, Python's reference cycles first."""
     if collect:
         gc.collect()
     with contextlib.suppress(Exception):
@@ -39,27 +39,50 @@ def release_memory(collect: bool = False) -> None:
 
 
 class ReleaseMemory(WorkerPlugin):
-    """Worker plugin: after each task that ran long enough to matter, :func:`release_memory`.
+    """Worker plugin: give freed memory back to the OS (:func:`release_memory`) after tasks, and
+    whenever the worker's memory is high.
 
     Our tasks read a partition, write their result to disk and return a few numbers, so a worker
-    holds almost no *managed* memory; what Dask sees is freed-but-kept memory of the allocators.
-    Left there it trips the 80 % pause threshold with nothing to spill, and a paused worker whose
-    memory never drops pauses for ever: with 1 GB workers the whole run hung (benchmarks/reliability).
-    The cost is ~3 ms per task (~50 ms more with the cycle collection after tasks over 2 s).
+    holds little *managed* memory; much of what Dask sees is freed-but-kept memory of the
+    allocators. Left there it trips the 80 % pause threshold with nothing to spill, and a paused
+    worker whose memory never drops pauses for ever: with 1 GB workers the whole run hung twice
+    (benchmarks/reliability). So: a trim after every task (~3 ms), a cycle collection too after
+    tasks over ``collect_seconds`` (~50 ms), and every ``check_seconds`` a collection and trim
+    while the process is above ``high`` of its memory limit (a paused worker runs no tasks).
     """
 
     name = "curation-release-memory"
     idempotent = True
 
-    def __init__(self, min_seconds: float = 0.2, collect_seconds: float = 2.0) -> None:
-        self.min_seconds, self.collect_seconds = min_seconds, collect_seconds
+    def __init__(self, collect_seconds: float = 2.0, check_seconds: float = 2.0, high: float = 0.6) -> None:
+        self.collect_seconds, self.check_seconds, self.high = collect_seconds, check_seconds, high
         self._started: dict[Any, float] = {}
+        self._callback: Any = None
 
     def setup(self, worker: Any) -> None:
+        from tornado.ioloop import PeriodicCallback
+
         self._started = {}
+        # Arrow on glibc malloc: mimalloc's heaps are per thread, so memory freed by a task (run in
+        # the worker's task thread) could not be handed back from the plugin's thread, and stayed.
+        with contextlib.suppress(Exception):
+            import pyarrow as pa
+
+            pa.set_memory_pool(pa.system_memory_pool())
+        limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+        if limit:
+            def check() -> None:
+                rss = worker.monitor.get_process_memory()
+                if rss > self.high * limit:
+                    release_memory(collect=True)
+
+            self._callback = PeriodicCallback(check, self.check_seconds * 1000)
+            self._callback.start()
 
     def teardown(self, worker: Any) -> None:
         self._started.clear()
+        if self._callback is not None:
+            self._callback.stop()
 
     def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
         if finish == "executing":
@@ -67,8 +90,7 @@ class ReleaseMemory(WorkerPlugin):
         elif start == "executing":
             began = self._started.pop(key, None)
             took = time.monotonic() - began if began is not None else 0.0
-            if took >= self.min_seconds:
-                release_memory(collect=took >= self.collect_seconds)
+            release_memory(collect=took >= self.collect_seconds)
 
 
 def _register(client: Any) -> None:

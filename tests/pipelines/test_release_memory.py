@@ -1,0 +1,41 @@
+"""Workers give freed memory back to the OS (pipelines.cluster.ReleaseMemory).
+
+Without it, Arrow's allocator kept a finished task's buffers: with 1 GB workers a worker sat above
+Dask's 80 % pause threshold with nothing running and nothing to spill, and the run hung.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pipelines.cluster import open_client
+
+pytestmark = pytest.mark.slow
+
+
+def _allocate_and_drop() -> int:
+    import psutil
+    import pyarrow as pa
+
+    arrays = [pa.array(["x" * 1000] * 30_000) for _ in range(10)]  # ~300 MB in Arrow's pool
+    peak = psutil.Process().memory_info().rss
+    del arrays
+    return peak
+
+
+def _rss() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+def test_worker_memory_returns_to_the_os_after_a_task():
+    with open_client(workers=1, memory_limit="4GB") as client:
+        base = max(client.run(_rss).values())
+        peak = client.submit(_allocate_and_drop, pure=False).result()
+        assert peak - base > 250 * 2**20, "the task did not allocate what it should"
+        time.sleep(0.5)
+        after = max(client.run(_rss).values())
+        assert after - base < 100 * 2**20, (base >> 20, peak >> 20, after >> 20)
