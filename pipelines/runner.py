@@ -10,7 +10,6 @@ the previous stage's marker, a changed config re-runs that stage and every stage
 from __future__ import annotations
 
 import contextlib
-
 import dataclasses
 import hashlib
 import logging
