@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import functools
 import gc
 import logging
 import os
@@ -32,10 +33,18 @@ def release_memory(collect: bool = False) -> None:
         import pyarrow as pa
 
         pa.default_memory_pool().release_unused()
-    libc = ctypes.util.find_library("c")
-    if libc:
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(libc).malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` (looked up once: ``find_library`` runs a subprocess), or None."""
+    with contextlib.suppress(Exception):
+        name = ctypes.util.find_library("c")
+        return ctypes.CDLL(name).malloc_trim if name else None
+    return None
 
 
 class ReleaseMemory(WorkerPlugin):

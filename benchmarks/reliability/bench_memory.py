@@ -112,14 +112,33 @@ def start_cluster(tmp: Path, n: int, memory_limit: str) -> tuple[str, list[subpr
     return str(sched_file), procs, logs
 
 
+def markdown(result: dict) -> str:
+    """The per-stage peak table of a result (what RESULTS.md records)."""
+    workers = sorted(k for k in result["peak_mib"] if k.startswith("worker"))
+    head = "| stage | seconds | documents in → kept | " + " | ".join(f"{w} peak (MiB)" for w in workers) + " | driver peak (MiB) |"
+    rows = [head, "|" + "---|" * (4 + len(workers))]
+    for folder, st in result["stages"].items():
+        name = folder.split("_", 1)[1]
+        peaks = result["peak_mib_by_stage"].get(name, {})
+        rows.append(f"| {name} | {st['seconds']:.0f} | {st['docs_in']:,} → {st['kept']:,} | "
+                    + " | ".join(f"{peaks.get(w, 0):.0f}" for w in workers) + f" | {peaks.get('driver', 0):.0f} |")
+    rows.append(f"| **whole run** | {result['wall_s']:.0f} | | " + " | ".join(f"**{result['peak_mib'][w]:.0f}**" for w in workers)
+                + f" | {result['peak_mib'].get('driver', 0):.0f} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=WORK / "corpus")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--name", default="memory_bound")
+    ap.add_argument("--report", type=Path, help="print the Markdown table of a result JSON and exit")
     ap.add_argument("overrides", nargs="*", help="extra recipe overrides (key=value)")
     args = ap.parse_args()
+    if args.report:
+        print(markdown(json.loads(args.report.read_text())))
+        return
 
     tmp = WORK / f"{args.name}_cluster"
     run_dir = WORK / f"{args.name}_run"
@@ -175,6 +194,7 @@ def main() -> None:
     out = WORK / f"{args.name}.json"
     out.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
+    print(markdown(result))
     ok = rc == 0 and verify.returncode == 0 and not any(result["worker_restarts"].values()) and not any(bad.values())
     print("OK" if ok else "FAILED", "→", out)
     sys.exit(0 if ok else 1)
