@@ -18,6 +18,7 @@ similarity pass, and nothing ever embeds twice for the same model settings:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import time
@@ -102,7 +103,7 @@ class SemDedupConfig(StageConfig):
 
 class SemDedupStage:
     name = "semdedup"
-    version = "1"
+    version = "2"  # 2: the k-means sample is drawn per document, not per partition
     config_cls = SemDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {CLUSTER_COLUMN: "int64"}
@@ -217,7 +218,7 @@ def _embed_part(df: pd.DataFrame, out: str, settings: dict[str, Any], sources: t
 
 def _train(vectors: tuple, nparts: int, n: int, k: int, cfg: SemDedupConfig, seed: int, out: Path, ctx: Any) -> None:
     want = sample_size(k, n, cfg.kmeans_sample)
-    graph = dd.from_map(_sample_part, list(range(nparts)), [seed + i for i in range(nparts)], spec=vectors, fraction=want / n,
+    graph = dd.from_map(_sample_part, list(range(nparts)), [seed] * nparts, spec=vectors, fraction=want / n,
                         meta=pd.DataFrame({"vector": pd.Series(dtype=object)}), enforce_metadata=False)
     frame = compute_with_progress(graph, ctx.client, "semdedup: k-means sample", ctx.quiet)
     sample = _decode(frame["vector"].tolist(), np.float32)
@@ -230,10 +231,27 @@ def _train(vectors: tuple, nparts: int, n: int, k: int, cfg: SemDedupConfig, see
 
 
 def _sample_part(number: int, seed: int, spec: tuple, fraction: float) -> pd.DataFrame:
-    _, vecs = _read_vectors(spec, number)
+    ids, vecs = _read_vectors(spec, number)
     if fraction < 1.0:
-        vecs = vecs[np.random.default_rng(seed).random(len(vecs)) < fraction]
+        vecs = vecs[in_sample(ids, seed, fraction)]
     return pd.DataFrame({"vector": pd.Series([row.tobytes() for row in vecs], dtype=object)})
+
+
+def in_sample(ids: Any, seed: int, fraction: float) -> np.ndarray:
+    """Whether each document is in the k-means sample: a hash of (seed, id) below ``fraction``.
+
+    Decided per document, so the sample (and the clusters) do not depend on how the corpus is
+    partitioned; a per-partition random draw made 32 MB and 128 MB partitions disagree on ~0.2 %
+    of the semantic duplicates.
+
+    >>> in_sample(["a", "b", "c"], 1, 1.0).tolist(), int(in_sample([str(i) for i in range(10000)], 1, 0.25).sum()) // 100
+    ([True, True, True], 25)
+    """
+    bound = min(int(fraction * 2**64), 2**64 - 1)
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(f"{seed}:{i}".encode(), digest_size=8).digest(), "little") <= bound for i in ids),
+        dtype=bool, count=len(ids),
+    )
 
 
 def _decode(blobs: list[bytes], dtype: Any) -> np.ndarray:
