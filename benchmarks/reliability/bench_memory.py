@@ -133,6 +133,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--name", default="memory_bound")
+    ap.add_argument("--resume", action="store_true", help="keep the run folder: finished stages are skipped (re-measure the rest)")
     ap.add_argument("--report", type=Path, help="print the Markdown table of a result JSON and exit")
     ap.add_argument("overrides", nargs="*", help="extra recipe overrides (key=value)")
     args = ap.parse_args()
@@ -142,7 +143,7 @@ def main() -> None:
 
     tmp = WORK / f"{args.name}_cluster"
     run_dir = WORK / f"{args.name}_run"
-    for d in (tmp, run_dir):
+    for d in (tmp,) if args.resume else (tmp, run_dir):
         shutil.rmtree(d, ignore_errors=True)
     tmp.mkdir(parents=True)
     corpus_bytes = sum(p.stat().st_size for p in args.corpus.rglob("*") if p.is_file())
@@ -177,6 +178,8 @@ def main() -> None:
     for stage_dir in sorted(run_dir.glob("[0-9][0-9]_*")):
         with contextlib.suppress(OSError, ValueError):
             s = json.loads((stage_dir / "stats.json").read_text())
+            if args.resume and stage_dir.name.split("_", 1)[1] not in sampler.by_stage:
+                continue  # skipped: measured by the earlier run
             stats[stage_dir.name] = {"seconds": s.get("seconds"), "docs_in": s["in"]["documents"], "kept": s["kept"]["documents"],
                                      "dropped": s["dropped"]["documents"]}
     result = {

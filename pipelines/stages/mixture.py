@@ -28,7 +28,7 @@ from curation.repo_concat import RepoHeaders
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json
 from pipelines.io import write_json
 from pipelines.progress import compute_with_progress
-from pipelines.stages.mixture_write import RECORD_META, explode_meta, explode_partition, write_shards
+from pipelines.stages.mixture_write import KEY_SEP, RECORD_META, explode_meta, explode_partition, write_shards
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +167,14 @@ def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
     return out
 
 
+def _with_destination(df: pd.DataFrame, dest: dict[str, int]) -> pd.DataFrame:
+    """``_dest``: the output partition of each row's shard (every shard key is planned)."""
+    out = df.assign(_dest=df["_key"].map(dest))
+    if out["_dest"].isna().any():
+        raise RuntimeError(f"mixture: shard keys outside the plan: {sorted(set(out.loc[out['_dest'].isna(), '_key']))[:5]}")
+    return out.assign(_dest=out["_dest"].astype("int64"))
+
+
 def _annotate(df: pd.DataFrame, specs: list[PhaseSpec], repeat_defaults: dict[str, float], live: set[tuple[str, str]]) -> pd.DataFrame:
     df = df.copy()
     groups = doc_groups(df, repeat_defaults)
@@ -250,8 +258,14 @@ class MixtureStage:
             return RECORD_META.copy()
         keep_cols = explode_meta(docs._meta)
         rows = docs.map_partitions(explode_partition, specs, cfg.repeats(), live, n_shards, seed, cfg.keep_meta, meta=keep_cols)
-        nparts = max(1, min(sum(n_shards.values()), cfg.max_shuffle_partitions))
-        shuffled = rows.shuffle(on="_key", npartitions=nparts)
+        # Each shard goes to a partition of its own (range partitioning on the shard's ordinal; a hash
+        # shuffle put two or three 32 MB shards in one partition and killed a 1 GB worker building them).
+        keys = sorted(f"{p}{KEY_SEP}{g}{KEY_SEP}{s:05d}" for (p, g), k in n_shards.items() if (p, g) in live for s in range(k))
+        nparts = max(1, min(len(keys), cfg.max_shuffle_partitions))
+        per = -(-max(len(keys), 1) // nparts)
+        dest = {k: i // per for i, k in enumerate(keys)}
+        rows = rows.map_partitions(_with_destination, dest, meta=rows._meta.assign(_dest=pd.Series(dtype="int64")))
+        shuffled = rows.set_index("_dest", divisions=list(range(nparts + 1)))
         spec_map = {s.name: s for s in specs}
         written = shuffled.map_partitions(write_shards, str(ctx.work_dir), spec_map, cfg.shard_options(seed), epochs0, meta=RECORD_META)
         out = compute_with_progress(written, ctx.client, "mixture: write shards", ctx.quiet)
