@@ -134,6 +134,8 @@ def main() -> None:
     ap.add_argument("--memory-limit", default="1GB")
     ap.add_argument("--name", default="memory_bound")
     ap.add_argument("--resume", action="store_true", help="keep the run folder: finished stages are skipped (re-measure the rest)")
+    ap.add_argument("--stage", help="run one stage (e.g. mixture) into RUN/NN_<stage> from --stage-input, keeping the run folder")
+    ap.add_argument("--stage-input", help="the stage folder inside the run that --stage reads (e.g. 70_edu_score)")
     ap.add_argument("--report", type=Path, help="print the Markdown table of a result JSON and exit")
     ap.add_argument("overrides", nargs="*", help="extra recipe overrides (key=value)")
     args = ap.parse_args()
@@ -143,13 +145,20 @@ def main() -> None:
 
     tmp = WORK / f"{args.name}_cluster"
     run_dir = WORK / f"{args.name}_run"
-    for d in (tmp,) if args.resume else (tmp, run_dir):
+    for d in (tmp,) if args.resume or args.stage else (tmp, run_dir):
         shutil.rmtree(d, ignore_errors=True)
     tmp.mkdir(parents=True)
     corpus_bytes = sum(p.stat().st_size for p in args.corpus.rglob("*") if p.is_file())
     sched_file, procs, logs = start_cluster(tmp, args.workers, args.memory_limit)
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", str(ROOT / "pipelines/configs/glm45.yaml"),
+    recipe = str(ROOT / "pipelines/configs/glm45.yaml")
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", recipe,
            "--input", str(args.corpus), "--output", str(run_dir), "--scheduler", sched_file, *OVERRIDES, *args.overrides]
+    if args.stage:
+        from pipelines.stages import folder_name
+
+        shutil.rmtree(run_dir / folder_name(args.stage), ignore_errors=True)
+        cmd = [sys.executable, "-m", "pipelines.cli", args.stage.replace("_", "-"), "--input", str(run_dir / args.stage_input),
+               "--output", str(run_dir / folder_name(args.stage)), "--config", recipe, "--scheduler", sched_file, *args.overrides]
     started = time.time()
     with open(tmp / "run.log", "w") as log:
         driver = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
@@ -178,7 +187,7 @@ def main() -> None:
     for stage_dir in sorted(run_dir.glob("[0-9][0-9]_*")):
         with contextlib.suppress(OSError, ValueError):
             s = json.loads((stage_dir / "stats.json").read_text())
-            if args.resume and stage_dir.name.split("_", 1)[1] not in sampler.by_stage:
+            if (args.resume or args.stage) and stage_dir.name.split("_", 1)[1] not in sampler.by_stage:
                 continue  # skipped: measured by the earlier run
             stats[stage_dir.name] = {"seconds": s.get("seconds"), "docs_in": s["in"]["documents"], "kept": s["kept"]["documents"],
                                      "dropped": s["dropped"]["documents"]}
