@@ -59,7 +59,7 @@ def count_tokens(texts: list[str], name: str = "qwen") -> np.ndarray:
             continue
         batch.append(i)
         chars += len(t)
-        if chars >= BATCH_CHARS or i == len(texts) - 1:
+        if chars >= BATCH_CHARS:
             out[batch] = [len(e.ids) for e in tok.encode_batch([texts[j] for j in batch], add_special_tokens=False)]
             batch, chars = [], 0
     if batch:
