@@ -59,14 +59,17 @@ class Sampler(threading.Thread):
         self.samples = 0
 
     def stage(self) -> str:
-        running = sorted(self.run_dir.glob(".*.inprogress")) if self.run_dir.exists() else []
-        return running[-1].name.split("_", 1)[1].removesuffix(".inprogress") if running else "(between stages)"
+        # the newest: a folder left by a killed earlier run is older than the running stage's
+        running = list(self.run_dir.glob(".*.inprogress")) if self.run_dir.exists() else []
+        with contextlib.suppress(OSError, ValueError):
+            newest = max(running, key=lambda p: p.stat().st_mtime)
+            return newest.name.split("_", 1)[1].removesuffix(".inprogress")
+        return "(between stages)"
 
     def run(self) -> None:
         while not self.stop.is_set():
             stage = self.stage()
             for role, proc in self.roles.items():
-                procs = [proc]
                 if role.startswith("nanny"):  # the worker is the nanny's child process
                     with contextlib.suppress(psutil.Error):
                         # the worker process (the nanny's other child is multiprocessing's resource tracker)
@@ -74,7 +77,7 @@ class Sampler(threading.Thread):
                         self.pids.setdefault(role.replace("nanny", "worker"), set()).update(k.pid for k in kids)
                         for k in kids:
                             self._record(role.replace("nanny", "worker"), k, stage)
-                self._record(role, procs[0], stage)
+                self._record(role, proc, stage)
             self.samples += 1
             time.sleep(self.poll)
 
