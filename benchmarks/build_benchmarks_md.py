@@ -9,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score", "mixture", "reliability"]
+# result files of other topics follow in alphabetical order
 
 HEADER = """# Benchmarks
 
@@ -27,7 +28,8 @@ The sections are the stages' own result files (`benchmarks/<stage>/RESULTS.md`),
 
 def main() -> None:
     parts = [HEADER]
-    for name in ORDER:
+    others = sorted(p.parent.name for p in (ROOT / "benchmarks").glob("*/RESULTS.md") if p.parent.name not in ORDER)
+    for name in ORDER + others:
         path = ROOT / "benchmarks" / name / "RESULTS.md"
         if not path.exists():
             continue
