@@ -24,6 +24,7 @@ import pandas as pd
 
 from curation.config import ConfigError, config_hash
 from pipelines import io
+from pipelines.cputime import cpu_seconds
 from pipelines.progress import compute_with_progress
 from pipelines.recipe import stage_config
 from pipelines.stage import StageContext
@@ -123,7 +124,7 @@ def run_stage(
         inputs=specs,
         quiet=quiet,
     )
-    started = time.time()
+    started, cpu_started = time.time(), cpu_seconds(client)
     if getattr(stage, "reads_raw", False):
         docs = None
         n_in = None
@@ -156,6 +157,7 @@ def run_stage(
         "config_hash": chash,
         "config": cfg.to_dict(),
         "seconds": round(time.time() - started, 3),
+        "cpu_seconds": round(cpu_seconds(client) - cpu_started, 3),
         **summary,
         "extra": ctx.extra_stats,
     }

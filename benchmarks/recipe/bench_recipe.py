@@ -1,0 +1,121 @@
+"""The whole recipe on a realistic mix of ../shared/data: MB per CPU-second per stage, with the bound.
+
+    python benchmarks/recipe/bench_recipe.py --mb 40                       # one process (synchronous)
+    python benchmarks/recipe/bench_recipe.py --mb 40 --workers 2           # and a 2-worker LocalCluster
+    python benchmarks/recipe/bench_recipe.py --mb 40 -- semdedup.model=minilm-static   # extra overrides
+
+The corpus is real text: web pages' extracted text (WCXB, scrapinghub, Common Crawl WET/cc_net),
+code files grouped by repository, OpenStax modules, arXiv abstracts, Stacks Project chapters and
+Chinese technical notes, cut to ``--mb`` megabytes in the proportions of SHARE. In the same run the
+benchmark times one pass of the Qwen tokenizer (HF ``tokenizers``, one thread: the bound issue 18
+names) and of the ``tiktoken`` counter over the same texts. Results: benchmarks/_work/recipe/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1].parent
+DATA = ROOT.parent / "shared" / "data"
+WORK = ROOT / "benchmarks" / "_work" / "recipe"
+SHARE = {"web": 0.45, "code": 0.35, "math_science": 0.20}  # of bytes
+
+
+def build_corpus(mb: float, out: Path) -> dict[str, float]:
+    """Write web.jsonl, code.jsonl, math_science.jsonl under ``out``; return MB per file."""
+    out.mkdir(parents=True, exist_ok=True)
+    web = pd.read_parquet(DATA / "web" / "web_docs.parquet", columns=["doc_id", "url", "source", "text"])
+    web = web[web["text"].fillna("").str.len() > 0].rename(columns={"source": "origin"}).sample(frac=1.0, random_state=0)
+    code = pd.read_parquet(DATA / "code" / "code_files.parquet", columns=["repo", "path", "language", "text"])
+    repos = code["repo"].drop_duplicates().sample(frac=1.0, random_state=0)
+    code = code.set_index("repo").loc[repos].reset_index()
+    math = []
+    for f in ("openstax_modules", "arxiv_abstracts", "stacks_project_chapters"):
+        math.append(pd.read_json(DATA / "math" / f"{f}.jsonl.gz", lines=True)[["text"]].assign(origin=f))
+    zh = pd.read_json(DATA / "zh" / "zh_tech_notes.jsonl.gz", lines=True)[["text"]].assign(origin="zh_tech_notes")
+    frames = {"web": pd.concat([zh, web]), "code": code, "math_science": pd.concat(math).sample(frac=1.0, random_state=0)}
+    sizes = {}
+    for source, df in frames.items():
+        budget = mb * SHARE[source] * 1e6
+        nbytes = df["text"].str.len().cumsum()
+        df = df[nbytes <= budget].assign(source=source)
+        df.to_json(out / f"{source}.jsonl", orient="records", lines=True, force_ascii=False)
+        sizes[source] = round(df["text"].str.encode("utf-8").str.len().sum() / 1e6, 2)
+    return sizes
+
+
+def corpus_texts(folder: Path) -> list[str]:
+    return [t for f in sorted(folder.glob("*.jsonl")) for t in pd.read_json(f, lines=True)["text"].astype(str)]
+
+
+def tokenizer_bound(texts: list[str]) -> dict[str, float]:
+    from curation import tokens
+
+    os.environ["RAYON_NUM_THREADS"] = "1"
+    hf = tokens.load_tokenizer("qwen")
+    t0 = time.process_time()
+    for i in range(0, len(texts), 256):
+        hf.encode_batch(texts[i : i + 256], add_special_tokens=False)
+    hf_s = time.process_time() - t0
+    t0 = time.process_time()
+    tokens.count_tokens(texts, "qwen")
+    return {"hf_tokenizers_cpu_s": round(hf_s, 2), "tiktoken_cpu_s": round(time.process_time() - t0, 2)}
+
+
+def run_recipe(corpus: Path, out: Path, scheduler_args: list[str], overrides: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", str(corpus),
+           "--output", str(out), "--quiet", *scheduler_args, *overrides]
+    before = os.times()
+    wall = time.time()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    after = os.times()
+    if proc.returncode != 0:
+        raise SystemExit(f"recipe failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    run = json.loads((out / "run.json").read_text())
+    stages = []
+    for s in run["stages"]:
+        stats = json.loads((out / s["folder"] / "stats.json").read_text())
+        stages.append({"stage": s["name"], "docs_in": stats["in"]["documents"], "tokens_in": stats["in"]["tokens"],
+                       "seconds": stats["seconds"], "cpu_seconds": stats.get("cpu_seconds")})
+    return {"wall_s": round(time.time() - wall, 1),
+            "cpu_s_all_processes": round((after.children_user + after.children_system) - (before.children_user + before.children_system), 1),
+            "stages": stages}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=40)
+    ap.add_argument("--workers", type=int, default=0, help="also run on a LocalCluster of this many workers")
+    ap.add_argument("overrides", nargs="*")
+    args = ap.parse_args()
+    corpus = WORK / f"corpus-{args.mb:g}mb"
+    sizes = build_corpus(args.mb, corpus)
+    mb = sum(sizes.values())
+    result = {"corpus_mb": sizes, "overrides": args.overrides, **tokenizer_bound(corpus_texts(corpus))}
+    runs = {"synchronous": ["--scheduler", "synchronous"]}
+    if args.workers:
+        runs[f"{args.workers} workers"] = ["--workers", str(args.workers)]
+    for label, sched in runs.items():
+        out = WORK / f"run-{args.mb:g}mb-{label.replace(' ', '')}"
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+        r = run_recipe(corpus, out, sched, args.overrides)
+        r["recipe_mb_per_cpu_s"] = round(mb / r["cpu_s_all_processes"], 3)
+        r["tokenizer_ratio"] = round(result["hf_tokenizers_cpu_s"] / r["cpu_s_all_processes"], 3)
+        result[label] = r
+        print(label, json.dumps({k: v for k, v in r.items() if k != "stages"}), flush=True)
+        for s in r["stages"]:
+            print(f"  {s['stage']:<14} {s['docs_in']:>7} docs  {s['seconds']:>7.1f} s  {s['cpu_seconds'] or 0:>7.1f} CPU-s", flush=True)
+    (WORK / f"results-{args.mb:g}mb.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if not isinstance(v, dict) or k == "corpus_mb"}))
+
+
+if __name__ == "__main__":
+    main()
