@@ -206,7 +206,11 @@ def open_client(
         log.info("LocalCluster with %d workers; dashboard: %s", n, client.dashboard_link)
         try:
             yield client
+        except BaseException:
+            # closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news
+            for name in ("distributed", "asyncio"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+            raise
         finally:
-            logging.getLogger("distributed").setLevel(logging.CRITICAL)  # closing after Ctrl-C or an error: no noise
             client.close()
             cluster.close()

@@ -82,9 +82,9 @@ def input_paths(args: list[Any]) -> list[Path]:
 
 def check_overlap(output: Path, inputs: list[Any]) -> None:
     """Raise :class:`OutputError` when ``output`` is, is inside, or contains one of ``inputs``."""
-    out = Path(output).resolve()
+    out = Path(os.path.realpath(output))
     for path in input_paths(inputs):
-        inp = path.resolve()
+        inp = Path(os.path.realpath(path))  # never raises (symlink loops are ingest's to report)
         if out == inp:
             relation = "is"
         elif inp in out.parents:
