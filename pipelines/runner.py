@@ -256,7 +256,7 @@ def run_recipe(
     started = time.time()
     with folder_lock(output):
         # run.json lists the stages of a finished run: none while this one is under way
-        (output / "run.json").unlink(missing_ok=True)
+        _remove_run_record(output / "run.json")
         for name in names:
             stage_dir = output / folder_name(name)
             res = run_stage(
@@ -267,6 +267,24 @@ def run_recipe(
             previous = stage_dir
         io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
     return results
+
+
+def _remove_run_record(path: Path) -> None:
+    """Remove a previous run's ``run.json``; refuse if that file is not one curate wrote."""
+    import json
+
+    if not path.exists():
+        return
+    try:
+        record = json.loads(path.read_text())
+        ours = isinstance(record, dict) and {"recipe", "stages", "versions"} <= set(record)
+    except (OSError, ValueError):
+        ours = False
+    if not ours:
+        from pipelines.safety import OutputError
+
+        raise OutputError(f"{path} exists and was not written by curate; move it away or choose another --output")
+    path.unlink()
 
 
 class WorkerLostError(RuntimeError):

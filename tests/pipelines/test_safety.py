@@ -66,6 +66,10 @@ def test_a_stage_folder_holding_a_user_file_is_not_replaced(tmp_path, caplog):
     # a changed key would replace the stage folder: refused, the note stays
     assert _cli_run(raw, tmp_path / "run", "exact_dedup.keep=longest") == 5
     assert note.read_text() == "keep me" and "curate did not write (docs/my-notes.txt)" in caplog.text
+    # a run.json that is not a run record is not overwritten either
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "run.json").write_text('{"my": "data"}')
+    assert _cli_run(raw, tmp_path / "mine") == 5 and (tmp_path / "mine" / "run.json").read_text() == '{"my": "data"}'
     # an empty folder, or one curate wrote, is fine
     assert _cli_run(raw, tmp_path / "other") == 0
     assert _cli_run(raw, tmp_path / "other", "exact_dedup.keep=longest") == 0
