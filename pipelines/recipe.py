@@ -181,7 +181,9 @@ def _override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, i
         value = {**_default(name, field), **value}
     # an open map with no default entries (ingest.fields, web_quality.thresholds …) takes new keys as they are
     open_map = _default(name, field) == {} and len(path) == 4
-    _walk(value, path, 3, plus or open_map, fail)
+    # inside an entry of a table of sub-configs the stage's own typed check knows the keys (PhaseSpec …)
+    checked = path[:4] if _is_table(_default(name, field)) else path
+    _walk(value, checked, 3, plus or open_map, fail)
     return path
 
 

@@ -205,10 +205,12 @@ def test_single_stage_dotted_override_reaches_the_stage(tmp_path, capsys):
     assert _cli_run(raw, tmp_path / "run") == 0
     capsys.readouterr()
     rc = main(["mixture", "--input", str(tmp_path / "run" / "10_exact_dedup"), "--output", str(tmp_path / "mix"),
-               "--dry-run", "phases.pretrain_phase1.budget={tokens: 1234}", "+phases.extra={mix: {web: 1.0}}"])
+               "--dry-run", "phases.pretrain_phase1.budget={tokens: 1234}", "+phases.extra={mix: {web: 1.0}}",
+               "phases.pretrain_phase1.min_tokens=5"])  # a phase key its recipe entry does not spell out
     assert rc == 0
     cfg = json.loads(capsys.readouterr().out)["plan"][0]["config"]
     assert cfg["phases"]["pretrain_phase1"]["budget"] == {"tokens": 1234} and "extra" in cfg["phases"]
+    assert cfg["phases"]["pretrain_phase1"]["min_tokens"] == 5
 
 
 def test_dry_run_checks_required_columns_against_earlier_stages(tmp_path, caplog):
