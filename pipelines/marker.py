@@ -12,7 +12,6 @@ checks the checksums too, so edited document text is seen.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +122,3 @@ def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
-
-def folder_bytes(folder: Path) -> int:
-    """Bytes under a folder (for messages)."""
-    return sum(os.path.getsize(p) for p in Path(folder).rglob("*") if p.is_file())
