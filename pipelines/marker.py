@@ -6,17 +6,22 @@ file the stage wrote: its size, the rows of each Parquet part under ``docs/`` an
 :data:`HASH_LIMIT` (bigger artifacts, e.g. embeddings, are checked by size only).
 
 Resume checks names, sizes and row counts (cheap: ``stat`` and Parquet footers); ``curate verify``
-checks the checksums too, so edited document text is seen.
+checks the checksums too, so edited document text is seen. The input fingerprints a marker holds
+(raw files, or the previous stage's marker) are computed here as well.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import xxhash
+
+from curation.config import config_hash
+from pipelines import io
 
 MARKER = "_SUCCESS"
 #: Written into every marker: a folder is replaced only when its marker says this project wrote it.
@@ -122,3 +127,44 @@ def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
+
+def raw_fingerprint(files: list[Path]) -> str:
+    """Fingerprint raw input files by path, size and their first and last MiB."""
+    h = hashlib.sha256()
+    expanded: set[Path] = set()
+    for f in files:
+        expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
+    for f in sorted(expanded):
+        size = f.stat().st_size
+        h.update(f"{f.resolve()}\0{size}\0".encode())
+        with open(f, "rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 1 << 20:
+                fh.seek(max(size - (1 << 20), 0))
+                h.update(fh.read(1 << 20))
+    return h.hexdigest()
+
+
+def stage_fingerprint(input_dir: Path) -> str:
+    """Fingerprint of a finished stage's output (from its marker), for the next stage."""
+    marker = read_marker(input_dir)
+    if marker is not None:
+        return marker["output_fingerprint"]
+    # A bare docs/ folder: fingerprint the part files by name and size.
+    folder = io.docs_dir(input_dir)
+    parts = [f"{p.name}:{p.stat().st_size}" for p in sorted(folder.glob("part-*.parquet"))]
+    return config_hash(parts)
+
+
+def check_input(input_dir: Path) -> None:
+    """Refuse a previous-stage folder whose files are not what its marker recorded."""
+    marker = read_marker(input_dir)
+    if marker is None or "files" not in marker:
+        return
+    damage = check_files(input_dir, marker)
+    if damage:
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        raise io.InputError(
+            f"input {input_dir} is damaged: {damage[0]}{more}; re-run the stage that wrote it (the same command "
+            "with `curate run` re-runs it by itself)"
+        )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import platform
 import shutil
@@ -27,7 +26,16 @@ import pandas as pd
 
 from curation.config import ConfigError, config_hash
 from pipelines import io
-from pipelines.marker import MARKER, WRITER, check_files, file_records, read_marker
+from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
+    MARKER,
+    WRITER,
+    check_files,
+    check_input,
+    file_records,
+    raw_fingerprint,
+    read_marker,
+    stage_fingerprint,
+)
 from pipelines.progress import compute_with_progress
 from pipelines.recipe import check_configs, stage_config
 from pipelines.safety import check_overlap, check_replaceable, folder_lock
@@ -44,34 +52,6 @@ class StageResult:
     stage_dir: Path
     skipped: bool
     stats: dict[str, Any]
-
-
-def raw_fingerprint(files: list[Path]) -> str:
-    """Fingerprint raw input files by path, size and their first and last MiB."""
-    h = hashlib.sha256()
-    expanded: set[Path] = set()
-    for f in files:
-        expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
-    for f in sorted(expanded):
-        size = f.stat().st_size
-        h.update(f"{f.resolve()}\0{size}\0".encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 20))
-            if size > 1 << 20:
-                fh.seek(max(size - (1 << 20), 0))
-                h.update(fh.read(1 << 20))
-    return h.hexdigest()
-
-
-def stage_fingerprint(input_dir: Path) -> str:
-    """Fingerprint of a finished stage's output (from its marker), for the next stage."""
-    marker = read_marker(input_dir)
-    if marker is not None:
-        return marker["output_fingerprint"]
-    # A bare docs/ folder: fingerprint the part files by name and size.
-    folder = io.docs_dir(input_dir)
-    parts = [f"{p.name}:{p.stat().st_size}" for p in sorted(folder.glob("part-*.parquet"))]
-    return config_hash(parts)
 
 
 def run_stage(
@@ -134,20 +114,6 @@ def _run_stage_locked(
         name, stats["in"]["documents"], stats["kept"]["documents"], stats["dropped"]["documents"], stats["seconds"],
     )
     return StageResult(name, stage_dir, False, stats)
-
-
-def check_input(input_dir: Path) -> None:
-    """Refuse a previous-stage folder whose files are not what its marker recorded."""
-    marker = read_marker(input_dir)
-    if marker is None or "files" not in marker:
-        return
-    damage = check_files(input_dir, marker)
-    if damage:
-        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        raise io.InputError(
-            f"input {input_dir} is damaged: {damage[0]}{more}; re-run the stage that wrote it (the same command "
-            "with `curate run` re-runs it by itself)"
-        )
 
 
 def _build_and_write(
