@@ -150,6 +150,13 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
     text = capsys.readouterr().out
     assert f"{part}: content differs" in text or f"{part} has" in text
     assert f"{ledger}: cannot read" in text  # the read error names its file, and checking went on
+    # a byte changed in place (same size, same footer): only the checksum sees it
+    other = sorted((out / "00_ingest" / "docs").glob("part-*.parquet"))[0]
+    data = bytearray(other.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    other.write_bytes(bytes(data))
+    assert main(["verify", str(out)]) == 1
+    assert f"{other}: content differs from what was written (checksum)" in capsys.readouterr().out
     # a run that never finished (no run.json) is not OK
     (out / "run.json").unlink()
     assert main(["verify", str(out)]) == 1
