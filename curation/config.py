@@ -102,7 +102,12 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     key, raw = item.split("=", 1)
     if not key.strip():
         raise ConfigError(f"override {item!r} has an empty key")
-    return key.strip().split("."), yaml.safe_load(raw) if raw != "" else ""
+    try:
+        value = yaml.safe_load(raw) if raw != "" else ""
+    except yaml.YAMLError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"override {item!r}: the value is not valid YAML ({first}); quote it or fix it") from None
+    return key.strip().split("."), value
 
 
 def set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:

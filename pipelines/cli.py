@@ -6,12 +6,17 @@
     curate <command> ...   (train-classifier, manifest, report, verify)
 
 Stage names use dashes on the command line (``exact-dedup``); ``key=value`` overrides use the
-recipe's keys (``minhash_dedup.threshold=0.7`` for ``run``, ``threshold=0.7`` for one stage).
+recipe's keys (``minhash_dedup.threshold=0.7`` for ``run``, ``threshold=0.7`` or
+``phases.pretrain_phase1.budget=…`` for one stage); they are checked against the recipe's schema
+before anything runs, and a key that does not exist yet needs a leading ``+``.
+
+Exit codes (one line on stderr each, no traceback): see :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import logging
@@ -21,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from pipelines.cluster import SchedulerError, check_workers
+from pipelines.io import InputError
 from pipelines.runner import WorkerLostError
+from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
 
 log = logging.getLogger("curate")
@@ -66,11 +74,47 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
     p.add_argument("--source", default=None, help="source of inputs that carry none (web, code, math_science, …)")
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
-    p.add_argument("--workers", type=int, default=None, help="workers of the embedded LocalCluster (default: one per core)")
-    p.add_argument("--memory-limit", default="auto", help="memory limit per worker of the embedded LocalCluster")
+    p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (default: one per core)")
+    p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
     p.set_defaults(overrides=[])
+
+
+def _workers_arg(text: str) -> int | None:
+    try:
+        return check_workers(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--workers = ")) from None
+
+
+def _memory_arg(text: str) -> str:
+    from dask.utils import parse_bytes
+
+    if text in ("auto", "0"):
+        return text
+    try:
+        if parse_bytes(text) <= 0:
+            raise ValueError
+    except (ValueError, TypeError):
+        raise argparse.ArgumentTypeError(f"{text!r}: give auto, 0 (no limit) or a size like 4GB") from None
+    return text
+
+
+#: Exit code of each failure class (argparse's usage errors are 2 as well).
+EXIT_CODES = {
+    "ok": 0,
+    "verify found problems": 1,
+    "bad recipe, override or option": 2,
+    "workers lost": 3,
+    "input missing or damaged": 4,
+    "output refused (would replace or overlap something)": 5,
+    "output folder locked by another run": 6,
+    "output not writable (read-only or no permission)": 7,
+    "disk full": 8,
+    "scheduler unreachable": 9,
+    "interrupted (Ctrl-C)": 130,
+}
 
 
 #: Environment for the CLI and the worker processes it starts: offline models, quiet libraries.
@@ -105,15 +149,42 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, "handler"):
             return int(args.handler(args) or 0)
         return _run(args)
-    except (ConfigError, ValueError, FileNotFoundError, KeyError) as exc:
-        log.error("%s", exc)
-        return 2
-    except WorkerLostError as exc:
-        log.error("%s", exc)
-        return 3
+    except KeyboardInterrupt:
+        log.error("interrupted: finished stages are kept and the stage under way was removed; "
+                  "re-run the same command to resume")
+        return 130
+    except BaseException as exc:  # noqa: BLE001 - every known failure class ends in one line
+        code, message = _failure(exc)
+        if code is None:
+            raise
+        log.error("%s", message)
+        return code
 
 
-_OVERRIDE = re.compile(r"^[A-Za-z_][\w.]*=")
+def _failure(exc: BaseException) -> tuple[int | None, str]:
+    """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
+    if isinstance(exc, WorkerLostError):
+        return 3, str(exc)
+    if isinstance(exc, OutputError):
+        return 5, str(exc)
+    if isinstance(exc, LockError):
+        return 6, str(exc)
+    if isinstance(exc, SchedulerError):
+        return 9, str(exc)
+    if isinstance(exc, (InputError, FileNotFoundError)):
+        return (4 if isinstance(exc, InputError) else 2), str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if exc.filename else ""
+        return 8, f"disk full{where}; free space or choose an --output on another disk, then re-run (finished stages are kept)"
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        where = f" {exc.filename}" if exc.filename else ""
+        return 7, f"cannot write{where}: {exc.strerror}; choose an --output folder you can write to"
+    if isinstance(exc, (ConfigError, ValueError, KeyError)):
+        return 2, str(exc).strip("'\"")
+    return None, ""
+
+
+_OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w./*-]*=")
 
 
 def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
@@ -132,8 +203,9 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 def _run(args: argparse.Namespace) -> int:
     from pipelines.cluster import open_client
-    from pipelines.recipe import load_recipe
+    from pipelines.recipe import check_configs, load_recipe
     from pipelines.runner import enabled_stages, run_recipe, run_stage
+    from pipelines.safety import check_overlap
     from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
@@ -142,11 +214,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.source:
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
     names = enabled_stages(recipe) if stage is None else [stage]
-    if args.dry_run:
-        _dry_run(recipe, names, args)
-        return 0
+    check_configs(recipe, names)
+    if stage is None or stage == "ingest":
+        check_overlap(args.output, args.input)
+    else:
+        check_overlap(args.output, args.input[:1])
     cluster = recipe.get("cluster") or {}
-    with open_client(args.scheduler, args.workers or cluster.get("workers"), args.memory_limit) as client:
+    workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
+    if args.dry_run:
+        return _dry_run(recipe, names, args)
+    with open_client(args.scheduler, workers, args.memory_limit) as client:
         if stage is None:
             results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet)
         elif stage == "ingest":
@@ -159,16 +236,43 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> None:
+def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> int:
+    """Print the plan; check each stage's required columns against what the stages before it produce."""
     from pipelines.recipe import stage_config
     from pipelines.stages import load_stage
 
-    plan = []
+    columns = _input_columns(names[0], args)
+    plan, problems = [], []
     for name in names:
-        cfg = stage_config(recipe, name, load_stage(name).config_cls)
+        stage = load_stage(name)
+        cfg = stage_config(recipe, name, stage.config_cls)
+        missing = [c for c in stage.requires if columns is not None and c not in columns]
+        if missing:
+            problems.append(f"stage {name} requires columns {missing} that no earlier stage or input provides")
+        if columns is not None:
+            columns |= set(getattr(stage, "produces", {}) or {})
         target = args.output / folder_name(name) if args.command == "run" else args.output
-        plan.append({"stage": name, "output": str(target), "config": cfg.to_dict()})
+        plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
     print(json.dumps({"inputs": args.input, "plan": plan}, indent=2, default=str))
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return 0
+
+
+def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
+    """Columns available to the first stage: the document schema after ingest, else the input's."""
+    from curation.schema import DOC_COLUMNS
+    from pipelines.io import docs_dir
+
+    if first == "ingest":
+        return set(DOC_COLUMNS)
+    try:
+        part = next(iter(sorted(docs_dir(Path(args.input[0])).glob("part-*.parquet"))))
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(part).names)
+    except (StopIteration, InputError, OSError):
+        return None
 
 
 def _stats(args: argparse.Namespace) -> int:

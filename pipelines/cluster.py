@@ -14,6 +14,7 @@ import functools
 import gc
 import logging
 import os
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -102,6 +103,63 @@ class ReleaseMemory(WorkerPlugin):
             release_memory(collect=took >= self.collect_seconds)
 
 
+#: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
+CONNECT_TIMEOUT_S = 15
+
+
+class SchedulerError(RuntimeError):
+    """The ``--scheduler`` given cannot be reached or is not a scheduler."""
+
+
+def check_workers(value: Any, where: str = "--workers") -> int | None:
+    """``None``/``auto`` (one per core) or an integer ≥ 1; anything else is a ConfigError."""
+    from curation.config import ConfigError
+
+    if value is None or value == "auto":
+        return None
+    try:
+        n = int(value)
+        if n != float(value):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} = {value!r}: give a whole number of workers ≥ 1, or auto") from None
+    if n < 1:
+        raise ConfigError(f"{where} = {n}: give at least 1 worker (or auto: one per core)")
+    return n
+
+
+def _connect(scheduler: str) -> Any:
+    from distributed import Client
+
+    is_file = scheduler.endswith(".json")
+    if is_file and not os.path.exists(scheduler):
+        raise SchedulerError(f"--scheduler {scheduler}: no such scheduler file; start `dask scheduler --scheduler-file {scheduler}` first")
+    try:
+        if is_file:
+            return Client(scheduler_file=scheduler, timeout=CONNECT_TIMEOUT_S)
+        return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SchedulerError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); "
+            "check the address and that `dask scheduler` runs there, or omit --scheduler for a local cluster"
+        ) from None
+
+
+@contextlib.contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """Start worker processes with SIGINT ignored: Ctrl-C reaches this process alone, which closes
+    the cluster, instead of every worker printing its own KeyboardInterrupt traceback."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _register(client: Any) -> None:
     client.register_plugin(ReleaseMemory(), name=ReleaseMemory.name)
 
@@ -125,8 +183,7 @@ def open_client(
         logging.getLogger("distributed").setLevel(logging.WARNING)
 
         if scheduler:
-            is_file = scheduler.endswith(".json") and os.path.exists(scheduler)
-            client = Client(scheduler_file=scheduler) if is_file else Client(scheduler)
+            client = _connect(scheduler)
             log.info("connected to scheduler %s (dashboard: %s)", scheduler, client.dashboard_link)
             _register(client)
             try:
@@ -134,20 +191,26 @@ def open_client(
             finally:
                 client.close()
             return
-        n = workers or os.cpu_count() or 1
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=threads_per_worker,
-            processes=True,
-            memory_limit=memory_limit,
-            dashboard_address=":0",
-            silence_logs=logging.ERROR,
-        )
-        client = Client(cluster)
+        n = check_workers(workers) or os.cpu_count() or 1
+        with _workers_ignore_sigint():
+            cluster = LocalCluster(
+                n_workers=n,
+                threads_per_worker=threads_per_worker,
+                processes=True,
+                memory_limit=memory_limit,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            )
+            client = Client(cluster)
         _register(client)
         log.info("LocalCluster with %d workers; dashboard: %s", n, client.dashboard_link)
         try:
             yield client
+        except BaseException:
+            # closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news
+            for name in ("distributed", "asyncio"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+            raise
         finally:
             client.close()
             cluster.close()

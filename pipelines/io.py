@@ -62,16 +62,28 @@ def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
 
 def count_rows(path: Path) -> int:
     """Rows in a stage's docs/ from Parquet footers (no data read)."""
-    return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(docs_dir(path).glob("part-*.parquet")))
+    return sum(_named(str(p), lambda q: pq.ParquetFile(q).metadata.num_rows) for p in sorted(docs_dir(path).glob("part-*.parquet")))
 
 
 def _read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
-    return pq.read_table(path, columns=columns).to_pandas()
+    return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
 
 
 def _meta_from_file(path: str, columns: list[str] | None) -> pd.DataFrame:
-    schema = pq.read_schema(path)
+    schema = _named(path, pq.read_schema)
     return schema.empty_table().select(columns or schema.names).to_pandas()
+
+
+def _named(path: str, read: Any) -> Any:
+    """``read(path)``, with any read error turned into an :class:`InputError` naming the file."""
+    try:
+        return read(path)
+    except (OSError, pa.ArrowException) as exc:
+        text = str(exc).strip().splitlines()
+        raise InputError(
+            f"{path}: cannot read this Parquet part ({text[0] if text else type(exc).__name__}); "
+            "re-run the stage that wrote it"
+        ) from None
 
 
 def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:

@@ -2,16 +2,18 @@
 
 A stage folder is complete only when it holds ``_SUCCESS``; it is written into
 ``.<folder>.inprogress`` and renamed into place, so a killed run never leaves output that
-looks complete. ``_SUCCESS`` records the config hash and the input fingerprint: a re-run
-with both unchanged skips the stage, and since a stage's input fingerprint is derived from
-the previous stage's marker, a changed config re-runs that stage and every stage after it.
+looks complete (a failed one removes its ``.inprogress`` folder). ``_SUCCESS`` records the config
+hash, the input fingerprint and every file written (pipelines/marker.py): a re-run with both
+unchanged skips the stage only when its files are still as recorded, and since a stage's input
+fingerprint is derived from the previous stage's marker, a changed config re-runs that stage and
+every stage after it. A stage never replaces a folder it did not write, never writes into or over
+its input, and holds a lock on the folder it writes into (pipelines/safety.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import logging
 import platform
 import shutil
@@ -25,14 +27,24 @@ import pandas as pd
 from curation.config import ConfigError, config_hash
 from pipelines import io
 from pipelines.cputime import cpu_seconds
+from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
+    MARKER,
+    WRITER,
+    check_files,
+    check_input,
+    file_records,
+    raw_fingerprint,
+    read_marker,
+    stage_fingerprint,
+)
 from pipelines.progress import compute_with_progress
-from pipelines.recipe import stage_config
+from pipelines.recipe import check_configs, stage_config
+from pipelines.safety import check_overlap, check_replaceable, folder_lock
 from pipelines.stage import StageContext
 from pipelines.stages import STAGES, folder_name, load_stage
 
 log = logging.getLogger(__name__)
 
-MARKER = "_SUCCESS"
 
 
 @dataclasses.dataclass
@@ -41,43 +53,6 @@ class StageResult:
     stage_dir: Path
     skipped: bool
     stats: dict[str, Any]
-
-
-def read_marker(stage_dir: Path) -> dict[str, Any] | None:
-    import json
-
-    path = Path(stage_dir) / MARKER
-    if not path.exists():
-        return None
-    return json.loads(path.read_text())
-
-
-def raw_fingerprint(files: list[Path]) -> str:
-    """Fingerprint raw input files by path, size and their first and last MiB."""
-    h = hashlib.sha256()
-    expanded: set[Path] = set()
-    for f in files:
-        expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
-    for f in sorted(expanded):
-        size = f.stat().st_size
-        h.update(f"{f.resolve()}\0{size}\0".encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 20))
-            if size > 1 << 20:
-                fh.seek(max(size - (1 << 20), 0))
-                h.update(fh.read(1 << 20))
-    return h.hexdigest()
-
-
-def stage_fingerprint(input_dir: Path) -> str:
-    """Fingerprint of a finished stage's output (from its marker), for the next stage."""
-    marker = read_marker(input_dir)
-    if marker is not None:
-        return marker["output_fingerprint"]
-    # A bare docs/ folder: fingerprint the part files by name and size.
-    folder = io.docs_dir(input_dir)
-    parts = [f"{p.name}:{p.stat().st_size}" for p in sorted(folder.glob("part-*.parquet"))]
-    return config_hash(parts)
 
 
 def run_stage(
@@ -94,25 +69,58 @@ def run_stage(
     """Run stage ``name`` from ``input_dir`` (or raw ``inputs`` for ingest) into ``stage_dir``."""
     stage = load_stage(name)
     cfg = stage_config(recipe, name, stage.config_cls)
+    stage_dir = Path(stage_dir)
+    raw = getattr(stage, "reads_raw", False)
+    if not raw and input_dir is None:
+        raise ConfigError(f"stage {name} needs --input: the folder of the previous stage")
+    check_overlap(stage_dir, list(inputs or []) if raw else [input_dir])
+    with folder_lock(stage_dir.parent):
+        return _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet)
+
+
+def _run_stage_locked(
+    name: str, stage: Any, cfg: Any, recipe: dict[str, Any], stage_dir: Path, input_dir: Path | None,
+    inputs: list[Any] | None, client: Any, run_dir: Path | None, quiet: bool,
+) -> StageResult:
     chash = config_hash({"stage": name, "version": stage.version, "config": cfg.to_dict(), "extra": _global_keys(recipe, stage)})
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)
         fingerprint = raw_fingerprint(sorted({s.path for s in specs}))
     else:
-        if input_dir is None:
-            raise ConfigError(f"stage {name} needs --input: the folder of the previous stage")
+        assert input_dir is not None
+        check_input(Path(input_dir))
         fingerprint = stage_fingerprint(Path(input_dir))
         specs = []
-    stage_dir = Path(stage_dir)
     marker = read_marker(stage_dir)
     if marker and marker.get("config_hash") == chash and marker.get("input_fingerprint") == fingerprint:
-        log.info("%s: up to date (config %s), skipped", name, chash[:12])
-        stats = _read_stats(stage_dir)
-        return StageResult(name, stage_dir, True, stats)
+        damage = check_files(stage_dir, marker)
+        if not damage:
+            log.info("%s: up to date (config %s), skipped", name, chash[:12])
+            return StageResult(name, stage_dir, True, _read_stats(stage_dir))
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        log.warning("%s: re-running: its output is not as its marker recorded: %s%s", name, damage[0], more)
+    check_replaceable(stage_dir)
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
+    try:
+        work.mkdir(parents=True)
+        stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet)
+        _swap_into_place(work, stage_dir)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    log.info(
+        "%s: %d in, %d kept, %d dropped in %.1fs",
+        name, stats["in"]["documents"], stats["kept"]["documents"], stats["dropped"]["documents"], stats["seconds"],
+    )
+    return StageResult(name, stage_dir, False, stats)
+
+
+def _build_and_write(
+    name: str, stage: Any, cfg: Any, recipe: dict[str, Any], chash: str, fingerprint: str, work: Path,
+    stage_dir: Path, input_dir: Path | None, specs: list[Any], client: Any, run_dir: Path | None, quiet: bool,
+) -> dict[str, Any]:
     ctx = StageContext(
         name=name,
         work_dir=work,
@@ -129,6 +137,7 @@ def run_stage(
         docs = None
         n_in = None
     else:
+        assert input_dir is not None
         docs = io.read_docs(Path(input_dir))
         missing = [c for c in stage.requires if c not in docs.columns]
         if missing:
@@ -165,21 +174,26 @@ def run_stage(
     io.write_json(
         work / MARKER,
         {
+            "writer": WRITER,
             "stage": name,
             "version": stage.version,
             "config_hash": chash,
             "input_fingerprint": fingerprint,
             "output_fingerprint": config_hash({"config": chash, "input": fingerprint}),
+            "files": file_records(work),
         },
     )
+    return stats
+
+
+def _swap_into_place(work: Path, stage_dir: Path) -> None:
+    """Rename the finished ``work`` folder to ``stage_dir``; the old output (checked to be ours) goes last."""
+    old = stage_dir.parent / f".{stage_dir.name}.old"
+    shutil.rmtree(old, ignore_errors=True)
     if stage_dir.exists():
-        shutil.rmtree(stage_dir)
+        stage_dir.rename(old)
     work.rename(stage_dir)
-    log.info(
-        "%s: %d in, %d kept, %d dropped in %.1fs",
-        name, stats["in"]["documents"], stats["kept"]["documents"], stats["dropped"]["documents"], stats["seconds"],
-    )
-    return StageResult(name, stage_dir, False, stats)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def enabled_stages(recipe: dict[str, Any]) -> list[str]:
@@ -202,20 +216,43 @@ def run_recipe(
 ) -> list[StageResult]:
     """Run every enabled stage in order into ``output/NN_<stage>/`` and write ``run.json``."""
     output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    names = enabled_stages(recipe)
+    check_configs(recipe, names)
+    check_overlap(output, inputs)
     results: list[StageResult] = []
     previous: Path | None = None
     started = time.time()
-    for name in enabled_stages(recipe):
-        stage_dir = output / folder_name(name)
-        res = run_stage(
-            name, recipe, stage_dir=stage_dir, input_dir=previous, inputs=inputs,
-            client=client, run_dir=output, quiet=quiet,
-        )
-        results.append(res)
-        previous = stage_dir
-    io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
+    with folder_lock(output):
+        # run.json lists the stages of a finished run: none while this one is under way
+        _remove_run_record(output / "run.json")
+        for name in names:
+            stage_dir = output / folder_name(name)
+            res = run_stage(
+                name, recipe, stage_dir=stage_dir, input_dir=previous, inputs=inputs,
+                client=client, run_dir=output, quiet=quiet,
+            )
+            results.append(res)
+            previous = stage_dir
+        io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
     return results
+
+
+def _remove_run_record(path: Path) -> None:
+    """Remove a previous run's ``run.json``; refuse if that file is not one curate wrote."""
+    import json
+
+    if not path.exists():
+        return
+    try:
+        record = json.loads(path.read_text())
+        ours = isinstance(record, dict) and {"recipe", "stages", "versions"} <= set(record)
+    except (OSError, ValueError):
+        ours = False
+    if not ours:
+        from pipelines.safety import OutputError
+
+        raise OutputError(f"{path} exists and was not written by curate; move it away or choose another --output")
+    path.unlink()
 
 
 class WorkerLostError(RuntimeError):

@@ -1,4 +1,7 @@
-"""Re-check a finished run: per-stage conservation by id, stats against files, manifests and shards.
+"""Re-check a finished run: every stage its ``run.json`` lists, files against their markers
+(checksums included), per-stage conservation by id, stats against files, manifests and shards.
+
+Every problem is listed (a read error names its file); the list is empty when the run is sound.
 
 >>> # problems = verify_run(Path("runs/sample")); problems == [] means the run is sound
 """
@@ -8,34 +11,47 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipelines.runner import MARKER
+from pipelines.marker import MARKER, check_files, read_marker
 
 
-def _ids(folder: Path) -> list[str]:
+def _ids(folder: Path, problems: list[str]) -> list[str] | None:
+    """The doc_ids of a folder's parts, or None (with a problem per unreadable file)."""
     out: list[str] = []
+    ok = True
     for f in sorted(folder.glob("part-*.parquet")):
-        out.extend(pq.read_table(f, columns=["doc_id"]).column("doc_id").to_pylist())
-    return out
+        try:
+            out.extend(pq.read_table(f, columns=["doc_id"]).column("doc_id").to_pylist())
+        except Exception as exc:  # noqa: BLE001 - any reader error is a damaged file
+            text = str(exc).strip().splitlines()
+            problems.append(f"{f}: cannot read ({text[0] if text else type(exc).__name__})")
+            ok = False
+    return out if ok else None
 
 
 def stage_folders(run_dir: Path) -> list[Path]:
     return [p for p in sorted(Path(run_dir).iterdir()) if p.is_dir() and p.name[:2].isdigit() and "_" in p.name]
 
 
-def verify_stage(stage_dir: Path, input_ids: list[str] | None) -> list[str]:
-    """Problems with one stage folder (empty list = sound)."""
-    problems: list[str] = []
+def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[str, Any] | None = None) -> list[str]:
+    """Problems with one stage folder (empty list = sound); ``previous`` is the prior stage's marker."""
     name = stage_dir.name
-    if not (stage_dir / MARKER).exists():
-        return [f"{name}: no {MARKER} (the stage did not finish)"]
-    stats_path = stage_dir / "stats.json"
-    if not stats_path.exists():
-        return [f"{name}: stats.json is missing"]
-    stats = json.loads(stats_path.read_text())
-    kept, dropped = _ids(stage_dir / "docs"), _ids(stage_dir / "ledger")
+    marker = read_marker(stage_dir)
+    if marker is None:
+        return [f"{name}: no readable {MARKER} (the stage did not finish)"]
+    problems = [f"{name}: {p}" for p in check_files(stage_dir, marker, checksums=True)]
+    if previous is not None and marker.get("input_fingerprint") != previous.get("output_fingerprint"):
+        problems.append(f"{name}: its input fingerprint is not the previous stage's output: it was made from other data")
+    try:
+        stats = json.loads((stage_dir / "stats.json").read_text())
+    except (OSError, ValueError) as exc:
+        return [*problems, f"{name}: {stage_dir / 'stats.json'} is missing or unreadable ({exc})"]
+    kept, dropped = _ids(stage_dir / "docs", problems), _ids(stage_dir / "ledger", problems)
+    if kept is None or dropped is None:
+        return problems
     if len(set(kept)) != len(kept):
         problems.append(f"{name}: {len(kept) - len(set(kept))} documents kept twice")
     if len(set(dropped)) != len(dropped):
@@ -60,17 +76,35 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None) -> list[str]:
 
 
 def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None = None) -> list[str]:
-    """Problems with a whole run: every stage in order, then every manifest (empty list = sound)."""
+    """Problems with a whole run: every stage ``run.json`` lists, in order, then every manifest."""
     run_dir = Path(run_dir)
-    folders = stage_folders(run_dir)
-    if not folders:
-        return [f"{run_dir}: no stage folders (NN_<stage>/)"]
+    if not run_dir.is_dir():
+        return [f"{run_dir}: not a folder"]
     problems: list[str] = []
-    previous: list[str] | None = None
+    try:
+        listed = [s["folder"] for s in json.loads((run_dir / "run.json").read_text())["stages"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        listed = None
+        why = "missing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
+        problems.append(f"{run_dir / 'run.json'} is {why}: the run did not finish (re-run it) or this is not a run folder")
+    folders = [run_dir / f for f in listed] if listed is not None else stage_folders(run_dir)
+    if not folders:
+        return [*problems, f"{run_dir}: no stage folders (NN_<stage>/)"]
+    previous_ids: list[str] | None = None
+    previous_marker: dict[str, Any] | None = None
     for folder in folders:
-        problems += verify_stage(folder, previous)
-        previous = _ids(folder / "docs")
+        if not folder.is_dir():
+            problems.append(f"{folder.name}: listed in run.json but missing")
+            previous_ids, previous_marker = None, None
+            continue
+        problems += verify_stage(folder, previous_ids, previous_marker)
+        ids_problems: list[str] = []
+        previous_ids = _ids(folder / "docs", ids_problems)
+        previous_marker = read_marker(folder)
     if manifest_check is not None:
         for manifest in sorted(run_dir.glob("*/manifests/*.json")):
-            problems += [f"{manifest.relative_to(run_dir)}: {p}" for p in manifest_check(manifest)]
+            try:
+                problems += [f"{manifest.relative_to(run_dir)}: {p}" for p in manifest_check(manifest)]
+            except Exception as exc:  # noqa: BLE001 - a damaged manifest is one more problem
+                problems.append(f"{manifest.relative_to(run_dir)}: cannot check ({exc})")
     return problems

@@ -99,13 +99,20 @@ class IngestStage:
 def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
     """Expand files, folders and globs into partition specs; fail early on unusable input."""
     files: list[tuple[Path, str]] = []
-    paths = [q for p in paths for q in (_read_list(p) if str(p).startswith("@") else [p])]
-    for p in paths:
+    rooted = [(q, root) for p in paths for q, root in (_read_list(p) if str(p).startswith("@") else [(p, None)])]
+    paths = [q for q, _ in rooted]
+    for p, root in rooted:
         matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
         if not matches:
             raise InputError(f"{p}: no file matches this pattern")
         for m in matches:
-            files.extend(_discover(m))
+            found = _discover(m)
+            if root is not None:  # files found inside a listed folder stay under the list's root too
+                for f, _fmt in found:
+                    if not f.resolve().is_relative_to(root):
+                        raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
+                                         "list only paths (and links) that stay inside it")
+            files.extend(found)
     if not files:
         raise InputError(f"no input files found in {[str(p) for p in paths]}")
     seen: set[Path] = set()
@@ -120,8 +127,9 @@ def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
     return specs
 
 
-def _read_list(arg: Path) -> list[Path]:
-    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it."""
+def _read_list(arg: Path) -> list[tuple[Path, Path]]:
+    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it (symlinks
+    resolved); each entry comes with that root, which files found inside listed folders must keep."""
     listing = Path(str(arg)[1:])
     if not listing.is_file():
         raise InputError(f"input list {listing} does not exist")
@@ -134,7 +142,7 @@ def _read_list(arg: Path) -> list[Path]:
         target = (root / line).resolve()
         if not target.is_relative_to(root):
             raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
-        out.append(target)
+        out.append((target, root))
     return out
 
 

@@ -83,6 +83,7 @@ def test_crash_mid_stage_leaves_no_marker_and_rerun_completes(tmp_path, monkeypa
         _run(raw, tmp_path / "run")
     assert (tmp_path / "run" / "00_ingest" / "_SUCCESS").exists()
     assert not (tmp_path / "run" / "10_exact_dedup").exists()
+    assert not list((tmp_path / "run").glob(".*.inprogress")), "a failed stage removes its work folder"
     monkeypatch.undo()
     results = _run(raw, tmp_path / "run")
     assert [r.skipped for r in results] == [True, False]

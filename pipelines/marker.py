@@ -1,0 +1,170 @@
+"""``_SUCCESS``: what a finished stage folder holds, so resume and ``curate verify`` can check it.
+
+The marker records the config hash and input fingerprint (resume decides from them) and every
+file the stage wrote: its size, the rows of each Parquet part under ``docs/`` and ``ledger/``
+(from the footer) and an xxh3-64 checksum of the bytes of those parts and of every file under
+:data:`HASH_LIMIT` (bigger artifacts, e.g. embeddings, are checked by size only).
+
+Resume checks names, sizes and row counts (cheap: ``stat`` and Parquet footers); ``curate verify``
+checks the checksums too, so edited document text is seen. The input fingerprints a marker holds
+(raw files, or the previous stage's marker) are computed here as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import xxhash
+
+from curation.config import config_hash
+from pipelines import io
+
+MARKER = "_SUCCESS"
+#: Written into every marker: a folder is replaced only when its marker says this project wrote it.
+WRITER = "curation"
+#: Parts whose rows are recorded and which are always checksummed.
+PART_DIRS = ("docs", "ledger")
+#: Other files larger than this are checked by size only.
+HASH_LIMIT = 64 << 20
+
+
+def read_marker(stage_dir: Path) -> dict[str, Any] | None:
+    """The marker of a stage folder, or None (missing, unreadable or not JSON: not ours)."""
+    path = Path(stage_dir) / MARKER
+    try:
+        marker = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def is_stage_output(marker: dict[str, Any] | None) -> bool:
+    """True when the marker was written by a stage of this project (today's or an older version)."""
+    return bool(marker) and (marker.get("writer") == WRITER or {"stage", "config_hash", "output_fingerprint"} <= set(marker))
+
+
+def file_records(folder: Path) -> dict[str, dict[str, Any]]:
+    """Every file under ``folder`` (the marker excepted): size, rows of parts, checksums where cheap."""
+    folder = Path(folder)
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MARKER):
+        rel = path.relative_to(folder).as_posix()
+        rec: dict[str, Any] = {"size": path.stat().st_size}
+        if _is_part(rel):
+            rec["rows"] = pq.ParquetFile(path).metadata.num_rows
+        if _is_part(rel) or rec["size"] <= HASH_LIMIT:
+            rec["xxh3"] = checksum(path)
+        out[rel] = rec
+    return out
+
+
+def checksum(path: Path) -> str:
+    """xxh3-64 of a file's bytes (hex)."""
+    h = xxhash.xxh3_64()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_files(stage_dir: Path, marker: dict[str, Any], checksums: bool = False) -> list[str]:
+    """What differs between a stage folder and its marker's file list (empty list = as recorded).
+
+    Names, sizes and the row counts of parts always; ``checksums`` also re-hashes the files.
+    """
+    stage_dir = Path(stage_dir)
+    files = marker.get("files")
+    if not isinstance(files, dict):
+        return [f"{stage_dir / MARKER} records no files (written by an older version)"]
+    problems: list[str] = []
+    for rel, rec in sorted(files.items()):
+        path = stage_dir / rel
+        try:
+            size = path.stat().st_size
+        except OSError:
+            problems.append(f"{path} is missing")
+            continue
+        if size != rec.get("size"):
+            problems.append(f"{path} has {size} bytes, its marker recorded {rec.get('size')}")
+            continue
+        if "rows" in rec:
+            try:
+                rows = pq.ParquetFile(path).metadata.num_rows
+            except Exception as exc:  # noqa: BLE001 - any reader error means the file is damaged
+                problems.append(f"{path} is not readable Parquet ({_first_line(exc)})")
+                continue
+            if rows != rec["rows"]:
+                problems.append(f"{path} has {rows} rows, its marker recorded {rec['rows']}")
+                continue
+        if checksums and "xxh3" in rec and checksum(path) != rec["xxh3"]:
+            problems.append(f"{path}: content differs from what was written (checksum)")
+    for rel in unrecorded(stage_dir, marker):
+        if _is_part(rel):
+            problems.append(f"{stage_dir / rel} was not written by the stage")
+    return problems
+
+
+def unrecorded(stage_dir: Path, marker: dict[str, Any]) -> list[str]:
+    """Files in the folder that the marker does not list (someone else's files)."""
+    files = marker.get("files")
+    if not isinstance(files, dict):
+        return []
+    stage_dir = Path(stage_dir)
+    on_disk = (p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file() and p.name != MARKER)
+    return sorted(rel for rel in on_disk if rel not in files)
+
+
+def _is_part(rel: str) -> bool:
+    head, _, name = rel.partition("/")
+    return head in PART_DIRS and "/" not in name and name.endswith(".parquet")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def raw_fingerprint(files: list[Path]) -> str:
+    """Fingerprint raw input files by path, size and their first and last MiB."""
+    h = hashlib.sha256()
+    expanded: set[Path] = set()
+    for f in files:
+        expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
+    for f in sorted(expanded):
+        size = f.stat().st_size
+        h.update(f"{f.resolve()}\0{size}\0".encode())
+        with open(f, "rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 1 << 20:
+                fh.seek(max(size - (1 << 20), 0))
+                h.update(fh.read(1 << 20))
+    return h.hexdigest()
+
+
+def stage_fingerprint(input_dir: Path) -> str:
+    """Fingerprint of a finished stage's output (from its marker), for the next stage."""
+    marker = read_marker(input_dir)
+    if marker is not None:
+        return marker["output_fingerprint"]
+    # A bare docs/ folder: fingerprint the part files by name and size.
+    folder = io.docs_dir(input_dir)
+    parts = [f"{p.name}:{p.stat().st_size}" for p in sorted(folder.glob("part-*.parquet"))]
+    return config_hash(parts)
+
+
+def check_input(input_dir: Path) -> None:
+    """Refuse a previous-stage folder whose files are not what its marker recorded."""
+    marker = read_marker(input_dir)
+    if marker is None or "files" not in marker:
+        return
+    damage = check_files(input_dir, marker)
+    if damage:
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        raise io.InputError(
+            f"input {input_dir} is damaged: {damage[0]}{more}; re-run the stage that wrote it (the same command "
+            "with `curate run` re-runs it by itself)"
+        )

@@ -1,0 +1,183 @@
+"""Never lose the user's data: which folders a stage may replace, overlapping paths, run locks.
+
+- A stage replaces an existing output folder only when its ``_SUCCESS`` says this project wrote
+  it and the folder holds no file the marker does not list; otherwise it refuses, naming it.
+- An output equal to, inside or containing one of the inputs is refused before anything runs.
+- A folder that receives stage output is locked while a run or a stage writes into it: a lock
+  file ``.curate.lock`` (host, pid, start, command) held with ``flock``, so a dead process's
+  lock is released by the kernel; where ``flock`` is unsupported (some network file systems)
+  a lock whose process is gone on this host is taken over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import glob
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pipelines.marker import is_stage_output, read_marker, unrecorded
+
+LOCK_NAME = ".curate.lock"
+_HELD: dict[Path, int] = {}
+
+
+class OutputError(RuntimeError):
+    """The output would overwrite or delete something curate did not write."""
+
+
+class LockError(RuntimeError):
+    """Another curate process is writing into the same folder."""
+
+
+def check_replaceable(stage_dir: Path) -> None:
+    """Raise :class:`OutputError` unless ``stage_dir`` is absent, empty, or a stage output of ours."""
+    stage_dir = Path(stage_dir)
+    if not stage_dir.exists() and not stage_dir.is_symlink():
+        return
+    if stage_dir.is_symlink() or not stage_dir.is_dir():
+        raise OutputError(f"{stage_dir} exists and is not a folder; choose another --output")
+    if not any(stage_dir.iterdir()):
+        return
+    marker = read_marker(stage_dir)
+    if not is_stage_output(marker):
+        sample = sorted(p.name for p in stage_dir.iterdir())[:3]
+        raise OutputError(
+            f"{stage_dir} exists and is not a stage output of curate (no _SUCCESS written by it; it holds "
+            f"{', '.join(sample)}…); nothing was changed: choose a new or empty --output folder"
+        )
+    foreign = unrecorded(stage_dir, marker or {})
+    if foreign:
+        raise OutputError(
+            f"{stage_dir} holds files curate did not write ({', '.join(foreign[:3])}"
+            f"{'…' if len(foreign) > 3 else ''}); move them away or choose another --output"
+        )
+
+
+def input_paths(args: list[Any]) -> list[Path]:
+    """The paths behind CLI inputs: files/folders, glob matches, ``@list`` files and their entries."""
+    out: list[Path] = []
+    for arg in args:
+        text = str(arg)
+        if text.startswith("@"):
+            out.append(Path(text[1:]))
+            with contextlib.suppress(Exception):
+                from pipelines.stages.ingest import _read_list
+
+                out.extend(q for q, _root in _read_list(Path(text)))
+        elif any(c in text for c in "*?["):
+            out.extend(Path(m) for m in glob.glob(text, recursive=True))
+        else:
+            out.append(Path(text))
+    return out
+
+
+def check_overlap(output: Path, inputs: list[Any]) -> None:
+    """Raise :class:`OutputError` when ``output`` is, is inside, or contains one of ``inputs``."""
+    out = Path(os.path.realpath(output))
+    for path in input_paths(inputs):
+        inp = Path(os.path.realpath(path))  # never raises (symlink loops are ingest's to report)
+        if out == inp:
+            relation = "is"
+        elif inp in out.parents:
+            relation = "is inside"
+        elif out in inp.parents:
+            relation = "contains"
+        else:
+            continue
+        raise OutputError(
+            f"--output {output} {relation} the input {path}; writing there could replace or re-read the input. "
+            "Choose an output folder outside the inputs"
+        )
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder/.curate.lock`` for the duration (re-entrant within this process)."""
+    folder = Path(folder).resolve()
+    if folder in _HELD:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    fd = _acquire(path)
+    _HELD[folder] = fd
+    try:
+        yield
+    finally:
+        _HELD.pop(folder, None)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _acquire(path: Path) -> int:
+    for _ in range(20):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _describe(_read_holder(fd))
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise LockError(
+                    f"{path.parent} is being written by another curate process ({holder}); wait for it to finish "
+                    "or use another --output"
+                ) from None
+            if not _stale_or_free(_read_holder(fd)):  # no flock here (e.g. NFS): judge by host and pid
+                os.close(fd)
+                raise LockError(
+                    f"{path.parent} is locked by {holder} ({path}); if no curate process is running there, "
+                    "delete the lock file"
+                ) from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the holder unlinked the file between our open and flock: try again
+            os.close(fd)
+            continue
+        holder_info = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(),
+                                  "command": " ".join(sys.argv[:6])})
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder_info.encode(), 0)
+        return fd
+    raise LockError(f"could not lock {path}; another process keeps replacing it")
+
+
+def _read_holder(fd: int) -> dict[str, Any]:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _describe(holder: dict[str, Any]) -> str:
+    if not holder:
+        return "a process that has not written its id yet"
+    since = time.strftime("%H:%M:%S", time.localtime(holder.get("started", 0)))
+    return f"pid {holder.get('pid')} on {holder.get('host')} since {since}"
+
+
+def _stale_or_free(holder: dict[str, Any]) -> bool:
+    """True when nobody holds the lock, or its holder was on this host and is gone."""
+    if not holder:
+        return True
+    if holder.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(int(holder.get("pid", -1)), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
