@@ -298,7 +298,8 @@ def decide(
     return Decision(per, bucket, lvl, rep, pct * 100.0)
 
 
-#: The group of documents whose language has too few documents for buckets of its own.
+#: The group of documents whose language has too few documents for buckets of its own (the stage
+#: buckets them against the whole corpus).
 OTHER_LANGS = "*"
 
 

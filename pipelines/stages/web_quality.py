@@ -11,7 +11,7 @@ partition: bucket, level, repeat; repeat 0 → ledger ``low_quality``).
 
 Languages (``per_language``): the sketches are kept per ``lang``; every language with at least
 ``language_min_docs`` in-scope documents gets its own thresholds (its own 20 token-weighted buckets
-and its own high level), the rest share the ``*`` group. A scorer trained on some languages only
+and its own high level); pages of smaller languages are bucketed against the whole corpus (``*``). A scorer trained on some languages only
 (``scorer_languages``, e.g. the shipped English linear model) scores those; elsewhere the
 combination uses the other scorers.
 """
@@ -214,11 +214,12 @@ def _sketches(folders: dict[str, str], cfg: WebQualityConfig, ctx: Any) -> tuple
 
 
 def _group_sketches(by_lang: dict[str, LangSketches], own: list[str], cfg: WebQualityConfig) -> dict[str, dict[str, QuantileSketch]]:
-    """{group: {scorer: sketch}}: one group per language in ``own``, the rest merged into ``*``."""
+    """{group: {scorer: sketch}}: one group per language in ``own``; ``*`` is the whole corpus, against
+    which the pages of the smaller languages are bucketed (as every page was before languages)."""
     out: dict[str, dict[str, QuantileSketch]] = {g: {} for g in [*own, OTHER_LANGS]}
     for name, langs in by_lang.items():
         for g in out:
-            parts = [sk for lang, (sk, _) in langs.items() if (lang == g if g != OTHER_LANGS else lang not in own)]
+            parts = [sk for lang, (sk, _) in langs.items() if (lang == g or g == OTHER_LANGS)]
             out[g][name] = _merge(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)
     return out
 
@@ -245,7 +246,7 @@ def _part_combined(folders: dict[str, str], sketches: dict[str, dict[str, dict[s
         return out
     groups = language_groups(s["lang"].to_numpy(), own)
     for g in sketches:
-        rows = s[groups == g]
+        rows = s if g == OTHER_LANGS else s[groups == g]  # "*": ranks over the whole corpus
         if rows.empty:
             continue
         sk = {n: QuantileSketch.from_dict(v) for n, v in sketches[g].items()}
@@ -293,7 +294,7 @@ def _record_stats(folders: dict[str, str], thresholds: dict[str, dict[str, np.nd
     group_docs[OTHER_LANGS] = sum(n for lang, n in docs_per_lang.items() if lang not in own)
     live = [g for g in sketches if group_docs.get(g, 0) > 0] or [OTHER_LANGS]
     main = max(live, key=lambda g: group_docs.get(g, 0))
-    whole = {n: _merge([sketches[g][n] for g in sketches]) for n in cfg.scorers}
+    whole = sketches[OTHER_LANGS]
     parts = [dask.delayed(_level_counts)(folders, _plain_thresholds(thresholds), _plain(sketches), combined_th, own, cfg, i)
              for i in range(len(list(Path(next(iter(folders.values()))).glob("part-*.parquet"))))]
     frames = _compute_delayed(dask.delayed(list)(parts), ctx) if parts else []
