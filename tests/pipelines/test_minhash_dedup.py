@@ -313,3 +313,24 @@ def test_real_chinese_sections_with_planted_near_copies_are_found(tmp_path):
     _, _, ledger = _run(tmp_path, "zh", docs_frame(rows))
     removed = set(ledger["doc_id"])
     assert np.mean([c in removed or o in removed for c, o in pairs.items()]) >= 0.9
+
+
+@pytest.mark.slow
+def test_cli_on_the_chinese_sample_pages_finds_their_near_copies(tmp_path):
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "web" / "web_zh.jsonl.gz"
+    if not sample.exists():
+        pytest.skip("sample_data/web/web_zh.jsonl.gz is not generated")
+    common = ["--scheduler", "synchronous", "--quiet"]
+    assert cli.main(["ingest", "--input", str(sample), "--output", str(tmp_path / "00"), *common]) == 0
+    assert cli.main(["minhash-dedup", "--input", str(tmp_path / "00"), "--output", str(tmp_path / "20"), *common]) == 0
+    _, ledger = assert_conservation(tmp_path / "00", tmp_path / "20")
+    inp = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "00" / "docs").glob("*.parquet"))], ignore_index=True)
+    assert (inp["lang"] == "zh").all()
+    meta = dict(zip(inp["doc_id"], inp["meta"].map(json.loads), strict=True))
+    removed = set(ledger["doc_id"])
+    pairs = [(d, m["near_duplicate_of"]) for d, m in meta.items() if m.get("kind") == "near_copy"]
+    assert len(pairs) >= 10
+    assert np.mean([d in removed or o in removed for d, o in pairs]) >= 0.9
+    originals = {m.get("near_duplicate_of") for m in meta.values()} | {m.get("duplicate_of") for m in meta.values()}
+    # no article or template page is merged unless it has a planted copy (templates are SemDeDup's job)
+    assert not [d for d in removed if meta[d]["kind"] in ("article", "template") and d not in originals]
