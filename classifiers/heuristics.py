@@ -11,6 +11,16 @@ real Common Crawl WET pages, and the signs of ``w_i`` the directions of the publ
 JSON (``classifiers/models/web_heuristics/model.json``, rebuilt by
 ``benchmarks/web_quality/build_defaults.py``); a recipe may point to its own file.
 
+Languages: signals are computed with the document's language (its words and stop words,
+:mod:`classifiers.heuristics_signals`), and a language listed under ``languages`` in the model
+file has its own ``center``/``scale`` per signal: the median and spread of the signal on good
+real text of that language (``benchmarks/languages/build_heuristics_lang.py``), so "few stop
+words" or "short lines" mean what they mean in that language. With ``penalty_only`` a term only
+subtracts (``min(w·z, 0)``): like the published rules, which are floors and ceilings, a page is
+marked down for being worse than typical good text of its language, never rewarded for being
+"more" (a Chinese tutorial has fewer function words than a chatty review and is not worse for it).
+Other languages use the English terms. A NaN signal (no stop-word list for the language) adds 0.
+
 >>> scorer = HeuristicScorer.default()
 >>> good = "The committee met on Tuesday. It reviewed the budget and approved it after a long debate.\\n" * 3
 >>> bad = "Home\\nLogin\\nCart\\nSHOP NOW\\nContact"
@@ -48,9 +58,12 @@ class Term:
     transform: str = "none"  #: none | log1p | clip:<lo>:<hi>
     why: str = ""  #: where the direction comes from (documentation only)
 
-    def z(self, values: np.ndarray) -> np.ndarray:
+    def z(self, values: np.ndarray, center: np.ndarray | float | None = None, scale: np.ndarray | float | None = None) -> np.ndarray:
+        """Clipped robust z-score; ``center``/``scale`` per document override the term's (languages)."""
         v = _transform(values, self.transform)
-        return np.clip((v - self.center) / self.scale, -CLIP_Z, CLIP_Z)
+        c = self.center if center is None else center
+        s = self.scale if scale is None else scale
+        return np.nan_to_num(np.clip((v - c) / s, -CLIP_Z, CLIP_Z), nan=0.0)
 
 
 def _transform(values: np.ndarray, how: str) -> np.ndarray:
@@ -83,6 +96,17 @@ class HeuristicScorer:
         self.card = card or {}
         self._norm = float(sum(abs(t.weight) for t in self.terms)) or 1.0
         self._index = {n: i for i, n in enumerate(SIGNAL_NAMES)}
+        #: {lang: {signal: (center, scale)}} and the penalty-only languages, from the ``languages`` block
+        blocks = self.card.get("languages") or {}
+        self.languages: dict[str, dict[str, tuple[float, float]]] = {
+            str(lang): {sig: (float(v["center"]), float(v["scale"])) for sig, v in b.get("signals", {}).items()}
+            for lang, b in blocks.items()
+        }
+        self.penalty_only = frozenset(str(lang) for lang, b in blocks.items() if b.get("penalty_only"))
+        for lang, per in self.languages.items():
+            for sig, (c, sc) in per.items():
+                if not (sc > 0 and math.isfinite(sc) and math.isfinite(c)):
+                    raise ValueError(f"language {lang}, signal {sig}: scale must be > 0 and center finite")
 
     @classmethod
     def load(cls, folder: str | Path) -> HeuristicScorer:
@@ -100,21 +124,30 @@ class HeuristicScorer:
         """The shipped combination (classifiers/models/web_heuristics/model.json)."""
         return cls.load(DEFAULT_MODEL_DIR)
 
-    def signals(self, texts: Sequence[str]) -> pd.DataFrame:
-        """Every signal, one column each (named as in SIGNAL_NAMES)."""
-        return pd.DataFrame(signal_matrix([t if isinstance(t, str) else "" for t in texts]), columns=list(SIGNAL_NAMES))
+    def signals(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> pd.DataFrame:
+        """Every signal, one column each (named as in SIGNAL_NAMES), with each text's language (default en)."""
+        texts = [t if isinstance(t, str) else "" for t in texts]
+        return pd.DataFrame(signal_matrix(texts, list(langs) if langs is not None else None), columns=list(SIGNAL_NAMES))
 
-    def combine(self, signals: pd.DataFrame | np.ndarray) -> np.ndarray:
+    def combine(self, signals: pd.DataFrame | np.ndarray, langs: Sequence[str] | None = None) -> np.ndarray:
         """The score from a signal matrix (rows = documents, columns in SIGNAL_NAMES order)."""
         x = signals.to_numpy(dtype=np.float64) if isinstance(signals, pd.DataFrame) else np.asarray(signals, dtype=np.float64)
+        lang_arr = np.asarray(list(langs), dtype=object) if langs is not None else np.full(len(x), "en", dtype=object)
+        penalty = np.isin(lang_arr, list(self.penalty_only)) if self.penalty_only else np.zeros(len(x), dtype=bool)
         total = np.zeros(len(x))
         for t in self.terms:
-            total += t.weight * t.z(x[:, self._index[t.signal]])
+            center, scale = np.full(len(x), t.center), np.full(len(x), t.scale)
+            for lang, per in self.languages.items():
+                if t.signal in per:
+                    mask = lang_arr == lang
+                    center[mask], scale[mask] = per[t.signal]
+            part = t.weight * t.z(x[:, self._index[t.signal]], center, scale)
+            total += np.where(penalty, np.minimum(part, 0.0), part)
         return total / self._norm
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        """Scores of ``texts`` (higher = better), float64."""
-        return self.combine(self.signals(texts))
+    def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> np.ndarray:
+        """Scores of ``texts`` (higher = better), float64; ``langs``: each text's ``lang`` (default en)."""
+        return self.combine(self.signals(texts, langs), langs)
 
     def to_json(self) -> dict[str, Any]:
         return {**self.card, "version": self.version.split("-", 1)[1], "terms": [dataclasses.asdict(t) for t in self.terms]}

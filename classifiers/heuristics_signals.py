@@ -1,4 +1,11 @@
-"""Web-page quality signals from the Gopher, C4 and FineWeb rules, as numbers.
+"""Web-page quality signals from the Gopher, C4 and FineWeb rules, as numbers, per language.
+
+Words are whitespace-separated, except in languages written without spaces (``zh``, ``ja``,
+``th``, …: :data:`UNSPACED_LANGS`), where every character of those scripts is a word and the
+runs of other non-space characters between them are words too (FineWeb-2 segments such
+languages before applying the same rules). Stop words are the language's
+(:data:`STOP_WORDS_BY_LANG`); for a language without a list the stop-word signals are NaN, which
+the heuristic combination treats as neutral.
 
 Each signal is a number per document; none decides anything. The rule that uses it and the
 threshold the rule applies are in :data:`SIGNALS` (for documentation and for the rule-pass
@@ -7,6 +14,9 @@ signal of :mod:`classifiers.heuristics`).
 >>> s = text_signals("The cat sat on the mat.\\nThe dog ate the bone and slept.")
 >>> s["n_words"], round(s["stop_word_frac"], 2), s["line_punct_frac"]
 (13.0, 0.46, 1.0)
+>>> z = text_signals("我们今天在家里学习了数据库的索引。索引可以加快查询。", "zh")
+>>> z["n_words"], round(z["stop_word_frac"], 2), z["n_sentences"]
+(26.0, 0.27, 2.0)
 """
 
 from __future__ import annotations
@@ -86,25 +96,50 @@ STOP_WORDS = frozenset(
     )
 )
 
+#: Chinese function words, one character each (words are characters in ``zh``): particles,
+#: pronouns, copula, common prepositions and conjunctions, negation, measure word 个.
+ZH_STOP_WORDS = frozenset("的了是在和有不这也就都我你他她它们着过吗呢吧啊与及或而但把被让给对从到为以之其所个一上中要会能可那")
+#: The Gopher rule's eight most frequent English function words, and the eight most frequent
+#: Chinese ones (frequency order of the Chinese text in ../shared/data).
+GOPHER_STOP_WORDS_BY_LANG = {"en": GOPHER_STOP_WORDS, "zh": frozenset("的是在了和不有这")}
+STOP_WORDS_BY_LANG = {"en": STOP_WORDS, "zh": ZH_STOP_WORDS}
+#: Languages written without spaces between words.
+UNSPACED_LANGS = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo"})
+#: Languages whose characters each carry about a word (short-line threshold 10 characters, not 30).
+WIDE_LANGS = frozenset({"zh", "ja", "ko"})
+_UNSPACED_CHARS = "\u0e00-\u0eff\u1000-\u109f\u0f00-\u0fff\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_SEGMENT = re.compile(f"[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+")
+
 _BULLETS = ("•", "●", "○", "▪", "◦", "‣", "⁃", "■", "□", "-", "*", "–", "—", "·", "➢", "→", "✓")
 _ELLIPSES = ("...", "…")
 _TERMINAL = ('.', '!', '?', '"', "'", '”', '’', '…', '。', '！', '？', '»', ')')
 _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies",
            "accept cookies", "all rights reserved")
-_SENTENCE_END = re.compile(r"[.!?。！？]+(?:\s|$)")
+_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)|[。！？]+")
 _URLISH = re.compile(r"https?://|www\.|\.(?:com|org|net|html?|php)\b", re.IGNORECASE)
 _HAS_ALPHA = re.compile(r"[^\W\d_]")
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
 
 
-def text_signals(text: str) -> dict[str, float]:
-    """Every signal of :data:`SIGNALS` for one text (floats; NaN never occurs).
+def split_words(text: str, lang: str | None = None) -> list[str]:
+    """The words of ``text`` in ``lang``: whitespace-separated, or segmented for unspaced languages.
+
+    >>> split_words("用 Redis 做缓存。", "zh")
+    ['用', 'Redis', '做', '缓', '存', '。']
+    """
+    return _SEGMENT.findall(text) if lang in UNSPACED_LANGS else text.split()
+
+
+def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
+    """Every signal of :data:`SIGNALS` for one text in ``lang`` (floats; NaN only for the stop-word
+    signals of a language without a stop-word list).
 
     >>> text_signals("")["n_words"]
     0.0
     """
     text = text or ""
-    words = text.split()
+    lang = lang or "en"
+    words = split_words(text, lang)
     n_words = len(words)
     lines = [ln.strip() for ln in text.split("\n")]
     nonempty = [ln for ln in lines if ln]
@@ -112,7 +147,7 @@ def text_signals(text: str) -> dict[str, float]:
     lower = text.lower()
     out: dict[str, float] = {"n_words": float(n_words)}
 
-    lowered = [w.strip(_STRIP) for w in lower.split()]
+    lowered = [w.lower().strip(_STRIP) for w in words]
     word_lens = [n for n in map(len, lowered) if n]
     out["mean_word_length"] = sum(word_lens) / len(word_lens) if word_lens else 0.0
     n_symbols = text.count("#") + sum(text.count(e) for e in _ELLIPSES)
@@ -120,13 +155,14 @@ def text_signals(text: str) -> dict[str, float]:
     out["bullet_line_frac"] = sum(ln.startswith(_BULLETS) for ln in nonempty) / n_lines
     out["ellipsis_line_frac"] = sum(ln.endswith(_ELLIPSES) for ln in nonempty) / n_lines
     out["alpha_word_frac"] = sum(1 for w in words if w.isalpha() or _HAS_ALPHA.search(w)) / max(n_words, 1)
-    out["gopher_stop_words"] = float(len(GOPHER_STOP_WORDS.intersection(lowered)))
-    out["stop_word_frac"] = sum(w in STOP_WORDS for w in lowered) / max(n_words, 1)
+    stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
+    out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
+    out["stop_word_frac"] = sum(w in stop for w in lowered) / max(n_words, 1) if stop else float("nan")
 
     out.update(repetition_signals(text, words))
 
     out["line_punct_frac"] = sum(ln.endswith(_TERMINAL) for ln in nonempty) / n_lines if nonempty else 0.0
-    out["few_words_line_frac"] = sum(len(ln.split()) < 3 for ln in nonempty) / n_lines if nonempty else 0.0
+    out["few_words_line_frac"] = sum(len(split_words(ln, lang)) < 3 for ln in nonempty) / n_lines if nonempty else 0.0
     out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
@@ -134,7 +170,8 @@ def text_signals(text: str) -> dict[str, float]:
     out["policy_line_frac"] = (
         sum(any(p in ln.lower() for p in _POLICY) for ln in nonempty) / n_lines if nonempty else 0.0
     )
-    out["short_line_frac"] = sum(len(ln) <= 30 for ln in nonempty) / n_lines if nonempty else 0.0
+    short = 10 if lang in WIDE_LANGS else 30
+    out["short_line_frac"] = sum(len(ln) <= short for ln in nonempty) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
     out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
@@ -159,11 +196,11 @@ def _char_classes(text: str) -> tuple[float, float]:
     return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
 
 
-def signal_matrix(texts: list[str]) -> np.ndarray:
+def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarray:
     """(len(texts), len(SIGNALS)) float64 matrix of :func:`text_signals`, columns in SIGNAL_NAMES order."""
     out = np.zeros((len(texts), len(SIGNALS)), dtype=np.float64)
     for i, t in enumerate(texts):
-        out[i] = list(text_signals(t).values())
+        out[i] = list(text_signals(t, langs[i] if langs is not None else "en").values())
     return out
 
 

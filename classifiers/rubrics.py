@@ -7,7 +7,7 @@ recorded everywhere (annotation cache keys, model cards) is the declared version
 the file, so an edited prompt never reuses stale annotations.
 
 >>> r = get_rubric("edu")
->>> r.name, r.scale, r.version.startswith("1-")
+>>> r.name, r.scale, r.version.startswith("2-")
 ('edu', (0, 5), True)
 >>> r.parse("The extract defines limits.\\nEducational score: 4").score
 4.0
@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import unicodedata
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -33,6 +34,7 @@ RUBRICS: dict[str, str] = {"edu": "edu.md", "web_quality": "web_quality.md", "co
 CHARS_PER_TOKEN = 4
 
 _SECTION = re.compile(r"^# (system|user)\s*$", re.MULTILINE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _DELIMITER = re.compile(r"<\s*/?\s*document\s*>", re.IGNORECASE)
 # Chat-template control tokens (ChatML <|im_start|>, GLM <|user|>, Llama <s>, [INST]) that a
 # tokenizer would read as special tokens if they came through inside a document.
@@ -97,7 +99,8 @@ class Rubric:
         ``Educational score: 3``, ``**Educational score: 3/5**``, or a bare ``3`` when it is
         the whole answer (guided choice).
         """
-        lines = [ln.strip() for ln in (response or "").strip().splitlines() if ln.strip()]
+        # NFKC: a model answering in Chinese writes full-width colons and digits (评分：３ → 3)
+        lines = [unicodedata.normalize("NFKC", ln).strip() for ln in (response or "").strip().splitlines() if ln.strip()]
         if not lines:
             return ParsedScore(None, "empty_response")
         last = lines[-1].strip("*_`#> \t")
@@ -164,15 +167,29 @@ def defuse(text: str, answer_prefix: str) -> str:
     text = _DELIMITER.sub(lambda m: "[/document]" if "/" in m.group(0) else "[document]", text)
     text = _CONTROL.sub(lambda m: f"{m.group(0)[0]} {m.group(0)[1:-1]} {m.group(0)[-1]}", text)
     words = re.escape(answer_prefix.rstrip(":").strip()).replace(r"\ ", r"\s+")
-    return re.sub(rf"({words})\s*:", r"\1 (quoted)", text, flags=re.IGNORECASE)
+    return re.sub(rf"({words})\s*[:：﹕]", r"\1 (quoted)", text, flags=re.IGNORECASE)
 
 
 def truncate_chars(text: str, n_tokens: int) -> str:
-    """Keep about ``n_tokens`` tokens (``CHARS_PER_TOKEN`` characters each), cut at whitespace."""
-    limit = n_tokens * CHARS_PER_TOKEN
+    """Keep about ``n_tokens`` tokens, cut at whitespace or after CJK punctuation.
+
+    A character of a CJK script counts as a whole token (BPE vocabularies such as Qwen's or GLM's
+    spend about 0.7 tokens per Chinese character), any other character as 1/``CHARS_PER_TOKEN``.
+
+    >>> len(truncate_chars("数据库索引。" * 200, 60)), len(truncate_chars("index " * 200, 60))
+    (66, 239)
+    """
+    head = text[: n_tokens * CHARS_PER_TOKEN]
+    cost = 0.0
+    limit = len(head)
+    for i, ch in enumerate(head):
+        cost += 1.0 if _CJK.match(ch) else 1.0 / CHARS_PER_TOKEN
+        if cost > n_tokens:
+            limit = i
+            break
     if len(text) <= limit:
         return text
-    cut = text.rfind(" ", limit // 2, limit)
+    cut = max(text.rfind(" ", limit // 2, limit), max(text.rfind(p, limit // 2, limit) for p in "。！？；，") + 1)
     return text[: cut if cut > 0 else limit]
 
 

@@ -80,14 +80,14 @@ class HeuristicsScorer:
 
         return HeuristicScorer.load(self.path)
 
-    def signals(self, texts: Sequence[str]) -> Any:
-        return self.model.signals(texts)
+    def signals(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> Any:
+        return self.model.signals(texts, langs)
 
-    def combine(self, signals: Any) -> np.ndarray:
-        return self.model.combine(signals)
+    def combine(self, signals: Any, langs: Sequence[str] | None = None) -> np.ndarray:
+        return self.model.combine(signals, langs)
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        return self.model.predict(texts)
+    def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> np.ndarray:
+        return self.model.predict(texts, langs)
 
 
 class LinearScorer:

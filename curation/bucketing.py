@@ -236,11 +236,15 @@ def combined_rank(scores: Mapping[str, np.ndarray], sketches: Mapping[str, Quant
     >>> combined_rank({"a": np.array([1.0, 2.0]), "b": np.array([5.0, 3.0])}, sk).tolist()
     [0.5, 0.5]
     """
-    ranks = np.stack([np.nan_to_num(sketches[k].cdf(scores[k]), nan=0.0) for k in scores])
+    ranks = np.stack([sketches[k].cdf(scores[k]) for k in scores])
+    # A scorer that does not apply to a document (NaN score, e.g. an English-only model on a Chinese
+    # page) is left out of its combination; a document no scorer applies to ranks 0.
+    missing = np.isnan(ranks)
     if how == "mean":
-        return ranks.mean(axis=0)
+        n = (~missing).sum(axis=0)
+        return np.where(n > 0, np.nan_to_num(ranks, nan=0.0).sum(axis=0) / np.maximum(n, 1), 0.0)
     if how == "max":
-        return ranks.max(axis=0)
+        return np.nan_to_num(ranks, nan=0.0).max(axis=0)
     raise ValueError(f"combine must be max or mean, not {how!r}")
 
 
@@ -292,3 +296,63 @@ def decide(
     lvl = level_of(bucket, levels, n_buckets)
     rep = repeat_of(lvl, repeat) if repeat is not None else np.ones(len(bucket))
     return Decision(per, bucket, lvl, rep, pct * 100.0)
+
+
+#: The group of documents whose language has too few documents for buckets of its own (the stage
+#: buckets them against the whole corpus).
+OTHER_LANGS = "*"
+
+
+def language_groups(langs: Sequence[str | None] | np.ndarray, own: Iterable[str]) -> np.ndarray:
+    """Each document's percentile group: its language if that language has its own buckets, else ``*``.
+
+    >>> language_groups(["en", "zh", "fr", None], {"en", "zh"}).tolist()
+    ['en', 'zh', '*', '*']
+    """
+    own = set(own)
+    return np.array([lang if lang in own else OTHER_LANGS for lang in langs], dtype=object)
+
+
+def own_languages(docs_per_lang: Mapping[str, int], min_docs: int) -> list[str]:
+    """Languages with at least ``min_docs`` documents: each gets its own 20 buckets (sorted).
+
+    >>> own_languages({"en": 500, "zh": 120, "fr": 3, "und": 400}, 100)
+    ['en', 'zh']
+    """
+    return sorted(lang for lang, n in docs_per_lang.items() if n >= min_docs and lang not in ("und", OTHER_LANGS))
+
+
+def decide_by_group(
+    groups: np.ndarray,
+    scores: Mapping[str, np.ndarray],
+    thresholds: Mapping[str, Mapping[str, np.ndarray]],
+    levels: Mapping[str, Sequence[int]] = NEMOTRON_LEVELS,
+    repeat: Mapping[str, float] | None = None,
+    combine: str = "max",
+    sketches: Mapping[str, Mapping[str, QuantileSketch]] | None = None,
+    combined_thresholds: Mapping[str, np.ndarray | None] | None = None,
+) -> Decision:
+    """:func:`decide` within each percentile group (language): thresholds, sketches and combined
+    thresholds are keyed by group, so each language is bucketed against its own documents.
+
+    >>> th = {"en": {"s": np.array([0.5])}, "zh": {"s": np.array([0.1])}}
+    >>> d = decide_by_group(np.array(["en", "zh"]), {"s": np.array([0.3, 0.3])}, th, {"low": [0, 0], "high": [1, 1]})
+    >>> d.level.tolist()
+    ['low', 'high']
+    """
+    groups = np.asarray(groups, dtype=object)
+    n = len(groups)
+    names = list(scores)
+    buckets = {k: np.zeros(n, dtype=np.int64) for k in names}
+    bucket = np.zeros(n, dtype=np.int64)
+    level = np.empty(n, dtype=object)
+    rep = np.ones(n, dtype=np.float64)
+    pct = np.full(n, np.nan)
+    for g in sorted(set(groups.tolist())):
+        idx = np.flatnonzero(groups == g)
+        d = decide({k: np.asarray(scores[k])[idx] for k in names}, thresholds[g], levels, repeat, combine,
+                   sketches[g] if sketches else None, combined_thresholds.get(g) if combined_thresholds else None)
+        for k in names:
+            buckets[k][idx] = d.buckets[k]
+        bucket[idx], level[idx], rep[idx], pct[idx] = d.bucket, d.level, d.repeat, d.percentile
+    return Decision(buckets, bucket, level, rep, pct)

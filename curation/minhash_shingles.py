@@ -3,13 +3,18 @@
 Normalisation: NFKC, lower-case, every run of characters that are not letters or digits
 (punctuation, symbols, whitespace, ``_``) folded to one space. Tokens are the words between
 those spaces. Shingles are word n-grams (``word:5``) or character n-grams of the folded text
-(``char:5``); a document with fewer tokens (characters) than n has one shingle of what it has,
+(``char:5``) or script-aware word n-grams (``script:5``: as ``word``, but every character of a
+script written without spaces between words — Han, kana, Hangul, Thai, Lao, Khmer, Myanmar — is a
+token of its own, so Chinese gets character 5-grams and English word 5-grams, within one document
+too); a document with fewer tokens (characters) than n has one shingle of what it has,
 so no document is ever skipped (an empty one has the single shingle ``""``).
 
 >>> shingles("Hello, World!  A b", ShingleSpec("word", 3))
 ['hello world a', 'world a b']
 >>> shingles("ab", ShingleSpec("char", 5))
 ['ab']
+>>> shingles("用 Redis 做缓存", ShingleSpec("script", 3))
+['用 redis 做', 'redis 做 缓', '做 缓 存']
 >>> word_shingle_hash32("hello world a") == int(shingle_hashes(["Hello, World!  A"], ShingleSpec("word", 3))[0][0] >> 32)
 True
 
@@ -48,12 +53,21 @@ BATCH_CHARS = 1 << 20
 
 _FOLD = re.compile(r"[\W_]+")
 _NON_WORD = re.compile(r"[\W_]")
-KINDS = ("word", "char")
+KINDS = ("word", "char", "script")
+#: Code-point ranges of scripts written without spaces between words (one token per character
+#: in ``script`` shingles): Thai, Lao, Myanmar, Hangul Jamo, Khmer, CJK punctuation to Katakana,
+#: Hangul compatibility Jamo to CJK Unified Ideographs, Hangul syllables, CJK compatibility
+#: ideographs, half-width Katakana, CJK Extension B and later.
+UNSPACED_RANGES = (
+    (0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x3000, 0x30FF),
+    (0x3130, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF),
+)
+_UNSPACED = re.compile("([" + "".join(f"{chr(a)}-{chr(b)}" for a, b in UNSPACED_RANGES) + "])")
 
 
 @dataclasses.dataclass(frozen=True)
 class ShingleSpec:
-    """How a document becomes shingles: ``word`` or ``char`` n-grams of size ``n``.
+    """How a document becomes shingles: ``word``, ``char`` or ``script`` n-grams of size ``n``.
 
     >>> ShingleSpec.parse("char:7")
     ShingleSpec(kind='char', n=7)
@@ -66,7 +80,7 @@ class ShingleSpec:
     def parse(cls, text: str) -> ShingleSpec:
         kind, _, n = str(text).partition(":")
         if kind not in KINDS or not n.isdigit() or int(n) < 1:
-            raise ValueError(f"shingle spec {text!r} must look like word:5 or char:5 (kind in {KINDS}, n >= 1)")
+            raise ValueError(f"shingle spec {text!r} must look like script:5, word:5 or char:5 (kind in {KINDS}, n >= 1)")
         return cls(kind, int(n))
 
     def __str__(self) -> str:
@@ -100,10 +114,19 @@ def tokens(text: str) -> list[str]:
     return _FOLD.sub(" ", normalize(text)).split()
 
 
+def script_tokens(text: str) -> list[str]:
+    """:func:`tokens`, with every character of an unspaced script (Han, kana, Hangul, Thai…) a token.
+
+    >>> script_tokens("MySQL 索引，B+树")
+    ['mysql', '索', '引', 'b', '树']
+    """
+    return _UNSPACED.sub(r" \1 ", _FOLD.sub(" ", normalize(text))).split()
+
+
 def shingles(text: str, spec: ShingleSpec) -> list[str]:
     """The shingle strings of one document (reference implementation; slow, exact)."""
-    toks = tokens(text)
-    if spec.kind == "word":
+    toks = script_tokens(text) if spec.kind == "script" else tokens(text)
+    if spec.kind in ("word", "script"):
         if len(toks) < spec.n:
             return [" ".join(toks)]
         return [" ".join(toks[i : i + spec.n]) for i in range(len(toks) - spec.n + 1)]
@@ -155,7 +178,7 @@ def char_shingle_hash32(shingle: str | bytes) -> int:
 
 def scalar_hashfunc(spec: ShingleSpec):  # noqa: ANN201 - a callable for datasketch
     """The datasketch ``hashfunc`` that matches the ``fast`` hash of ``spec``."""
-    return word_shingle_hash32 if spec.kind == "word" else char_shingle_hash32
+    return char_shingle_hash32 if spec.kind == "char" else word_shingle_hash32
 
 
 def shingle_hashes(texts: Sequence[str], spec: ShingleSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +237,11 @@ def _batch_hashes(normed: list[str], spec: ShingleSpec) -> tuple[np.ndarray, np.
     cp = np.frombuffer(" ".join(normed).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     is_word = np.zeros(len(cp) + 2, dtype=bool)
     np.take(_word_table(), cp, out=is_word[1:-1], mode="clip")
-    edges = np.flatnonzero(is_word[1:] != is_word[:-1])
-    starts, ends = edges[0::2], edges[1::2]
+    if spec.kind == "script":
+        starts, ends = _script_spans(cp, is_word)
+    else:
+        edges = np.flatnonzero(is_word[1:] != is_word[:-1])
+        starts, ends = edges[0::2], edges[1::2]
     doc_start = np.zeros(len(normed), dtype=np.int64)
     np.cumsum(lens[:-1] + 1, out=doc_start[1:])
     tok_doc = np.searchsorted(doc_start, starts, side="right") - 1
@@ -224,6 +250,19 @@ def _batch_hashes(normed: list[str], spec: ShingleSpec) -> tuple[np.ndarray, np.
         return _char_shingles(cp, tok_doc, starts, ends, len(normed), spec.n)
     tok = _span_hash(cp, starts, ends)
     return _word_shingles(tok, tok_doc, len(normed), spec.n)
+
+
+def _script_spans(cp: np.ndarray, is_word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Token spans where runs of word characters end at non-word characters and around every
+    character of an unspaced script (``is_word`` is padded with False at both ends)."""
+    unspaced = np.zeros(len(cp) + 2, dtype=bool)
+    np.take(_unspaced_table(), cp, out=unspaced[1:-1], mode="clip")
+    unspaced &= is_word
+    # boundary before padded position k+1 (code point k): between is_word[k] and is_word[k+1]
+    cut = (is_word[1:] != is_word[:-1]) | unspaced[1:] | unspaced[:-1]
+    starts = np.flatnonzero(cut & is_word[1:])
+    ends = np.flatnonzero(cut & is_word[:-1])
+    return starts, ends
 
 
 def _word_shingles(tok: np.ndarray, tok_doc: np.ndarray, n_docs: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -349,6 +388,15 @@ def _word_table() -> np.ndarray:
     chars = codes.astype("<u4").tobytes().decode("utf-32-le")
     folded = np.frombuffer(_NON_WORD.sub("\0", chars).encode("utf-32-le"), dtype=np.uint32)
     return folded != 0
+
+
+@functools.lru_cache(maxsize=1)
+def _unspaced_table() -> np.ndarray:
+    """``is_unspaced[code point]`` for :data:`UNSPACED_RANGES`."""
+    table = np.zeros(0x110000, dtype=bool)
+    for a, b in UNSPACED_RANGES:
+        table[a : b + 1] = True
+    return table
 
 
 def _fmix64(h: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from curation import plots
-from curation.stats import Run, drop_reasons, funnel, missing_stage_note, reason_examples
+from curation.stats import Run, drop_reasons, funnel, funnel_by_lang, missing_stage_note, reason_examples
 from curation.stats_compare import compare_runs, config_changes, reason_changes
 from curation.stats_dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
 from curation.stats_edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
@@ -131,6 +131,9 @@ def funnel_section(run: Run) -> Section:
     by_source = funnel(run, by_source=True)
     s.figure(plots.plot_sources(by_source), "kept tokens per source")
     s.table(by_source, "per stage and source")
+    by_lang = funnel_by_lang(run)
+    if not by_lang.empty:
+        s.table(by_lang, "per stage and natural language (lang)")
     return s
 
 

@@ -31,6 +31,9 @@ DOC_COLUMNS: dict[str, pa.DataType] = {
     "language": pa.string(),
     "n_tokens": pa.int64(),
     "meta": pa.string(),
+    # natural language (ISO 639-1, "und" unknown) and the identifier's confidence, set at ingest
+    "lang": pa.string(),
+    "lang_score": pa.float64(),
 }
 
 #: Sources a document may have. Unknown sources are rejected at ingest.

@@ -226,6 +226,21 @@ def funnel(run: Run, by_source: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def funnel_by_lang(run: Run) -> pd.DataFrame:
+    """Documents and tokens in / kept / dropped per stage and natural language (``lang``, set at ingest).
+
+    Columns: ``stage``, ``lang``, then the :func:`funnel` counts. Runs made before the language
+    column existed have no ``by_lang`` block and give an empty frame.
+    """
+    rows = []
+    for s in run.stages:
+        for lang, block in sorted(s.stats.get("by_lang", {}).items()):
+            (di, ti), (dk, tk), (dd, td) = _totals(block.get("in")), _totals(block.get("kept")), _totals(block.get("dropped"))
+            rows.append({"stage": s.name, "lang": lang, "docs_in": di, "docs_kept": dk, "docs_dropped": dd,
+                         "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td})
+    return pd.DataFrame(rows, columns=["stage", "lang", *FUNNEL_COLUMNS])
+
+
 def drop_reasons(run: Run, by_source: bool = False) -> pd.DataFrame:
     """Documents and tokens dropped per stage, [source] and reason, from each ``stats.json``."""
     rows = []

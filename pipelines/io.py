@@ -26,6 +26,7 @@ COUNTS_META = pd.DataFrame(
     {
         "kind": pd.Series(dtype=object),
         "source": pd.Series(dtype=object),
+        "lang": pd.Series(dtype=object),
         "reason": pd.Series(dtype=object),
         "documents": pd.Series(dtype="int64"),
         "tokens": pd.Series(dtype="int64"),
@@ -141,18 +142,20 @@ def ledger_rows(dropped: pd.DataFrame, stage: str) -> pd.DataFrame:
 
 
 def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """Documents and tokens in / kept / dropped (by reason), per source, for one partition."""
+    """Documents and tokens in / kept / dropped (by reason), per source and language, for one partition."""
     tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64")
+    lang = df["lang"].astype(object).fillna("und") if "lang" in df.columns else pd.Series("und", index=df.index, dtype=object)
     frame = pd.DataFrame(
         {
             "source": df["source"].astype(object).fillna("unknown").to_numpy(),
+            "lang": lang.to_numpy(),
             "reason": df[DROP_REASON].astype(object).to_numpy(),
             "tokens": tokens.to_numpy(),
         }
     )
     frame["kind"] = ["dropped" if isinstance(r, str) else "kept" for r in frame["reason"]]
     frame["reason"] = frame["reason"].fillna("")
-    out = frame.groupby(["kind", "source", "reason"], sort=True).agg(
+    out = frame.groupby(["kind", "source", "lang", "reason"], sort=True).agg(
         documents=("tokens", "size"), tokens=("tokens", "sum")
     ).reset_index()
     return out[list(COUNTS_META.columns)].astype(COUNTS_META.dtypes.to_dict())
@@ -176,12 +179,17 @@ def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:
             "dropped": tot(g[g["kind"] == "dropped"]),
             "dropped_by_reason": {str(r): tot(h) for r, h in g[g["kind"] == "dropped"].groupby("reason", sort=True)},
         }
+    by_lang: dict[str, Any] = {}
+    langs = counts["lang"].fillna("und") if "lang" in counts.columns else pd.Series("und", index=counts.index)
+    for lang, g in counts.groupby(langs, sort=True):
+        by_lang[str(lang)] = {"in": tot(g), "kept": tot(g[g["kind"] == "kept"]), "dropped": tot(g[g["kind"] == "dropped"])}
     return {
         "in": tot(counts),
         "kept": tot(kept),
         "dropped": tot(dropped),
         "dropped_by_reason": by_reason,
         "by_source": by_source,
+        "by_lang": by_lang,
     }
 
 

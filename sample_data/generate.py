@@ -11,6 +11,7 @@ key order, and gzip with ``mtime=0`` and no file name in the header.
 Files (JSON Lines, one object per line, each with ``id``, ``source`` and ``text``):
 
 - ``web/web.jsonl.gz``                             web pages (``url``, ``html``, ``meta.kind``)
+- ``web/web_zh.jsonl.gz``                          Chinese web pages (``url``, ``meta.kind``)
 - ``code/code.jsonl.gz``                           files of ten repositories (``repo``, ``path``, ``language``)
 - ``math_science/math_science.jsonl.gz``           documents with ``meta.edu_label`` 0-5
 - ``reasoning/reasoning.jsonl``                    step-by-step solutions with a final answer
@@ -36,11 +37,13 @@ import _gen_issues  # noqa: E402
 import _gen_math  # noqa: E402
 import _gen_reasoning  # noqa: E402
 import _gen_web  # noqa: E402
+import _gen_zh  # noqa: E402
 
 SEED = 20250801
 
 OUTPUTS = [
     ("web/web.jsonl.gz", _gen_web.generate),
+    ("web/web_zh.jsonl.gz", _gen_zh.generate),  # Chinese pages (languages, issue 15)
     ("code/code.jsonl.gz", _gen_code.generate),
     ("math_science/math_science.jsonl.gz", _gen_math.generate),
     ("reasoning/reasoning.jsonl", _gen_reasoning.generate),

@@ -22,6 +22,7 @@ import dask.dataframe as dd
 import pandas as pd
 import pyarrow.parquet as pq
 
+from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest import LOCATION_COLUMNS, FieldMap, find_duplicate_ids, parse_jsonl_lines, rows_from_records
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, empty_docs
@@ -69,7 +70,7 @@ class InputSpec:
 
 class IngestStage:
     name = "ingest"
-    version = "2"
+    version = "3"  # 3: lang / lang_score
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -348,6 +349,7 @@ def _parse_partition(spec: InputSpec, number: int, cfg: IngestConfig) -> pd.Data
     texts = df.loc[ok, "text"].tolist()
     if texts:
         df.loc[ok, "n_tokens"] = count_tokens(texts, cfg.tokenizer)
+    annotate_language(df, ok)  # lang / lang_score (classifiers/langid.py); ``und`` for ledgered rows
     df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
     return df
 

@@ -76,7 +76,7 @@ class MinHashDedupConfig(StageConfig):
     seed: int = 1
     scheme: str = "affine32"
     hash: str = "fast"
-    shingle: str = "word:5"
+    shingle: str = "script:5"
     source_shingle: dict[str, str] = dataclasses.field(default_factory=dict)
     sources: tuple[str, ...] = ()
     verify: str = "signature"
@@ -133,7 +133,7 @@ class MinHashDedupConfig(StageConfig):
 
 class MinHashDedupStage:
     name = "minhash_dedup"
-    version = "1"
+    version = "2"  # 2: script:5 shingles by default
     config_cls = MinHashDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}

@@ -50,6 +50,8 @@ STATS_META = pd.DataFrame({k: pd.Series(dtype="float64") for k in ("documents", 
 class SemDedupConfig(StageConfig):
     sources: tuple[str, ...] = ("web", "math_science")
     prune_sources: tuple[str, ...] = ("web",)
+    prune_languages: tuple[str, ...] = ()  # natural languages (``lang``) pruned; () = every language
+    static_languages: tuple[str, ...] = ()  # languages whose pruning cosine mixes in the static model; () = all
     model: str = "all-MiniLM-L6-v2"
     device: str = "auto"
     batch_size: int = 64
@@ -66,6 +68,14 @@ class SemDedupConfig(StageConfig):
     eps: float = 0.12
     eps_sweep: tuple[float, ...] = (0.01, 0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
     block_rows: int = 1024
+
+    def pruned_languages(self) -> tuple[str, ...]:
+        """The languages SemDeDup prunes (() = all): ``prune_languages``, and when the embedder is the
+        static model itself, only ``static_languages`` (its vectors mean nothing for other languages)."""
+        if self.model == self.static_model and self.static_languages:
+            own = tuple(self.static_languages)
+            return tuple(x for x in self.prune_languages if x in own) if self.prune_languages else own
+        return tuple(self.prune_languages)
 
     def validate(self) -> None:
         for key in ("sources", "prune_sources"):
@@ -132,7 +142,7 @@ class SemDedupStage:
                                                       "sources": sorted(cfg.sources), "store_dtype": cfg.store_dtype,
                                                       "version": self.version},
                                 lambda out: _embed(docs, cfg, cfg.static_model, out, ctx))
-            vectors = (str(emb), str(static), float(cfg.static_weight))
+            vectors = (str(emb), str(static), float(cfg.static_weight), tuple(cfg.static_languages))
             ctx.extra_stats["static_embedding"] = {k: v for k, v in json.loads((static / "embeddings.json").read_text()).items()
                                                    if k in ("name", "dim", "seconds", "docs_per_second")}
         tag = [Path(v).name if isinstance(v, str) else v for v in vectors]
@@ -140,9 +150,10 @@ class SemDedupStage:
         cent = ctx.cached("centroids", {"vectors": tag, "k": k, "iter": cfg.kmeans_iter,
                                         "sample": sample_size(k, n, cfg.kmeans_sample), "seed": seed},
                           lambda out: _train(vectors, nparts, n, k, cfg, seed, out, ctx))
-        clusters = ctx.cached("clusters", {"centroids": cent.name, "vectors": tag, "keep": cfg.keep},
+        clusters = ctx.cached("clusters", {"centroids": cent.name, "vectors": tag, "keep": cfg.keep, "columns": "lang"},
                               lambda out: _assign(docs, vectors, cent, cfg.keep, out, ctx))
         sims = ctx.cached("similarity", {"clusters": clusters.name, "prune_sources": sorted(cfg.prune_sources),
+                                         "prune_languages": sorted(cfg.pruned_languages()),
                                          "sweep": list(cfg.eps_sweep), "version": self.version},
                           lambda out: _similarity(vectors, clusters, nparts, cfg, out, ctx))
         removals = ctx.cached("removals", {"similarity": sims.name, "eps": cfg.eps},
@@ -162,16 +173,25 @@ def _output_settings(cfg: SemDedupConfig, model: str) -> dict[str, Any]:
     return {"model": model, "max_seq_length": cfg.max_seq_length, "mask_digits": cfg.mask_digits}
 
 
-def _read_vectors(spec: tuple[str, str | None, float], number: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(doc_ids, vectors)`` of partition ``number`` as pruning sees them (transformer, or combined)."""
-    main, static, weight = spec
+def _read_vectors(spec: tuple, number: int, langs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(doc_ids, vectors)`` of partition ``number`` as pruning sees them (transformer, or combined).
+
+    With ``langs`` (one per row) and ``static_languages`` in the spec, the static model is mixed in
+    only for those languages; the others keep the transformer alone (the distilled static model
+    learned English words only: on Chinese pages it finds nearly every page close to every other).
+    """
+    main, static, weight = spec[:3]
+    static_langs = spec[3] if len(spec) > 3 else ()
     ids, vecs = read_embedding_part(Path(main) / f"part-{number:05d}.parquet")
     if static is None:
         return ids, vecs
     sids, svecs = read_embedding_part(Path(static) / f"part-{number:05d}.parquet")
     if not np.array_equal(ids, sids):
         raise RuntimeError(f"semdedup: the two embeddings of partition {number} disagree; delete the stage cache")
-    return ids, np.hstack([np.sqrt(1.0 - weight) * vecs, np.sqrt(weight) * svecs]).astype(np.float32)
+    w = np.full((len(ids), 1), weight, dtype=np.float64)
+    if static_langs and langs is not None:
+        w[~np.isin(np.asarray(langs, dtype=object), list(static_langs))] = 0.0
+    return ids, np.hstack([np.sqrt(1.0 - w) * vecs, np.sqrt(w) * svecs]).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- embed
@@ -267,14 +287,28 @@ def _assign(docs: dd.DataFrame, vectors: tuple, cent: Path, keep: str, out: Path
     compute_with_progress(graph, ctx.client, "semdedup: assign clusters", ctx.quiet)
 
 
+def _langs(rows: pd.DataFrame) -> np.ndarray:
+    """The ``lang`` of each row (the ingest column; identified here for input that lacks it)."""
+    from classifiers.langid import identify_docs
+
+    langs = rows["lang"].to_numpy(dtype=object, copy=True) if "lang" in rows.columns else np.full(len(rows), None, dtype=object)
+    missing = np.array([not isinstance(x, str) for x in langs], dtype=bool)
+    if missing.any():
+        langs[missing] = identify_docs(rows["text"].to_numpy()[missing].tolist(), rows["source"].to_numpy()[missing].tolist())[0]
+    return langs
+
+
 def _assign_part(df: pd.DataFrame, vectors: tuple, centroids: str, keep: str, out: str,
                  partition_info: dict | None = None) -> pd.Series:
     number = (partition_info or {}).get("number", 0)
-    ids, vecs = _read_vectors(vectors, number)
+    ids, _ = read_embedding_part(Path(vectors[0]) / f"part-{number:05d}.parquet")
     rows = df.set_index(df["doc_id"].astype(str)).loc[list(ids)] if len(ids) else df.iloc[:0]
+    langs = _langs(rows)
+    ids, vecs = _read_vectors(vectors, number, langs)
     labels, sims = assign(vecs, np.load(centroids, allow_pickle=False))
     frame = pd.DataFrame({
         "doc_id": pd.Series(ids, dtype=object), "source": pd.Series(rows["source"].to_numpy(dtype=object), dtype=object),
+        "lang": pd.Series(langs, dtype=object),
         "cluster": labels, "centroid_sim": sims, "keep_key": keep_key(rows, sims, keep),
     })
     write_frame(frame, Path(out) / f"part-{number:05d}.parquet")
@@ -291,7 +325,8 @@ MEMBERS_META = pd.DataFrame({
 
 def _similarity(vectors: tuple, clusters: Path, nparts: int, cfg: SemDedupConfig, out: Path, ctx: Any) -> None:
     members = dd.from_map(_members_part, list(range(nparts)), spec=vectors, clusters=str(clusters),
-                          sources=tuple(cfg.prune_sources), meta=MEMBERS_META, enforce_metadata=False)
+                          sources=tuple(cfg.prune_sources), languages=cfg.pruned_languages(), meta=MEMBERS_META,
+                          enforce_metadata=False)
     # The whole cluster must sit in one partition: shuffle (doc_id, vector, keep key) on the cluster id.
     shuffled = members.shuffle(on="cluster", npartitions=max(1, nparts))
     counts = shuffled.map_partitions(_similarity_part, str(out), cfg.block_rows, tuple(cfg.eps_sweep),
@@ -312,12 +347,14 @@ def _similarity(vectors: tuple, clusters: Path, nparts: int, cfg: SemDedupConfig
     (out / "sweep.json").write_text(json.dumps({"pruned": pruned, "by_source": by_source}, indent=2, sort_keys=True))
 
 
-def _members_part(number: int, spec: tuple, clusters: str, sources: tuple[str, ...]) -> pd.DataFrame:
-    ids, vecs = _read_vectors(spec, number)
+def _members_part(number: int, spec: tuple, clusters: str, sources: tuple[str, ...], languages: tuple[str, ...] = ()) -> pd.DataFrame:
     asg = pq.read_table(Path(clusters) / f"part-{number:05d}.parquet").to_pandas()
+    ids, vecs = _read_vectors(spec, number, asg["lang"].to_numpy(dtype=object) if "lang" in asg.columns else None)
     if not np.array_equal(asg["doc_id"].to_numpy(dtype=object), ids):
         raise RuntimeError(f"semdedup: clusters and embeddings of partition {number} disagree; delete the stage cache")
-    keep = asg["source"].isin(sources).to_numpy()
+    keep = asg["source"].isin(sources).to_numpy().copy()
+    if languages:  # pages in other languages are never pruned (an English embedder cannot tell them apart)
+        keep &= asg["lang"].isin(languages).to_numpy() if "lang" in asg.columns else np.zeros(len(asg), dtype=bool)
     half = vecs[keep].astype(np.float16)  # 768 bytes a 384-d vector through the shuffle
     return pd.DataFrame({
         "doc_id": pd.Series(ids[keep], dtype=object), "_part": np.full(int(keep.sum()), number, dtype=np.int64),

@@ -8,6 +8,12 @@ holds ≤ ``sketch_capacity`` distinct scores, otherwise within the bound in ``s
 combine (``max``: the max of per-scorer buckets, GLM-4.5; ``mean``: the mean token-weighted rank over
 scorers, bucketed at its own token-weighted percentiles, one more sketch pass) → decide (per
 partition: bucket, level, repeat; repeat 0 → ledger ``low_quality``).
+
+Languages (``per_language``): the sketches are kept per ``lang``; every language with at least
+``language_min_docs`` in-scope documents gets its own thresholds (its own 20 token-weighted buckets
+and its own high level); pages of smaller languages are bucketed against the whole corpus (``*``). A scorer trained on some languages only
+(``scorer_languages``, e.g. the shipped English linear model) scores those; elsewhere the
+combination uses the other scorers.
 """
 
 from __future__ import annotations
@@ -28,9 +34,12 @@ from classifiers.web_quality import get_scorer
 from curation.bucketing import (
     LEVEL_ORDER,
     NEMOTRON_LEVELS,
+    OTHER_LANGS,
     QuantileSketch,
     combined_rank,
-    decide,
+    decide_by_group,
+    language_groups,
+    own_languages,
     percentile_grid,
     token_weights,
     validate_levels,
@@ -61,9 +70,16 @@ class WebQualityConfig(StageConfig):
     levels: dict[str, list[int]] = dataclasses.field(default_factory=lambda: {k: list(v) for k, v in NEMOTRON_LEVELS.items()})
     repeat: dict[str, float] = dataclasses.field(default_factory=lambda: dict(DEFAULT_REPEAT))
     embed_batch_size: int = 64
+    per_language: bool = True
+    language_min_docs: int = 50
+    scorer_languages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def validate(self) -> None:
         check_range(self, "n_buckets", 2, 1000)
+        check_range(self, "language_min_docs", 1, None)
+        for name, langs in self.scorer_languages.items():
+            if not isinstance(langs, list | tuple) or not langs or not all(isinstance(x, str) for x in langs):
+                raise ConfigError(f"scorer_languages.{name} must be a non-empty list of language codes, e.g. [en]")
         check_range(self, "sketch_capacity", 64, None)
         check_range(self, "score_max_chars", 1, None)
         check_choice(self, "combine", ("max", "mean"))
@@ -99,7 +115,7 @@ class WebQualityConfig(StageConfig):
 
 class WebQualityStage:
     name = "web_quality"
-    version = "1"
+    version = "2"  # 2: lang in the score artifacts, per-language signals and percentiles
     config_cls = WebQualityConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {
@@ -114,19 +130,20 @@ class WebQualityStage:
         for name in cfg.scorers:
             scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
             params = {"scorer": scorer.version, "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
-                      "signals": bool(cfg.keep_signals and scorer.kind == "heuristics"), "stage": self.version}
+                      "signals": bool(cfg.keep_signals and scorer.kind == "heuristics"), "stage": self.version,
+                      "languages": sorted(cfg.scorer_languages.get(name, []))}
             folders[name] = str(ctx.cached(f"scores-{name}", params, lambda out, n=name: _score_all(docs, cfg, n, out, ctx)))
-        sketches = _sketches(folders, cfg, ctx)
-        thresholds = {  # fixed cut points where the recipe gives them, else this corpus' percentiles
-            n: np.asarray(cfg.thresholds[n], dtype=np.float64) if n in cfg.thresholds
-            else sketches[n].thresholds(percentile_grid(cfg.n_buckets))
-            for n in cfg.scorers
-        }
-        combined = _combined_sketch(folders, sketches, cfg, ctx) if cfg.combine == "mean" else None
-        combined_th = combined.thresholds(percentile_grid(cfg.n_buckets)).tolist() if combined is not None else None
-        if cfg.combine == "mean" and "combined" in cfg.thresholds:
-            combined_th = [float(x) for x in cfg.thresholds["combined"]]
-        _record_stats(folders, thresholds, sketches, combined, combined_th, cfg, ctx)
+        by_lang, docs_per_lang = _sketches(folders, cfg, ctx)
+        own = own_languages(docs_per_lang, cfg.language_min_docs) if cfg.per_language else []
+        sketches = _group_sketches(by_lang, own, cfg)
+        thresholds = {g: _thresholds(sk, cfg) for g, sk in sketches.items()}
+        combined = _combined_sketch(folders, sketches, own, cfg, ctx) if cfg.combine == "mean" else None
+        combined_th: dict[str, list[float] | None] | None = None
+        if combined is not None:
+            combined_th = {g: c.thresholds(percentile_grid(cfg.n_buckets)).tolist() for g, c in combined.items()}
+            if "combined" in cfg.thresholds:
+                combined_th = {g: [float(x) for x in cfg.thresholds["combined"]] for g in combined}
+        _record_stats(folders, thresholds, sketches, combined, combined_th, own, docs_per_lang, cfg, ctx)
         produces = dict(self.produces)
         for n in cfg.scorers:
             produces[f"quality_score_{n}"] = "float64"
@@ -135,8 +152,8 @@ class WebQualityStage:
             produces[c] = "float64"
         meta = annotated_meta(docs._meta, produces)
         return docs.map_partitions(
-            _decide_part, folders, {n: t.tolist() for n, t in thresholds.items()},
-            {n: s.to_dict() for n, s in sketches.items()}, combined_th, signal_cols, cfg, list(meta.columns), meta=meta,
+            _decide_part, folders, _plain_thresholds(thresholds), _plain(sketches), combined_th, own, signal_cols, cfg,
+            list(meta.columns), meta=meta,
         )
 
 
@@ -153,52 +170,105 @@ def _score_all(docs: dd.DataFrame, cfg: WebQualityConfig, name: str, out: Path, 
 
 # -- thresholds ----------------------------------------------------------------------------
 
-def _part_sketch(path: str, capacity: int) -> QuantileSketch:
-    table = pq.read_table(path, columns=["score", "n_tokens"]).to_pandas()
-    return QuantileSketch.from_values(table["score"].to_numpy(), token_weights(table["n_tokens"].to_numpy()), capacity)
+LangSketches = dict[str, tuple[QuantileSketch, int]]  # lang -> (token-weighted sketch, documents)
 
 
-def _merge(sketches: list[QuantileSketch]) -> QuantileSketch:
-    out = sketches[0]
-    for s in sketches[1:]:
-        out = out.merge(s)
+def _part_sketch(path: str, capacity: int) -> LangSketches:
+    """Per language of one scores part: the sketch of its scores and its number of documents."""
+    table = pq.read_table(path, columns=["score", "n_tokens", "lang"]).to_pandas()
+    out: LangSketches = {}
+    for lang, g in table.groupby(table["lang"].fillna("und").astype(str), sort=True):
+        out[str(lang)] = (QuantileSketch.from_values(g["score"].to_numpy(), token_weights(g["n_tokens"].to_numpy()), capacity), len(g))
     return out
 
 
-def _sketches(folders: dict[str, str], cfg: WebQualityConfig, ctx: Any) -> dict[str, QuantileSketch]:
-    """One merged token-weighted sketch per scorer: per-partition sketches merged 8 at a time."""
+def _merge(sketches: list[Any]) -> Any:
+    """Merge sketches, or per-language ``{lang: (sketch, documents)}`` maps key by key."""
+    if sketches and isinstance(sketches[0], dict):
+        out: LangSketches = {}
+        for part in sketches:
+            for lang, (sk, n) in part.items():
+                out[lang] = (out[lang][0].merge(sk), out[lang][1] + n) if lang in out else (sk, n)
+        return out
+    out_sk = sketches[0]
+    for s in sketches[1:]:
+        out_sk = out_sk.merge(s)
+    return out_sk
+
+
+def _sketches(folders: dict[str, str], cfg: WebQualityConfig, ctx: Any) -> tuple[dict[str, LangSketches], dict[str, int]]:
+    """Per scorer, merged token-weighted sketches per language (per-partition ones merged 8 at a
+    time), and the documents per language."""
     graphs = {}
     for name, folder in folders.items():
         level = [dask.delayed(_part_sketch)(str(p), cfg.sketch_capacity) for p in sorted(Path(folder).glob("part-*.parquet"))]
         if not level:
-            level = [dask.delayed(QuantileSketch.empty)(cfg.sketch_capacity)]
+            level = [dask.delayed(dict)()]
         while len(level) > 1:
             level = [dask.delayed(_merge)(level[i : i + 8]) for i in range(0, len(level), 8)]
         graphs[name] = level[0]
     names = list(graphs)
-    merged = _compute_delayed(dask.delayed(list)([graphs[n] for n in names]), ctx)
-    return dict(zip(names, merged, strict=True))
+    merged = dict(zip(names, _compute_delayed(dask.delayed(list)([graphs[n] for n in names]), ctx), strict=True))
+    first = merged[names[0]] if names else {}
+    return merged, {lang: n for lang, (_, n) in first.items()}
 
 
-def _part_combined(folders: dict[str, str], sketches: dict[str, dict[str, Any]], cfg: WebQualityConfig,
-                   number: int) -> QuantileSketch:
+def _group_sketches(by_lang: dict[str, LangSketches], own: list[str], cfg: WebQualityConfig) -> dict[str, dict[str, QuantileSketch]]:
+    """{group: {scorer: sketch}}: one group per language in ``own``; ``*`` is the whole corpus, against
+    which the pages of the smaller languages are bucketed (as every page was before languages)."""
+    out: dict[str, dict[str, QuantileSketch]] = {g: {} for g in [*own, OTHER_LANGS]}
+    for name, langs in by_lang.items():
+        for g in out:
+            parts = [sk for lang, (sk, _) in langs.items() if (lang == g or g == OTHER_LANGS)]
+            out[g][name] = _merge(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)
+    return out
+
+
+def _thresholds(sketches: dict[str, QuantileSketch], cfg: WebQualityConfig) -> dict[str, np.ndarray]:
+    """Fixed cut points where the recipe gives them, else the group's token-weighted percentiles."""
+    return {n: np.asarray(cfg.thresholds[n], dtype=np.float64) if n in cfg.thresholds
+            else sketches[n].thresholds(percentile_grid(cfg.n_buckets)) for n in cfg.scorers}
+
+
+def _plain(sketches: dict[str, dict[str, QuantileSketch]]) -> dict[str, dict[str, dict[str, Any]]]:
+    return {g: {n: s.to_dict() for n, s in per.items()} for g, per in sketches.items()}
+
+
+def _plain_thresholds(thresholds: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, list[float]]]:
+    return {g: {n: np.asarray(t).tolist() for n, t in per.items()} for g, per in thresholds.items()}
+
+
+def _part_combined(folders: dict[str, str], sketches: dict[str, dict[str, dict[str, Any]]], own: list[str],
+                   cfg: WebQualityConfig, number: int) -> dict[str, QuantileSketch]:
     s = _read_scores(folders, number)
+    out = {g: QuantileSketch.empty(cfg.sketch_capacity) for g in sketches}
     if s is None or s.empty:
-        return QuantileSketch.empty(cfg.sketch_capacity)
-    sk = {n: QuantileSketch.from_dict(v) for n, v in sketches.items()}
-    rank = combined_rank({n: s[n].to_numpy(dtype=np.float64) for n in folders}, sk, "mean")
-    return QuantileSketch.from_values(rank, token_weights(s["n_tokens"].to_numpy()), cfg.sketch_capacity)
+        return out
+    groups = language_groups(s["lang"].to_numpy(), own)
+    for g in sketches:
+        rows = s if g == OTHER_LANGS else s[groups == g]  # "*": ranks over the whole corpus
+        if rows.empty:
+            continue
+        sk = {n: QuantileSketch.from_dict(v) for n, v in sketches[g].items()}
+        rank = combined_rank({n: rows[n].to_numpy(dtype=np.float64) for n in folders}, sk, "mean")
+        out[g] = QuantileSketch.from_values(rank, token_weights(rows["n_tokens"].to_numpy()), cfg.sketch_capacity)
+    return out
 
 
-def _combined_sketch(folders: dict[str, str], sketches: dict[str, QuantileSketch], cfg: WebQualityConfig, ctx: Any) -> QuantileSketch:
-    """Token-weighted sketch of the mean rank over scorers (``combine: mean``), merged like the others."""
+def _merge_groups(parts: list[dict[str, QuantileSketch]]) -> dict[str, QuantileSketch]:
+    return {g: _merge([p[g] for p in parts]) for g in parts[0]}
+
+
+def _combined_sketch(folders: dict[str, str], sketches: dict[str, dict[str, QuantileSketch]], own: list[str],
+                     cfg: WebQualityConfig, ctx: Any) -> dict[str, QuantileSketch]:
+    """Per group, the token-weighted sketch of the mean rank over scorers (``combine: mean``)."""
     n_parts = len(list(Path(next(iter(folders.values()))).glob("part-*.parquet")))
-    plain = {n: s.to_dict() for n, s in sketches.items()}
-    level = [dask.delayed(_part_combined)(folders, plain, cfg, i) for i in range(n_parts)]
+    plain = _plain(sketches)
+    level = [dask.delayed(_part_combined)(folders, plain, own, cfg, i) for i in range(n_parts)]
     if not level:
-        return QuantileSketch.empty(cfg.sketch_capacity)
+        return {g: QuantileSketch.empty(cfg.sketch_capacity) for g in sketches}
     while len(level) > 1:
-        level = [dask.delayed(_merge)(level[i : i + 8]) for i in range(0, len(level), 8)]
+        level = [dask.delayed(_merge_groups)(level[i : i + 8]) for i in range(0, len(level), 8)]
     return _compute_delayed(level[0], ctx)
 
 
@@ -213,12 +283,19 @@ def _compute_delayed(obj: Any, ctx: Any) -> Any:
     return ctx.client.compute(obj).result()
 
 
-def _record_stats(folders: dict[str, str], thresholds: dict[str, np.ndarray], sketches: dict[str, QuantileSketch],
-                  combined: QuantileSketch | None, combined_th: list[float] | None, cfg: WebQualityConfig, ctx: Any) -> None:
-    """stats.extra: thresholds, rank-error bounds, token share per level and per bucket of each scorer."""
+def _record_stats(folders: dict[str, str], thresholds: dict[str, dict[str, np.ndarray]],
+                  sketches: dict[str, dict[str, QuantileSketch]], combined: dict[str, QuantileSketch] | None,
+                  combined_th: dict[str, list[float] | None] | None, own: list[str], docs_per_lang: dict[str, int],
+                  cfg: WebQualityConfig, ctx: Any) -> None:
+    """stats.extra: thresholds (whole corpus, and per language group), rank-error bounds, token share
+    per level and per bucket of each scorer, level shares per language."""
     per_level: dict[str, dict[str, float]] = {}
-    plain = {n: s.to_dict() for n, s in sketches.items()}
-    parts = [dask.delayed(_level_counts)(folders, {n: t.tolist() for n, t in thresholds.items()}, plain, combined_th, cfg, i)
+    group_docs = {g: docs_per_lang.get(g, 0) for g in own}
+    group_docs[OTHER_LANGS] = sum(n for lang, n in docs_per_lang.items() if lang not in own)
+    live = [g for g in sketches if group_docs.get(g, 0) > 0] or [OTHER_LANGS]
+    main = max(live, key=lambda g: group_docs.get(g, 0))
+    whole = sketches[OTHER_LANGS]
+    parts = [dask.delayed(_level_counts)(folders, _plain_thresholds(thresholds), _plain(sketches), combined_th, own, cfg, i)
              for i in range(len(list(Path(next(iter(folders.values()))).glob("part-*.parquet"))))]
     frames = _compute_delayed(dask.delayed(list)(parts), ctx) if parts else []
     counts = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["what", "key", "documents", "tokens"])
@@ -226,25 +303,36 @@ def _record_stats(folders: dict[str, str], thresholds: dict[str, np.ndarray], sk
     for (what, key), row in summed.iterrows():
         per_level.setdefault(str(what), {})[str(key)] = {"documents": int(row["documents"]), "tokens": int(row["tokens"])}
     total_tokens = sum(v["tokens"] for v in per_level.get("level", {}).values()) or 1
+    by_lang_level: dict[str, dict[str, dict[str, int]]] = {}
+    for key, v in per_level.get("lang_level", {}).items():
+        lang, _, lvl = key.partition("|")
+        by_lang_level.setdefault(lang, {})[lvl] = v
     ctx.extra_stats.update({
         "scorers": {n: cfg.scorer(n).version for n in cfg.scorers},
-        "thresholds": {n: [float(x) for x in t] for n, t in thresholds.items()},
+        # the whole corpus' cut points (what a monolingual run uses; thresholds_json fixes them for another run)
+        "thresholds": {n: [float(x) for x in (thresholds[main][n] if n in cfg.thresholds else
+                                               whole[n].thresholds(percentile_grid(cfg.n_buckets)))] for n in cfg.scorers},
         "thresholds_fixed": sorted(cfg.thresholds),  # "combined": the mean-rank cut points were fixed too
+        "per_language": cfg.per_language,
+        "language_groups": {g: group_docs.get(g, 0) for g in live},  # group -> in-scope documents
+        "thresholds_by_lang": {g: {n: [float(x) for x in thresholds[g][n]] for n in cfg.scorers} for g in live},
         "combine": cfg.combine,
-        "combined_thresholds": combined_th,
-        "percentile_rank_error_bound": {**{n: float(s.error) for n, s in sketches.items()},
-                                        **({"combined": float(combined.error)} if combined is not None else {})},
-        "sketch_points": {n: len(s.values) for n, s in sketches.items()},
+        "combined_thresholds": combined_th[main] if combined_th is not None else None,  # the largest group's
+        "combined_thresholds_by_lang": {g: combined_th[g] for g in live} if combined_th is not None else None,
+        "percentile_rank_error_bound": {**{n: max(float(sketches[g][n].error) for g in live) for n in cfg.scorers},
+                                        **({"combined": max(float(combined[g].error) for g in live)} if combined is not None else {})},
+        "sketch_points": {n: len(whole[n].values) for n in cfg.scorers},
+        "levels_by_lang": by_lang_level,
         "levels": {lvl: {**per_level.get("level", {}).get(lvl, {"documents": 0, "tokens": 0}),
                          "token_share": per_level.get("level", {}).get(lvl, {"tokens": 0})["tokens"] / total_tokens,
                          "repeat": float(cfg.repeat[lvl])}
                    for lvl in [*LEVEL_ORDER, *sorted(set(cfg.levels) - set(LEVEL_ORDER))] if lvl in cfg.levels},
-        "buckets": {k: v for k, v in per_level.items() if k != "level"},
+        "buckets": {k: v for k, v in per_level.items() if k not in ("level", "lang_level")},
     })
 
 
 def _read_scores(folders: dict[str, str], number: int, signals: bool = False) -> pd.DataFrame | None:
-    """The scores of partition ``number``: doc_id, n_tokens, one column per scorer (+ signals)."""
+    """The scores of partition ``number``: doc_id, n_tokens, lang, one column per scorer (+ signals)."""
     merged: pd.DataFrame | None = None
     for name, folder in folders.items():
         path = Path(folder) / f"part-{number:05d}.parquet"
@@ -252,22 +340,35 @@ def _read_scores(folders: dict[str, str], number: int, signals: bool = False) ->
             return None
         t = pq.read_table(path).to_pandas()
         keep = ["doc_id", "score"] + ([c for c in t.columns if c.startswith("quality_signal_")] if signals else [])
-        t = t[keep + (["n_tokens"] if merged is None else [])].rename(columns={"score": name})
+        t = t[keep + (["n_tokens", "lang"] if merged is None else [])].rename(columns={"score": name})
         merged = t if merged is None else merged.merge(t, on="doc_id", how="outer")
     return merged
 
 
-def _level_counts(folders: dict[str, str], thresholds: dict[str, list[float]], sketches: dict[str, dict[str, Any]],
-                  combined_th: list[float] | None, cfg: WebQualityConfig, number: int) -> pd.DataFrame:
+def _group_decision(s: pd.DataFrame, thresholds: dict[str, dict[str, list[float]]], sketches: dict[str, dict[str, Any]],
+                    combined_th: dict[str, list[float] | None] | None, own: list[str], cfg: WebQualityConfig) -> Any:
+    """The decision for the rows of a scores frame, each bucketed within its language group."""
+    return decide_by_group(
+        language_groups(s["lang"].to_numpy(), own), {n: s[n].to_numpy(dtype=np.float64) for n in cfg.scorers},
+        {g: {n: np.asarray(t, dtype=np.float64) for n, t in per.items()} for g, per in thresholds.items()},
+        cfg.levels, cfg.repeat, cfg.combine,
+        {g: {n: QuantileSketch.from_dict(v) for n, v in per.items()} for g, per in sketches.items()},
+        {g: np.asarray(t) if t is not None else None for g, t in combined_th.items()} if combined_th is not None else None,
+    )
+
+
+def _level_counts(folders: dict[str, str], thresholds: dict[str, dict[str, list[float]]], sketches: dict[str, dict[str, Any]],
+                  combined_th: dict[str, list[float] | None] | None, own: list[str], cfg: WebQualityConfig,
+                  number: int) -> pd.DataFrame:
     s = _read_scores(folders, number)
     cols = {"what": [], "key": [], "documents": [], "tokens": []}
     if s is None or s.empty:
         return pd.DataFrame(cols)
-    d = decide({n: s[n].to_numpy(dtype=np.float64) for n in folders}, {n: np.asarray(t) for n, t in thresholds.items()},
-               cfg.levels, cfg.repeat, cfg.combine, {n: QuantileSketch.from_dict(v) for n, v in sketches.items()},
-               np.asarray(combined_th) if combined_th is not None else None)
+    d = _group_decision(s, thresholds, sketches, combined_th, own, cfg)
     tokens = s["n_tokens"].fillna(0).to_numpy(dtype=np.int64)
     frames = [pd.DataFrame({"what": "level", "key": d.level, "documents": 1, "tokens": tokens})]
+    lang_level = s["lang"].fillna("und").astype(str).to_numpy().astype(object) + "|" + d.level.astype(str)
+    frames.append(pd.DataFrame({"what": "lang_level", "key": lang_level, "documents": 1, "tokens": tokens}))
     for n, b in d.buckets.items():
         frames.append(pd.DataFrame({"what": f"bucket_{n}", "key": b.astype(str), "documents": 1, "tokens": tokens}))
     frames.append(pd.DataFrame({"what": "bucket", "key": d.bucket.astype(str), "documents": 1, "tokens": tokens}))
@@ -286,16 +387,16 @@ def _signal_columns(folders: dict[str, str], cfg: WebQualityConfig) -> list[str]
 
 # -- deciding ------------------------------------------------------------------------------
 
-def _decide_part(df: pd.DataFrame, folders: dict[str, str], thresholds: dict[str, list[float]],
-                 sketches: dict[str, dict[str, Any]], combined_th: list[float] | None, signal_cols: list[str],
-                 cfg: WebQualityConfig, columns: list[str], partition_info: dict | None = None) -> pd.DataFrame:
+def _decide_part(df: pd.DataFrame, folders: dict[str, str], thresholds: dict[str, dict[str, list[float]]],
+                 sketches: dict[str, dict[str, Any]], combined_th: dict[str, list[float] | None] | None, own: list[str],
+                 signal_cols: list[str], cfg: WebQualityConfig, columns: list[str], partition_info: dict | None = None) -> pd.DataFrame:
     number = (partition_info or {}).get("number", 0)
-    return _decide(df, number, folders, thresholds, sketches, combined_th, signal_cols, cfg)[columns]
+    return _decide(df, number, folders, thresholds, sketches, combined_th, own, signal_cols, cfg)[columns]
 
 
-def _decide(df: pd.DataFrame, number: int, folders: dict[str, str], thresholds: dict[str, list[float]],
-            sketches: dict[str, dict[str, Any]], combined_th: list[float] | None, signal_cols: list[str],
-            cfg: WebQualityConfig) -> pd.DataFrame:
+def _decide(df: pd.DataFrame, number: int, folders: dict[str, str], thresholds: dict[str, dict[str, list[float]]],
+            sketches: dict[str, dict[str, Any]], combined_th: dict[str, list[float] | None] | None, own: list[str],
+            signal_cols: list[str], cfg: WebQualityConfig) -> pd.DataFrame:
     df = mark_kept(df.copy())
     for n in cfg.scorers:
         df[f"quality_score_{n}"] = np.nan
@@ -314,9 +415,7 @@ def _decide(df: pd.DataFrame, number: int, folders: dict[str, str], thresholds: 
         return df
     rows = s.loc[df.loc[hit, "doc_id"].to_numpy()]
     scores = {n: rows[n].to_numpy(dtype=np.float64) for n in cfg.scorers}
-    d = decide(scores, {n: np.asarray(t, dtype=np.float64) for n, t in thresholds.items()}, cfg.levels, cfg.repeat,
-               cfg.combine, {n: QuantileSketch.from_dict(v) for n, v in sketches.items()},
-               np.asarray(combined_th) if combined_th is not None else None)
+    d = _group_decision(rows, thresholds, sketches, combined_th, own, cfg)
     for n in cfg.scorers:
         df.loc[hit, f"quality_score_{n}"] = scores[n]
     for c in signal_cols:

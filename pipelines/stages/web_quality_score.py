@@ -1,7 +1,9 @@
 """The expensive step of ``web_quality``: one scorer over one partition, written to the artifact.
 
-Each in-scope document (``source`` in the config's sources) gets a row ``doc_id, n_tokens, score``
-(+ ``quality_signal_<name>`` columns for the heuristics scorer). The embedding head reads the run's
+Each in-scope document (``source`` in the config's sources) gets a row ``doc_id, n_tokens, lang, score``
+(+ ``quality_signal_<name>`` columns for the heuristics scorer). ``lang`` is the ingest column (identified
+here for input that lacks it); the heuristics use it for words and stop words, and a scorer limited to
+some languages (``scorer_languages``) scores only those: NaN elsewhere. The embedding head reads the run's
 stored embeddings (``ctx.upstream_artifact("semdedup", "embeddings")``, the part with the same
 number) and embeds only the documents missing there, with the settings the head was trained with.
 """
@@ -29,21 +31,43 @@ def score_part(df: pd.DataFrame, folder: str, cfg: Any, name: str, upstream: str
         "doc_id": scope["doc_id"].astype(str).to_numpy(),
         "n_tokens": pd.to_numeric(scope["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy(),
     })
+    out["lang"] = _langs(scope)
     scorer = cfg.scorer(name)
-    if not len(out):
-        out["score"] = np.zeros(0)
+    allowed = cfg.scorer_languages.get(name)
+    todo = np.ones(len(out), dtype=bool) if not allowed else out["lang"].isin(list(allowed)).to_numpy()
+    score = np.full(len(out), np.nan)
+    texts_in = [t for t, k in zip(texts, todo, strict=True) if k]
+    langs_in = out["lang"].to_numpy()[todo].tolist()
+    if not todo.any():
+        pass
     elif scorer.kind == "heuristics":
-        signals = scorer.signals(texts)
-        out["score"] = scorer.combine(signals)
+        signals = scorer.signals(texts_in, langs_in)
+        score[todo] = scorer.combine(signals, langs_in)
         if cfg.keep_signals:
             for col in signals.columns:
-                out[f"quality_signal_{col}"] = signals[col].to_numpy(dtype=np.float64)
+                values = np.full(len(out), np.nan)
+                values[todo] = signals[col].to_numpy(dtype=np.float64)
+                out[f"quality_signal_{col}"] = values
     elif scorer.needs_embeddings:
-        out["score"] = scorer.predict_vectors(_vectors(out["doc_id"].tolist(), texts, scorer, upstream, number, cfg))
+        ids = out["doc_id"].to_numpy()[todo].tolist()
+        score[todo] = scorer.predict_vectors(_vectors(ids, texts_in, scorer, upstream, number, cfg))
     else:
-        out["score"] = np.asarray(scorer.predict(texts), dtype=np.float64)
+        score[todo] = np.asarray(scorer.predict(texts_in), dtype=np.float64)
+    out["score"] = score
     write_frame(out, Path(folder) / f"part-{number:05d}.parquet")
     return pd.Series([len(out)], dtype="int64")
+
+
+def _langs(scope: pd.DataFrame) -> np.ndarray:
+    """The ``lang`` of each row: the ingest column, identified here where it is missing."""
+    from classifiers.langid import identify_docs
+
+    langs = scope["lang"].to_numpy(dtype=object, copy=True) if "lang" in scope.columns else np.full(len(scope), None, dtype=object)
+    missing = np.array([not isinstance(x, str) for x in langs], dtype=bool)
+    if missing.any():
+        found, _ = identify_docs(scope["text"].to_numpy()[missing].tolist(), scope["source"].to_numpy()[missing].tolist())
+        langs[missing] = found
+    return langs
 
 
 def _vectors(ids: list[str], texts: list[str], scorer: Any, upstream: str | None, number: int, cfg: Any) -> np.ndarray:

@@ -81,3 +81,12 @@ def test_ten_point_rubric_splits_one_and_ten(annotator):
     res = annotator.annotate(["def add(a, b):\n    return a + b\n"], get_rubric("code_quality"))
     parts = dict(p.split(":") for p in res.raw[0].split())
     assert "10" in parts and res.failures == [None] and 0 <= res.scores[0] <= 10
+
+
+def test_chinese_documents_are_scored_through_the_local_judge(annotator):
+    zh = ["勾股定理：直角三角形两条直角边的平方和等于斜边的平方。例如边长为 3 和 4 的直角三角形，斜边为 5。" * 20,
+          "全场一折起！点击这里立即抢购！免费领取优惠券！"]
+    res = annotator.annotate(zh, EDU)
+    assert res.failures == [None, None]
+    assert ((res.scores >= 0) & (res.scores <= 5)).all()
+    assert res.stats.tokens_in > 2 * 400  # the Chinese document fills its token budget, not 4 characters a token

@@ -123,3 +123,29 @@ def test_rule_passes_uses_published_thresholds() -> None:
     ruled = [s for s in SIGNALS if s.lo is not None or s.hi is not None]
     col = [s.name for s in ruled].index("n_words")
     assert passes[0, col] and not passes[1, col]  # Gopher: at least 50 words
+
+
+def test_chinese_signals_use_chinese_words_stop_words_and_sentence_ends():
+    from classifiers.heuristics_signals import split_words, text_signals
+
+    text = "我们今天学习了索引。索引可以加快查询！\n但是它也会占用空间。"
+    assert split_words("用Redis做缓存", "zh") == ["用", "Redis", "做", "缓", "存"]
+    zh, as_en = text_signals(text, "zh"), text_signals(text, "en")
+    assert zh["n_sentences"] == 3 and zh["n_words"] > 20 and as_en["n_words"] == 2
+    assert zh["stop_word_frac"] > 0.15 and as_en["stop_word_frac"] == 0.0
+    assert zh["gopher_stop_words"] >= 2
+    # a language without a stop-word list: the stop-word signals are unknown, not zero
+    assert np.isnan(text_signals("Ceci est une phrase.", "fr")["stop_word_frac"])
+
+
+def test_chinese_pages_are_judged_against_chinese_text_and_only_marked_down():
+    from classifiers.heuristics import HeuristicScorer
+
+    sc = HeuristicScorer.default()
+    assert "zh" in sc.languages and "zh" in sc.penalty_only
+    prose = "数据库索引是一种数据结构，它可以加快查询的速度。我们在设计表的时候，需要根据查询的条件来选择合适的索引。" * 6
+    good, junk = sc.predict([prose, "首页\n登录\n购物车"], ["zh", "zh"])
+    assert good > junk and good <= 0.0  # penalty-only: the best a Chinese page can get is 0
+    # English scores do not change with the language block (same as without langs)
+    en = ["The council approved the new library after a long debate. It opens next year."]
+    assert sc.predict(en, ["en"]).tolist() == sc.predict(en).tolist()

@@ -175,3 +175,27 @@ def test_decide_end_to_end_and_custom_mapping() -> None:
 
 def test_token_weights_floor_at_one() -> None:
     assert token_weights(np.array([0, 5, np.nan])).tolist() == [1.0, 5.0, 1.0]
+
+
+def test_each_language_group_is_bucketed_against_its_own_documents():
+    from curation.bucketing import OTHER_LANGS, decide_by_group, language_groups, own_languages
+
+    own = own_languages({"en": 200, "zh": 60, "fr": 4, "und": 90}, 50)
+    assert own == ["en", "zh"]
+    groups = language_groups(["en", "zh", "fr", "und"], own)
+    assert groups.tolist() == ["en", "zh", OTHER_LANGS, OTHER_LANGS]
+    rng = np.random.default_rng(0)
+    en, zh = rng.normal(1.0, 0.1, 100), rng.normal(-1.0, 0.1, 100)  # Chinese scores all below English ones
+    sketches = {g: {"s": QuantileSketch.from_values(v)} for g, v in (("en", en), ("zh", zh))}
+    th = {g: {"s": sk["s"].thresholds(percentile_grid(20))} for g, sk in sketches.items()}
+    d = decide_by_group(np.array(["en"] * 100 + ["zh"] * 100), {"s": np.concatenate([en, zh])}, th, NEMOTRON_LEVELS)
+    # the same share of each language in every level, though every Chinese score is below every English one
+    for lvl in ("high", "low"):
+        assert (d.level[:100] == lvl).sum() == (d.level[100:] == lvl).sum()
+
+
+def test_a_scorer_that_does_not_apply_is_left_out_of_the_mean_rank():
+    sk = {"a": QuantileSketch.from_values(np.array([0.0, 1.0])), "b": QuantileSketch.from_values(np.array([0.0, 1.0]))}
+    r = combined_rank({"a": np.array([1.0, 1.0]), "b": np.array([np.nan, 1.0])}, sk, "mean")
+    assert r.tolist() == [0.75, 0.75]
+    assert combined_rank({"a": np.array([np.nan]), "b": np.array([np.nan])}, sk, "mean").tolist() == [0.0]

@@ -26,6 +26,7 @@ TEXTS = [
     "x_y__z 3.14159 e=mc^2 \t\n tabs\tand\nnewlines",
     "emoji 😀 between 😀 words and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math letters",
     " ".join(f"w{i % 37}" for i in range(400)),
+    "Redis 的持久化：快照（RDB）和只追加文件 AOF。한국어 문장과 ภาษาไทย 𠀋字",
 ]
 
 
@@ -39,7 +40,7 @@ def _datasketch(text: str, params: MinHashParams) -> np.ndarray:
 
 @pytest.mark.parametrize("scheme", ["affine32", "legacy"])
 @pytest.mark.parametrize("hash_", ["fast", "sha1"])
-@pytest.mark.parametrize("spec", ["word:5", "word:1", "char:4"])
+@pytest.mark.parametrize("spec", ["word:5", "word:1", "char:4", "script:5", "script:1"])
 def test_signatures_equal_datasketch_value_for_value(scheme, hash_, spec):
     params = MinHashParams(num_perm=64, seed=7, scheme=scheme, hash=hash_, shingle=ShingleSpec.parse(spec))
     sig = signatures(TEXTS, params)
@@ -91,11 +92,11 @@ def test_short_and_empty_documents_get_one_shingle_of_what_they_have():
     assert h[off[1]] == h[off[2]] == word_shingle_hash64("")
 
 
-@pytest.mark.parametrize("spec", ["word:5", "word:2", "char:5", "char:1"])
+@pytest.mark.parametrize("spec", ["word:5", "word:2", "char:5", "char:1", "script:5", "script:2"])
 def test_vectorised_hashes_equal_the_scalar_reference(spec):
     s = ShingleSpec.parse(spec)
     h, off = shingle_hashes(TEXTS, s)
-    ref = word_shingle_hash64 if s.kind == "word" else token_hash64
+    ref = token_hash64 if s.kind == "char" else word_shingle_hash64
     for i, text in enumerate(TEXTS):
         assert h[off[i] : off[i + 1]].tolist() == [ref(x) for x in shingles(text, s)]
 
@@ -117,3 +118,17 @@ def test_bad_specs_are_rejected_with_the_expected_form():
         ShingleSpec.parse("words:5")
     with pytest.raises(ValueError, match="scheme"):
         MinHashParams(scheme="affine64")
+
+
+def test_script_shingles_split_unspaced_scripts_into_characters_and_keep_spaced_words():
+    spec = ShingleSpec.parse("script:2")
+    assert shingles("数据库 index 很快", spec) == ["数 据", "据 库", "库 index", "index 很", "很 快"]
+    assert shingles("The quick brown fox", spec) == shingles("The quick brown fox", ShingleSpec("word", 2))
+    # Chinese is one "word" per sentence for word shingles, so a single changed character changes
+    # every shingle; script shingles keep most of them.
+    a = "分布式系统中的缓存一致性是一个常见的问题需要仔细设计更新策略和失效策略"
+    b = a.replace("常", "长")
+    for kind, low, high in (("word", 0.0, 0.01), ("script", 0.7, 1.0)):
+        sa, sb = set(shingles(a, ShingleSpec(kind, 5))), set(shingles(b, ShingleSpec(kind, 5)))
+        assert low <= len(sa & sb) / len(sa | sb) <= high, kind
+    assert ShingleSpec.parse("script:5").salt != ShingleSpec.parse("word:5").salt

@@ -98,6 +98,19 @@ def test_funnel_by_source_equals_rows_per_source(run, run_dir):
             assert (got.at[src, "docs_dropped"], got.at[src, "tokens_dropped"]) == (d["size"], d["sum"]), (stage, src)
 
 
+def test_funnel_by_lang_equals_kept_rows_per_language_and_adds_up(run, run_dir):
+    f = stats.funnel_by_lang(run)
+    whole = stats.funnel(run).set_index("stage")
+    for stage in STAGES:
+        docs = _docs(run_dir, stage)
+        got = f[f["stage"] == stage].set_index("lang")
+        kept = docs.groupby(docs["lang"].fillna("und"))["n_tokens"].agg(["size", "sum"])
+        for lang in kept.index:
+            assert (got.at[lang, "docs_kept"], got.at[lang, "tokens_kept"]) == tuple(kept.loc[lang]), (stage, lang)
+        assert got["docs_in"].sum() == whole.at[stage, "docs_in"] and got["tokens_in"].sum() == whole.at[stage, "tokens_in"]
+        assert got["docs_dropped"].sum() == whole.at[stage, "docs_dropped"]
+
+
 def test_drop_reasons_equal_ledger_counts_by_reason(run, run_dir):
     r = stats.drop_reasons(run)
     expected = pd.concat([_ledger(run_dir, s) for s in STAGES]).groupby(["stage", "reason"])["n_tokens"].agg(["size", "sum"])

@@ -142,3 +142,20 @@ def test_bad_config_value_says_what_to_change():
     rec = load_recipe(None, ["ingest.on_error=explode"])
     with pytest.raises(ConfigError, match="choose one of"):
         stage_config(rec, "ingest", load_stage("ingest").config_cls)
+
+
+def test_every_kept_document_gets_its_natural_language_and_source_code_is_und(tmp_path):
+    f = _write_jsonl(tmp_path / "mixed.jsonl", [
+        {"id": "zh", "text": "Redis 的持久化有两种方式：快照和只追加文件。快照会把某一时刻的数据写入磁盘。", "source": "web"},
+        {"id": "zh-short", "text": "物流很快，好评", "source": "web"},
+        {"id": "en", "text": "Snapshots write the whole data set to disk at one point in time.", "source": "web"},
+        {"id": "code", "text": "def main():\n    return 0  # the entry point\n", "source": "code", "language": "Python"},
+        {"id": "digits", "text": "12345 678", "source": "web"},
+        {"id": "empty", "text": "", "source": "web"},
+    ])
+    res = _ingest([f], tmp_path / "out")
+    kept = read_parts(tmp_path / "out" / "docs").set_index("doc_id")
+    assert res.stats["by_lang"]["zh"]["kept"]["documents"] == 2 and res.stats["by_lang"]["und"]["dropped"]["documents"] == 1
+    assert kept["lang"].to_dict() == {"zh": "zh", "zh-short": "zh", "en": "en", "code": "und", "digits": "und"}
+    assert kept.loc["zh", "lang_score"] > 0.5 and kept.loc["code", "lang_score"] == 0.0
+    assert kept.loc["code", "language"] == "Python"

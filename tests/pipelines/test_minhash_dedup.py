@@ -1,9 +1,11 @@
 """The minhash_dedup stage on 2-3 partition inputs: conservation, clusters, resume, CLI."""
 
 import json
+import os
 import random
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -12,7 +14,7 @@ from pipelines import cli
 from pipelines.stages import minhash_dedup as stage_mod
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = Path(os.environ.get("CURATION_SHARED_DATA") or Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
 
 
 def _corpus(n_base=24, seed=0):
@@ -154,7 +156,7 @@ def test_char_shingles_per_source_and_keep_highest(tmp_path):
     df, _ = _corpus()
     df["n_tokens"] = range(len(df))
     res, kept, ledger = _run(tmp_path, "c", df, overrides=["source_shingle={web: 'char:6'}", "keep=highest:n_tokens"])
-    assert res.stats["extra"]["signatures"]["by_shingle"] == {"shingle:char:6": 24, "shingle:word:5": 12}
+    assert res.stats["extra"]["signatures"]["by_shingle"] == {"shingle:char:6": 24, "shingle:script:5": 12}
     for _, row in ledger.iterrows():
         keeper = json.loads(row["detail"])["duplicate_of"]
         assert df.set_index("doc_id").loc[keeper, "n_tokens"] > df.set_index("doc_id").loc[row["doc_id"], "n_tokens"]
@@ -262,3 +264,73 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
     assert got == dict(zip(nodes.tolist(), ref.tolist(), strict=True))
     assert set(got[int(n)] for n in chain) == {0} and got[1008] == 1000 and got[2002] == 2000
     assert iterations < 40  # pointer jumping: fewer rounds than the path length
+
+
+def _han_corpus(n_base=20, seed=1):
+    """Chinese-script documents (clauses of ideographs between commas) and one copy of each with 2 % of
+    its characters replaced; returns (frame, {copy: original})."""
+    rng = random.Random(seed)
+    han = [chr(0x4E00 + i) for i in range(3000)]
+    rows, pairs = [], {}
+    for i in range(n_base):
+        chars = [rng.choice(han) for _ in range(600)]
+        text = "，".join("".join(chars[j : j + 15]) for j in range(0, 600, 15)) + "。"
+        rows.append({"doc_id": f"z{i:02d}", "text": text})
+        copy = list(text)
+        for p in rng.sample([k for k, c in enumerate(copy) if c not in "，。"], 12):
+            copy[p] = rng.choice(han)
+        rows.append({"doc_id": f"z{i:02d}~", "text": "".join(copy)})
+        pairs[f"z{i:02d}~"] = f"z{i:02d}"
+    return docs_frame(rows), pairs
+
+
+@pytest.mark.parametrize(("spec", "low", "high"), [("script:5", 1.0, 1.0), ("word:5", 0.0, 0.5)])
+def test_chinese_near_copies_need_script_shingles(tmp_path, spec, low, high):
+    df, pairs = _han_corpus()
+    _, _, ledger = _run(tmp_path, spec.replace(":", "_"), df, overrides=[f"shingle={spec}"], nparts=2)
+    removed = set(ledger["doc_id"])
+    found = np.mean([c in removed or o in removed for c, o in pairs.items()])
+    assert low <= found <= high
+    assert len(removed) <= len(pairs)  # no two unrelated documents merged
+
+
+@pytest.mark.slow
+def test_real_chinese_sections_with_planted_near_copies_are_found(tmp_path):
+    path = DATA / "zh" / "zh_tech_notes.jsonl.gz"
+    if not path.exists():
+        pytest.skip("../shared/data is absent")
+    notes = pd.read_json(path, lines=True).head(30)
+    rng = random.Random(0)
+    rows, pairs = [], {}
+    for r in notes.itertuples():
+        rows.append({"doc_id": f"n{r.Index}", "text": r.text})
+        han = [k for k, c in enumerate(r.text) if "\u4e00" <= c <= "\u9fff"]
+        copy = list(r.text)
+        for p in rng.sample(han, max(1, len(han) // 50)):
+            copy[p] = rng.choice([r.text[k] for k in han[:200]])
+        rows.append({"doc_id": f"n{r.Index}~", "text": "".join(copy)})
+        pairs[f"n{r.Index}~"] = f"n{r.Index}"
+    _, _, ledger = _run(tmp_path, "zh", docs_frame(rows))
+    removed = set(ledger["doc_id"])
+    assert np.mean([c in removed or o in removed for c, o in pairs.items()]) >= 0.9
+
+
+@pytest.mark.slow
+def test_cli_on_the_chinese_sample_pages_finds_their_near_copies(tmp_path):
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "web" / "web_zh.jsonl.gz"
+    if not sample.exists():
+        pytest.skip("sample_data/web/web_zh.jsonl.gz is not generated")
+    common = ["--scheduler", "synchronous", "--quiet"]
+    assert cli.main(["ingest", "--input", str(sample), "--output", str(tmp_path / "00"), *common]) == 0
+    assert cli.main(["minhash-dedup", "--input", str(tmp_path / "00"), "--output", str(tmp_path / "20"), *common]) == 0
+    _, ledger = assert_conservation(tmp_path / "00", tmp_path / "20")
+    inp = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "00" / "docs").glob("*.parquet"))], ignore_index=True)
+    assert (inp["lang"] == "zh").all()
+    meta = dict(zip(inp["doc_id"], inp["meta"].map(json.loads), strict=True))
+    removed = set(ledger["doc_id"])
+    pairs = [(d, m["near_duplicate_of"]) for d, m in meta.items() if m.get("kind") == "near_copy"]
+    assert len(pairs) >= 10
+    assert np.mean([d in removed or o in removed for d, o in pairs]) >= 0.9
+    originals = {m.get("near_duplicate_of") for m in meta.values()} | {m.get("duplicate_of") for m in meta.values()}
+    # no article or template page is merged unless it has a planted copy (templates are SemDeDup's job)
+    assert not [d for d in removed if meta[d]["kind"] in ("article", "template") and d not in originals]

@@ -184,3 +184,46 @@ def test_default_transformer_on_a_dask_cluster_through_the_cli(tmp_path, stage_i
     assert stats["extra"]["embedding"]["name"] == "all-MiniLM-L6-v2@seq256+mask_digits"
     assert set(ledger["doc_id"]) <= {f"shop-{i}" for i in range(6)}  # only template pages can go
     assert set(kept["semdedup_cluster"]) - {-1} <= {0, 1, 2}
+
+
+ZH_TOPICS = [
+    "法国大革命爆发于一七八九年，结束了路易十六的君主专制。",
+    "光合作用把光能转化为储存在葡萄糖分子中的化学能。",
+    "二叉搜索树让键保持有序，因此平均查找时间是对数级的。",
+    "马拉松训练计划通常会慢慢增加每周的跑量，以免肌腱受伤。",
+    "火山喷发释放的火山灰和二氧化硫可以让全球气候变冷好几年。",
+    "爵士乐手在和弦进行上即兴演奏，萨克斯和小号轮流独奏。",
+]
+
+
+def test_pages_in_languages_the_embedder_was_not_trained_on_are_never_pruned(tmp_path):
+    rows = [{"doc_id": f"zh-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(ZH_TOPICS)]
+    rows += [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web", "lang": "en"} for i in range(4)]
+    rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
+    # every language pruned (the English static model sees six unrelated Chinese sentences as near copies)
+    run_one("semdedup", inp, tmp_path / "all", [*STATIC, "semdedup.prune_languages=[]", "semdedup.static_languages=[]",
+                                                 "semdedup.eps=0.3"])
+    _, ledger_all = assert_conservation(inp, tmp_path / "all")
+    run_one("semdedup", inp, tmp_path / "en", [*STATIC, "semdedup.prune_languages=[en]", "semdedup.eps=0.3"])
+    kept, ledger = assert_conservation(inp, tmp_path / "en")
+    assert not any(d.startswith("zh-") for d in ledger["doc_id"])
+    assert {d for d in ledger["doc_id"] if d.startswith("shop-")}  # English template twins are still found
+    assert any(d.startswith("zh-") for d in ledger_all["doc_id"])
+
+
+def test_the_static_model_is_mixed_in_only_for_its_languages(tmp_path):
+    from classifiers.embedding_store import write_embedding_part
+    from pipelines.stages.semdedup import _read_vectors
+
+    ids = ["a", "b"]
+    (tmp_path / "t").mkdir()
+    (tmp_path / "s").mkdir()
+    write_embedding_part(tmp_path / "t" / "part-00000.parquet", ids, np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32))
+    write_embedding_part(tmp_path / "s" / "part-00000.parquet", ids, np.array([[0.0, 1.0], [0.0, 1.0]], dtype=np.float32))
+    spec = (str(tmp_path / "t"), str(tmp_path / "s"), 0.4, ("en",))
+    _, vecs = _read_vectors(spec, 0, np.array(["en", "zh"], dtype=object))
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, rtol=1e-5)
+    assert vecs[0, 2:].sum() > 0 and vecs[1, 2:].sum() == 0  # zh: the transformer alone
+    _, both = _read_vectors(spec[:3], 0, np.array(["en", "zh"], dtype=object))  # no language list: mixed for all
+    assert both[1, 2:].sum() > 0

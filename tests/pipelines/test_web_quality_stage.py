@@ -202,3 +202,74 @@ def test_a_run_without_web_pages_passes_everything_through(tmp_path: Path) -> No
     assert len(kept) == 6 and len(ledger) == 0
     assert kept["quality_level"].isna().all()
     assert res.stats["extra"]["levels"]["high"]["documents"] == 0
+
+
+ZH_PROSE = [
+    "数据库索引是一种数据结构，它可以加快查询的速度。我们在设计表的时候，需要根据查询的条件来选择合适的索引。",
+    "缓存可以减少对数据库的访问。当数据发生变化的时候，我们需要及时更新缓存，否则用户会看到过期的数据。",
+    "在分布式系统中，网络是不可靠的。因此我们要为每一次请求设置超时，并且在失败以后进行有限次数的重试。",
+]
+ZH_JUNK = ["好评", "首页\n登录\n购物车\n联系我们", "特价！特价！点击这里！"]
+
+
+def zh_en_corpus(n: int = 60) -> pd.DataFrame:
+    """English pages (prose and junk) and as many Chinese pages (prose of several lengths and junk)."""
+    rows = []
+    for i in range(n):
+        en = (PROSE if i % 2 else JUNK)[i % 3] + f"\nref {i}"
+        zh = "\n".join(ZH_PROSE[(i + k) % 3] for k in range(1 + i % 4)) if i % 2 else ZH_JUNK[i % 3] + f" {i}"
+        rows += [{"doc_id": f"e{i:02d}", "text": en, "source": "web", "lang": "en"},
+                 {"doc_id": f"z{i:02d}", "text": zh, "source": "web", "lang": "zh"}]
+    return docs_frame(rows)
+
+
+def test_each_language_gets_its_own_buckets_and_english_only_scorers_skip_chinese(tmp_path: Path) -> None:
+    df = zh_en_corpus()
+    _, kept, ledger = run(tmp_path, "lang", ["web_quality.language_min_docs=50"], df=df)
+    res_all, kept_all, ledger_all = run(tmp_path, "global", ["web_quality.per_language=false"], df=df)
+    levels = pd.concat([kept[["doc_id", "quality_level"]], ledger.assign(quality_level="low")[["doc_id", "quality_level"]]])
+    zh = levels[levels["doc_id"].str.startswith("z")]
+    # Chinese prose reaches the top levels of its own buckets; the junk is what Chinese loses
+    assert {"high", "medium_high"} & set(zh["quality_level"])
+    lost = set(ledger["doc_id"])
+    assert not any(d in lost for d in [f"z{i:02d}" for i in range(1, 60, 2) if i % 4 == 3])  # the longest Chinese prose
+    # the English model does not score Chinese; the heuristics do
+    zh_kept = kept[kept["doc_id"].str.startswith("z")]
+    assert zh_kept["quality_score_linear"].isna().all() and zh_kept["quality_score_heuristics"].notna().all()
+    # in one shared group Chinese lands lower: English sets the bar
+    zh_low_shared = np.mean([d in set(ledger_all["doc_id"]) for d in zh["doc_id"]])
+    zh_low_own = np.mean([d in lost for d in zh["doc_id"]])
+    assert zh_low_own < zh_low_shared
+    extra = json.loads((tmp_path / "lang" / "stats.json").read_text())["extra"]
+    assert set(extra["language_groups"]) == {"en", "zh"} and set(extra["levels_by_lang"]) == {"en", "zh"}
+    assert len(extra["thresholds_by_lang"]["zh"]["heuristics"]) == 19
+    assert res_all.stats["extra"]["language_groups"] == {"*": 120}
+
+
+def test_english_levels_do_not_depend_on_other_languages_in_the_run(tmp_path: Path) -> None:
+    df = zh_en_corpus()
+    _, kept_mix, ledger_mix = run(tmp_path / "a", "mix", df=df)
+    en_only = df[df["doc_id"].str.startswith("e")].reset_index(drop=True)
+    _, kept_en, ledger_en = run(tmp_path / "b", "en", df=en_only)
+    mix = kept_mix.set_index("doc_id")["quality_level"]
+    alone = kept_en.set_index("doc_id")["quality_level"]
+    assert set(ledger_en["doc_id"]) == {d for d in ledger_mix["doc_id"] if d.startswith("e")}
+    assert alone.to_dict() == mix[mix.index.str.startswith("e")].to_dict()
+
+
+@pytest.mark.slow
+def test_real_chinese_sections_are_not_discarded_among_real_reviews(tmp_path: Path) -> None:
+    import os
+
+    data = Path(os.environ.get("CURATION_SHARED_DATA") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
+    if not (data / "zh").is_dir():
+        pytest.skip("../shared/data is absent")
+    notes = pd.read_json(data / "zh" / "zh_tech_notes.jsonl.gz", lines=True)
+    reviews = pd.read_json(data / "zh" / "zh_reviews.jsonl.gz", lines=True).sample(n=1500, random_state=3)
+    rows = [{"doc_id": f"n{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(notes["text"])]
+    rows += [{"doc_id": f"r{i}", "text": str(t), "source": "web", "lang": "zh"} for i, t in enumerate(reviews["text"])]
+    df = docs_frame(rows)
+    df["n_tokens"] = (df["text"].str.len() * 0.7).astype("int64")  # about Qwen's tokens per Chinese character
+    _, _, ledger = run(tmp_path, "real", df=df)
+    lost = set(ledger["doc_id"])
+    assert np.mean([f"n{i}" in lost for i in range(len(notes))]) <= 0.2
