@@ -1,0 +1,115 @@
+"""Main-content extraction: HTML page → the text a model should read.
+
+One function per maintained extractor, one registry (:data:`EXTRACTORS`), one entry point
+(:func:`extract_text`). Each extractor is imported inside its function (heavy imports stay off
+import time) and returns ``""`` when it finds no main content.
+
+- ``trafilatura`` (2.x): best quality measured here, slowest.
+- ``resiliparse``: ``extract_plain_text(main_content=True)``, C++ DOM, ~10x faster.
+- ``justext``: Nemotron-CC's choice (more tokens); stop words of every jusText language at once,
+  so Chinese or Russian pages are not all boilerplate.
+- ``trafilatura_fast``: trafilatura without its fallback extractors (readability, jusText).
+- ``hybrid``: ``trafilatura_fast`` first; resiliparse where trafilatura returns too little.
+
+Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
+
+>>> html = "<html><body><nav>Home | About</nav><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>"
+>>> extract_text(html, "resiliparse").startswith("Real sentence here.")
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+#: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
+HYBRID_MIN_CHARS = 250
+
+
+def _trafilatura(html: str, fast: bool = False) -> str:
+    import trafilatura
+
+    out = trafilatura.extract(html, fast=fast, include_comments=False, include_tables=True, deduplicate=False)
+    return out or ""
+
+
+def trafilatura_text(html: str) -> str:
+    """trafilatura 2.x with its fallbacks (readability-lxml, jusText) and tables, no comments."""
+    return _trafilatura(html, fast=False)
+
+
+def trafilatura_fast_text(html: str) -> str:
+    """trafilatura 2.x main extractor only (``fast=True``: no fallback extractors)."""
+    return _trafilatura(html, fast=True)
+
+
+def resiliparse_text(html: str) -> str:
+    """Resiliparse's main-content heuristics with block formatting (paragraphs, lists, ``<pre>``)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    tree = HTMLTree.parse(html)
+    return extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=True,
+                              alt_texts=False, links=False, form_fields=False, noscript=False).strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _all_stopwords() -> frozenset[str]:
+    import justext
+
+    words: set[str] = set()
+    for lang in justext.get_stoplists():
+        words |= justext.get_stoplist(lang)
+    return frozenset(words)
+
+
+def justext_text(html: str) -> str:
+    """jusText paragraphs that are not boilerplate (stop words of all its languages)."""
+    import justext
+
+    if not html.strip():
+        return ""
+    try:
+        paragraphs = justext.justext(html.encode("utf-8", "surrogatepass"), _all_stopwords(), encoding="utf-8")
+    except Exception:  # jusText raises lxml's ParserError on pages without a body
+        return ""
+    return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate).strip()
+
+
+def hybrid_text(html: str) -> str:
+    """trafilatura without fallbacks; resiliparse when that yields under :data:`HYBRID_MIN_CHARS`."""
+    text = trafilatura_fast_text(html)
+    if len(text) >= HYBRID_MIN_CHARS:
+        return text
+    other = resiliparse_text(html)
+    return other if len(other) > len(text) else text
+
+
+EXTRACTORS: dict[str, Callable[[str], str]] = {
+    "trafilatura": trafilatura_text,
+    "trafilatura_fast": trafilatura_fast_text,
+    "resiliparse": resiliparse_text,
+    "justext": justext_text,
+    "hybrid": hybrid_text,
+}
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def extract_text(html: str, extractor: str) -> str:
+    """The main content of ``html`` with ``extractor`` (a key of :data:`EXTRACTORS`); ``""`` if none.
+
+    Blank-line runs are folded to one empty line; extractor crashes on hostile pages count as
+    "no content" (the caller ledgers them), never as a failed partition.
+    """
+    try:
+        fn = EXTRACTORS[extractor]
+    except KeyError:
+        raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
+    try:
+        text = fn(html)
+    except (ValueError, TypeError, RecursionError, UnicodeError):
+        return ""
+    return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip()
