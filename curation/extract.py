@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
+from collections import Counter
 from collections.abc import Callable
 
 #: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
@@ -113,3 +115,41 @@ def extract_text(html: str, extractor: str) -> str:
     except (ValueError, TypeError, RecursionError, UnicodeError):
         return ""
     return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip()
+
+
+# --- evaluation (benchmarks/extract, tests): issue 17's snippet measure --------------------------
+_WS = re.compile(r"\s+")
+_TOKENS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w+")
+
+
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "`": "'", "\u201c": '"', "\u201d": '"',
+                       "\u201e": '"', "\u2033": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
+
+
+def norm(s: str) -> str:
+    """NFKC, lower case, typographic quotes and dashes folded to ASCII, whitespace collapsed."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", s).translate(_FOLD).lower()).strip()
+
+
+def snippet_scores(text: str, must: list[str], must_not: list[str]) -> tuple[float | None, float | None]:
+    """(recall, precision): share of ``must`` snippets found in ``text``, of ``must_not`` absent (None: no snippets).
+
+    >>> snippet_scores("It\u2019s  here.", ["it's here"], ["Home"])
+    (1.0, 1.0)
+    """
+    t = norm(text)
+    must = [norm(s) for s in must if norm(s)]
+    must_not = [norm(s) for s in must_not if norm(s)]
+    recall = sum(s in t for s in must) / len(must) if must else None
+    precision = sum(s not in t for s in must_not) / len(must_not) if must_not else None
+    return recall, precision
+
+
+def token_f1(text: str, truth: str) -> float:
+    """Bag-of-words F1 of ``text`` against ``truth`` (CJK characters count as words)."""
+    a, b = Counter(_TOKENS.findall(norm(text))), Counter(_TOKENS.findall(norm(truth)))
+    common = sum((a & b).values())
+    if not common:
+        return 0.0
+    p, r = common / sum(a.values()), common / sum(b.values())
+    return 2 * p * r / (p + r)

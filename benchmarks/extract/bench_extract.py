@@ -22,11 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
-import unicodedata
-from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -34,41 +31,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from curation.extract import EXTRACTORS, extract_text  # noqa: E402
+from curation.extract import EXTRACTORS, extract_text, snippet_scores, token_f1  # noqa: E402
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", ROOT.parent / "shared" / "data")) / "web" / "web_docs.parquet"
 OUT = Path(__file__).resolve().parent / "results.json"
-_WS = re.compile(r"\s+")
-_TOKENS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w+")
-
-
-_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "`": "'", "\u201c": '"', "\u201d": '"',
-                       "\u201e": '"', "\u2033": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
-
-
-def norm(s: str) -> str:
-    """NFKC, lower case, typographic quotes and dashes folded to ASCII, whitespace collapsed."""
-    return _WS.sub(" ", unicodedata.normalize("NFKC", s).translate(_FOLD).lower()).strip()
-
-
-def snippet_scores(text: str, must: list[str], must_not: list[str]) -> tuple[float | None, float | None]:
-    t = norm(text)
-    must = [norm(s) for s in must if norm(s)]
-    must_not = [norm(s) for s in must_not if norm(s)]
-    recall = sum(s in t for s in must) / len(must) if must else None
-    precision = sum(s not in t for s in must_not) / len(must_not) if must_not else None
-    return recall, precision
-
-
-def token_f1(text: str, truth: str) -> float:
-    a, b = Counter(_TOKENS.findall(norm(text))), Counter(_TOKENS.findall(norm(truth)))
-    common = sum((a & b).values())
-    if not common:
-        return 0.0
-    p, r = common / sum(a.values()), common / sum(b.values())
-    return 2 * p * r / (p + r)
-
-
 def load_pages(limit: int | None) -> pd.DataFrame:
     df = pd.read_parquet(DATA)
     pages = df[df["source"].isin(["wcxb", "scrapinghub_aeb"]) & (df["html"].str.len() > 0)].reset_index(drop=True)
