@@ -9,6 +9,7 @@ import time) and returns ``""`` when it finds no main content.
 - ``justext``: Nemotron-CC's choice (more tokens); stop words of every jusText language at once,
   so Chinese or Russian pages are not all boilerplate.
 - ``trafilatura_fast``: trafilatura without its fallback extractors (readability, jusText).
+- ``trafilatura_recall``: trafilatura with ``favor_recall=True``.
 - ``hybrid``: ``trafilatura_fast`` first; resiliparse where trafilatura returns too little.
 
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
@@ -30,10 +31,11 @@ from collections.abc import Callable
 HYBRID_MIN_CHARS = 250
 
 
-def _trafilatura(html: str, fast: bool = False) -> str:
+def _trafilatura(html: str, fast: bool = False, favor_recall: bool = False) -> str:
     import trafilatura
 
-    out = trafilatura.extract(html, fast=fast, include_comments=False, include_tables=True, deduplicate=False)
+    out = trafilatura.extract(html, fast=fast, favor_recall=favor_recall, include_comments=False, include_tables=True,
+                              deduplicate=False)
     return out or ""
 
 
@@ -45,6 +47,11 @@ def trafilatura_text(html: str) -> str:
 def trafilatura_fast_text(html: str) -> str:
     """trafilatura 2.x main extractor only (``fast=True``: no fallback extractors)."""
     return _trafilatura(html, fast=True)
+
+
+def trafilatura_recall_text(html: str) -> str:
+    """trafilatura 2.x with fallbacks and ``favor_recall=True`` (keeps more of list and product pages)."""
+    return _trafilatura(html, favor_recall=True)
 
 
 def resiliparse_text(html: str) -> str:
@@ -92,6 +99,7 @@ def hybrid_text(html: str) -> str:
 EXTRACTORS: dict[str, Callable[[str], str]] = {
     "trafilatura": trafilatura_text,
     "trafilatura_fast": trafilatura_fast_text,
+    "trafilatura_recall": trafilatura_recall_text,
     "resiliparse": resiliparse_text,
     "justext": justext_text,
     "hybrid": hybrid_text,
