@@ -22,6 +22,7 @@ True
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -33,6 +34,8 @@ HYBRID_MIN_CHARS = 250
 
 def _trafilatura(html: str, fast: bool = False, favor_recall: bool = False) -> str:
     import trafilatura
+
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)  # it warns per page it finds empty ("discarding data")
 
     out = trafilatura.extract(html, fast=fast, favor_recall=favor_recall, include_comments=False, include_tables=True,
                               deduplicate=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress
+
+log = logging.getLogger(__name__)
 
 GROUP = "code_web"  #: recalled pages are tiered together (their language is often unknown)
 CODE_WINDOW = 0.5  #: a window is code for page scoring when the classifier says so at even odds
@@ -101,6 +104,15 @@ def page_score(text: str, blocks: list[tuple[str, str]]) -> tuple[float, str | N
     return 0.8 * float(np.average(scores, weights=sizes)) + 2.0 * explanation, main
 
 
+def find_html_artifact(ctx: Any) -> str | None:
+    """Ingest's ``artifacts/html`` of this run; for a single stage, of the run folder the output is in."""
+    html = ctx.upstream_artifact("ingest", "html")
+    if html is None:
+        found = sorted(Path(ctx.work_dir).parent.glob("*_ingest/artifacts/html"))
+        html = found[0] if found else None
+    return str(html) if html is not None else None
+
+
 def load_pages(html_dir: str | None, number: int, ids: list[str]) -> dict[str, str]:
     """HTML of ``ids`` from ingest's ``artifacts/html`` (``doc_id, html``), keyed by doc_id.
 
@@ -109,18 +121,19 @@ def load_pages(html_dir: str | None, number: int, ids: list[str]) -> dict[str, s
     """
     if not html_dir or not ids:
         return {}
-    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
     wanted = set(ids)
     out: dict[str, str] = {}
     own = Path(html_dir) / f"part-{number:05d}.parquet"
-    sources = [str(own)] if own.exists() else []
-    for paths in (sources, sorted(str(p) for p in Path(html_dir).glob("part-*.parquet"))):
-        missing = sorted(wanted - out.keys())
-        if not paths or not missing:
-            continue
-        table = ds.dataset(paths, format="parquet").to_table(filter=ds.field("doc_id").isin(missing))
-        out.update(zip(table.column("doc_id").to_pylist(), table.column("html").to_pylist(), strict=True))
+    for paths in ([own] if own.exists() else [], sorted(Path(html_dir).glob("part-*.parquet"))):
+        for path in paths:
+            missing = sorted(wanted - out.keys())
+            if not missing:
+                return out
+            table = pq.read_table(path, filters=[("doc_id", "in", missing)]) if pq.read_metadata(path).num_rows else None
+            if table is not None and table.num_rows:
+                out.update(zip(table.column("doc_id").to_pylist(), table.column("html").to_pylist(), strict=True))
     return out
 
 
@@ -272,8 +285,8 @@ class CodeWebStage:
 
     def build(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: Any) -> dd.DataFrame:
         tokenizer = str(((ctx.recipe.get("stages") or {}).get("ingest") or {}).get("tokenizer", "qwen"))
-        html = ctx.upstream_artifact("ingest", "html")  # the pages' own HTML, kept by ingest
-        html_dir = str(html) if html is not None else None
+        html_dir = find_html_artifact(ctx)
+        log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
         ctx.extra_stats["html_artifact"] = html_dir is not None
 
         def produce(out: Path) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import dask.dataframe as dd
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.config import StageConfig, check_choice, check_range
@@ -57,6 +58,7 @@ from pipelines.progress import compute_with_progress
 from pipelines.stages.ingest_extract import URL_COLUMNS, extract_all, mark_url_duplicates
 
 log = logging.getLogger(__name__)
+HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: artifacts/html parts (typed even when empty)
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
@@ -403,7 +405,7 @@ def _write_parsed(df: pd.DataFrame, out: str, partition_info: dict | None = None
     number = (partition_info or {}).get("number", 0)
     df = df.reset_index(drop=True)
     pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
-    write_frame(pages.reset_index(drop=True), Path(out) / "html" / f"part-{number:05d}.parquet")
+    write_frame(pages.reset_index(drop=True), Path(out) / "html" / f"part-{number:05d}.parquet", schema=HTML_SCHEMA)
     write_frame(df.assign(_has_html=df[HTML_COLUMN].notna()).drop(columns=[HTML_COLUMN]), Path(out) / f"part-{number:05d}.parquet")
     return pd.Series([len(df)], dtype="int64")
 
