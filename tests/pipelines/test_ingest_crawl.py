@@ -104,3 +104,13 @@ def test_shards_never_carry_html_by_default(warc_run: Path) -> None:
     schema = pq.read_schema(sorted((warc_run / "docs").glob("part-*.parquet"))[0])
     assert "html" not in schema.names and "_html" not in schema.names
     shutil.rmtree(warc_run.parent / "ing_resiliparse", ignore_errors=True)
+
+
+def test_code_web_finds_each_page_html_whatever_the_partition(warc_run: Path) -> None:
+    from pipelines.stages.code_web import load_pages
+
+    html_dir = warc_run / "artifacts" / "html"
+    ids = read_parts(html_dir)["doc_id"].tolist()
+    pages = load_pages(str(html_dir), 7, ids[:3] + ["no-such-id"])  # part 7 does not exist: every part is searched
+    assert set(pages) == set(ids[:3]) and all("<html" in h for h in pages.values())
+    assert load_pages(None, 0, ids) == {}
