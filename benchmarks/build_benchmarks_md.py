@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score", "mixture", "reliability"]
+ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score", "mixture", "reliability", "extract"]
 
 HEADER = """# Benchmarks
 
