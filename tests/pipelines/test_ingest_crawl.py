@@ -114,3 +114,22 @@ def test_code_web_finds_each_page_html_whatever_the_partition(warc_run: Path) ->
     pages = load_pages(str(html_dir), 7, ids[:3] + ["no-such-id"])  # part 7 does not exist: every part is searched
     assert set(pages) == set(ids[:3]) and all("<html" in h for h in pages.values())
     assert load_pages(None, 0, ids) == {}
+
+
+@pytest.mark.slow
+def test_books_papers_social_reach_their_own_mixture_groups(tmp_path: Path) -> None:
+    """The new sources are schema sources (not unknown_source) and the recipe mixes each as a group of its own."""
+    para = "Chapter {i}. The keeper of the lighthouse wrote every evening about the weather, the ships and the gulls. "
+    rows = [{"id": f"{s}{i}", "source": s, "text": (para.format(i=i) + s + " ") * 20} for s in ("books", "papers", "social") for i in range(3)]
+    rows.append({"id": "w0", "source": "web", "text": "A plain web page about tide tables and harbour times. " * 30})
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    off = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "code_web", "edu_score"]
+    rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(data), "--output", str(tmp_path / "run"), "--scheduler",
+                 "synchronous", "--quiet", "ingest.tokenizer=whitespace", "mixture.tokenizer=whitespace", *[f"{s}.enabled=false" for s in off]])
+    assert rc == 0
+    assert not (tmp_path / "run" / "00_ingest" / "ledger").exists() or read_parts(tmp_path / "run" / "00_ingest" / "ledger").empty
+    phase1 = json.loads((tmp_path / "run" / "80_mixture" / "manifests" / "pretrain_phase1.json").read_text())
+    groups = {g["name"]: g for g in phase1["groups"]}
+    assert {"books/all", "papers/all", "social/all"} <= set(groups)
+    assert all(groups[g]["unique_documents"] == 3 for g in ("books/all", "papers/all", "social/all"))
