@@ -133,3 +133,21 @@ def test_books_papers_social_reach_their_own_mixture_groups(tmp_path: Path) -> N
     groups = {g["name"]: g for g in phase1["groups"]}
     assert {"books/all", "papers/all", "social/all"} <= set(groups)
     assert all(groups[g]["unique_documents"] == 3 for g in ("books/all", "papers/all", "social/all"))
+
+
+@pytest.mark.slow
+def test_a_run_starts_from_the_crawl(tmp_path: Path) -> None:
+    """`curate run` on the sample WARC alone writes the five manifests (model stages off to keep it short)."""
+    if not SAMPLE_WARC.exists():
+        pytest.skip("sample_data/crawl is not generated")
+    from curation.manifest import validate_manifest
+
+    out = tmp_path / "run"
+    rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE_WARC), "--output", str(out), "--scheduler",
+                 "synchronous", "--quiet", "semdedup.enabled=false", "edu_score.enabled=false"])
+    assert rc == 0
+    manifests = sorted((out / "80_mixture" / "manifests").glob("*.json"))
+    assert len(manifests) == 5 and all(validate_manifest(m) == [] for m in manifests)
+    phase1 = json.loads((out / "80_mixture" / "manifests" / "pretrain_phase1.json").read_text())
+    assert any(g["name"].startswith("web/") and g["unique_documents"] > 0 for g in phase1["groups"])
+    assert set(read_parts(out / "00_ingest" / "ledger")["reason"]) >= {"http_status", "binary_content", "duplicate_url"}
