@@ -23,6 +23,8 @@ from curation.text import content_id
 
 #: Columns added at ingest for ledger details and duplicate-id resolution; removed before output.
 LOCATION_COLUMNS = ("_file", "_line")
+#: The page HTML of a record (its ``html`` field, or a WARC response): kept apart as an artifact.
+HTML_COLUMN = "_html"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +39,7 @@ class FieldMap:
     path: str = "path"
     language: str = "language"
     meta: str = "meta"
+    html: str = "html"
 
     @classmethod
     def from_dict(cls, data: dict[str, str] | None) -> FieldMap:
@@ -91,18 +94,23 @@ def rows_from_records(
 ) -> pd.DataFrame:
     """Map decoded records to schema rows and validate them.
 
-    ``errors[i]`` (reason, message) marks a record that could not be decoded.
+    ``errors[i]`` (reason, message) marks a record that could not be decoded. A record's HTML
+    field goes to :data:`HTML_COLUMN` (never to ``meta``); a record with HTML and no text keeps a
+    null text for the extract step to fill.
     """
     cols: dict[str, list[Any]] = {c: [] for c in DOC_COLUMNS}
     reasons: list[str | None] = []
     details: list[str | None] = []
+    pages: list[str | None] = []
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
     for rec, err, line in zip(records, errors, lines, strict=True):
         location = f"{file}:{line}"
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
+        html = row.pop(HTML_COLUMN, None)
         if not row["doc_id"]:
-            row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else "", location)
+            row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else (html or ""), location)
+        pages.append(html if reason is None else None)
         for c in DOC_COLUMNS:
             cols[c].append(row.get(c))
         reasons.append(reason)
@@ -111,6 +119,7 @@ def rows_from_records(
     df["n_tokens"] = pd.Series([0] * len(df), dtype="int64")
     df[DROP_REASON] = pd.Series(reasons, dtype=object)
     df[DROP_DETAIL] = pd.Series(details, dtype=object)
+    df[HTML_COLUMN] = pd.Series(pages, dtype=object)
     df["_file"] = file
     df["_line"] = pd.Series(lines, dtype="int64")
     return df
@@ -151,6 +160,14 @@ def _map_record(
     row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
     text = rec.get(fields.text)
     row["text"] = text if isinstance(text, str) else None
+    html = rec.get(fields.html)
+    if isinstance(html, str) and html.strip():
+        row[HTML_COLUMN] = html.replace("\x00", "")
+        if max_chars and len(html) > max_chars:
+            row[HTML_COLUMN] = None
+            return row, DropReason.TOO_LARGE.value, f"{len(html)} characters of HTML > max_chars {max_chars}"
+        if text is None:
+            return row, *_check_source(source)  # text comes from the extract step
     if fields.text not in rec or text is None:
         return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field"
     if not isinstance(text, str):
@@ -163,11 +180,15 @@ def _map_record(
     if max_chars and len(text) > max_chars:
         row["text"] = text[:1000]
         return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
+    return row, *_check_source(source)
+
+
+def _check_source(source: str | None) -> tuple[str | None, str | None]:
     if source is None:
-        return row, DropReason.UNKNOWN_SOURCE.value, "no source: give --source, a recipe input entry or a source field"
+        return DropReason.UNKNOWN_SOURCE.value, "no source: give --source, a recipe input entry or a source field"
     if source not in SOURCES:
-        return row, DropReason.UNKNOWN_SOURCE.value, f"source {source!r} is not one of {list(SOURCES)}"
-    return row, None, None
+        return DropReason.UNKNOWN_SOURCE.value, f"source {source!r} is not one of {list(SOURCES)}"
+    return None, None
 
 
 def find_duplicate_ids(ids: pd.DataFrame) -> pd.DataFrame:

@@ -46,6 +46,9 @@ SOURCES: tuple[str, ...] = (
     "agent",
     "issues_prs_commits",
     "long_context",
+    "books",  # GLM-4.5 §2.2: books (long, edited prose)
+    "papers",  # GLM-4.5 §2.2: papers (arXiv-like, LaTeX and math)
+    "social",  # GLM-4.5 §2.2: social media, forums, Q&A threads
 )
 
 DROP_REASON = "drop_reason"
@@ -79,6 +82,13 @@ class DropReason(str, enum.Enum):
     UNKNOWN_SOURCE = "unknown_source"
     TOO_LARGE = "too_large"
     TRUNCATED_INPUT = "truncated_input"
+    # ingest, crawl input (WARC/WET/HTML)
+    HTTP_STATUS = "http_status"
+    NOT_HTML = "not_html"
+    BINARY_CONTENT = "binary_content"
+    UNDECODABLE = "undecodable"
+    EXTRACTION_EMPTY = "extraction_empty"
+    DUPLICATE_URL = "duplicate_url"
     # exact_dedup
     EXACT_DUPLICATE = "exact_duplicate"
     # minhash_dedup

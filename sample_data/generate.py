@@ -17,6 +17,7 @@ Files (JSON Lines, one object per line, each with ``id``, ``source`` and ``text`
 - ``reasoning/reasoning.jsonl``                    step-by-step solutions with a final answer
 - ``agent/agent.jsonl``                            agent trajectories
 - ``issues_prs_commits/issues_prs_commits.jsonl``  issues, pull requests and commits (``meta``)
+- ``crawl/crawl.warc.gz``                          a small crawl (WARC: responses, requests, skipped records)
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import _gen_code  # noqa: E402
 import _gen_issues  # noqa: E402
 import _gen_math  # noqa: E402
 import _gen_reasoning  # noqa: E402
+import _gen_warc  # noqa: E402
 import _gen_web  # noqa: E402
 import _gen_zh  # noqa: E402
 
@@ -77,6 +79,7 @@ def write(out_dir: Path, seed: int = SEED) -> dict[str, int]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(gzip_bytes(data) if rel.endswith(".gz") else data)
         counts[rel] = len(records)
+    counts.update(_gen_warc.write(out_dir, seed))  # crawl/crawl.warc.gz (WARC, not JSONL)
     return counts
 
 

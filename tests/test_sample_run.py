@@ -51,6 +51,10 @@ def test_sample_run_conserves_every_document_and_verifies(sample_run):
 
         data = gzip.decompress(f.read_bytes()) if f.name.endswith(".gz") else f.read_bytes()
         raw_records += sum(1 for line in data.splitlines() if line.strip())
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    for f in sorted((REPO / "sample_data").rglob("*.warc*")):  # the crawl: one document or ledger row per response
+        raw_records += sum(1 for _ in ArchiveIterator(str(f), record_types=WarcRecordType.response, fsspec_args=False))
     assert ingest["in"]["documents"] == raw_records
     ledger = read_parts(out / "00_ingest" / "ledger")
     assert "empty_text" in set(ledger["reason"])  # the sample's empty pages are accounted for

@@ -51,7 +51,16 @@ def read_inputs(paths: list[Path]) -> pd.DataFrame:
             frames.append(pd.read_parquet(f, columns=cols))
     if not frames:
         raise FileNotFoundError(f"no parquet files under {[str(p) for p in paths]}")
-    return pd.concat(frames, ignore_index=True)
+    df = pd.concat(frames, ignore_index=True)
+    html_dirs = sorted({h for p in paths if p.is_dir() for h in p.resolve().parent.glob("*_ingest/artifacts/html")})
+    if html_dirs and "doc_id" in df.columns:  # a run's stage folder: page HTML is ingest's artifact, not meta
+        from pipelines.stages.code_web import load_pages
+
+        pages: dict[str, str] = {}
+        for h in html_dirs:
+            pages.update(load_pages(str(h), -1, df["doc_id"].tolist()))
+        df["_html"] = df["doc_id"].map(pages)
+    return df
 
 
 def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -64,10 +73,12 @@ def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) ->
              for lang, p, t in zip(pos.get("language", [None] * len(pos)), pos.get("path", [None] * len(pos)), pos["text"], strict=True)]
     pos = pos[[language_kind(lang) == "programming" for lang in langs]]
     neg = df[df["source"].isin(negative)].copy()
-    if "meta" in neg.columns:
+    if "meta" in neg.columns or "_html" in neg.columns:
         keep = []
-        for m in neg["meta"]:
-            html = _meta_html(m)
+        metas = neg["meta"] if "meta" in neg.columns else [None] * len(neg)
+        pages = neg["_html"] if "_html" in neg.columns else [None] * len(neg)
+        for m, page in zip(metas, pages, strict=True):
+            html = page if isinstance(page, str) else _meta_html(m)
             keep.append(not (html and code_tag_stats(html).recalled()))
         neg = neg[keep]
     return pos, neg

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress
+
+log = logging.getLogger(__name__)
 
 GROUP = "code_web"  #: recalled pages are tiered together (their language is often unknown)
 CODE_WINDOW = 0.5  #: a window is code for page scoring when the classifier says so at even odds
@@ -101,8 +104,44 @@ def page_score(text: str, blocks: list[tuple[str, str]]) -> tuple[float, str | N
     return 0.8 * float(np.average(scores, weights=sizes)) + 2.0 * explanation, main
 
 
-def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str) -> pd.DataFrame:
-    """Per in-scope page: tag counts, classifier probability; for candidates the re-parse and score."""
+def find_html_artifact(ctx: Any) -> str | None:
+    """Ingest's ``artifacts/html`` of this run; for a single stage, of the run folder the output is in."""
+    html = ctx.upstream_artifact("ingest", "html")
+    if html is None:
+        found = sorted(Path(ctx.work_dir).parent.glob("*_ingest/artifacts/html"))
+        html = found[0] if found else None
+    return str(html) if html is not None else None
+
+
+def load_pages(html_dir: str | None, number: int, ids: list[str]) -> dict[str, str]:
+    """HTML of ``ids`` from ingest's ``artifacts/html`` (``doc_id, html``), keyed by doc_id.
+
+    The part of the same number is read first (stages keep ingest's partitioning); ids not in it
+    are looked up across all parts.
+    """
+    if not html_dir or not ids:
+        return {}
+    import pyarrow.parquet as pq
+
+    wanted = set(ids)
+    out: dict[str, str] = {}
+    own = Path(html_dir) / f"part-{number:05d}.parquet"
+    for paths in ([own] if own.exists() else [], sorted(Path(html_dir).glob("part-*.parquet"))):
+        for path in paths:
+            missing = sorted(wanted - out.keys())
+            if not missing:
+                return out
+            table = pq.read_table(path, filters=[("doc_id", "in", missing)]) if pq.read_metadata(path).num_rows else None
+            if table is not None and table.num_rows:
+                out.update(zip(table.column("doc_id").to_pylist(), table.column("html").to_pylist(), strict=True))
+    return out
+
+
+def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None) -> pd.DataFrame:
+    """Per in-scope page: tag counts, classifier probability; for candidates the re-parse and score.
+
+    The page HTML is ``pages[doc_id]`` (ingest's HTML artifact), else an ``html`` key in ``meta``.
+    """
     scope = df[df["source"].isin(cfg.sources)]
     texts = [t if isinstance(t, str) else "" for t in scope["text"]]
     clf = CodeContentClassifier(cfg.classifier_model)
@@ -110,7 +149,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str) -> pd.Data
     floor = min(cfg.score_floor, cfg.classifier_threshold)
     rows = []
     for doc_id, text, meta, prob in zip(scope["doc_id"], texts, scope["meta"], probs, strict=True):
-        html = page_html(meta)
+        html = (pages or {}).get(doc_id) or page_html(meta)
         root = parse(html) if html else None
         stats = code_tag_stats(None, root)
         row: dict[str, Any] = {"doc_id": doc_id, "has_html": root is not None, "pre_blocks": stats.pre_blocks,
@@ -135,9 +174,11 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str) -> pd.Data
     return pd.DataFrame(rows, columns=cols)
 
 
-def _score_part(df: pd.DataFrame, folder: str, cfg: CodeWebConfig, tokenizer: str, partition_info: dict | None = None) -> pd.Series:
+def _score_part(df: pd.DataFrame, folder: str, cfg: CodeWebConfig, tokenizer: str, html_dir: str | None,
+                partition_info: dict | None = None) -> pd.Series:
     number = (partition_info or {}).get("number", 0)
-    out = score_frame(df, cfg, tokenizer)
+    pages = load_pages(html_dir, number, df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist())
+    out = score_frame(df, cfg, tokenizer, pages)
     write_frame(out, Path(folder) / f"part-{number:05d}.parquet")
     return pd.Series([len(out)], dtype="int64")
 
@@ -244,12 +285,15 @@ class CodeWebStage:
 
     def build(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: Any) -> dd.DataFrame:
         tokenizer = str(((ctx.recipe.get("stages") or {}).get("ingest") or {}).get("tokenizer", "qwen"))
+        html_dir = find_html_artifact(ctx)
+        log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
+        ctx.extra_stats["html_artifact"] = html_dir is not None
 
         def produce(out: Path) -> None:
-            graph = docs.map_partitions(_score_part, str(out), cfg, tokenizer, meta=pd.Series(dtype="int64"))
+            graph = docs.map_partitions(_score_part, str(out), cfg, tokenizer, html_dir, meta=pd.Series(dtype="int64"))
             ctx.extra_stats["scored_pages"] = int(np.sum(compute_with_progress(graph, ctx.client, "code_web: score", ctx.quiet)))
 
-        folder = ctx.cached("scores", {"version": self.version, **cfg.score_params(tokenizer)}, produce)
+        folder = ctx.cached("scores", {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None}, produce)
         files = sorted(str(p) for p in folder.glob("part-*.parquet"))
         hist = compute_with_progress(dd.from_map(_hist_part, files, cfg=cfg, meta=score_histogram(np.array([]), np.array([])),
                                                  enforce_metadata=False), ctx.client, "code_web: tier cuts", ctx.quiet)

@@ -1,4 +1,11 @@
-"""``ingest``: raw JSONL (plain, .gz, .zst), Parquet and ``datasets.save_to_disk`` folders → documents.
+"""``ingest``: raw JSONL (plain, .gz, .zst), Parquet, ``datasets.save_to_disk`` folders, WARC/WET
+crawl files and plain HTML files → documents.
+
+Sub-steps, each cached under ``.cache/ingest/``: ``parsed`` (read the inputs once; page HTML
+apart, under ``parsed/html/``), ``extracted`` (main content of the pages that have HTML and no
+text, with ``ingest.extractor``: changing the extractor re-runs only this step), ``url_duplicates``
+(the same normalised URL twice: the first in input order is kept). The HTML is linked into
+``artifacts/html/`` (``doc_id, html``) for ``code_web``; it is never a document column.
 
 Planning happens on the client and fails before any output if a file is unreadable or has
 no text field; records are parsed on the workers, one partition per file chunk (plain JSONL
@@ -20,19 +27,45 @@ from typing import Any
 
 import dask.dataframe as dd
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
-from curation.ingest import LOCATION_COLUMNS, FieldMap, find_duplicate_ids, parse_jsonl_lines, rows_from_records
-from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, empty_docs
+from curation.extract import EXTRACTORS
+from curation.ingest import (
+    HTML_COLUMN,
+    LOCATION_COLUMNS,
+    FieldMap,
+    find_duplicate_ids,
+    parse_jsonl_lines,
+    rows_from_records,
+)
+from curation.schema import (
+    DOC_COLUMNS,
+    DROP_DETAIL,
+    DROP_REASON,
+    SOURCES,
+    DropReason,
+    annotated_meta,
+    detail_json,
+    empty_docs,
+)
 from curation.tokens import count_tokens
+from curation.urls import url_columns
+from curation.warc import crawl_frame, iter_warc, read_html_file
 from pipelines.io import InputError, read_docs, write_frame
 from pipelines.progress import compute_with_progress
+from pipelines.stages.ingest_extract import URL_COLUMNS, extract_all, mark_url_duplicates
 
 log = logging.getLogger(__name__)
+HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: artifacts/html parts (typed even when empty)
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+#: Keys of the extract step: changing them re-runs extraction and later steps, never the crawl read.
+EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
 
 
@@ -45,10 +78,18 @@ class IngestConfig(StageConfig):
     source: str | None = None
     fields: dict[str, str] = dataclasses.field(default_factory=dict)
     inputs: tuple[dict[str, Any], ...] = ()
+    extractor: str = "trafilatura"
+    max_html_bytes: int = 10_000_000
+    url_dedup_sources: tuple[str, ...] = ("web", "social")
 
     def validate(self) -> None:
         check_range(self, "blocksize_mb", 1, 4096)
+        check_range(self, "max_html_bytes", 1, None)
         check_choice(self, "on_error", ("ledger", "fail"))
+        check_choice(self, "extractor", tuple(EXTRACTORS))
+        bad = sorted(set(self.url_dedup_sources) - set(SOURCES))
+        if bad:
+            raise ValueError(f"ingest.url_dedup_sources has unknown sources {bad}; choose from {list(SOURCES)}")
         FieldMap.from_dict(self.fields)
         for entry in self.inputs:
             if not isinstance(entry, dict) or "match" not in entry:
@@ -60,7 +101,7 @@ class InputSpec:
     """One partition to read: a file (or a chunk of it, or a dataset shard)."""
 
     path: Path
-    fmt: str  # jsonl | parquet | datasets
+    fmt: str  # jsonl | parquet | datasets | warc | html
     source: str | None
     fields: FieldMap
     start: int = 0  # byte offset (jsonl), row group (parquet) or first row (datasets)
@@ -70,7 +111,7 @@ class InputSpec:
 
 class IngestStage:
     name = "ingest"
-    version = "3"  # 3: lang / lang_score
+    version = "4"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -80,10 +121,9 @@ class IngestStage:
         return plan_inputs([Path(p) for p in paths], cfg)
 
     def build(self, specs: list[InputSpec], cfg: IngestConfig, ctx: Any) -> dd.DataFrame:
-        parsed_dir = ctx.cached(
-            "parsed", {"cfg": cfg.to_dict(), "version": self.version},
-            lambda out: _parse_all(specs, cfg, out, ctx),
-        )
+        params = {k: v for k, v in cfg.to_dict().items() if k not in EXTRACT_KEYS}
+        parsed_dir = ctx.cached("parsed", {"cfg": params, "version": self.version}, lambda out: _parse_all(specs, cfg, out, ctx))
+        parsed_dir = extract_all(parsed_dir, cfg, ctx, {"cfg": params, "version": self.version})
         ids = read_docs(parsed_dir, columns=["doc_id", "_ord", "_file", "_line", DROP_REASON])
         ids = ids[ids[DROP_REASON].isna()][["doc_id", "_ord", "_file", "_line"]]
         dups = compute_with_progress(
@@ -93,8 +133,8 @@ class IngestStage:
         dup_map = {int(o): (f, int(n)) for o, f, n in dups[["_ord", "first_file", "first_line"]].itertuples(index=False)}
         if dup_map and cfg.on_error == "fail":
             raise InputError(f"{len(dup_map)} duplicate ids in the input; fix the ids or set ingest.on_error=ledger")
-        docs = read_docs(parsed_dir)
-        return docs.map_partitions(_finish, dup_map, meta=annotated_meta(empty_docs()))
+        docs = read_docs(parsed_dir).map_partitions(_finish, dup_map, meta=annotated_meta(empty_docs(URL_COLUMNS)))
+        return mark_url_duplicates(docs, cfg, ctx, {"cfg": params, "version": self.version})
 
 
 def plan_inputs(paths: list[Path], cfg: IngestConfig) -> list[InputSpec]:
@@ -164,7 +204,7 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
         return out
     fmt = _format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet or a datasets folder")
+        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
     return [(path, fmt)]
 
 
@@ -174,6 +214,10 @@ def _format(path: Path) -> str | None:
         return "parquet"
     if name.endswith(JSONL_SUFFIXES):
         return "jsonl"
+    if name.endswith(WARC_SUFFIXES):
+        return "warc"
+    if name.endswith(HTML_SUFFIXES):
+        return "html"
     return None
 
 
@@ -191,8 +235,8 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, cfg:
         if fmt == "parquet":
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names
-            if fields.text not in names:
-                raise InputError(f"{path}: no text column {fields.text!r} (columns: {names}); map it with ingest.fields.text=<column>")
+            if fields.text not in names and fields.html not in names:
+                raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
             return [InputSpec(path, fmt, source, fields, g, g + 1) for g in range(pf.num_row_groups)] or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
@@ -202,6 +246,9 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, cfg:
                 raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
             step = 100_000
             return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds))) for s in range(0, max(len(ds), 1), step)]
+        if fmt in ("warc", "html"):
+            _check_crawl_file(path, fmt)
+            return [InputSpec(path, fmt, source, fields)]  # one partition per crawl file (Common Crawl: ~1 GB each)
         return _jsonl_partitions(path, source, fields, cfg)
     except InputError:
         raise
@@ -216,8 +263,8 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, cfg: Ing
     if path.name.endswith((".gz", ".zst")) and comp is None and head:
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
     first = _first_record(path)
-    if first is not None and fields.text not in first:
-        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field>")
+    if first is not None and fields.text not in first and fields.html not in first:
+        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
     size = path.stat().st_size
     block = cfg.blocksize_mb << 20
     if comp is not None or size <= block:
@@ -233,6 +280,13 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, cfg: Ing
             line += fh.read(end - start).count(b"\n")
             start = end
     return specs
+
+
+def _check_crawl_file(path: Path, fmt: str) -> None:
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if fmt == "warc" and head and not (head.startswith(b"WARC/") or any(head.startswith(m) for m in MAGIC)):
+        raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
 
 
 def _first_record(path: Path) -> dict[str, Any] | None:
@@ -270,6 +324,9 @@ def _open(path: Path) -> Any:
 def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     """Parse one partition spec into schema rows (with drop reasons)."""
     label = str(spec.path)
+    if spec.fmt in ("warc", "html"):
+        records = iter_warc(spec.path, max_chars) if spec.fmt == "warc" else read_html_file(spec.path, max_chars)
+        return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         table = pq.ParquetFile(spec.path).read_row_group(spec.start) if spec.end > spec.start else None
         records = table.to_pylist() if table is not None else []
@@ -334,18 +391,18 @@ class _Lines:
 
 
 def _parse_all(specs: list[InputSpec], cfg: IngestConfig, out: Path, ctx: Any) -> None:
-    meta = annotated_meta(empty_docs({"_file": object, "_line": "int64", "_ord": "int64"}))
+    meta = annotated_meta(empty_docs({"_file": object, "_line": "int64", "_ord": "int64", HTML_COLUMN: object}))
     frames = dd.from_map(_parse_partition, specs, list(range(len(specs))), cfg=cfg, meta=meta, enforce_metadata=False)
     compute_with_progress(frames.map_partitions(_write_parsed, str(out), meta=pd.Series(dtype="int64")), ctx.client, "ingest: parse", ctx.quiet)
 
 
 def _parse_partition(spec: InputSpec, number: int, cfg: IngestConfig) -> pd.DataFrame:
-    df = read_spec(spec, cfg.max_chars)
+    df = read_spec(spec, cfg.max_html_bytes if spec.fmt in ("warc", "html") else cfg.max_chars)
     bad = df[DROP_REASON].notna()
     if cfg.on_error == "fail" and bad.any():
         row = df[bad].iloc[0]
         raise InputError(f"{row['_file']} line {row['_line']}: {row[DROP_REASON]} ({json.loads(row[DROP_DETAIL])['error']}); fix the input or set ingest.on_error=ledger")
-    ok = ~bad.to_numpy()
+    ok = ~bad.to_numpy() & df["text"].notna().to_numpy()  # pages without text yet are counted after extraction
     texts = df.loc[ok, "text"].tolist()
     if texts:
         df.loc[ok, "n_tokens"] = count_tokens(texts, cfg.tokenizer)
@@ -356,7 +413,10 @@ def _parse_partition(spec: InputSpec, number: int, cfg: IngestConfig) -> pd.Data
 
 def _write_parsed(df: pd.DataFrame, out: str, partition_info: dict | None = None) -> pd.Series:
     number = (partition_info or {}).get("number", 0)
-    write_frame(df.reset_index(drop=True), Path(out) / f"part-{number:05d}.parquet")
+    df = df.reset_index(drop=True)
+    pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
+    write_frame(pages.reset_index(drop=True), Path(out) / "html" / f"part-{number:05d}.parquet", schema=HTML_SCHEMA)
+    write_frame(df.assign(_has_html=df[HTML_COLUMN].notna()).drop(columns=[HTML_COLUMN]), Path(out) / f"part-{number:05d}.parquet")
     return pd.Series([len(df)], dtype="int64")
 
 
@@ -374,7 +434,9 @@ def _finish(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFra
                 )
                 # the ledger row needs an id of its own: ids stay unique across kept ∪ ledger
                 df.iat[i, df.columns.get_loc("doc_id")] = f"{original}@{Path(df['_file'].iat[i]).name}:{int(df['_line'].iat[i])}"
-    return df.drop(columns=[*LOCATION_COLUMNS, "_ord"])
+    df = df.drop(columns=[*LOCATION_COLUMNS, "_ord", "_has_html"], errors="ignore")
+    df = pd.concat([df, url_columns(df["url"])], axis=1)
+    return df[[*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL]]
 
 
 STAGE = IngestStage()

@@ -42,3 +42,4 @@ def test_run_tiers_code_and_recalls_code_pages(tmp_path):
     assert docs.loc["p2", "source"] == "web"
     stats = json.loads((tmp_path / "run" / "60_code_web" / "stats.json").read_text())
     assert stats["extra"]["recalled_pages"] == 1
+    assert stats["extra"]["html_artifact"]  # the page was re-parsed from ingest's artifacts/html, not from meta

@@ -57,7 +57,7 @@ def test_low_tier_pages_go_to_the_ledger_without_rescoring(tmp_path, monkeypatch
     inp = make_stage_dir(tmp_path / "in", docs_frame(_rows()), nparts=2)
     calls = []
     real = cw.score_frame
-    monkeypatch.setattr(cw, "score_frame", lambda df, cfg, tok: calls.append(1) or real(df, cfg, tok))
+    monkeypatch.setattr(cw, "score_frame", lambda df, cfg, tok, pages=None: calls.append(1) or real(df, cfg, tok, pages))
     run_one("code_web", inp, tmp_path / "a", ["ingest.tokenizer=whitespace", "code_web.tier_low=0", "code_web.tier_min_files=1"])
     run_one("code_web", inp, tmp_path / "b", ["ingest.tokenizer=whitespace", "code_web.tier_mode=absolute",
                                               "code_web.tier_low=9.99", "code_web.tier_high=10"])

@@ -1,0 +1,166 @@
+"""Main-content extraction: HTML page → the text a model should read.
+
+One function per maintained extractor, one registry (:data:`EXTRACTORS`), one entry point
+(:func:`extract_text`). Each extractor is imported inside its function (heavy imports stay off
+import time) and returns ``""`` when it finds no main content.
+
+- ``trafilatura`` (2.x): best quality measured here, slowest.
+- ``resiliparse``: ``extract_plain_text(main_content=True)``, C++ DOM, ~10x faster.
+- ``justext``: Nemotron-CC's choice (more tokens); stop words of every jusText language at once,
+  so Chinese or Russian pages are not all boilerplate.
+- ``trafilatura_fast``: trafilatura without its fallback extractors (readability, jusText).
+- ``trafilatura_recall``: trafilatura with ``favor_recall=True``.
+- ``hybrid``: ``trafilatura_fast`` first; resiliparse where trafilatura returns too little.
+
+Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
+
+>>> html = "<html><body><nav>Home | About</nav><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>"
+>>> extract_text(html, "resiliparse").startswith("Real sentence here.")
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+
+#: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
+HYBRID_MIN_CHARS = 250
+
+
+def _trafilatura(html: str, fast: bool = False, favor_recall: bool = False) -> str:
+    import trafilatura
+
+    logging.getLogger("trafilatura").setLevel(logging.ERROR)  # it warns per page it finds empty ("discarding data")
+
+    out = trafilatura.extract(html, fast=fast, favor_recall=favor_recall, include_comments=False, include_tables=True,
+                              deduplicate=False)
+    return out or ""
+
+
+def trafilatura_text(html: str) -> str:
+    """trafilatura 2.x with its fallbacks (readability-lxml, jusText) and tables, no comments."""
+    return _trafilatura(html, fast=False)
+
+
+def trafilatura_fast_text(html: str) -> str:
+    """trafilatura 2.x main extractor only (``fast=True``: no fallback extractors)."""
+    return _trafilatura(html, fast=True)
+
+
+def trafilatura_recall_text(html: str) -> str:
+    """trafilatura 2.x with fallbacks and ``favor_recall=True`` (keeps more of list and product pages)."""
+    return _trafilatura(html, favor_recall=True)
+
+
+def resiliparse_text(html: str) -> str:
+    """Resiliparse's main-content heuristics with block formatting (paragraphs, lists, ``<pre>``)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    tree = HTMLTree.parse(html)
+    return extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=True,
+                              alt_texts=False, links=False, form_fields=False, noscript=False).strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _all_stopwords() -> frozenset[str]:
+    import justext
+
+    words: set[str] = set()
+    for lang in justext.get_stoplists():
+        words |= justext.get_stoplist(lang)
+    return frozenset(words)
+
+
+def justext_text(html: str) -> str:
+    """jusText paragraphs that are not boilerplate (stop words of all its languages)."""
+    import justext
+
+    if not html.strip():
+        return ""
+    try:
+        paragraphs = justext.justext(html.encode("utf-8", "surrogatepass"), _all_stopwords(), encoding="utf-8")
+    except Exception:  # jusText raises lxml's ParserError on pages without a body
+        return ""
+    return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate).strip()
+
+
+def hybrid_text(html: str) -> str:
+    """trafilatura without fallbacks; resiliparse when that yields under :data:`HYBRID_MIN_CHARS`."""
+    text = trafilatura_fast_text(html)
+    if len(text) >= HYBRID_MIN_CHARS:
+        return text
+    other = resiliparse_text(html)
+    return other if len(other) > len(text) else text
+
+
+EXTRACTORS: dict[str, Callable[[str], str]] = {
+    "trafilatura": trafilatura_text,
+    "trafilatura_fast": trafilatura_fast_text,
+    "trafilatura_recall": trafilatura_recall_text,
+    "resiliparse": resiliparse_text,
+    "justext": justext_text,
+    "hybrid": hybrid_text,
+}
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def extract_text(html: str, extractor: str) -> str:
+    """The main content of ``html`` with ``extractor`` (a key of :data:`EXTRACTORS`); ``""`` if none.
+
+    Blank-line runs are folded to one empty line; extractor crashes on hostile pages count as
+    "no content" (the caller ledgers them), never as a failed partition.
+    """
+    try:
+        fn = EXTRACTORS[extractor]
+    except KeyError:
+        raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
+    try:
+        text = fn(html)
+    except (ValueError, TypeError, RecursionError, UnicodeError):
+        return ""
+    return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip()
+
+
+# --- evaluation (benchmarks/extract, tests): issue 17's snippet measure --------------------------
+_WS = re.compile(r"\s+")
+_TOKENS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w+")
+
+
+_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "`": "'", "\u201c": '"', "\u201d": '"',
+                       "\u201e": '"', "\u2033": '"', "\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " "})
+
+
+def norm(s: str) -> str:
+    """NFKC, lower case, typographic quotes and dashes folded to ASCII, whitespace collapsed."""
+    return _WS.sub(" ", unicodedata.normalize("NFKC", s).translate(_FOLD).lower()).strip()
+
+
+def snippet_scores(text: str, must: list[str], must_not: list[str]) -> tuple[float | None, float | None]:
+    """(recall, precision): share of ``must`` snippets found in ``text``, of ``must_not`` absent (None: no snippets).
+
+    >>> snippet_scores("It\u2019s  here.", ["it's here"], ["Home"])
+    (1.0, 1.0)
+    """
+    t = norm(text)
+    must = [norm(s) for s in must if norm(s)]
+    must_not = [norm(s) for s in must_not if norm(s)]
+    recall = sum(s in t for s in must) / len(must) if must else None
+    precision = sum(s not in t for s in must_not) / len(must_not) if must_not else None
+    return recall, precision
+
+
+def token_f1(text: str, truth: str) -> float:
+    """Bag-of-words F1 of ``text`` against ``truth`` (CJK characters count as words)."""
+    a, b = Counter(_TOKENS.findall(norm(text))), Counter(_TOKENS.findall(norm(truth)))
+    common = sum((a & b).values())
+    if not common:
+        return 0.0
+    p, r = common / sum(a.values()), common / sum(b.values())
+    return 2 * p * r / (p + r)

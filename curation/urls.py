@@ -1,0 +1,69 @@
+"""URL normalisation and domains, so the same page crawled twice (Common Crawl snapshots repeat
+pages) is recognised by its URL.
+
+Normal form: scheme and host lower-cased, ``www.`` dropped, default ports dropped, ``http`` and
+``https`` folded to one, fragment dropped, percent-escapes of unreserved characters decoded,
+tracking parameters (``utm_*``, ``fbclid``, ``gclid``, …) dropped and the other query parameters
+sorted, an empty path written ``/``, a trailing slash kept (it can be another resource).
+
+>>> normalize_url("HTTPS://www.Example.com:443/a%7Eb/?utm_source=x&b=2&a=1#top")
+'example.com/a~b/?a=1&b=2'
+>>> domain_of("https://news.example.co.uk/x")
+'news.example.co.uk'
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
+
+import pandas as pd
+
+_TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_ga|yclid|igshid|ref_src)$", re.I)
+_UNRESERVED_ESCAPE = re.compile(r"%(2[DdEe]|5[Ff]|7[Ee]|[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9])")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _decode_unreserved(path: str) -> str:
+    return _UNRESERVED_ESCAPE.sub(lambda m: unquote(m.group(0)), path)
+
+
+def normalize_url(url: str | None) -> str | None:
+    """The normal form of ``url`` (no scheme), or None for an empty or unparsable URL."""
+    if not isinstance(url, str) or not url.strip():
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        return None
+    host = host.removeprefix("www.")
+    if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
+        host = f"{host}:{port}"
+    path = _decode_unreserved(parts.path) or "/"
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
+    q = urlencode(sorted(query)) if query else ""
+    return f"{host}{path}" + (f"?{q}" if q else "")
+
+
+def domain_of(url: str | None) -> str | None:
+    """The host of ``url``, lower-cased, without ``www.`` and port (None when there is none)."""
+    if not isinstance(url, str) or not url.strip():
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".").removeprefix("www.") if host else None
+
+
+def url_columns(urls: pd.Series) -> pd.DataFrame:
+    """``url_normalized`` and ``url_domain`` for a column of URLs (None where there is no URL)."""
+    values = urls.tolist()
+    return pd.DataFrame(
+        {"url_normalized": [normalize_url(u) for u in values], "url_domain": [domain_of(u) for u in values]},
+        index=urls.index, dtype=object,
+    )

@@ -1,0 +1,153 @@
+"""Crawl input: WARC / WET records and plain HTML files → schema rows with their HTML beside them.
+
+Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio). Only
+HTTP ``response`` records (WARC) and ``conversion`` records (WET, text already extracted) become
+documents; ``request``, ``metadata``, ``warcinfo`` and ``revisit`` records are not documents and are
+not read. Every response that cannot be used is a row with a :class:`DropReason`: non-2xx status,
+non-HTML or binary content, a truncated record, a page over ``max_bytes``, a page no charset
+decodes. The HTML of a usable page goes to the ``_html`` column (text left empty): the ingest
+stage extracts the main content in its own cached sub-step and keeps the HTML as an artifact.
+
+>>> decode_html(b"<meta charset='gbk'>" + "中文".encode("gbk"), None)[1]
+'gbk'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
+from curation.text import content_id
+
+HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml+html")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.\-]+)""", re.I)
+_BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
+
+#: Columns of a crawl frame besides the schema's: the page HTML (null for WET text) and the location.
+CRAWL_COLUMNS = ("_html", "_file", "_line")
+
+
+def decode_html(payload: bytes, declared: str | None) -> tuple[str | None, str | None]:
+    """``(text, charset)``: the HTTP header's charset, else ``<meta charset>``, else UTF-8, else detected.
+
+    Each candidate must decode the whole payload strictly; ``(None, None)`` when none does.
+    """
+    head = _META_CHARSET.search(payload[:4096])
+    candidates = [declared, head.group(1).decode("ascii", "replace") if head else None, "utf-8"]
+    for cs in candidates:
+        if not cs:
+            continue
+        try:
+            return payload.decode(cs.lower().strip()), cs.lower().strip()
+        except (LookupError, UnicodeDecodeError):
+            continue
+    from resiliparse.parse.encoding import detect_encoding
+
+    guess = detect_encoding(payload)
+    try:
+        return payload.decode(guess), guess
+    except (LookupError, UnicodeDecodeError):
+        return None, None
+
+
+def is_binary(payload: bytes) -> bool:
+    """Known binary signatures, or NUL bytes in the first 1 KiB (HTML in UTF-16 is rare enough)."""
+    return payload.startswith(_BINARY_MAGIC) or b"\x00" in payload[:1024]
+
+
+def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
+    return {"file": file, "line": number, **fields}
+
+
+def iter_warc(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
+    """One dict per response/conversion record: id, url, date, meta, and html or text or an error."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
+    label = str(path)
+    it = ArchiveIterator(str(path), record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
+    for number, rec in enumerate(it, 1):
+        rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
+        url = rec.headers.get("WARC-Target-URI")
+        date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
+        out = _row(label, number, id=rid or None, url=url, date=date, offset=int(rec.stream_pos))
+        is_wet = rec.record_type == WarcRecordType.conversion
+        ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
+        out["content_type"] = ctype.split(";")[0].strip().lower() or None
+        status = rec.http_headers.status_code if rec.is_http and rec.http_headers is not None else None
+        out["status"] = status
+        expected = rec.content_length
+        if expected > max_bytes:
+            yield {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
+            continue
+        payload = rec.reader.read()
+        encoded = rec.is_http and rec.http_headers is not None and any(
+            rec.http_headers.get(h) for h in ("Content-Encoding", "Transfer-Encoding"))  # decoded length differs
+        if rec.headers.get("WARC-Truncated") or (len(payload) < expected and not encoded):
+            why = rec.headers.get("WARC-Truncated") or "stream ended"
+            yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"record truncated ({why}) after {len(payload)} bytes")}
+            continue
+        if status is not None and not 200 <= status < 300:
+            yield {**out, "error": (DropReason.HTTP_STATUS, f"HTTP status {status}")}
+            continue
+        if is_wet:
+            text, cs = decode_html(payload, "utf-8")
+            yield {**out, "text": text, "charset": cs} if text is not None else {**out, "error": (DropReason.UNDECODABLE, "not UTF-8 text")}
+            continue
+        yield {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
+
+
+def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
+    if is_binary(payload):
+        return {"error": (DropReason.BINARY_CONTENT, f"binary payload ({ctype or 'no content type'})")}
+    if ctype and ctype not in HTML_TYPES:
+        return {"error": (DropReason.NOT_HTML, f"content type {ctype}")}
+    html, cs = decode_html(payload, declared)
+    if html is None:
+        return {"error": (DropReason.UNDECODABLE, f"no charset decodes it (declared {declared!r})")}
+    return {"html": html, "charset": cs}
+
+
+def read_html_file(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
+    """A plain ``.html`` file as one record (no URL; id = content hash of page and path)."""
+    payload = path.read_bytes()
+    out = _row(str(path), 1, id=None, url=None, date=None, offset=0, content_type="text/html", status=None)
+    if len(payload) > max_bytes:
+        yield {**out, "error": (DropReason.TOO_LARGE, f"{len(payload)} bytes > max_html_bytes {max_bytes}")}
+        return
+    yield {**out, **_page(payload, "text/html", None)}
+
+
+def crawl_frame(records: Iterator[dict[str, Any]], source: str | None) -> pd.DataFrame:
+    """Schema rows (text empty for HTML pages, filled by the extract step) + ``_html``, ``_file``, ``_line``.
+
+    A crawl is web pages: ``source`` defaults to ``web`` (a recipe input entry can say ``social``).
+    """
+    source = source or "web"
+    rows = []
+    for r in records:
+        html, text, err = r.get("html"), r.get("text"), r.get("error")
+        location = f"{r['file']}:{r['line']}"
+        doc_id = r.get("id") or content_id(html or text or "", location)
+        meta = {k: r[k] for k in ("date", "content_type", "charset", "status") if r.get(k) is not None}
+        row = {c: None for c in DOC_COLUMNS}
+        row.update(doc_id=doc_id, text=text, source=source, url=r.get("url"), n_tokens=0,
+                   meta=json.dumps({"crawl": meta}, sort_keys=True) if meta else None)
+        if err is None and source not in SOURCES:
+            err = (DropReason.UNKNOWN_SOURCE, f"source {source!r} is not one of {list(SOURCES)}")
+        row[DROP_REASON] = err[0].value if err else None
+        row[DROP_DETAIL] = detail_json(file=r["file"], line=r["line"], offset=r["offset"], url=r.get("url"), error=err[1]) if err else None
+        row["_html"] = html if err is None else None
+        row["_file"], row["_line"] = r["file"], r["line"]
+        rows.append(row)
+    cols = [*DOC_COLUMNS, DROP_REASON, DROP_DETAIL, *CRAWL_COLUMNS]
+    df = pd.DataFrame(rows, columns=cols)
+    df["n_tokens"] = df["n_tokens"].astype("int64")
+    df["_line"] = df["_line"].astype("int64")
+    return df

@@ -1,0 +1,143 @@
+"""Ingest sub-steps after the crawl is read: main-content extraction and URL duplicates.
+
+``extract_all`` fills the text of pages that came with HTML and no text (WARC responses, HTML
+files, records with an ``html`` field) with ``ingest.extractor``, counts their tokens, and
+ledgers pages with no main content (``extraction_empty``). It is its own cached sub-step, keyed
+by the parse step and the extractor, so another extractor re-runs it without re-reading the crawl.
+``mark_url_duplicates`` keeps the first document (input order) of each normalised URL among the
+sources in ``ingest.url_dedup_sources`` and ledgers the others (``duplicate_url``, naming the kept
+one), through the id-keyed removal the dedup stages use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import pyarrow.parquet as pq
+
+from classifiers.langid import identify_docs
+from curation.extract import extract_text
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
+from curation.tokens import count_tokens
+from pipelines.io import write_frame
+from pipelines.progress import compute_with_progress
+from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
+from pipelines.stage import _link_tree
+
+#: Columns ingest adds to every document (null where a document has no URL).
+URL_COLUMNS: dict[str, Any] = {"url_normalized": object, "url_domain": object}
+
+
+def extract_all(parsed_dir: Path, cfg: Any, ctx: Any, parse_key: dict[str, Any]) -> Path:
+    """The cached ``extracted`` folder (same part files as ``parsed``, texts filled); links the HTML artifact."""
+    html_dir = parsed_dir / "html"
+    if html_dir.exists():
+        _link_tree(html_dir, ctx.artifacts_dir / "html")
+    files = sorted(str(p) for p in parsed_dir.glob("part-*.parquet"))
+
+    def produce(out: Path) -> None:
+        tasks = dd.from_map(_extract_part, files, out=str(out), extractor=cfg.extractor, tokenizer=cfg.tokenizer,
+                            max_chars=cfg.max_chars, meta=pd.DataFrame({"pages": pd.Series(dtype="int64"),
+                                                                        "empty": pd.Series(dtype="int64")}),
+                            enforce_metadata=False)
+        counts = compute_with_progress(tasks, ctx.client, f"ingest: extract ({cfg.extractor})", ctx.quiet)
+        ctx.extra_stats["extracted_pages"] = int(counts["pages"].sum())
+        ctx.extra_stats["extraction_empty"] = int(counts["empty"].sum())
+
+    ctx.extra_stats["extractor"] = cfg.extractor
+    return ctx.cached("extracted", {**parse_key, "extractor": cfg.extractor}, produce)
+
+
+def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int) -> tuple[pd.DataFrame, int]:
+    """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``) extracted."""
+    pending = df[DROP_REASON].isna() & df["text"].isna() & df.get("_has_html", pd.Series(False, index=df.index)).astype(bool)
+    if not pending.any():
+        return df, 0
+    html = dict(zip(pages["doc_id"], pages["html"], strict=True))
+    df = df.copy()
+    df["text"] = df["text"].astype(object)
+    idx = df.index[pending.to_numpy()]
+    texts = [extract_text(html.get(d, ""), extractor) for d in df.loc[idx, "doc_id"]]
+    for i, text in zip(idx, texts, strict=True):
+        if not text:
+            df.at[i, DROP_REASON] = DropReason.EXTRACTION_EMPTY.value
+            df.at[i, DROP_DETAIL] = detail_json(file=df.at[i, "_file"], line=int(df.at[i, "_line"]), url=df.at[i, "url"],
+                                                error=f"{extractor} found no main content")
+        elif max_chars and len(text) > max_chars:
+            df.at[i, "text"] = text[:1000]
+            df.at[i, DROP_REASON] = DropReason.TOO_LARGE.value
+            df.at[i, DROP_DETAIL] = detail_json(file=df.at[i, "_file"], line=int(df.at[i, "_line"]), error=f"{len(text)} characters > max_chars {max_chars}")
+        else:
+            df.at[i, "text"] = text
+    ok = [i for i, t in zip(idx, texts, strict=True) if t and not (max_chars and len(t) > max_chars)]
+    if ok:
+        df.loc[ok, "n_tokens"] = count_tokens(df.loc[ok, "text"].tolist(), tokenizer)
+        # parse identified the languages of documents that came with text; pages get theirs from the extracted text
+        langs, scores = identify_docs(df.loc[ok, "text"].tolist(), df.loc[ok, "source"].tolist())
+        df.loc[ok, "lang"], df.loc[ok, "lang_score"] = list(langs), list(scores)
+    return df, len(idx)
+
+
+def _extract_part(path: str, out: str, extractor: str, tokenizer: str, max_chars: int) -> pd.DataFrame:
+    df = pq.read_table(path).to_pandas()
+    html_path = Path(path).parent / "html" / Path(path).name
+    pages = pq.read_table(html_path).to_pandas() if html_path.exists() else pd.DataFrame({"doc_id": [], "html": []})
+    before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
+    df, n = extract_frame(df, pages, extractor, tokenizer, max_chars)
+    write_frame(df, Path(out) / Path(path).name)
+    empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
+    return pd.DataFrame({"pages": [n], "empty": [empty]})
+
+
+def find_url_duplicates(keys: pd.DataFrame) -> pd.DataFrame:
+    """Removals for every row of ``keys`` (url_normalized, _ord, doc_id, url, _part) after the first of its URL.
+
+    >>> k = pd.DataFrame({"url_normalized": ["a.com/", "a.com/"], "_ord": [5, 2], "doc_id": ["x", "y"],
+    ...                   "url": ["http://a.com", "https://a.com/"], "_part": [0, 0]})
+    >>> find_url_duplicates(k)[["doc_id", "drop_reason"]].values.tolist()
+    [['x', 'duplicate_url']]
+    """
+    if keys.empty:
+        return REMOVAL_META.copy()
+    keys = keys.sort_values(["url_normalized", "_ord"], kind="stable")
+    first = keys.groupby("url_normalized", sort=False).transform("first")
+    dup = (keys["_ord"].to_numpy() != first["_ord"].to_numpy())
+    d, f = keys[dup], first[dup]
+    details = [detail_json(duplicate_of=k, url=u, kept_url=ku, url_normalized=n)
+               for k, u, ku, n in zip(f["doc_id"], d["url"], f["url"], d["url_normalized"], strict=True)]
+    return pd.DataFrame({"doc_id": d["doc_id"].to_numpy(), "_part": d["_part"].to_numpy().astype("int64"),
+                         DROP_REASON: DropReason.DUPLICATE_URL.value, DROP_DETAIL: pd.Series(details, dtype=object).to_numpy()})
+
+
+def _url_keys(df: pd.DataFrame, sources: tuple[str, ...]) -> pd.DataFrame:
+    out = pd.DataFrame({"url_normalized": df["url_normalized"], "_ord": range(len(df)), "doc_id": df["doc_id"], "url": df["url"]})
+    scope = df[DROP_REASON].isna() & df["url_normalized"].notna() & df["source"].isin(sources)
+    out.loc[~scope.to_numpy(), "url_normalized"] = None
+    return out
+
+
+def _scoped(keys: pd.DataFrame) -> pd.DataFrame:
+    keys = keys[keys["url_normalized"].notna()].copy()
+    keys["_ord"] = keys["_part"].astype("int64") * (1 << 32) + keys["_ord"].astype("int64")
+    return keys
+
+
+def mark_url_duplicates(docs: dd.DataFrame, cfg: Any, ctx: Any, key: dict[str, Any]) -> dd.DataFrame:
+    """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``."""
+    if not cfg.url_dedup_sources:
+        return docs
+    sources = tuple(cfg.url_dedup_sources)
+    meta = pd.DataFrame({"url_normalized": pd.Series(dtype=object), "_ord": pd.Series(dtype="int64"),
+                         "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object)})
+
+    def produce(out: Path) -> None:
+        keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
+        keys = keys.map_partitions(_scoped, meta=keys._meta)
+        removals = keys.shuffle(on="url_normalized").map_partitions(find_url_duplicates, meta=REMOVAL_META)
+        ctx.extra_stats["duplicate_urls"] = write_removals(removals, out, ctx.client, "ingest: duplicate URLs", ctx.quiet)
+
+    folder = ctx.cached("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)
+    return mark_removed(docs, folder)
