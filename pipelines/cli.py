@@ -28,6 +28,7 @@ from typing import Any
 from curation.config import ConfigError
 from pipelines.cluster import SchedulerError, check_workers
 from pipelines.io import InputError
+from pipelines.recipe import profiles
 from pipelines.runner import WorkerLostError
 from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
@@ -76,6 +77,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (default: one per core)")
     p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
+    p.add_argument("--profile", default=None, help=f"settings for a kind of machine, applied before key=value overrides: {', '.join(profiles())}")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
     p.set_defaults(overrides=[])
@@ -203,14 +205,15 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 def _run(args: argparse.Namespace) -> int:
     from pipelines.cluster import open_client
-    from pipelines.recipe import check_configs, load_recipe
+    from pipelines.recipe import check_configs, load_recipe, profile_overrides
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
     from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
     recipe_path = args.recipe if stage is None else args.config
-    recipe = load_recipe(recipe_path, args.overrides, stage=stage)
+    overrides = [*profile_overrides(args.profile, stage), *args.overrides] if args.profile else args.overrides
+    recipe = load_recipe(recipe_path, overrides, stage=stage)
     if args.source:
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
     names = enabled_stages(recipe) if stage is None else [stage]

@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import difflib
 import functools
+import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,30 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             check_recipe({path[0]: value}, f"override {item!r}", new_ok=True)
     recipe["recipe_path"] = str(src)
     return recipe
+
+
+def profiles() -> list[str]:
+    """Names of the shipped profiles (``pipelines/configs/profiles/<name>.yaml``)."""
+    return sorted(p.stem for p in Path(str(resources.files("pipelines") / "configs" / "profiles")).glob("*.yaml"))
+
+
+def profile_overrides(name: str, stage: str | None = None) -> list[str]:
+    """The ``key=value`` overrides of profile ``name``; for one stage, its own keys without the stage prefix.
+
+    >>> profile_overrides("cpu", "semdedup")
+    ['model=minilm-static']
+    """
+    src = Path(str(resources.files("pipelines") / "configs" / "profiles" / f"{name}.yaml"))
+    if not src.is_file():
+        raise ConfigError(f"--profile {name!r} does not exist; choose one of {profiles()}")
+    out = []
+    for key, value in (_read_yaml(src) or {}).items():
+        text = json.dumps(value) if not isinstance(value, str) else value
+        if stage is None:
+            out.append(f"{key}={text}")
+        elif key.startswith(stage + "."):
+            out.append(f"{key[len(stage) + 1:]}={text}")
+    return out
 
 
 def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> StageConfig:

@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 
 ANNOTATORS = ("none", "local", "openai", "vllm")
 DISTIL_KINDS = ("head", "hashed", "none")
+SCORER_CHOICES = ("auto", "default", "fast", "distilled")
+#: The member of the shipped default that ``scorer: fast`` uses alone (held-out AUC 0.963 vs 0.975).
+FAST_MEMBER = "hashed"
 PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_repeat": "float64", "edu_rich": "boolean"}
 
 
@@ -93,8 +96,8 @@ class EduScoreConfig(StageConfig):
         check_choice(self, "distil", DISTIL_KINDS)
         check_choice(self, "sample_allocation", ("equal", "proportional"))
         check_choice(self, "on_annotation_failure", ("ledger", "keep"))
-        if self.scorer not in ("auto", "default", "distilled") and not Path(self.scorer).expanduser().is_dir():
-            raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r}; choose auto, default, distilled or a model folder")
+        if self.scorer not in SCORER_CHOICES and not Path(self.scorer).expanduser().is_dir():
+            raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r}; choose {', '.join(SCORER_CHOICES)} or a model folder")
         if self.scorer == "distilled" and (self.annotator == "none" or self.distil == "none"):
             raise ConfigError("EduScoreConfig.scorer = 'distilled' needs an annotator and distil: head or hashed")
         if self.annotator in ("openai", "vllm") and not self.annotator_model:
@@ -166,7 +169,7 @@ class EduScoreStage:
                     f"({ann_stats['stats']['failure_reasons']}); is the annotator reachable? Answers already received are "
                     "cached, a re-run pays only for the rest"
                 )
-        needs_vectors = cfg.scorer in ("auto", "default") or cfg.distil == "head"
+        needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
         embeddings: Path | None = None
         if needs_vectors:
             emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": steps.upstream_tag(upstream)}
@@ -198,6 +201,8 @@ class EduScoreStage:
         model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
         if cfg.scorer == "default":
             return default
+        if cfg.scorer == "fast":  # the default's hashed n-gram member: no transformer vectors (--profile cpu)
+            return default / FAST_MEMBER
         if cfg.scorer == "distilled":
             if model is None:
                 raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {steps.skip_reason(distilled)}")

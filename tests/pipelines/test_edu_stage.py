@@ -175,3 +175,47 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
     direct = get_edu_scorer().predict(scored["text"].tolist())
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
+
+
+def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_path, monkeypatch):
+    """``scorer: fast`` (``--profile cpu``) scores with the shipped hashed n-gram member and never runs the transformer."""
+    from classifiers.edu import default_model_dir, get_edu_scorer
+    from classifiers.embedding import get_embedder
+
+    df = corpus(garbled=())
+    run = tmp_path / "run"
+    inp = make_stage_dir(run / "60_code_web", df)
+    emb = get_embedder(model="all-MiniLM-L6-v2", max_seq_length=256, mask_digits=True)
+    embedded: list[str] = []
+    monkeypatch.setattr(type(emb), "embed", lambda self, texts: embedded.extend(texts) or np.zeros((len(texts), 384)))
+    rec = load_recipe(None, ["edu_score.annotator=none", "edu_score.scorer=fast"])
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        res = run_stage("edu_score", rec, stage_dir=run / "70_edu_score", input_dir=inp, run_dir=run, quiet=True)
+    kept, _ = assert_conservation(inp, run / "70_edu_score")
+    assert embedded == [] and "embedding" not in res.stats["extra"]
+    assert res.stats["extra"]["scorer"]["choice"] == "fast"
+    scored = df[df["source"] != "code"]
+    direct = get_edu_scorer(default_model_dir() / "hashed").predict(scored["text"].tolist())
+    got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
+    np.testing.assert_allclose(got, direct, atol=1e-6)
+
+
+def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
+    from pipelines.recipe import profile_overrides
+
+    assert "edu_score.scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static" in profile_overrides("cpu")
+    assert profile_overrides("cpu", "edu_score") == ["scorer=fast", "annotator=none"]
+    with pytest.raises(ConfigError, match="does not exist; choose one of"):
+        profile_overrides("tpu")
+    rec = load_recipe(None, profile_overrides("cpu"))
+    assert stage_config(rec, "edu_score", EduScoreConfig).scorer == "fast"
+    from pipelines.cli import main
+
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    argv = ["run", str(repo / "pipelines/configs/glm45.yaml"), "--input", str(repo / "sample_data"), "--output", str(tmp_path / "r"), "--dry-run"]
+    assert main([*argv, "--profile", "cpu"]) == 0
+    assert main([*argv, "--profile", "tpu"]) == 2
