@@ -13,8 +13,9 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
 - ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
   head when a real LLM annotated (``openai``/``vllm``) and the shipped default otherwise;
-- decision (no artifact): ``edu_band`` from ``band_edges``, ``edu_repeat`` from ``band_repeat``,
-  ``edu_rich`` for ``rich_sources`` at or above ``threshold``.
+- decision (no artifact): ``edu_band`` from ``band_edges`` and ``edu_rich`` for ``rich_sources``
+  at or above ``threshold`` (annotations only: the mixture policy decides what a band is worth,
+  and which web pages form the ``web_edu`` group).
 
 Annotation failures after the backend's retries are counted in the stats; a document whose
 *answer* could not be read becomes a ledger row ``annotation_failed`` when
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 ANNOTATORS = ("none", "local", "openai", "vllm")
 DISTIL_KINDS = ("head", "hashed", "none")
-PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_repeat": "float64", "edu_rich": "boolean"}
+PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_rich": "boolean"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +81,6 @@ class EduScoreConfig(StageConfig):
     threshold: float = 3.0
     band_names: tuple[str, ...] = ("low", "medium", "high")
     band_edges: tuple[float, ...] = (2.0, 3.0)
-    band_repeat: tuple[float, ...] = (0.5, 1.0, 2.0)
     rich_sources: tuple[str, ...] = ("web",)
 
     def validate(self) -> None:
@@ -106,12 +106,10 @@ class EduScoreConfig(StageConfig):
         check_range(self, "holdout_fraction", 0.0, 0.9)
         check_range(self, "max_transport_failures", 0.0, 1.0)
         check_range(self, "threshold", 0.0, 5.0)
-        if len(self.band_names) != len(self.band_edges) + 1 or len(self.band_repeat) != len(self.band_names):
-            raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges, and band_repeat one per band")
+        if len(self.band_names) != len(self.band_edges) + 1:
+            raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges")
         if list(self.band_edges) != sorted(self.band_edges):
             raise ConfigError("EduScoreConfig.band_edges must be increasing")
-        if any(r < 0 for r in self.band_repeat):
-            raise ConfigError("EduScoreConfig.band_repeat values are up-sample factors and must be >= 0")
 
     def annotator_config(self) -> dict[str, Any]:
         """The ``get_annotator`` dict of the configured backend (without the cache)."""
@@ -210,22 +208,20 @@ class EduScoreStage:
 
 
 def decide(scores: pd.Series, sources: pd.Series, cfg: EduScoreConfig) -> pd.DataFrame:
-    """Band, repeat factor and math/science-rich flag from scores (NaN score → nulls).
+    """Band and math/science-rich flag from scores (NaN score → nulls); what a band is worth is the mixture's.
 
     >>> cfg = EduScoreConfig()
     >>> decide(pd.Series([1.0, 2.5, 3.0, np.nan]), pd.Series(["web"] * 4), cfg).values.tolist()
-    [['low', 0.5, False], ['medium', 1.0, False], ['high', 2.0, True], [None, nan, <NA>]]
+    [['low', False], ['medium', False], ['high', True], [None, <NA>]]
     """
     s = scores.to_numpy(dtype=np.float64)
     scored = ~np.isnan(s)
     idx = np.searchsorted(np.asarray(cfg.band_edges, dtype=np.float64), np.nan_to_num(s), side="right")
     names = np.asarray(cfg.band_names, dtype=object)[idx]
-    repeat = np.asarray(cfg.band_repeat, dtype=np.float64)[idx]
     rich = scored & (s >= cfg.threshold) & sources.isin(cfg.rich_sources).to_numpy()
     return pd.DataFrame(
         {
             "edu_band": pd.Series(np.where(scored, names, None), index=scores.index, dtype=object),
-            "edu_repeat": np.where(scored, repeat, np.nan),
             "edu_rich": pd.array(np.where(scored, rich, None), dtype="boolean"),
         },
         index=scores.index,

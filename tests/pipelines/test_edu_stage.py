@@ -35,11 +35,11 @@ def overrides(server: FakeLLMServer, **kw: object) -> list[str]:
     return [f"edu_score.{k}={v}" for k, v in base.items()]
 
 
-def test_decide_maps_scores_to_bands_repeats_and_rich_pages():
-    cfg = EduScoreConfig(band_edges=(2.0, 3.0), band_repeat=(0.5, 1.0, 2.0), threshold=3.0)
+def test_decide_maps_scores_to_bands_and_rich_pages():
+    cfg = EduScoreConfig(band_edges=(2.0, 3.0), threshold=3.0)
     out = decide(pd.Series([0.0, 1.99, 2.0, 3.0, 4.7, np.nan]), pd.Series(["web", "web", "web", "math_science", "web", "code"]), cfg)
     assert out["edu_band"].tolist() == ["low", "low", "medium", "high", "high", None]
-    assert out["edu_repeat"].tolist()[:5] == [0.5, 0.5, 1.0, 2.0, 2.0] and np.isnan(out["edu_repeat"].iloc[5])
+    assert "edu_repeat" not in out.columns  # what a band is worth is the mixture's decision
     assert out["edu_rich"].tolist()[:5] == [False, False, False, False, True]  # math_science is never "rich web"
     assert out["edu_rich"].isna().iloc[5]
 
