@@ -183,6 +183,14 @@ class EduScoreStage:
                      "vectors": embeddings.name if embeddings else None}
         scores = ctx.cached("scores", score_key, lambda out: steps.write_scores(
             docs, scorer_dir, sources, [p for p in (upstream, embeddings) if p is not None], cfg, out, ctx))
+        if annotations is not None:  # the judge's work is used: how well the scorer in use agrees with it
+            ctx.extra_stats["judge_agreement"] = judge_agreement(annotations, scores, cfg.threshold)
+            if scorer_dir != (distilled / "model" if distilled is not None else None):
+                log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
+                         "but not used (scorer: auto uses it only for an openai/vllm judge): %s",
+                         scorer_dir.name, ctx.extra_stats["judge_agreement"])
+        else:
+            ctx.extra_stats["judge_agreement"] = {"skipped": "no annotation (annotator: none or sample_size: 0)"}
         summary = json.loads((scores / "scores.json").read_text())
         ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
         ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg)
@@ -226,6 +234,21 @@ def decide(scores: pd.Series, sources: pd.Series, cfg: EduScoreConfig) -> pd.Dat
         },
         index=scores.index,
     )
+
+
+def judge_agreement(annotations: Path, scores_dir: Path, threshold: float) -> dict[str, Any]:
+    """Agreement of the scores in use with the judge's annotations of the sample: MAE, Spearman, agreement at the threshold."""
+    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "score"]).dropna(subset=["score"])
+    parts = [pd.read_parquet(p, columns=["doc_id", "edu_score"]) for p in sorted(Path(scores_dir).glob("part-*.parquet"))]
+    scored = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"doc_id": [], "edu_score": []})
+    both = ann.merge(scored.drop_duplicates("doc_id"), on="doc_id").dropna(subset=["edu_score"])
+    if len(both) < 3:
+        return {"documents": len(both), "note": "too few annotated documents to compare"}
+    a, b = both["score"].to_numpy(dtype=float), both["edu_score"].to_numpy(dtype=float)
+    rho = pd.Series(a).rank().corr(pd.Series(b).rank())
+    return {"documents": len(both), "mae": round(float(np.abs(a - b).mean()), 4),
+            "spearman": None if pd.isna(rho) else round(float(rho), 4),
+            "agreement_at_threshold": round(float(((a >= threshold) == (b >= threshold)).mean()), 4)}
 
 
 def band_counts(histogram: dict[str, list[int]], cfg: EduScoreConfig) -> dict[str, Any]:

@@ -175,3 +175,15 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
     direct = get_edu_scorer().predict(scored["text"].tolist())
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
+
+
+def test_judge_annotations_are_used_to_measure_the_scorer_in_use(tmp_path):
+    from pipelines.stages.edu_score import judge_agreement
+
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "scores").mkdir()
+    pd.DataFrame({"doc_id": ["a", "b", "c", "d", "e"], "score": [0.0, 1.0, 3.0, 4.0, None]}).to_parquet(tmp_path / "ann" / "annotations.parquet")
+    pd.DataFrame({"doc_id": ["a", "b"], "edu_score": [0.5, 1.5]}).to_parquet(tmp_path / "scores" / "part-00000.parquet")
+    pd.DataFrame({"doc_id": ["c", "d", "e"], "edu_score": [2.5, 4.5, 3.0]}).to_parquet(tmp_path / "scores" / "part-00001.parquet")
+    out = judge_agreement(tmp_path / "ann", tmp_path / "scores", 3.0)
+    assert out == {"documents": 4, "mae": 0.5, "spearman": 1.0, "agreement_at_threshold": 0.75}
