@@ -35,7 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "data"
+DATA = next((p for p in (REPO.parent / "shared" / "data", REPO.parents[1] / "shared" / "data") if p.is_dir()),
+            REPO.parent / "shared" / "data")  # ../shared/data (a worktree under /work/wt: ../../shared/data)
 CODE_PUNCT = re.compile(r"[;{}()=<>\[\]]")
 OVERRIDES = ["edu_score.annotator=none", "edu_score.sample_size=0"]
 

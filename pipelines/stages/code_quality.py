@@ -256,6 +256,7 @@ class CodeQualityStage:
         cuts = thresholds(hist, default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
         ctx.extra_stats["tier_cuts"] = {k: [float(v[0]), float(v[1])] for k, v in cuts.items()}
         ctx.extra_stats["tiers"] = tier_counts(hist, cuts)
+        ctx.extra_stats["annotated"] = {f"tier {t}": sum(v[t] for v in ctx.extra_stats["tiers"].values()) for t in ("high", "low")}
         log.info("code_quality: tier cuts %s", json.dumps(ctx.extra_stats["tier_cuts"]))
         extra = {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object}
         meta = annotated_meta(docs._meta, extra)

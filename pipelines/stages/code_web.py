@@ -254,6 +254,7 @@ class CodeWebStage:
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
         ctx.extra_stats["tier_cuts"] = {k: [float(v[0]), float(v[1])] for k, v in cuts.items() if k == GROUP}
         ctx.extra_stats["recalled_pages"] = recalled
+        ctx.extra_stats["annotated"] = {"recalled": recalled}
         meta = annotated_meta(docs._meta, dict(self.produces))
         return docs.map_partitions(_decide_ordered, str(folder), cfg, cuts, list(meta.columns), meta=meta)
 

@@ -194,6 +194,8 @@ class EduScoreStage:
         summary = json.loads((scores / "scores.json").read_text())
         ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
         ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg)
+        ctx.extra_stats["annotated"] = {"scored": int(sum(sum(v) for v in summary["histogram"].values())),
+                                        "rich web": ctx.extra_stats["decision"]["rich"]}
         failed = failed_annotations(annotations, cfg) if annotations is not None else {}
         ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
         meta = annotated_meta(docs._meta, PRODUCES)

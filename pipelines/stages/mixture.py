@@ -39,6 +39,7 @@ from curation.mixture_policy import Policy, doc_groups, exclusion
 from curation.mixture_shards import ShardOptions
 from curation.repo_concat import RepoHeaders
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json
+from curation.tokens import count_tokens
 from pipelines.io import write_json
 from pipelines.progress import compute_with_progress
 from pipelines.stages.mixture_write import KEY_SEP, RECORD_META, explode_meta, explode_partition, write_shards
@@ -186,8 +187,14 @@ AGG_META = pd.DataFrame({
 })
 
 
-def _account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy) -> pd.DataFrame:
+def _account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: RepoHeaders | None = None,
+             tokenizer: str = "qwen") -> pd.DataFrame:
     m = memberships(df, specs, doc_groups(df, policy))
+    repo = (m["group"] == REPO_GROUP).to_numpy()
+    if headers is not None and repo.any():  # a repository document carries a file header per file: plan with its tokens
+        paths = df["path"].astype(object).to_numpy()[m.loc[repo, "row"].to_numpy()] if "path" in df.columns else [None] * int(repo.sum())
+        heads = [headers.file.format(path=p if isinstance(p, str) and p else "") for p in paths]
+        m.loc[repo, "n_tokens"] = m.loc[repo, "n_tokens"].to_numpy() + count_tokens(heads, tokenizer).astype("int64")
     pos = m["repeat"] > 0
     m = m.assign(
         documents=pos.astype("int64"), tokens=np.where(pos, m["n_tokens"], 0), chars=np.where(pos, m["chars"], 0),
@@ -286,7 +293,8 @@ class MixtureStage:
         specs = cfg.phase_specs()
         seed = int(cfg.seed if cfg.seed is not None else (ctx.recipe or {}).get("seed", 1234))
         agg = compute_with_progress(
-            docs.map_partitions(_account, specs, cfg.policy(), meta=AGG_META), ctx.client, "mixture: token accounting", ctx.quiet
+            docs.map_partitions(_account, specs, cfg.policy(), RepoHeaders(cfg.repo_header, cfg.file_header), cfg.tokenizer, meta=AGG_META),
+            ctx.client, "mixture: token accounting", ctx.quiet
         )
         agg = agg.groupby(["phase", "group", "lang"], sort=True)[list(AGG_META.columns[3:])].sum().reset_index()
         stats0 = group_stats(agg)

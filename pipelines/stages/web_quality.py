@@ -229,6 +229,8 @@ def _record_stats(folders: dict[str, str], thresholds: dict[str, np.ndarray], sk
                          "token_share": per_level.get("level", {}).get(lvl, {"tokens": 0})["tokens"] / total_tokens}
                    for lvl in [*LEVEL_ORDER, *sorted(set(cfg.levels) - set(LEVEL_ORDER))] if lvl in cfg.levels},
         "buckets": {k: v for k, v in per_level.items() if k != "level"},
+        "annotated": {f"level {lvl}": per_level.get("level", {}).get(lvl, {"documents": 0})["documents"]
+                      for lvl in ("high", "low") if lvl in cfg.levels},
     })
 
 
