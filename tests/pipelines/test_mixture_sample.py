@@ -62,4 +62,5 @@ def test_sample_midtraining_sets(sample_run):
         packing = m[name]["packing"]
         assert packing["tokens"] == m[name]["totals"]["replay_tokens"]  # every planned copy is packed
         assert packing["sequences"] <= packing["min_sequences"] + len(m[name]["groups"])  # best fit: at most one more sequence per group than the bound
-    assert {g["name"]: g["packing"]["fill_rate"] for g in m["midtrain_repo_code_32k"]["groups"]}["code/repo_level"] >= 0.97
+    repo_packing = m["midtrain_repo_code_32k"]["packing"]
+    assert repo_packing["fill_rate"] >= 0.9 * repo_packing["best_possible_fill_rate"]  # at the auto scale only part of the repositories is planned
