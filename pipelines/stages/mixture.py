@@ -316,6 +316,8 @@ class MixtureStage:
         if cfg.scale != "auto":
             return float(cfg.scale)
         fitted = fit_scale(specs, stats, cfg.max_epochs, tuple(cfg.scale_fit))
+        if fitted <= 0:  # no data in the scale_fit phases (e.g. only reasoning traces): fit the phases that have some
+            fitted = fit_scale(specs, stats, cfg.max_epochs, ("pretrain", "midtrain"))
         log.info("mixture: scale auto = %.6g (the %s phases' budgets as large as the data allows under max_epochs)",
                  fitted, "/".join(cfg.scale_fit))
         return fitted * (1.0 - 1e-9)  # the binding group lands on its cap, not a rounding error above it

@@ -330,3 +330,13 @@ def test_an_empty_input_partition_is_written_without_error(tmp_path):
     run_one("mixture", inp, tmp_path / "out", FAST)
     kept, _ = assert_conservation(inp, tmp_path / "out")
     assert len(kept) == 3
+
+
+def test_auto_scale_without_pretraining_data_fits_the_phases_that_have_some(tmp_path):
+    rows = [{"doc_id": f"r{i}", "text": "Let us think step by step. " * (3 + i), "source": "reasoning"} for i in range(6)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
+    res = run_one("mixture", inp, tmp_path / "out", FAST)
+    kept, ledger = assert_conservation(inp, tmp_path / "out")
+    assert ledger.empty and res.stats["extra"]["scale"]["value"] > 0
+    m = manifests(tmp_path / "out")["midtrain_reasoning_32k"]
+    assert m["budget"]["met"] and {g["name"]: g["epochs"] for g in m["groups"]}["reasoning/all"] == pytest.approx(4.0)
