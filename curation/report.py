@@ -41,7 +41,7 @@ SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mi
 SCORE_VIEWS: dict[str, tuple[str, str, tuple[str, ...] | None]] = {
     "web_quality": ("quality_score_", "web quality", None),
     "code_quality": ("code_score_", "code quality", None),
-    "code_web": ("code_score_", "code-related web pages", ("code_web",)),
+    "code_web": ("code_score_", "code-related web pages", ("web", "code_web")),  # recalled pages keep source web
     "edu_score": ("edu_score", "educational value", None),
 }
 
