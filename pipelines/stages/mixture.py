@@ -358,7 +358,7 @@ class MixtureStage:
                                on_concentration=cfg.on_concentration)
         if not ctx.quiet:
             for w in warnings:
-                print(f"mixture warning: {w['message']}", flush=True)  # the console, besides the log and the manifests
+                print(f"WARNING (mixture plan) {w['message']}", flush=True)  # the console, besides the log and the manifests
         langs = language_table(agg)
         chash = config_hash({"stage": self.name, "version": self.version, "config": cfg.to_dict(), "extra": {"seed": (ctx.recipe or {}).get("seed")}})
         provenance = {
