@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score", "mixture", "reliability", "languages", "extract"]
+ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score", "mixture", "mixture_recipe", "reliability", "languages", "extract"]
 # result files of other topics follow in alphabetical order
 
 HEADER = """# Benchmarks

@@ -6,8 +6,8 @@ or from absolute scores (``absolute``). Percentiles are read from fixed-bin hist
 merge by addition, so the global step is a reduction of small counts (DESIGN.md §7).
 
 >>> rule = TierRule(mode="absolute", high=7.0, low=4.0)
->>> assign_tiers(np.array([8.0, 5.0, 1.0]), np.array(["Go"] * 3), {}, rule, {"high": 2.0, "medium": 1.0, "low": 0.0})
-(['high', 'medium', 'low'], [2.0, 1.0, 0.0])
+>>> assign_tiers(np.array([8.0, 5.0, 1.0]), np.array(["Go"] * 3), {}, rule)
+['high', 'medium', 'low']
 """
 
 from __future__ import annotations
@@ -139,8 +139,9 @@ def _percentile(g: pd.DataFrame, pct: float) -> float:
 
 
 def assign_tiers(scores: np.ndarray, languages: np.ndarray, cuts: Mapping[str, tuple[float, float]], default: TierRule,
-                 repeat: Mapping[str, float], overrides: Mapping[str, TierRule] | None = None) -> tuple[list[str], list[float]]:
-    """Tier and repeat factor of each file; a NaN score is ``medium`` (nothing to judge it by)."""
+                 overrides: Mapping[str, TierRule] | None = None) -> list[str]:
+    """Tier of each file; a NaN score is ``medium`` (nothing to judge it by). What a tier is worth
+    (its repeat factor, the low tier's exclusion) is the mixture policy's decision."""
     overrides = overrides or {}
     tiers: list[str] = []
     for s, lang in zip(scores, languages, strict=True):
@@ -160,7 +161,7 @@ def assign_tiers(scores: np.ndarray, languages: np.ndarray, cuts: Mapping[str, t
             tiers.append("low")
         else:
             tiers.append("medium")
-    return tiers, [float(repeat[t]) for t in tiers]
+    return tiers
 
 
 def tier_rules(mode: str, high: float, low: float, overrides: Mapping[str, Mapping[str, Any]] | None) -> tuple[TierRule, dict[str, TierRule]]:

@@ -5,13 +5,15 @@ checked against ``curation/schemas/manifest.schema.json``. Paths are relative to
 (the stage folder), itself relative to the manifest's folder.
 
 >>> groups = [{"name": "web/high", "weight": 0.75, "tokens": 30, "documents": 3, "planned_tokens": 60,
-...            "shards": [{"path": "shards/p/web/high/part-00000.parquet", "tokens": 30}]},
+...            "shards": [{"path": "shards/p/web/high/part-00000.parquet", "tokens": 30, "replay_documents": 6}]},
 ...           {"name": "code/high", "weight": 0.25, "tokens": 20, "documents": 1, "planned_tokens": 20,
-...            "shards": [{"path": "shards/p/code/high/part-00000.parquet", "tokens": 20}]}]
+...            "shards": [{"path": "shards/p/code/high/part-00000.parquet", "tokens": 20, "replay_documents": 1}]}]
 >>> megatron_blend(groups)
 '0.75 shards/p/web/high/part-00000 0.25 shards/p/code/high/part-00000'
->>> interleave_export(groups)["probabilities"]  # documents: 60/10 of web/high, 20/20 of code/high
+>>> interleave_export(groups)["probabilities"]  # rows: 6 of web/high (2 epochs of 3), 1 of code/high
 [0.857142857143, 0.142857142857]
+>>> interleave_export(groups)["documents"]  # rows after repeating each row `copies` times
+[6, 1]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import pyarrow.parquet as pq
 
 from curation.mixture import GroupPlan, PhasePlan, PhaseSpec
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 MANIFEST_KIND = "curation.mixture.manifest"
 
 
@@ -50,39 +52,53 @@ def _cap(value: float) -> float | None:
     return None if math.isinf(value) else round(value, 9)
 
 
-def megatron_blend(groups: list[Mapping[str, Any]]) -> str:
-    """Megatron-LM ``--data-path`` blend: ``weight prefix`` per shard, weights by tokens (sum 1).
+def _replay_tokens(shard: Mapping[str, Any]) -> int:
+    return int(shard.get("replay_tokens", shard["tokens"]))
 
-    Prefixes are shard paths without ``.parquet``; convert each shard with Megatron's
-    ``tools/preprocess_data.py`` to ``<prefix>.bin/.idx`` (or append the suffix it adds).
+
+def megatron_blend(groups: list[Mapping[str, Any]]) -> str:
+    """Megatron-LM ``--data-path`` blend: ``weight prefix`` per shard, weights by planned tokens (sum 1).
+
+    A group's weight (planned tokens / the phase's planned tokens) is shared by its shards in
+    proportion to the tokens each holds at the plan's epochs (``replay_tokens``). Megatron's
+    ``BlendedDataset`` draws samples by these weights and re-reads a shard as often as its share
+    needs, so every group gets its planned tokens. Prefixes are shard paths without ``.parquet``;
+    convert each shard with Megatron's ``tools/preprocess_data.py`` to ``<prefix>.bin/.idx``.
     """
     items: list[str] = []
     for g in groups:
-        if g["weight"] <= 0 or not g["tokens"]:
+        total = sum(_replay_tokens(s) for s in g["shards"])
+        if g["weight"] <= 0 or not total:
             continue
         for s in g["shards"]:
-            w = g["weight"] * s["tokens"] / g["tokens"]
+            w = g["weight"] * _replay_tokens(s) / total
             if w > 0:
                 items.append(f"{w:.10g} {s['path'][: -len('.parquet')]}")
     return " ".join(items)
 
 
-def interleave_export(groups: list[Mapping[str, Any]], stopping_strategy: str = "all_exhausted") -> dict[str, Any]:
-    """Arguments for ``datasets.interleave_datasets``: per group its files and a probability.
+def interleave_export(groups: list[Mapping[str, Any]], stopping_strategy: str = "first_exhausted") -> dict[str, Any]:
+    """How to rebuild a phase with Hugging Face ``datasets``: files, row repeats and probabilities per group.
 
-    ``interleave_datasets`` samples *documents*, so a group's probability is its planned tokens
-    divided by its mean document length (normalised), which yields the token weights.
+    Each shard row carries ``copies``: how many times the plan shows it in this phase (its group's
+    epochs, the fraction given to a hashed, token-weighted subset of rows). Repeating every row
+    ``copies`` times gives each group its planned tokens (``documents`` rows); concatenating the
+    groups and shuffling reproduces the phase exactly. ``probabilities`` (rows per group) serve
+    ``interleave_datasets`` when streaming; sampling makes those exact only in expectation.
     """
-    names, files, raw = [], [], []
+    names, files, raw, docs = [], [], [], []
     for g in groups:
         if g["weight"] <= 0 or not g["documents"]:
             continue
         names.append(g["name"])
         files.append([s["path"] for s in g["shards"]])
-        raw.append(g["planned_tokens"] / (g["tokens"] / g["documents"]) if g["tokens"] else 0.0)
+        n = sum(int(s.get("replay_documents", s.get("documents", 0))) for s in g["shards"])
+        docs.append(n)
+        raw.append(float(n))
     total = sum(raw)
     probs = [round(r / total, 12) for r in raw] if total else [0.0] * len(raw)
-    return {"groups": names, "data_files": files, "probabilities": probs, "stopping_strategy": stopping_strategy}
+    return {"groups": names, "data_files": files, "probabilities": probs, "stopping_strategy": stopping_strategy,
+            "copies_column": "copies", "documents": docs}
 
 
 def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, int] | None, packing: dict[str, Any] | None) -> dict[str, Any]:
@@ -100,6 +116,8 @@ def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, in
         "tokens": sum(s["tokens"] for s in shards),
         "unique_documents": sum(s.get("unique_documents", s["documents"]) for s in shards),
         "unique_tokens": sum(s.get("unique_tokens", s["tokens"]) for s in shards),
+        "replay_documents": sum(s.get("replay_documents", s["documents"]) for s in shards),
+        "replay_tokens": sum(_replay_tokens(s) for s in shards),
         "planned_tokens": plan.planned_tokens,
         "shortfall_tokens": plan.shortfall_tokens,
         "fim": fim,
@@ -116,9 +134,25 @@ def build_manifest(
     provenance: Mapping[str, Any],
     fim: Mapping[str, Any],
     repeats: str,
+    languages: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
+    warnings: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The manifest of one phase. ``groups`` come from :func:`group_entry`."""
+    """The manifest of one phase. ``groups`` come from :func:`group_entry`; ``languages`` is
+    group → language → unique documents/tokens (the plan's epochs give the planned tokens)."""
     shipped = [g for g in groups if g["shards"]]
+    epochs = {g.group: g.epochs for g in plan.groups}
+    per_lang: dict[str, dict[str, float]] = {}
+    for gname, table in (languages or {}).items():
+        for lang, v in table.items():
+            if epochs.get(gname, 0.0) <= 0:
+                continue
+            d = per_lang.setdefault(lang, {"documents": 0, "tokens": 0, "planned_tokens": 0.0})
+            d["documents"] += int(v["documents"])
+            d["tokens"] += int(v["tokens"])
+            d["planned_tokens"] += epochs[gname] * int(v["tokens"])
+    planned_all = sum(v["planned_tokens"] for v in per_lang.values()) or 1.0
+    lang_out = {k: {"documents": int(v["documents"]), "tokens": int(v["tokens"]), "planned_tokens": int(round(v["planned_tokens"])),
+                    "share": round(v["planned_tokens"] / planned_all, 6)} for k, v in sorted(per_lang.items())}
     excluded = [
         {"name": g.group, "documents": g.documents, "tokens": g.tokens, "reason": "zero_weight"}
         for g in plan.groups if g.weight <= 0
@@ -146,14 +180,15 @@ def build_manifest(
         "base_dir": "..",
         **provenance,
         "budget": {
-            "spec": spec.budget.to_dict(),
+            "spec": spec.budget.to_dict() if spec.budget is not None else {"tokens": plan.budget_tokens},
             "tokens": plan.budget_tokens,
             "nominal_tokens": plan.nominal_tokens,
             "unique_tokens": plan.unique_tokens,
             "planned_tokens": plan.planned_tokens,
             "met": plan.budget_met,
             "scale": round(plan.scale, 12),
-            "full_scale_tokens": spec.full_scale_tokens,
+            "recipe_scale": plan.recipe_scale,
+            "full_scale_tokens": spec.tokens,
         },
         "seq_length": spec.seq_length,
         "packing": packing,
@@ -167,7 +202,10 @@ def build_manifest(
             "tokens": sum(g["tokens"] for g in shipped),
             "shards": sum(len(g["shards"]) for g in shipped),
             "bytes": sum(s["bytes"] for g in shipped for s in g["shards"]),
+            "replay_tokens": sum(g["replay_tokens"] for g in shipped),
         },
+        "languages": lang_out,
+        "warnings": list(warnings or []),
         "exports": {"megatron_data_path": megatron_blend(shipped), "interleave_datasets": interleave_export(shipped)},
     }
 

@@ -1,23 +1,26 @@
-"""Mixture planning: phase budgets, per-group repeat factors and epoch caps → weights and epochs.
+"""Mixture planning: phase budgets in the paper's tokens × one scale, repeat factors and caps → weights and epochs.
 
-A *group* is ``<kind>/<sub>``: the source (``web_edu`` for web pages marked edu-rich) and its
-quality level, code tier or edu band (``all`` when none). Each group makes ``T`` unique tokens
-available and has a repeat factor ``r`` (from the scoring stages' ``*_repeat`` columns, or the
-recipe). A phase's ``mix`` multiplies it per kind, so the group's *nominal* epochs in the phase
-are ``mix[kind] × r``, and the phase's *nominal* size is ``N = Σ mix × r × T``. The budget is
-absolute tokens ``B`` or ``fraction × N``; every group gets ``σ = B / N`` times its nominal
-epochs, so the recipe's proportions hold whatever the budget. Epochs above a group's cap are
-clamped and the missing tokens are reported as a *shortfall* of that group (or, with
-``on_cap: redistribute``, moved to the groups under their caps, and recorded as such).
+A *group* is ``<kind>/<sub>`` (see :mod:`curation.mixture_groups` for the policy that puts each
+document in exactly one). Each group makes ``T`` unique tokens available and has a repeat factor
+``r`` from the mixture's one repeat table. A phase's ``mix`` multiplies it per kind, so the group's
+*nominal* epochs in the phase are ``mix[kind] × r``, and the phase's *nominal* size is
+``N = Σ mix × r × T``. A phase's budget is its GLM-4.5 token count (15T, 7T, 500B, 500B, 100B)
+times one ``scale`` shared by all phases, so the phases keep the paper's proportions whatever the
+data; ``scale: auto`` is the largest scale at which no group of the fitted phases needs more
+epochs than its cap. Inside a phase every group gets ``σ = B / N`` times its nominal epochs.
+Epochs above a group's cap are clamped and the missing tokens are reported as a *shortfall* of
+that group (or, with ``on_cap: redistribute``, moved to the groups under their caps).
 Pre-training caps hold over all pre-training phases together (planned in order).
 
 >>> stats = {"web/high": GroupStat(1000, 4.0, 10), "web/medium": GroupStat(3000, 1.0, 30)}
->>> spec = PhaseSpec("p1", budget=Budget(fraction=1.0), mix={"web": 1.0})
+>>> spec = PhaseSpec("p1", tokens=7000, mix={"web": 1.0})
 >>> plan = plan_phase(spec, stats, caps={"web/high": 4.0, "web/medium": 4.0})
 >>> [(g.group, g.epochs, round(g.weight, 3)) for g in plan.groups]
 [('web/high', 4.0, 0.571), ('web/medium', 1.0, 0.429)]
->>> plan_phase(spec.with_budget(Budget(tokens=14000)), stats, caps={"*": 4.0}).shortfalls
+>>> plan_phase(spec, stats, caps={"*": 4.0}, scale=2.0).shortfalls
 [{'group': 'web/high', 'reason': 'epoch_cap', 'tokens': 4000, 'cap': 4.0, 'wanted_epochs': 8.0}]
+>>> fit_scale([spec], {"p1": stats}, {"*": 4.0})
+1.0
 """
 
 from __future__ import annotations
@@ -40,27 +43,26 @@ BUDGET_TOLERANCE = 0.01
 
 @dataclasses.dataclass(frozen=True)
 class Budget:
-    """Absolute ``tokens`` or a ``fraction`` of the phase's nominal tokens (exactly one)."""
+    """An absolute token budget that overrides ``scale × tokens`` for one phase (it leaves the paper's proportions)."""
 
-    tokens: int | None = None
-    fraction: float | None = None
+    tokens: int
 
     @classmethod
-    def parse(cls, value: Any, where: str) -> Budget:
-        if not isinstance(value, Mapping) or len(set(value) & {"tokens", "fraction"}) != 1 or set(value) - {"tokens", "fraction"}:
-            raise ValueError(f"{where}.budget must be {{tokens: N}} or {{fraction: F}}, got {value!r}")
-        if "tokens" in value:
-            tokens = int(float(value["tokens"]))
-            if tokens < 0:
-                raise ValueError(f"{where}.budget.tokens must be ≥ 0")
-            return cls(tokens=tokens)
-        fraction = float(value["fraction"])
-        if fraction < 0:
-            raise ValueError(f"{where}.budget.fraction must be ≥ 0")
-        return cls(fraction=fraction)
+    def parse(cls, value: Any, where: str) -> Budget | None:
+        if value is None:
+            return None
+        if isinstance(value, Mapping) and "fraction" in value:
+            raise ValueError(f"{where}.budget.fraction is gone: every phase's budget is its `tokens` × mixture.scale "
+                             "(set mixture.scale, or give {{tokens: N}} to override one phase)")
+        if not isinstance(value, Mapping) or set(value) != {"tokens"}:
+            raise ValueError(f"{where}.budget must be null (tokens × mixture.scale) or {{tokens: N}}, got {value!r}")
+        tokens = int(float(value["tokens"]))
+        if tokens < 0:
+            raise ValueError(f"{where}.budget.tokens must be ≥ 0")
+        return cls(tokens=tokens)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tokens": self.tokens} if self.tokens is not None else {"fraction": self.fraction}
+        return {"tokens": self.tokens}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +72,8 @@ class PhaseSpec:
     name: str
     stage: str = "pretrain"  #: pretrain (caps hold over all pre-training phases) | midtrain
     builder: str = "documents"  #: documents | repo_code | long_context
-    budget: Budget = Budget(fraction=1.0)
+    tokens: int | None = None  #: the phase's GLM-4.5 token count; its budget is scale × tokens
+    budget: Budget | None = None  #: an absolute override of scale × tokens
     seq_length: int = 4096
     packing: str = "none"
     truncation: str = "random"
@@ -78,10 +81,15 @@ class PhaseSpec:
     fim: bool = False
     min_tokens: int = 0  #: long_context: documents at least this long
     max_doc_tokens: int = 32768  #: repo_code: documents cut at file/record boundaries below this
-    full_scale_tokens: int | None = None  #: the report's budget, for reference
 
-    def with_budget(self, budget: Budget) -> PhaseSpec:
+    def with_budget(self, budget: Budget | None) -> PhaseSpec:
         return dataclasses.replace(self, budget=budget)
+
+    def budget_tokens(self, scale: float) -> int:
+        """The phase's budget at ``scale``: the override, else ``scale × tokens``."""
+        if self.budget is not None:
+            return self.budget.tokens
+        return int(round(scale * (self.tokens or 0)))
 
     @classmethod
     def parse(cls, name: str, data: Mapping[str, Any]) -> PhaseSpec:
@@ -91,13 +99,17 @@ class PhaseSpec:
         if unknown:
             raise ValueError(f"unknown key {unknown[0]!r} in {where}; valid keys: {', '.join(sorted(fields))}")
         kw: dict[str, Any] = dict(data)
-        kw["budget"] = Budget.parse(data.get("budget", {"fraction": 1.0}), where)
+        kw["budget"] = Budget.parse(data.get("budget"), where)
         kw["mix"] = {str(k): float(v) for k, v in (data.get("mix") or {}).items()}
         for key in ("seq_length", "min_tokens", "max_doc_tokens"):
             if key in kw:
                 kw[key] = int(float(kw[key]))
-        if kw.get("full_scale_tokens") is not None:
-            kw["full_scale_tokens"] = int(float(kw["full_scale_tokens"]))
+        if kw.get("tokens") is not None:
+            kw["tokens"] = int(float(kw["tokens"]))
+            if kw["tokens"] < 0:
+                raise ValueError(f"{where}.tokens must be ≥ 0")
+        if kw.get("tokens") is None and kw["budget"] is None:
+            raise ValueError(f"{where} needs tokens (the phase's full-scale size, scaled by mixture.scale) or budget: {{tokens: N}}")
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"phase name {name!r}: use letters, digits, '_', '.', '-' (it names folders and files)")
         spec = cls(name=name, **kw)
@@ -153,6 +165,7 @@ class PhasePlan:
     groups: list[GroupPlan]
     shortfalls: list[dict[str, Any]]
     redistributed: bool = False
+    recipe_scale: float = 1.0  #: the scale shared by all phases (budget = recipe_scale × the phase's tokens)
 
     @property
     def budget_met(self) -> bool:
@@ -185,8 +198,9 @@ def plan_phase(
     stats: Mapping[str, GroupStat],
     caps: Mapping[str, float],
     on_cap: str = "shortfall",
+    scale: float = 1.0,
 ) -> PhasePlan:
-    """Epochs and weights of ``spec``'s groups from their stats, within ``caps`` (epochs left)."""
+    """Epochs and weights of ``spec``'s groups from their stats at ``scale``, within ``caps`` (epochs left)."""
     if on_cap not in ON_CAP:
         raise ValueError(f"on_cap must be one of {ON_CAP}, not {on_cap!r}")
     groups: list[GroupPlan] = []
@@ -197,14 +211,9 @@ def plan_phase(
         groups.append(GroupPlan(name, kind_of(name), int(st.tokens), int(st.documents), float(st.repeat), mix, mix * float(st.repeat), max(cap, 0.0)))
     nominal = sum(g.nominal_epochs * g.tokens for g in groups)
     unique = sum(g.tokens for g in groups if g.nominal_epochs > 0)
-    budget = spec.budget.tokens if spec.budget.tokens is not None else int(round((spec.budget.fraction or 0.0) * nominal))
-    if nominal <= 0:
-        scale = 0.0
-    elif spec.budget.fraction is not None:
-        scale = spec.budget.fraction  # exact: the rounded budget would shift epochs on small inputs
-    else:
-        scale = budget / nominal
-    wanted = {g.group: scale * g.nominal_epochs for g in groups}
+    budget = spec.budget_tokens(scale)
+    sigma = budget / nominal if nominal > 0 else 0.0
+    wanted = {g.group: sigma * g.nominal_epochs for g in groups}
     for g in groups:
         g.epochs = min(wanted[g.group], g.cap)
     redistributed = False
@@ -225,7 +234,7 @@ def plan_phase(
     planned = sum(g.planned_tokens for g in groups)
     for g in groups:
         g.weight = g.planned_tokens / planned if planned else 0.0
-    plan = PhasePlan(spec.name, budget, int(round(nominal)), unique, planned, scale, groups, shortfalls, redistributed)
+    plan = PhasePlan(spec.name, budget, int(round(nominal)), unique, planned, sigma, groups, shortfalls, redistributed, scale)
     for s in shortfalls:
         log.warning("mixture: phase %s is short of %d tokens in group %s (%s)", spec.name, s["tokens"], s["group"], s["reason"])
     return plan
@@ -254,13 +263,48 @@ def _redistribute(groups: list[GroupPlan], budget: int) -> bool:
         capped.update(g.group for g in over)
 
 
+def _nominal(spec: PhaseSpec, groups: Mapping[str, GroupStat]) -> float:
+    return sum(float(spec.mix.get(kind_of(g), 0.0)) * st.repeat * st.tokens for g, st in groups.items())
+
+
+def fit_scale(
+    specs: list[PhaseSpec],
+    stats: Mapping[str, Mapping[str, GroupStat]],
+    max_epochs: Mapping[str, float],
+    fit_stages: tuple[str, ...] = ("pretrain",),
+) -> float:
+    """The largest scale at which no group of the phases of ``fit_stages`` needs more epochs than its cap.
+
+    At scale ``s`` a group gets ``s × tokens_p / N_p × mix × r`` epochs in phase ``p``; pre-training
+    caps bound the sum over the pre-training phases, mid-training caps each phase. Phases with a
+    budget override or without data do not constrain it. 0.0 when nothing constrains it.
+    """
+    per_unit: dict[tuple[str, str], float] = {}  # (scope, group) → epochs at scale 1
+    for spec in specs:
+        if spec.stage not in fit_stages or spec.budget is not None or not spec.tokens:
+            continue
+        groups = stats.get(spec.name, {})
+        nominal = _nominal(spec, groups)
+        if nominal <= 0:
+            continue
+        scope = "pretrain" if spec.stage == "pretrain" else spec.name
+        for g, st in groups.items():
+            e = spec.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
+            if e > 0 and st.tokens > 0:
+                per_unit[(scope, g)] = per_unit.get((scope, g), 0.0) + e
+    limits = [lookup(max_epochs, g, math.inf) / e for (_scope, g), e in per_unit.items()]
+    finite = [x for x in limits if math.isfinite(x)]
+    return min(finite) if finite else 0.0
+
+
 def plan_phases(
     specs: list[PhaseSpec],
     stats: Mapping[str, Mapping[str, GroupStat]],
     max_epochs: Mapping[str, float],
     on_cap: str = "shortfall",
+    scale: float = 1.0,
 ) -> dict[str, PhasePlan]:
-    """Plan every phase; pre-training caps are shared (phase 2 gets what phase 1 left)."""
+    """Plan every phase at ``scale``; pre-training caps are shared (phase 2 gets what phase 1 left)."""
     used: dict[str, float] = {}
     plans: dict[str, PhasePlan] = {}
     for spec in specs:
@@ -269,12 +313,29 @@ def plan_phases(
             caps = {g: max(lookup(max_epochs, g, math.inf) - used.get(g, 0.0), 0.0) for g in groups}
         else:
             caps = {g: lookup(max_epochs, g, math.inf) for g in groups}
-        plan = plan_phase(spec, groups, caps, on_cap)
+        plan = plan_phase(spec, groups, caps, on_cap, scale)
         if spec.stage == "pretrain":
             for g in plan.groups:
                 used[g.group] = used.get(g.group, 0.0) + g.epochs
         plans[spec.name] = plan
     return plans
+
+
+def with_epochs(plan: PhasePlan, epochs: Mapping[str, float]) -> PhasePlan:
+    """``plan`` with the given groups' epochs fixed (the epochs its shards were written with), tokens and weights recomputed.
+
+    Repository documents are built after planning and carry headers the plan did not count; their
+    shards hold the planned epochs of the *built* tokens, and the manifest says so rather than
+    re-planning epochs that no shard holds.
+    """
+    for g in plan.groups:
+        if g.group in epochs:
+            g.epochs = float(epochs[g.group])
+            g.planned_tokens = int(round(g.epochs * g.tokens))
+    plan.planned_tokens = sum(g.planned_tokens for g in plan.groups)
+    for g in plan.groups:
+        g.weight = g.planned_tokens / plan.planned_tokens if plan.planned_tokens else 0.0
+    return plan
 
 
 def pretrain_epochs(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec]) -> dict[str, float]:

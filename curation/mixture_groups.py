@@ -1,9 +1,6 @@
-"""Which mixture group and which phases each document belongs to (pure pandas, per partition).
+"""Which phases each document belongs to, and the shard it goes to (pure pandas, per partition).
 
-A document's *kind* is its source, except web pages marked ``edu_rich`` (kind ``web_edu``); its
-*group* is ``<kind>/<sub>`` with the quality level (web), code tier (code, code_web) or edu band
-(math_science) as ``sub``, ``all`` otherwise or when the column is missing. Its repeat factor
-comes from ``quality_repeat`` / ``code_repeat`` / ``edu_repeat``, else the recipe's defaults.
+Its group and repeat factor are the mixture policy's (:func:`curation.mixture_policy.doc_groups`).
 
 :func:`memberships` lists, per document, the (phase, group, unit) rows it enters: the document
 itself for ``documents`` phases; for ``repo_code`` phases the repository (files and issue threads
@@ -11,65 +8,38 @@ are built per repository); for ``long_context`` phases long documents of the pre
 (group ``long_docs/all``) plus the kinds the phase names (e.g. ``agent``).
 
 >>> df = pd.DataFrame({"doc_id": ["a", "b"], "source": ["web", "web"], "n_tokens": [5, 7],
-...                    "text": ["x", "y"], "quality_level": ["high", "low"], "quality_repeat": [4.0, 0.0]})
->>> doc_groups(df, {})[["group", "repeat"]].values.tolist()
-[['web/high', 4.0], ['web/low', 0.0]]
+...                    "text": ["x", "y"], "quality_level": ["high", "low"]})
+>>> g = doc_groups(df, {"web/high": 4.0, "web/low": 0.0})
+>>> memberships(df, [PhaseSpec("p", tokens=10, mix={"web": 1.0})], g)[["row", "group", "repeat"]].values.tolist()
+[[0, 'web/high', 4.0], [1, 'web/low', 0.0]]
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from curation.mixture import PhaseSpec, lookup
+from curation.mixture import PhaseSpec
+from curation.mixture_policy import doc_groups
 from curation.repo_threads import parse_meta
 
-SUB_COLUMN = {"web": "quality_level", "web_edu": "quality_level", "code": "code_tier", "code_web": "code_tier", "math_science": "edu_band"}
-REPEAT_COLUMN = {"web": "quality_repeat", "web_edu": "quality_repeat", "code": "code_repeat", "code_web": "code_repeat", "math_science": "edu_repeat"}
+__all__ = ["doc_groups", "memberships", "assign_shards", "shard_count", "order_key", "stable_hash", "aggregate"]
+
 #: Columns of earlier stages copied into a shard's ``provenance`` JSON when present.
 PROVENANCE_COLUMNS = (
-    "quality_level", "quality_bucket", "quality_repeat", "code_tier", "code_repeat", "code_web_recall",
-    "edu_score", "edu_band", "edu_repeat", "edu_rich", "minhash_cluster", "semdedup_cluster",
+    "quality_level", "quality_bucket", "code_tier", "code_web_recall", "code_web_score",
+    "edu_score", "edu_band", "edu_rich", "lang", "lang_score", "minhash_cluster", "semdedup_cluster",
 )
-_SAFE = re.compile(r"[^A-Za-z0-9_.-]")  # group names are folder names and manifest keys
 REPO_GROUP = "code/repo_level"
 THREADS_GROUP = "issues_prs_commits/threads"
 LONG_GROUP = "long_docs/all"
 
 MEMBER_COLUMNS = {
     "row": "int64", "phase": object, "group": object, "unit": object, "repeat": "float64",
-    "n_tokens": "int64", "chars": "int64",
+    "n_tokens": "int64", "chars": "int64", "lang": object,
 }
-
-
-def doc_groups(df: pd.DataFrame, repeat_defaults: Mapping[str, float]) -> pd.DataFrame:
-    """``kind``, ``group`` and ``repeat`` of every row of ``df`` (same index)."""
-    source = df["source"].astype(object).fillna("unknown").to_numpy()
-    kind = np.array([_SAFE.sub("_", s) for s in source], dtype=object)
-    if "edu_rich" in df.columns:
-        rich = df["edu_rich"].astype(object).map(lambda v: bool(v) if isinstance(v, (bool, np.bool_)) else False).to_numpy(dtype=bool)
-        kind = np.where((source == "web") & rich, "web_edu", kind)
-    sub = np.full(len(df), "all", dtype=object)
-    repeat = np.full(len(df), np.nan)
-    for k, col in SUB_COLUMN.items():
-        mask = kind == k
-        if not mask.any():
-            continue
-        if col in df.columns:
-            vals = df[col].astype(object).to_numpy()[mask]
-            sub[mask] = [_SAFE.sub("_", v) if isinstance(v, str) and v else "all" for v in vals]
-        rcol = REPEAT_COLUMN[k]
-        if rcol in df.columns:
-            repeat[mask] = pd.to_numeric(df[rcol], errors="coerce").to_numpy(dtype=float)[mask]
-    group = np.array([f"{k}/{s}" for k, s in zip(kind, sub, strict=True)], dtype=object)
-    missing = np.isnan(repeat)
-    if missing.any():
-        defaults = {g: lookup(repeat_defaults, g, 1.0) for g in set(group[missing])}
-        repeat[missing] = [defaults[g] for g in group[missing]]
-    return pd.DataFrame({"kind": kind, "group": group, "repeat": np.maximum(repeat, 0.0)}, index=df.index)
 
 
 def long_source_kinds(specs: Sequence[PhaseSpec]) -> set[str]:
@@ -96,6 +66,7 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
     kind = groups["kind"].to_numpy()
     group = groups["group"].to_numpy()
     repeat = groups["repeat"].to_numpy()
+    lang = groups["lang"].to_numpy() if "lang" in groups.columns else np.full(len(df), "und", dtype=object)
     tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy()
     chars = df["text"].astype(object).map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.int64)
     ids = df["doc_id"].astype(object).to_numpy()
@@ -113,6 +84,7 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
             "repeat": rep[mask] if isinstance(rep, np.ndarray) else rep,
             "n_tokens": tokens[mask],
             "chars": chars[mask],
+            "lang": lang[mask],
         }))
 
     for spec in specs:

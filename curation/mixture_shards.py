@@ -34,8 +34,8 @@ from curation.tokens import count_tokens
 SHARD_SCHEMA = pa.schema([
     ("doc_id", pa.string()), ("copy", pa.int64()), ("text", pa.string()), ("source", pa.string()),
     ("group", pa.string()), ("n_tokens", pa.int64()), ("url", pa.string()), ("repo", pa.string()),
-    ("path", pa.string()), ("language", pa.string()), ("fim", pa.string()), ("meta", pa.string()),
-    ("provenance", pa.string()),
+    ("path", pa.string()), ("language", pa.string()), ("lang", pa.string()), ("fim", pa.string()), ("meta", pa.string()),
+    ("provenance", pa.string()), ("copies", pa.int64()),
 ])
 PACKING_SCHEMA = pa.schema([
     ("sequence", pa.int64()), ("position", pa.int64()), ("row", pa.int64()), ("doc_id", pa.string()),
@@ -87,7 +87,7 @@ def documents_frame(rows: pd.DataFrame, group: str, keep_meta: bool = False) -> 
         "group": group,
         "n_tokens": pd.to_numeric(rows["n_tokens"]).astype("int64").to_numpy(),
         "url": _col(rows, "url"), "repo": _col(rows, "repo"), "path": _col(rows, "path"),
-        "language": _col(rows, "language"), "meta": _col(rows, "meta") if keep_meta else None,
+        "language": _col(rows, "language"), "lang": _col(rows, "lang"), "meta": _col(rows, "meta") if keep_meta else None,
         "provenance": provenance(rows),
     })
 
@@ -128,17 +128,32 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
         "source": [s for _, s in built],
         "group": group,
         "n_tokens": np.array([d.n_tokens for d, _ in built], dtype=np.int64),
-        "url": None, "repo": [d.repo for d, _ in built], "path": None, "language": None, "meta": None,
+        "url": None, "repo": [d.repo for d, _ in built], "path": None, "language": None, "lang": None, "meta": None,
         "provenance": [json.dumps({"builder": spec.builder, "members": d.members}) for d, _ in built],
     })
 
 
-def repeat_copies(doc_ids: list[str], epochs: float, seed: int, phase: str) -> np.ndarray:
-    """Copies per document when repeats are materialised: ⌊e⌋, plus one for a hashed fraction ``e − ⌊e⌋``."""
-    whole = int(np.floor(epochs))
-    frac = epochs - whole
-    u = stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]).astype(np.float64) / 2.0**64
-    return whole + (u < frac).astype(np.int64)
+def repeat_copies(doc_ids: list[str], epochs: float, seed: int, phase: str, n_tokens: np.ndarray | None = None) -> np.ndarray:
+    """Copies per document for ``epochs``: ⌊e⌋ each, plus one for the documents of a hashed prefix
+    that holds the nearest to ``e − ⌊e⌋`` of the tokens (of the documents, without ``n_tokens``).
+
+    >>> repeat_copies(["a", "b", "c", "d"], 2.5, 0, "p", np.array([10, 10, 10, 10])).sum()
+    np.int64(10)
+    """
+    whole = int(np.floor(epochs + 1e-9))
+    frac = max(epochs - whole, 0.0)
+    copies = np.full(len(doc_ids), whole, dtype=np.int64)
+    if frac <= 1e-9 or not len(doc_ids):
+        return copies
+    weight = np.ones(len(doc_ids)) if n_tokens is None else np.asarray(n_tokens, dtype=np.float64)
+    order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
+    cum = np.cumsum(weight[order])
+    target = frac * cum[-1]
+    k = int(np.searchsorted(cum, target, side="left"))  # the first prefix reaching the target …
+    if k > 0 and (k == len(cum) or target - cum[k - 1] < cum[k] - target):
+        k -= 1  # … or the one before it, whichever is nearer
+    copies[order[: k + 1]] += 1
+    return copies
 
 
 def build_shard(
@@ -149,10 +164,13 @@ def build_shard(
     frame = frame.drop_duplicates("doc_id")
     frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
     frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
-    copies = np.ones(len(frame), dtype=np.int64)
+    # copies: how many times the phase's plan shows each document (``epochs``, token-weighted fraction)
+    copies = repeat_copies(frame["doc_id"].tolist(), epochs, opts.seed, spec.name, frame["n_tokens"].to_numpy())
     if opts.materialize_repeats:
-        copies = repeat_copies(frame["doc_id"].tolist(), epochs, opts.seed, spec.name)
-    frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
+        frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
+        frame["copies"] = np.int64(1)  # every written row is one of them
+    else:
+        frame["copies"] = copies
     frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     if opts.materialize_repeats:
         frame = frame.assign(_o=order_key(opts.seed, spec.name, [f"{d}#{c}" for d, c in zip(frame["doc_id"], frame["copy"], strict=True)]))
@@ -173,11 +191,15 @@ def build_shard(
     frame = frame[SHARD_SCHEMA.names]
     spans = None
     if spec.packing == "best_fit":
-        p = best_fit_pack(frame["n_tokens"].to_numpy(), spec.seq_length)
+        # every copy the plan asks for is packed (a repeated long document fills as many sequences)
+        rows = np.repeat(np.arange(len(frame)), frame["copies"].to_numpy())
+        copy = frame["copy"].to_numpy()[rows] + pd.Series(rows).groupby(rows).cumcount().to_numpy()
+        p = best_fit_pack(frame["n_tokens"].to_numpy()[rows], spec.seq_length)
         s = p.spans
+        at = s["doc"].to_numpy()
         spans = pd.DataFrame({
-            "sequence": s["sequence"].to_numpy(), "position": s["position"].to_numpy(), "row": s["doc"].to_numpy(),
-            "doc_id": frame["doc_id"].to_numpy()[s["doc"].to_numpy()], "copy": frame["copy"].to_numpy()[s["doc"].to_numpy()],
+            "sequence": s["sequence"].to_numpy(), "position": s["position"].to_numpy(), "row": rows[at],
+            "doc_id": frame["doc_id"].to_numpy()[rows[at]], "copy": copy[at],
             "offset": s["offset"].to_numpy(), "length": s["length"].to_numpy(),
         })
     return frame, spans, fim_counts

@@ -27,8 +27,11 @@ from curation.stats_edu import calibration_summary, edu_calibration, edu_confusi
 from curation.stats_mixture import (
     mixture_by_kind,
     mixture_composition,
+    mixture_exclusions,
+    mixture_languages,
     mixture_phases,
     mixture_shortfalls,
+    mixture_warnings,
     pretrain_epochs,
 )
 from curation.stats_scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
@@ -38,7 +41,7 @@ SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mi
 SCORE_VIEWS: dict[str, tuple[str, str, tuple[str, ...] | None]] = {
     "web_quality": ("quality_score_", "web quality", None),
     "code_quality": ("code_score_", "code quality", None),
-    "code_web": ("code_score_", "code-related web pages", ("code_web",)),
+    "code_web": ("code_score_", "code-related web pages", ("web", "code_web")),  # recalled pages keep source web
     "edu_score": ("edu_score", "educational value", None),
 }
 
@@ -206,7 +209,16 @@ def mixture_section(run: Run) -> Section:
     if phases.empty:
         s.note(missing_stage_note(run, "mixture") or f"the mixture stage of {run.name} wrote no manifests")
         return s
+    s.text("Scoring stages annotate; the mixture policy alone decides each document's group (precedence: code page "
+           "recalled by code_web → code_web/<tier>; edu band high → web_edu/<band>; otherwise its web level), the "
+           "exclusions (web/low, code/low, code_web/low) and every repeat factor (mixture.repeat). Each phase's budget "
+           "is its GLM-4.5 token count × one scale, so phase 1 : phase 2 is 15 : 7 (docs/mixture.md).")
     s.table(phases, "phases")
+    warnings = mixture_warnings(run)
+    if not warnings.empty:
+        s.table(warnings, "warnings: checks of the plan")
+    s.table(mixture_exclusions(run), "excluded by the mixture policy (reason, group, rule)")
+    s.table(mixture_languages(run), "tokens per language")
     comp = mixture_composition(run)
     s.figure(plots.plot_mixture(comp), "mixture composition")
     s.table(mixture_by_kind(run), "by kind (source)")

@@ -4,6 +4,9 @@
 >>> # mixture_composition(run)   # one row per phase × group: tokens, weight, epochs, cap
 >>> # mixture_by_kind(run)       # per phase and kind (source): tokens, share, epochs
 >>> # pretrain_epochs(run)       # epochs of each group summed over the pre-training phases
+>>> # mixture_languages(run)     # per phase and language: documents, tokens, planned tokens, share
+>>> # mixture_exclusions(run)    # the mixture policy's exclusions: reason × group, documents, tokens
+>>> # mixture_warnings(run)      # the plan's checks (top web level epochs, concentration)
 
 Manifests follow ``curation/schemas/manifest.schema.json`` (written by the mixture stage to
 ``80_mixture/manifests/*.json``); every number here is a manifest field or a sum of them.
@@ -20,8 +23,8 @@ import pandas as pd
 from curation.stats import Run
 
 PHASE_COLUMNS = [
-    "phase", "stage", "builder", "seq_length", "packing", "fill_rate", "budget_tokens", "planned_tokens",
-    "unique_tokens", "budget_met", "documents", "tokens", "shards", "bytes", "shortfall_tokens",
+    "phase", "stage", "builder", "seq_length", "packing", "fill_rate", "full_scale_tokens", "recipe_scale", "budget_tokens",
+    "planned_tokens", "replay_tokens", "unique_tokens", "budget_met", "documents", "tokens", "shards", "bytes", "shortfall_tokens",
 ]
 GROUP_COLUMNS = [
     "phase", "group", "kind", "sub", "shipped", "documents", "tokens", "unique_tokens", "planned_tokens",
@@ -56,8 +59,11 @@ def mixture_phases(run: Run) -> pd.DataFrame:
             "seq_length": m.get("seq_length"),
             "packing": packing.get("mode"),
             "fill_rate": packing.get("fill_rate"),
+            "full_scale_tokens": budget.get("full_scale_tokens"),
+            "recipe_scale": budget.get("recipe_scale"),
             "budget_tokens": budget.get("tokens"),
             "planned_tokens": budget.get("planned_tokens"),
+            "replay_tokens": totals.get("replay_tokens"),
             "unique_tokens": budget.get("unique_tokens"),
             "budget_met": budget.get("met"),
             "documents": totals.get("documents"),
@@ -138,3 +144,41 @@ def mixture_shortfalls(run: Run) -> pd.DataFrame:
         for phase, m in manifests(run).items() for s in m.get("shortfalls", [])
     ]
     return pd.DataFrame(rows, columns=["phase", "group", "reason", "tokens", "cap", "wanted_epochs"])
+
+
+def mixture_languages(run: Run) -> pd.DataFrame:
+    """Per phase and language (``lang``, ``und`` when unknown): unique documents and tokens, planned tokens, share."""
+    rows = [
+        {"phase": phase, "lang": lang, **{k: v.get(k) for k in ("documents", "tokens", "planned_tokens", "share")}}
+        for phase, m in manifests(run).items() for lang, v in (m.get("languages") or {}).items()
+    ]
+    return pd.DataFrame(rows, columns=["phase", "lang", "documents", "tokens", "planned_tokens", "share"])
+
+
+def mixture_warnings(run: Run) -> pd.DataFrame:
+    """The plan's checks every manifest states (a run-wide check appears once)."""
+    seen, rows = set(), []
+    for m in manifests(run).values():
+        for w in m.get("warnings") or []:
+            key = (w.get("check"), w.get("phase"), w.get("group"))
+            if key in seen:
+                continue
+            seen.add(key)
+            rows.append({"check": w.get("check"), "phase": w.get("phase") or "pre-training", "group": w.get("group"),
+                         "value": w.get("value"), "limit": w.get("limit"), "message": w.get("message")})
+    return pd.DataFrame(rows, columns=["check", "phase", "group", "value", "limit", "message"])
+
+
+def mixture_exclusions(run: Run) -> pd.DataFrame:
+    """What the mixture policy excluded: per reason and group, documents and tokens, and the rule."""
+    ledger = run.ledger("mixture", ["doc_id", "reason", "detail", "n_tokens"]) if run.has("mixture") else pd.DataFrame()
+    cols = ["reason", "group", "rule", "documents", "tokens"]
+    if ledger.empty:
+        return pd.DataFrame(columns=cols)
+    details = [json.loads(d) if isinstance(d, str) and d.startswith("{") else {} for d in ledger["detail"]]
+    frame = pd.DataFrame({
+        "reason": ledger["reason"].to_numpy(), "group": [d.get("group") for d in details], "rule": [d.get("rule") for d in details],
+        "documents": 1, "tokens": pd.to_numeric(ledger["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy(),
+    })
+    out = frame.groupby(["reason", "group", "rule"], dropna=False, sort=True)[["documents", "tokens"]].sum().reset_index()
+    return out.sort_values("tokens", ascending=False).reset_index(drop=True)[cols]

@@ -23,7 +23,7 @@ from curation.stats import Run, parse_detail
 #: every row with a value) — code_web's output still carries the code files' tiers from code_quality.
 CATEGORIES: dict[str, tuple[tuple[str, tuple[str, ...] | None], ...]] = {
     "quality_level": (("web_quality", None),),
-    "code_tier": (("code_quality", None), ("code_web", ("code_web",))),
+    "code_tier": (("code_quality", None), ("code_web", ("web", "code_web"))),  # recalled pages keep source web
     "edu_band": (("edu_score", None),),
 }
 #: The short detail key a ledger row may use for the category.
@@ -50,7 +50,7 @@ def score_columns(run: Run, stage: str = "web_quality", prefix: str = "quality_s
 def scores(run: Run, stage: str = "web_quality", prefix: str = "quality_score_", sources: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Every document's score per scorer at ``stage``: kept ones from docs/, dropped from the ledger.
 
-    ``sources`` limits the kept rows (e.g. ``("code_web",)`` at code_web, whose output still
+    ``sources`` limits the kept rows (e.g. ``("web", "code_web")`` at code_web, whose output still
     carries the code files' scores). Long format, columns :data:`SCORE_COLUMNS`.
     """
     if not run.has(stage):

@@ -17,6 +17,12 @@ def load_run_stats(run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _annotated(stats: dict[str, Any]) -> str:
+    """A scoring stage removes nothing: show what it annotated (``extra.annotated``: label → documents)."""
+    marks = (stats.get("extra") or {}).get("annotated") or {}
+    return ("annotated " + ", ".join(f"{k}={v:,}" for k, v in marks.items())) if marks else ""
+
+
 def funnel_table(stats: list[dict[str, Any]]) -> str:
     """A plain-text table: documents and tokens in / kept / dropped, top reasons, seconds.
 
@@ -37,7 +43,7 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
             f"{s['in']['tokens']:,}",
             f"{s['kept']['tokens']:,}",
             f"{s.get('seconds', 0):.1f}",
-            ", ".join(f"{r}={v['documents']:,}" for r, v in reasons),
+            ", ".join(f"{r}={v['documents']:,}" for r, v in reasons) or _annotated(s),
         ])
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     lines = []

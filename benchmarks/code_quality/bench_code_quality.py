@@ -82,7 +82,7 @@ def bench_code(n: int | None) -> dict:
     passing = df[df["reason"].isna()]
     default, overrides = tier_rules(cfg.tier_mode, cfg.tier_high, cfg.tier_low, cfg.tier_overrides)
     cuts = thresholds(score_histogram(passing["ours_language"].to_numpy(), passing["score"].to_numpy(), tier_group), default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
-    tiers, _ = assign_tiers(passing["score"].to_numpy(), passing["ours_language"].to_numpy(), cuts, default, cfg.repeat(), overrides)
+    tiers = assign_tiers(passing["score"].to_numpy(), passing["ours_language"].to_numpy(), cuts, default, overrides)
     passing = passing.assign(tier=tiers)
     shares = passing.groupby("ours_language")["tier"].value_counts(normalize=True).unstack(fill_value=0).round(3)
     counts = passing.groupby("ours_language").size()
@@ -107,7 +107,7 @@ def repo_split(passing: pd.DataFrame, default, overrides, cfg: CodeQualityConfig
     held = passing["repo"].map(lambda r: int(hashlib.blake2b(str(r).encode(), digest_size=2).hexdigest(), 16) % 2 == 1)
     a, b = passing[~held], passing[held]
     cuts = thresholds(score_histogram(a["ours_language"].to_numpy(), a["score"].to_numpy(), tier_group), default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
-    tiers, _ = assign_tiers(b["score"].to_numpy(), b["ours_language"].to_numpy(), cuts, default, cfg.repeat(), overrides)
+    tiers = assign_tiers(b["score"].to_numpy(), b["ours_language"].to_numpy(), cuts, default, overrides)
     b = b.assign(tier=tiers)
     out = {"repos_fit": int(a["repo"].nunique()), "repos_held_out": int(b["repo"].nunique())}
     for lang, g in b.groupby("ours_language"):

@@ -54,18 +54,15 @@ def corpus() -> pd.DataFrame:
     web = web.assign(source="web", doc_id="web-" + web["doc_id"].astype(str))
     web["n_tokens"] = tokens_cached("web", web["text"].tolist())
     web["quality_level"] = pick(web["doc_id"], ["high", "medium_high", "medium", "medium_low", "low"], [0.05, 0.05, 0.3, 0.25, 0.35])
-    web["quality_repeat"] = web["quality_level"].map({"high": 4.0, "medium_high": 2.0, "medium": 1.0, "medium_low": 0.5, "low": 0.0})
     code = pd.read_parquet(DATA / "code" / "code_files.parquet", columns=["repo", "path", "language", "text"])
     code = code.assign(source="code", doc_id=[f"code-{i}" for i in range(len(code))])
     code["n_tokens"] = tokens_cached("code", code["text"].tolist())
     code["code_tier"] = pick(code["doc_id"], ["high", "medium", "low"], [0.3, 0.5, 0.2])
-    code["code_repeat"] = code["code_tier"].map({"high": 2.0, "medium": 1.0, "low": 0.0})
     maths = [pd.read_json(DATA / "math" / f, lines=True) for f in ("openstax_modules.jsonl.gz", "arxiv_abstracts.jsonl.gz", "stacks_project_chapters.jsonl.gz")]
     math = pd.DataFrame({"text": pd.concat([m["text"].astype(str) for m in maths], ignore_index=True)})
     math = math.assign(source="math_science", doc_id=[f"math-{i}" for i in range(len(math))])
     math["n_tokens"] = tokens_cached("math", math["text"].tolist())
     math["edu_band"] = pick(math["doc_id"], ["high", "medium", "low"], [0.4, 0.4, 0.2])
-    math["edu_repeat"] = math["edu_band"].map({"high": 2.0, "medium": 1.0, "low": 0.5})
     df = pd.concat([web, code, math], ignore_index=True)
     for col in ("url", "repo", "path", "language", "meta", "quality_level", "code_tier", "edu_band"):
         df[col] = df[col].astype(object).where(df[col].notna(), None) if col in df else None

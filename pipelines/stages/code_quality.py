@@ -1,9 +1,11 @@
 """``code_quality``: StarCoder rules, language-specific quality scores, then tiers high / medium / low.
 
 score (language + rule signals + scorer outputs per file, cached by scorer parameters) →
-decide (rules from thresholds; per-language tier cuts from score histograms; low tier and
-rule failures to the ledger). Changing a threshold, a tier percentile or a repeat factor
-re-runs only the decision step: the ``scores`` artifact is reused.
+decide (rules from thresholds; per-language tier cuts from score histograms). Rule failures go
+to the ledger (the StarCoder rules remove); the tier is an annotation: the low tier stays, and
+the mixture policy decides what each tier is worth (``code/low`` excluded with ledger reason
+``code_low_tier``). Changing a threshold or a tier percentile re-runs only the decision step:
+the ``scores`` artifact is reused.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from curation.code_language import UNPOOLED_GROUPS, detect_language, tier_group
 from curation.code_rules import RuleThresholds, decide_rule, rule_signals
 from curation.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept
+from curation.schema import DROP_DETAIL, DROP_REASON, annotated_meta, mark_kept
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress
 
@@ -66,9 +68,6 @@ class CodeQualityConfig(StageConfig):
     tier_min_files: int = 50
     tier_weights: dict[str, float] = dataclasses.field(default_factory=lambda: {"structural": 1.0, "learned": 1.0})
     tier_overrides: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    repeat_high: float = 2.0
-    repeat_medium: float = 1.0
-    repeat_low: float = 0.0
 
     def validate(self) -> None:
         check_choice(self, "language_from", ("missing", "always"))
@@ -78,8 +77,6 @@ class CodeQualityConfig(StageConfig):
             check_range(self, key, 0.0, 1.0)
         for key in ("header_lines", "long_line", "max_line_length", "max_lines", "tier_min_files", "score_max_chars"):
             check_range(self, key, 1, None)
-        for key in ("repeat_high", "repeat_medium", "repeat_low"):
-            check_range(self, key, 0.0, None)
         if self.tier_mode == "percentile":
             check_range(self, "tier_high", 0.0, 100.0)
             check_range(self, "tier_low", 0.0, 100.0)
@@ -99,9 +96,6 @@ class CodeQualityConfig(StageConfig):
         """The library's rule thresholds from this config's flat keys of the same names."""
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RuleThresholds)}
         return RuleThresholds(**{**values, "alpha_exempt": tuple(self.alpha_exempt), "data_files": dict(self.data_files)})
-
-    def repeat(self) -> dict[str, float]:
-        return {"high": self.repeat_high, "medium": self.repeat_medium, "low": self.repeat_low}
 
     def score_params(self) -> dict[str, Any]:
         """What the cached scores depend on (and nothing that only a decision uses)."""
@@ -179,7 +173,6 @@ def _decide_part(df: pd.DataFrame, folder: str, cfg: CodeQualityConfig, cuts: di
     for col in score_cols:
         df[col] = np.nan
     df["code_tier"] = pd.Series([None] * len(df), index=df.index, dtype=object)
-    df["code_repeat"] = np.nan
     df = mark_kept(df)
     path = Path(folder) / f"part-{number:05d}.parquet"
     if not path.exists() or df.empty:
@@ -198,25 +191,19 @@ def _decide_part(df: pd.DataFrame, folder: str, cfg: CodeQualityConfig, cuts: di
         df.loc[hit, col] = scores.loc[ids, col].to_numpy(dtype=np.float64)
     default, overrides = tier_rules(cfg.tier_mode, cfg.tier_high, cfg.tier_low, cfg.tier_overrides)
     langs = d["language"].fillna("unknown").to_numpy()
-    tiers, repeat = assign_tiers(d["combined"].to_numpy(), langs, cuts, default, cfg.repeat(), overrides)
+    tiers = assign_tiers(d["combined"].to_numpy(), langs, cuts, default, overrides)
     rule = d["rule_reason"].to_numpy()
     reasons: list[str | None] = []
     details: list[str | None] = []
-    for i, (r, t) in enumerate(zip(rule, tiers, strict=True)):
+    for i, r in enumerate(rule):
         if isinstance(r, str):
             reasons.append(r)
             details.append(d["rule_detail"].iloc[i])
-            tiers[i], repeat[i] = None, np.nan  # rule failures have no tier
-        elif t == "low" and cfg.repeat_low == 0:
-            reasons.append(DropReason.CODE_LOW_TIER.value)
-            low, _high = cuts.get(str(langs[i]), cuts.get("*", (np.nan, np.nan)))
-            details.append(detail_json(tier="low", language=str(langs[i]), score=round(float(d["combined"].iloc[i]), 4),
-                                       low_cut=low, scores={c: round(float(scores.loc[ids[i], c]), 4) for c in score_cols}))
+            tiers[i] = None  # rule failures have no tier
         else:
             reasons.append(None)
             details.append(None)
     df.loc[hit, "code_tier"] = np.array(tiers, dtype=object)
-    df.loc[hit, "code_repeat"] = np.array(repeat, dtype=np.float64)
     df.loc[hit, DROP_REASON] = np.array(reasons, dtype=object)
     df.loc[hit, DROP_DETAIL] = np.array(details, dtype=object)
     return df
@@ -252,7 +239,7 @@ class CodeQualityStage:
     version = "1"
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
-    produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object, "code_repeat": "float64"}
+    produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
     def build(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: Any) -> dd.DataFrame:
         def produce(out: Path) -> None:
@@ -269,8 +256,9 @@ class CodeQualityStage:
         cuts = thresholds(hist, default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
         ctx.extra_stats["tier_cuts"] = {k: [float(v[0]), float(v[1])] for k, v in cuts.items()}
         ctx.extra_stats["tiers"] = tier_counts(hist, cuts)
+        ctx.extra_stats["annotated"] = {f"tier {t}": sum(v[t] for v in ctx.extra_stats["tiers"].values()) for t in ("high", "low")}
         log.info("code_quality: tier cuts %s", json.dumps(ctx.extra_stats["tier_cuts"]))
-        extra = {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object, "code_repeat": "float64"}
+        extra = {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object}
         meta = annotated_meta(docs._meta, extra)
         return docs.map_partitions(_decide_ordered, str(folder), cfg, cuts, list(meta.columns), meta=meta)
 

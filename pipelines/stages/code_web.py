@@ -2,8 +2,10 @@
 
 score (per web page, cached: HTML code-tag counts, code-content probability, re-parsed text,
 structural score of its code blocks + surrounding text) → decide (recall by tags and/or the
-classifier threshold; tier cuts over recalled pages; low tier to the ledger). Recalled pages
-become ``source = "code_web"`` with the re-parsed text; pages not recalled pass untouched.
+classifier threshold; tier cuts over recalled pages). Every web page is a candidate (the quality
+levels no longer remove any before this stage) and none is removed here: recalled pages keep
+``source = "web"`` and get ``code_web_recall``, ``code_tier`` and the re-parsed text; the mixture
+policy puts them in the ``code_web/<tier>`` groups (and excludes ``code_web/low``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from curation.code_language import language_from_name
 from curation.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 from curation.config import ConfigError, StageConfig, check_range
 from curation.html_code import code_blocks, code_tag_stats, parse, reparse_html
-from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept
+from curation.schema import annotated_meta, mark_kept
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress
@@ -51,9 +53,6 @@ class CodeWebConfig(StageConfig):
     tier_low: float = 10.0
     tier_min_files: int = 20
     tier_weights: dict[str, float] = dataclasses.field(default_factory=lambda: {"structural": 1.0, "content": 0.0})
-    repeat_high: float = 2.0
-    repeat_medium: float = 1.0
-    repeat_low: float = 0.0
 
     def validate(self) -> None:
         for r in self.recall:
@@ -216,8 +215,9 @@ def _decide_part(df: pd.DataFrame, folder: str, cfg: CodeWebConfig, cuts: dict[s
     df["code_web_recall"] = pd.Series([None] * len(df), index=df.index, dtype=object)
     # code_quality's columns on code files pass through: only recalled pages get new values
     df["code_tier"] = df["code_tier"].astype(object) if "code_tier" in df.columns else pd.Series([None] * len(df), index=df.index, dtype=object)
-    for col in ("code_score_structural", "code_repeat"):
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64") if col in df.columns else np.nan
+    col = "code_score_structural"
+    df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64") if col in df.columns else np.nan
+    df["code_web_score"] = np.nan
     df = mark_kept(df)
     path = Path(folder) / f"part-{number:05d}.parquet"
     if df.empty or not path.exists():
@@ -229,20 +229,17 @@ def _decide_part(df: pd.DataFrame, folder: str, cfg: CodeWebConfig, cuts: dict[s
         return df
     s = s.assign(tier_score=_scores_for_tiers(s, cfg)).set_index("doc_id")
     default, _ = tier_rules(cfg.tier_mode, cfg.tier_high, cfg.tier_low, None)
-    repeat = {"high": cfg.repeat_high, "medium": cfg.repeat_medium, "low": cfg.repeat_low}
-    tiers, reps = assign_tiers(s["tier_score"].to_numpy(), np.full(len(s), GROUP, dtype=object), cuts, default, repeat)
-    s["tier"], s["repeat"] = tiers, reps
+    s["tier"] = assign_tiers(s["tier_score"].to_numpy(), np.full(len(s), GROUP, dtype=object), cuts, default)
     for col in ("language", "meta", "text", "source"):
         df[col] = df[col].astype(object)  # all-null input columns read back as float
     pos = np.flatnonzero(df["doc_id"].isin(s.index).to_numpy())
     for i in pos:
         idx = df.index[i]
         r = s.loc[df.at[idx, "doc_id"]]
-        df.at[idx, "source"] = "code_web"
         df.at[idx, "code_web_recall"] = r["recall"]
         df.at[idx, "code_tier"] = r["tier"]
-        df.at[idx, "code_repeat"] = r["repeat"]
         df.at[idx, "code_score_structural"] = r["score"]
+        df.at[idx, "code_web_score"] = r["tier_score"]
         if isinstance(r["language"], str):
             df.at[idx, "language"] = r["language"]
         if isinstance(r["reparsed"], str) and r["reparsed"]:
@@ -250,10 +247,6 @@ def _decide_part(df: pd.DataFrame, folder: str, cfg: CodeWebConfig, cuts: dict[s
             df.at[idx, "meta"] = _with_original(df.at[idx, "meta"], original, cfg.keep_original_max_chars)
             df.at[idx, "text"] = r["reparsed"]
             df.at[idx, "n_tokens"] = int(r["n_tokens"])
-        if r["tier"] == "low" and cfg.repeat_low == 0:
-            df.at[idx, DROP_REASON] = DropReason.CODE_WEB_LOW_TIER.value
-            df.at[idx, DROP_DETAIL] = detail_json(tier="low", recall=r["recall"], score=round(float(r["tier_score"]), 4),
-                                                  low_cut=cuts.get(GROUP, (None, None))[0], content_prob=round(float(r["content_prob"]), 4))
     return df
 
 
@@ -280,8 +273,8 @@ class CodeWebStage:
     version = "1"
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
-    produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_repeat": "float64",
-                                "code_score_structural": "float64"}
+    produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
+                                "code_web_score": "float64"}
 
     def build(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: Any) -> dd.DataFrame:
         tokenizer = str(((ctx.recipe.get("stages") or {}).get("ingest") or {}).get("tokenizer", "qwen"))
@@ -305,6 +298,7 @@ class CodeWebStage:
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
         ctx.extra_stats["tier_cuts"] = {k: [float(v[0]), float(v[1])] for k, v in cuts.items() if k == GROUP}
         ctx.extra_stats["recalled_pages"] = recalled
+        ctx.extra_stats["annotated"] = {"recalled": recalled}
         meta = annotated_meta(docs._meta, dict(self.produces))
         return docs.map_partitions(_decide_ordered, str(folder), cfg, cuts, list(meta.columns), meta=meta)
 

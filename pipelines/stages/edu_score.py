@@ -13,8 +13,9 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
 - ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
   head when a real LLM annotated (``openai``/``vllm``) and the shipped default otherwise;
-- decision (no artifact): ``edu_band`` from ``band_edges``, ``edu_repeat`` from ``band_repeat``,
-  ``edu_rich`` for ``rich_sources`` at or above ``threshold``.
+- decision (no artifact): ``edu_band`` from ``band_edges`` and ``edu_rich`` for ``rich_sources``
+  at or above ``threshold`` (annotations only: the mixture policy decides what a band is worth,
+  and which web pages form the ``web_edu`` group).
 
 Annotation failures after the backend's retries are counted in the stats; a document whose
 *answer* could not be read becomes a ledger row ``annotation_failed`` when
@@ -46,7 +47,7 @@ DISTIL_KINDS = ("head", "hashed", "none")
 SCORER_CHOICES = ("auto", "default", "fast", "distilled")
 #: The member of the shipped default that ``scorer: fast`` uses alone (held-out AUC 0.963 vs 0.975).
 FAST_MEMBER = "hashed"
-PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_repeat": "float64", "edu_rich": "boolean"}
+PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_rich": "boolean"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +84,6 @@ class EduScoreConfig(StageConfig):
     threshold: float = 3.0
     band_names: tuple[str, ...] = ("low", "medium", "high")
     band_edges: tuple[float, ...] = (2.0, 3.0)
-    band_repeat: tuple[float, ...] = (0.5, 1.0, 2.0)
     rich_sources: tuple[str, ...] = ("web",)
 
     def validate(self) -> None:
@@ -109,12 +109,10 @@ class EduScoreConfig(StageConfig):
         check_range(self, "holdout_fraction", 0.0, 0.9)
         check_range(self, "max_transport_failures", 0.0, 1.0)
         check_range(self, "threshold", 0.0, 5.0)
-        if len(self.band_names) != len(self.band_edges) + 1 or len(self.band_repeat) != len(self.band_names):
-            raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges, and band_repeat one per band")
+        if len(self.band_names) != len(self.band_edges) + 1:
+            raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges")
         if list(self.band_edges) != sorted(self.band_edges):
             raise ConfigError("EduScoreConfig.band_edges must be increasing")
-        if any(r < 0 for r in self.band_repeat):
-            raise ConfigError("EduScoreConfig.band_repeat values are up-sample factors and must be >= 0")
 
     def annotator_config(self) -> dict[str, Any]:
         """The ``get_annotator`` dict of the configured backend (without the cache)."""
@@ -188,9 +186,19 @@ class EduScoreStage:
                      "vectors": embeddings.name if embeddings else None}
         scores = ctx.cached("scores", score_key, lambda out: steps.write_scores(
             docs, scorer_dir, sources, [p for p in (upstream, embeddings) if p is not None], cfg, out, ctx))
+        if annotations is not None:  # the judge's work is used: how well the scorer in use agrees with it
+            ctx.extra_stats["judge_agreement"] = judge_agreement(annotations, scores, cfg.threshold)
+            if scorer_dir != (distilled / "model" if distilled is not None else None):
+                log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
+                         "but not used (scorer: auto uses it only for an openai/vllm judge): %s",
+                         scorer_dir.name, ctx.extra_stats["judge_agreement"])
+        else:
+            ctx.extra_stats["judge_agreement"] = {"skipped": "no annotation (annotator: none or sample_size: 0)"}
         summary = json.loads((scores / "scores.json").read_text())
         ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
         ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg)
+        ctx.extra_stats["annotated"] = {"scored": int(sum(sum(v) for v in summary["histogram"].values())),
+                                        "rich web": ctx.extra_stats["decision"]["rich"]}
         failed = failed_annotations(annotations, cfg) if annotations is not None else {}
         ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
         meta = annotated_meta(docs._meta, PRODUCES)
@@ -215,26 +223,39 @@ class EduScoreStage:
 
 
 def decide(scores: pd.Series, sources: pd.Series, cfg: EduScoreConfig) -> pd.DataFrame:
-    """Band, repeat factor and math/science-rich flag from scores (NaN score → nulls).
+    """Band and math/science-rich flag from scores (NaN score → nulls); what a band is worth is the mixture's.
 
     >>> cfg = EduScoreConfig()
     >>> decide(pd.Series([1.0, 2.5, 3.0, np.nan]), pd.Series(["web"] * 4), cfg).values.tolist()
-    [['low', 0.5, False], ['medium', 1.0, False], ['high', 2.0, True], [None, nan, <NA>]]
+    [['low', False], ['medium', False], ['high', True], [None, <NA>]]
     """
     s = scores.to_numpy(dtype=np.float64)
     scored = ~np.isnan(s)
     idx = np.searchsorted(np.asarray(cfg.band_edges, dtype=np.float64), np.nan_to_num(s), side="right")
     names = np.asarray(cfg.band_names, dtype=object)[idx]
-    repeat = np.asarray(cfg.band_repeat, dtype=np.float64)[idx]
     rich = scored & (s >= cfg.threshold) & sources.isin(cfg.rich_sources).to_numpy()
     return pd.DataFrame(
         {
             "edu_band": pd.Series(np.where(scored, names, None), index=scores.index, dtype=object),
-            "edu_repeat": np.where(scored, repeat, np.nan),
             "edu_rich": pd.array(np.where(scored, rich, None), dtype="boolean"),
         },
         index=scores.index,
     )
+
+
+def judge_agreement(annotations: Path, scores_dir: Path, threshold: float) -> dict[str, Any]:
+    """Agreement of the scores in use with the judge's annotations of the sample: MAE, Spearman, agreement at the threshold."""
+    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "score"]).dropna(subset=["score"])
+    parts = [pd.read_parquet(p, columns=["doc_id", "edu_score"]) for p in sorted(Path(scores_dir).glob("part-*.parquet"))]
+    scored = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"doc_id": [], "edu_score": []})
+    both = ann.merge(scored.drop_duplicates("doc_id"), on="doc_id").dropna(subset=["edu_score"])
+    if len(both) < 3:
+        return {"documents": len(both), "note": "too few annotated documents to compare"}
+    a, b = both["score"].to_numpy(dtype=float), both["edu_score"].to_numpy(dtype=float)
+    rho = pd.Series(a).rank().corr(pd.Series(b).rank())
+    return {"documents": len(both), "mae": round(float(np.abs(a - b).mean()), 4),
+            "spearman": None if pd.isna(rho) else round(float(rho), 4),
+            "agreement_at_threshold": round(float(((a >= threshold) == (b >= threshold)).mean()), 4)}
 
 
 def band_counts(histogram: dict[str, list[int]], cfg: EduScoreConfig) -> dict[str, Any]:

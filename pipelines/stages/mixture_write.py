@@ -19,11 +19,12 @@ import pyarrow.parquet as pq
 
 from curation.manifest import file_sha256
 from curation.mixture import PhaseSpec
-from curation.mixture_groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, doc_groups, memberships
+from curation.mixture_groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
+from curation.mixture_policy import Policy, doc_groups
 from curation.mixture_shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
 
 #: Input columns a shard row carries (those present).
-CARRIED = ("doc_id", "text", "source", "url", "repo", "path", "language", "n_tokens", "meta", *PROVENANCE_COLUMNS)
+CARRIED = tuple(dict.fromkeys(("doc_id", "text", "source", "url", "repo", "path", "language", "lang", "n_tokens", "meta", *PROVENANCE_COLUMNS)))
 KEY_SEP = "|"
 
 RECORD_META = pd.DataFrame({
@@ -31,8 +32,10 @@ RECORD_META = pd.DataFrame({
     "path": pd.Series(dtype=object), "bytes": pd.Series(dtype="int64"), "sha256": pd.Series(dtype=object),
     "documents": pd.Series(dtype="int64"), "tokens": pd.Series(dtype="int64"),
     "unique_documents": pd.Series(dtype="int64"), "unique_tokens": pd.Series(dtype="int64"),
+    "replay_documents": pd.Series(dtype="int64"), "replay_tokens": pd.Series(dtype="int64"),
     "fim": pd.Series(dtype=object), "packing_path": pd.Series(dtype=object), "packing_bytes": pd.Series(dtype="int64"),
     "packing_sha256": pd.Series(dtype=object), "sequences": pd.Series(dtype="int64"), "min_sequences": pd.Series(dtype="int64"),
+    "packing_tokens": pd.Series(dtype="int64"),
 })
 
 
@@ -45,7 +48,7 @@ def explode_meta(meta: pd.DataFrame) -> pd.DataFrame:
 
 
 def explode_partition(
-    df: pd.DataFrame, specs: list[PhaseSpec], repeat_defaults: dict[str, float],
+    df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy,
     live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool = False,
 ) -> pd.DataFrame:
     """One row per (document, phase, live group) with the shard key ``phase|group|NNNNN``.
@@ -53,7 +56,7 @@ def explode_partition(
     ``meta`` travels only where a builder needs it (issue threads) unless ``keep_meta``: it can
     hold a page's raw HTML, which training shards do not need.
     """
-    m = memberships(df, specs, doc_groups(df, repeat_defaults))
+    m = memberships(df, specs, doc_groups(df, policy))
     ok = np.array([(p, g) in live and r > 0 for p, g, r in zip(m["phase"], m["group"], m["repeat"], strict=True)], dtype=bool)
     m = m[ok].reset_index(drop=True)  # a boolean array: an empty *list* would select no columns
     shard = assign_shards(m, n_shards, seed)
@@ -94,15 +97,17 @@ def write_shards(
             "phase": phase, "group": group, "shard": int(shard_s), "path": rel, "bytes": (root / rel).stat().st_size,
             "sha256": file_sha256(root / rel), "documents": len(frame), "tokens": int(frame["n_tokens"].sum()),
             "unique_documents": int(first.sum()), "unique_tokens": int(frame["n_tokens"].to_numpy()[first].sum()),
-            "fim": json.dumps(fim, sort_keys=True), "packing_path": None, "packing_bytes": 0, "packing_sha256": None, "sequences": 0, "min_sequences": 0,
+            "replay_documents": int(frame["copies"].sum()), "replay_tokens": int((frame["copies"] * frame["n_tokens"]).sum()),
+            "fim": json.dumps(fim, sort_keys=True), "packing_path": None, "packing_bytes": 0, "packing_sha256": None, "sequences": 0,
+            "min_sequences": 0, "packing_tokens": 0,
         }
         if spans is not None:
             prel = f"packing/{phase}/{group}/part-{shard_s}.parquet"
             _write(pa.Table.from_pandas(spans, schema=PACKING_SCHEMA, preserve_index=False), root / prel)
             rec.update({
                 "packing_path": prel, "packing_bytes": (root / prel).stat().st_size, "packing_sha256": file_sha256(root / prel),
-                "sequences": int(spans["sequence"].nunique()),
-                "min_sequences": -(-int(frame["n_tokens"].sum()) // spec.seq_length),  # no packing can use fewer
+                "sequences": int(spans["sequence"].nunique()), "packing_tokens": int(spans["length"].sum()),
+                "min_sequences": -(-int(spans["length"].sum()) // spec.seq_length),  # no packing can use fewer
             })
         records.append(rec)
     if not records:

@@ -1,13 +1,15 @@
-"""``web_quality``: scorer ensemble → token-weighted percentile buckets → levels → repeat factors.
+"""``web_quality``: scorer ensemble → token-weighted percentile buckets → levels (annotation only).
 
 score (one cached artifact per scorer: ``scores-<name>/part-NNNNN.parquet`` with doc_id, n_tokens,
 the score and, for ``heuristics``, every signal; keyed by the scorer's version, so changing a
-threshold, the level mapping or a repeat factor never re-runs a model) → thresholds (per scorer,
+threshold or the level mapping never re-runs a model) → thresholds (per scorer,
 mergeable quantile sketches of (score, tokens) per partition, tree-merged; exact while a sketch
 holds ≤ ``sketch_capacity`` distinct scores, otherwise within the bound in ``stats.extra``) →
 combine (``max``: the max of per-scorer buckets, GLM-4.5; ``mean``: the mean token-weighted rank over
 scorers, bucketed at its own token-weighted percentiles, one more sketch pass) → decide (per
-partition: bucket, level, repeat; repeat 0 → ledger ``low_quality``).
+partition: bucket, level, percentile). The stage removes nothing: every page keeps its scores and
+level, and the mixture policy alone decides what a level is worth (its repeat factor, the lowest
+level's exclusion with ledger reason ``low_quality``), so no later scorer is starved of pages.
 
 Languages (``per_language``): the sketches are kept per ``lang``; every language with at least
 ``language_min_docs`` in-scope documents gets its own thresholds (its own 20 token-weighted buckets
@@ -45,15 +47,11 @@ from curation.bucketing import (
     validate_levels,
 )
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept
+from curation.schema import annotated_meta, mark_kept
 from pipelines.progress import compute_with_progress
 from pipelines.stages.web_quality_score import score_part
 
 log = logging.getLogger(__name__)
-
-#: GLM-4.5 §2.2: the top level > 3.2 epochs, the lowest discarded; Nemotron-CC: higher levels
-#: up-sampled in decreasing order. Same defaults as the mixture stage's repeat_defaults.
-DEFAULT_REPEAT = {"high": 4.0, "medium_high": 2.0, "medium": 1.0, "medium_low": 0.5, "low": 0.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +66,6 @@ class WebQualityConfig(StageConfig):
     sketch_capacity: int = 4096
     thresholds: dict[str, list[float]] = dataclasses.field(default_factory=dict)
     levels: dict[str, list[int]] = dataclasses.field(default_factory=lambda: {k: list(v) for k, v in NEMOTRON_LEVELS.items()})
-    repeat: dict[str, float] = dataclasses.field(default_factory=lambda: dict(DEFAULT_REPEAT))
     embed_batch_size: int = 64
     per_language: bool = True
     language_min_docs: int = 50
@@ -94,15 +91,9 @@ class WebQualityConfig(StageConfig):
         if unknown:
             raise ConfigError(f"scorer_options for {unknown} which are not in scorers {list(self.scorers)}")
         try:
-            levels = validate_levels(self.levels, self.n_buckets)
+            validate_levels(self.levels, self.n_buckets)
         except ValueError as exc:
             raise ConfigError(f"WebQualityConfig.levels: {exc}") from exc
-        missing = sorted(set(levels) - set(self.repeat))
-        if missing:
-            raise ConfigError(f"WebQualityConfig.repeat has no factor for levels {missing}")
-        for name, value in self.repeat.items():
-            if float(value) < 0:
-                raise ConfigError(f"WebQualityConfig.repeat.{name} = {value}; repeat factors are >= 0 (0 = discard)")
         for name, cuts in self.thresholds.items():
             if name not in self.scorers and name != "combined":
                 raise ConfigError(f"thresholds for {name!r} which is neither in scorers {list(self.scorers)} nor 'combined'")
@@ -121,7 +112,6 @@ class WebQualityStage:
     produces: dict[str, Any] = {
         "quality_bucket": "Int64",
         "quality_level": object,
-        "quality_repeat": "float64",
         "quality_percentile": "float64",
     }
 
@@ -324,10 +314,11 @@ def _record_stats(folders: dict[str, str], thresholds: dict[str, dict[str, np.nd
         "sketch_points": {n: len(whole[n].values) for n in cfg.scorers},
         "levels_by_lang": by_lang_level,
         "levels": {lvl: {**per_level.get("level", {}).get(lvl, {"documents": 0, "tokens": 0}),
-                         "token_share": per_level.get("level", {}).get(lvl, {"tokens": 0})["tokens"] / total_tokens,
-                         "repeat": float(cfg.repeat[lvl])}
+                         "token_share": per_level.get("level", {}).get(lvl, {"tokens": 0})["tokens"] / total_tokens}
                    for lvl in [*LEVEL_ORDER, *sorted(set(cfg.levels) - set(LEVEL_ORDER))] if lvl in cfg.levels},
         "buckets": {k: v for k, v in per_level.items() if k not in ("level", "lang_level")},
+        "annotated": {f"level {lvl}": per_level.get("level", {}).get(lvl, {"documents": 0})["documents"]
+                      for lvl in ("high", "low") if lvl in cfg.levels},
     })
 
 
@@ -351,7 +342,7 @@ def _group_decision(s: pd.DataFrame, thresholds: dict[str, dict[str, list[float]
     return decide_by_group(
         language_groups(s["lang"].to_numpy(), own), {n: s[n].to_numpy(dtype=np.float64) for n in cfg.scorers},
         {g: {n: np.asarray(t, dtype=np.float64) for n, t in per.items()} for g, per in thresholds.items()},
-        cfg.levels, cfg.repeat, cfg.combine,
+        cfg.levels, None, cfg.combine,
         {g: {n: QuantileSketch.from_dict(v) for n, v in per.items()} for g, per in sketches.items()},
         {g: np.asarray(t) if t is not None else None for g, t in combined_th.items()} if combined_th is not None else None,
     )
@@ -404,7 +395,6 @@ def _decide(df: pd.DataFrame, number: int, folders: dict[str, str], thresholds: 
         df[c] = np.nan
     df["quality_bucket"] = pd.array([pd.NA] * len(df), dtype="Int64")
     df["quality_level"] = pd.Series([None] * len(df), index=df.index, dtype=object)
-    df["quality_repeat"] = np.nan
     df["quality_percentile"] = np.nan
     s = _read_scores(folders, number, signals=bool(signal_cols)) if len(df) else None
     if s is None or s.empty:
@@ -423,24 +413,8 @@ def _decide(df: pd.DataFrame, number: int, folders: dict[str, str], thresholds: 
             df.loc[hit, c] = rows[c].to_numpy(dtype=np.float64)
     df.loc[hit, "quality_bucket"] = d.bucket
     df.loc[hit, "quality_level"] = d.level
-    df.loc[hit, "quality_repeat"] = d.repeat
     df.loc[hit, "quality_percentile"] = np.round(d.percentile, 4)
-    drop = np.flatnonzero(hit)[d.repeat <= 0]
-    if len(drop):
-        idx = df.index[drop]
-        pos = np.flatnonzero(d.repeat <= 0)
-        df.loc[idx, DROP_REASON] = DropReason.LOW_QUALITY.value
-        df.loc[idx, DROP_DETAIL] = [
-            detail_json(level=str(d.level[i]), bucket=int(d.bucket[i]),
-                        scores={n: _finite(scores[n][i]) for n in cfg.scorers},
-                        buckets={n: int(d.buckets[n][i]) for n in cfg.scorers})
-            for i in pos
-        ]
     return df
-
-
-def _finite(x: float) -> float | None:
-    return None if not np.isfinite(x) else round(float(x), 6)
 
 
 def thresholds_json(stage_dir: Path) -> dict[str, Any]:

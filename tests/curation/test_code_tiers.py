@@ -4,8 +4,6 @@ import pytest
 
 from curation.code_tiers import POOLED, TierRule, assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 
-REPEAT = {"high": 2.0, "medium": 1.0, "low": 0.0}
-
 
 def test_percentile_cuts_are_per_language():
     langs = np.array(["Python"] * 100 + ["Go"] * 100, dtype=object)
@@ -13,14 +11,14 @@ def test_percentile_cuts_are_per_language():
     cuts = thresholds(score_histogram(langs, scores), TierRule(high=80, low=10), min_files=50)
     assert cuts["Python"] == pytest.approx((5.5, 9.0))
     assert cuts["Go"] == pytest.approx((1.5, 5.0))
-    tiers, rep = assign_tiers(scores, langs, cuts, TierRule(), REPEAT)
+    tiers = assign_tiers(scores, langs, cuts, TierRule())
     for lang in ("Python", "Go"):
         t = np.array(tiers)[langs == lang]
         assert (t == "high").sum() == 20 and (t == "low").sum() == 10
     # the same score is high in Go and low in Python: tiers are per language
-    t, _ = assign_tiers(np.array([5.2, 5.2]), np.array(["Go", "Python"]), cuts, TierRule(), REPEAT)
+    t = assign_tiers(np.array([5.2, 5.2]), np.array(["Go", "Python"]), cuts, TierRule())
     assert t == ["high", "low"]
-    assert set(rep) == {0.0, 1.0, 2.0}
+    assert set(tiers) == {"high", "medium", "low"}
 
 
 def test_rare_language_uses_pooled_percentiles():
@@ -29,7 +27,7 @@ def test_rare_language_uses_pooled_percentiles():
     cuts = thresholds(score_histogram(langs, scores), TierRule(high=80, low=10), min_files=50)
     assert cuts["Perl"] == cuts[POOLED]
     # a language never seen in the histograms falls back to the pooled cuts too
-    tiers, _ = assign_tiers(np.array([9.99]), np.array(["Zig"]), cuts, TierRule(), REPEAT)
+    tiers = assign_tiers(np.array([9.99]), np.array(["Zig"]), cuts, TierRule())
     assert tiers == ["high"]
 
 
@@ -39,14 +37,14 @@ def test_absolute_mode_and_per_language_override():
     scores = np.concatenate([np.linspace(5, 7, 50), np.linspace(5, 7, 50)])
     cuts = thresholds(score_histogram(langs, scores), default, overrides, min_files=10)
     assert cuts["JSON"] == (6.0, 9.5)
-    tiers, _ = assign_tiers(scores, langs, cuts, default, REPEAT, overrides)
+    tiers = assign_tiers(scores, langs, cuts, default, overrides)
     json_tiers = np.array(tiers)[:50]
     assert "high" not in json_tiers and (json_tiers == "low").sum() == 25
 
 
 def test_nan_score_is_medium_and_bad_rules_are_rejected():
-    tiers, rep = assign_tiers(np.array([np.nan]), np.array(["Go"]), {}, TierRule(mode="absolute", high=7, low=3), REPEAT)
-    assert tiers == ["medium"] and rep == [1.0]
+    tiers = assign_tiers(np.array([np.nan]), np.array(["Go"]), {}, TierRule(mode="absolute", high=7, low=3))
+    assert tiers == ["medium"]
     with pytest.raises(ValueError):
         TierRule(mode="quantile")
     with pytest.raises(ValueError):
@@ -78,6 +76,6 @@ def test_rare_language_falls_back_to_its_group_and_prose_is_not_pooled():
     assert cuts["JavaScript"] == cuts["TypeScript"] != cuts[POOLED]
     assert cuts["JavaScript"][1] < 6.5
     # five Markdown files cannot be calibrated on source code: every one is medium
-    tiers, _ = assign_tiers(np.full(5, 1.0), np.array(["Markdown"] * 5), cuts, TierRule(), REPEAT)
+    tiers = assign_tiers(np.full(5, 1.0), np.array(["Markdown"] * 5), cuts, TierRule())
     assert tiers == ["medium"] * 5
     assert not any(k.startswith("group:") for k in cuts)

@@ -17,28 +17,30 @@ from curation.manifest import (
     validate_schema,
     validate_sums,
 )
-from curation.mixture import Budget, GroupStat, PhaseSpec, plan_phase
+from curation.mixture import GroupStat, PhaseSpec, plan_phase
 from curation.mixture_shards import SHARD_SCHEMA
 
 
-def write_shard(root, rel, n_tokens):
+def write_shard(root, rel, n_tokens, copies=1):
     df = pd.DataFrame({c: [None] * len(n_tokens) for c in SHARD_SCHEMA.names})
     df["doc_id"] = [f"d{i}" for i in range(len(n_tokens))]
     df["copy"] = 0
+    df["copies"] = copies  # the plan's epochs as whole copies of each row
     df["n_tokens"] = n_tokens
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pandas(df, schema=SHARD_SCHEMA, preserve_index=False), path)
-    return {"path": rel, "bytes": path.stat().st_size, "sha256": file_sha256(path), "documents": len(n_tokens), "tokens": sum(n_tokens)}
+    return {"path": rel, "bytes": path.stat().st_size, "sha256": file_sha256(path), "documents": len(n_tokens), "tokens": sum(n_tokens),
+            "replay_documents": copies * len(n_tokens), "replay_tokens": copies * sum(n_tokens)}
 
 
 @pytest.fixture
 def stage(tmp_path):
-    spec = PhaseSpec("pretrain_phase1", budget=Budget(fraction=1.0), mix={"web": 1.0, "code": 1.0})
+    spec = PhaseSpec("pretrain_phase1", tokens=160, mix={"web": 1.0, "code": 1.0})  # nominal: 2 × 60 + 1 × 40
     plan = plan_phase(spec, {"web/high": GroupStat(60, 2.0, 3), "code/high": GroupStat(40, 1.0, 2), "web/low": GroupStat(9, 0.0, 1)}, {"*": 4.0})
     shards = {
-        "web/high": [write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00000.parquet", [10, 20]),
-                     write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00001.parquet", [30])],
+        "web/high": [write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00000.parquet", [10, 20], copies=2),
+                     write_shard(tmp_path, "shards/pretrain_phase1/web/high/part-00001.parquet", [30], copies=2)],
         "code/high": [write_shard(tmp_path, "shards/pretrain_phase1/code/high/part-00000.parquet", [15, 25])],
     }
     groups = [group_entry(g, shards.get(g.group, []), None, None) for g in plan.groups]
@@ -54,10 +56,11 @@ def stage(tmp_path):
 def test_a_built_manifest_is_valid_against_schema_sums_and_files(stage):
     _, path, manifest = stage
     assert validate_manifest(path) == []
-    assert manifest["totals"] == {"documents": 5, "tokens": 100, "shards": 3, "bytes": sum(s["bytes"] for g in manifest["groups"] for s in g["shards"])}
+    assert manifest["totals"] == {"documents": 5, "tokens": 100, "shards": 3, "bytes": sum(s["bytes"] for g in manifest["groups"] for s in g["shards"]),
+                                  "replay_tokens": 160}
     assert [g["name"] for g in manifest["groups"]] == ["code/high", "web/high"]
     assert manifest["excluded_groups"] == [{"name": "web/low", "documents": 1, "tokens": 9, "reason": "zero_weight"}]
-    assert load_schema()["properties"]["schema_version"]["const"] == manifest["schema_version"] == "1.0"
+    assert load_schema()["properties"]["schema_version"]["const"] == manifest["schema_version"] == "1.1"
 
 
 def test_schema_rejects_missing_and_malformed_fields(stage):
@@ -113,6 +116,7 @@ def test_exports_weight_by_tokens_and_sample_by_documents(stage):
     assert weights["shards/pretrain_phase1/web/high/part-00000"] == pytest.approx(0.75 * 30 / 60)
     inter = interleave_export(manifest["groups"])
     assert inter["groups"] == ["code/high", "web/high"]
-    # documents drawn: code 40/(40/2) = 2, web 120/(60/3) = 6 → 0.25 / 0.75
+    # rows after repeating each `copies` times: code 2, web 3 × 2 = 6 → 0.25 / 0.75
+    assert inter["documents"] == [2, 6] and inter["copies_column"] == "copies"
     assert inter["probabilities"] == pytest.approx([0.25, 0.75])
     assert megatron_blend([{"name": "a/b", "weight": 0.0, "tokens": 5, "shards": []}]) == ""

@@ -1,8 +1,10 @@
-import numpy as np
+import json
+
 import pandas as pd
 
 from curation.mixture import PhaseSpec
 from curation.mixture_groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, assign_shards, doc_groups, memberships
+from curation.mixture_policy import Policy, exclusion
 
 
 def frame(rows):
@@ -11,18 +13,52 @@ def frame(rows):
     return df
 
 
-def test_groups_from_levels_tiers_bands_and_edu_rich():
+def test_one_group_per_document_by_the_documented_precedence():
     df = frame([
-        {"doc_id": "a", "text": "x", "source": "web", "quality_level": "high", "quality_repeat": 3.5, "edu_rich": True},
-        {"doc_id": "b", "text": "x", "source": "web", "quality_level": "medium", "quality_repeat": 1.0, "edu_rich": False},
-        {"doc_id": "c", "text": "x", "source": "code", "code_tier": "low", "code_repeat": 0.0},
-        {"doc_id": "d", "text": "x", "source": "math_science", "edu_band": "high", "edu_repeat": np.nan},
-        {"doc_id": "e", "text": "x", "source": "agent"},
-        {"doc_id": "f", "text": "x", "source": "web", "quality_level": None, "quality_repeat": np.nan, "edu_rich": None},
+        # a recalled code page that is also edu-rich and top level: code_web wins
+        {"doc_id": "a", "text": "x", "source": "web", "quality_level": "high", "edu_band": "high", "code_web_recall": "html_tags", "code_tier": "high"},
+        # an edu-rich page at the lowest web level: web_edu wins over the level (not excluded by it)
+        {"doc_id": "b", "text": "x", "source": "web", "quality_level": "low", "edu_band": "high", "code_web_recall": None},
+        {"doc_id": "c", "text": "x", "source": "web", "quality_level": "medium", "edu_band": "medium", "code_web_recall": None},
+        {"doc_id": "d", "text": "x", "source": "code", "code_tier": "low"},
+        {"doc_id": "e", "text": "x", "source": "math_science", "edu_band": "high"},
+        {"doc_id": "f", "text": "x", "source": "agent"},
+        {"doc_id": "g", "text": "x", "source": "web", "quality_level": None},
+        {"doc_id": "h", "text": "x", "source": "web", "quality_level": "low", "edu_band": "low", "code_web_recall": None},
     ])
-    g = doc_groups(df, {"math_science/high": 2.5, "*": 1.0})
-    assert g["group"].tolist() == ["web_edu/high", "web/medium", "code/low", "math_science/high", "agent/all", "web/all"]
-    assert g["repeat"].tolist() == [3.5, 1.0, 0.0, 2.5, 1.0, 1.0]  # a missing value falls back to the recipe's table
+    repeat = {"web/low": 0.0, "code/low": 0.0, "code_web/high": 2.0, "web_edu/high": 2.0, "math_science/high": 2.5, "*": 1.0}
+    g = doc_groups(df, repeat)
+    assert g["group"].tolist() == ["code_web/high", "web_edu/high", "web/medium", "code/low", "math_science/high", "agent/all",
+                                   "web/all", "web/low"]
+    assert g["repeat"].tolist() == [2.0, 2.0, 1.0, 0.0, 2.5, 1.0, 1.0, 0.0]
+    assert g["rule"].tolist()[:3] == ["code_web recall (html_tags)", "edu band", "web level"]
+    assert set(g["lang"]) == {"und"}  # no lang column yet: unknown
+
+
+def test_language_shares_are_configurable_for_web():
+    df = frame([
+        {"doc_id": "a", "text": "x", "source": "web", "quality_level": "high", "lang": "zh"},
+        {"doc_id": "b", "text": "x", "source": "web", "quality_level": "high", "lang": "en"},
+        {"doc_id": "c", "text": "x", "source": "web", "quality_level": "high", "lang": None},
+        {"doc_id": "d", "text": "x", "source": "math_science", "lang": "zh"},
+    ])
+    policy = Policy(repeat={"web/high": 4.0, "*": 1.0}, language_repeat={"zh": 1.5, "und": 0.0, "*": 1.0})
+    g = doc_groups(df, policy)
+    assert g["repeat"].tolist() == [6.0, 4.0, 0.0, 1.0]  # only the web kinds take the language factor
+    assert g["lang"].tolist() == ["zh", "en", "und", "zh"]
+    reason, detail = exclusion(df.iloc[2].to_dict(), "web/high", "web", "web level", policy)
+    assert reason == "zero_weight" and "language_repeat[und]" in detail
+
+
+def test_exclusions_carry_the_recipe_reason_the_rule_and_the_scores():
+    row = {"doc_id": "x", "source": "web", "quality_level": "low", "quality_bucket": 3, "quality_score_heuristics": -1.25,
+           "quality_score_linear": float("nan"), "edu_score": 1.5, "text": "…"}
+    policy = Policy(repeat={"web/low": 0.0, "code_web/low": 0.0})
+    reason, detail = exclusion(row, "web/low", "web", "web level", policy)
+    d = json.loads(detail)
+    assert reason == "low_quality" and d["rule"] == "mixture.repeat[web/low] = 0" and d["precedence"] == "web level"
+    assert d["scores"] == {"quality_level": "low", "quality_bucket": 3, "quality_score_heuristics": -1.25, "edu_score": 1.5}
+    assert exclusion({}, "code_web/low", "code_web", "code_web recall (classifier)", policy)[0] == "code_web_low_tier"
 
 
 def test_missing_columns_mean_defaults():
@@ -34,17 +70,17 @@ def test_missing_columns_mean_defaults():
 def test_memberships_per_builder():
     df = frame([
         {"doc_id": "w", "text": "long " * 50, "source": "web", "repo": None, "meta": None},
-        {"doc_id": "c1", "text": "import a", "source": "code", "repo": "o/r", "code_tier": "high", "code_repeat": 2.0, "meta": None},
-        {"doc_id": "c2", "text": "junk", "source": "code", "repo": "o/r", "code_tier": "low", "code_repeat": 0.0, "meta": None},
+        {"doc_id": "c1", "text": "import a", "source": "code", "repo": "o/r", "code_tier": "high", "meta": None},
+        {"doc_id": "c2", "text": "junk", "source": "code", "repo": "o/r", "code_tier": "low", "meta": None},
         {"doc_id": "i", "text": "issue", "source": "issues_prs_commits", "repo": None, "meta": '{"repo": "o/r"}'},
         {"doc_id": "g", "text": "trace", "source": "agent", "repo": None, "meta": None},
     ])
     specs = [
-        PhaseSpec("p1", mix={"web": 1.0, "code": 1.0}),
-        PhaseSpec("repo", stage="midtrain", builder="repo_code", mix={"code": 1.0, "issues_prs_commits": 1.0}),
-        PhaseSpec("long", stage="midtrain", builder="long_context", min_tokens=20, mix={"long_docs": 2.0, "agent": 1.0}),
+        PhaseSpec("p1", tokens=1, mix={"web": 1.0, "code": 1.0}),
+        PhaseSpec("repo", stage="midtrain", builder="repo_code", tokens=1, mix={"code": 1.0, "issues_prs_commits": 1.0}),
+        PhaseSpec("long", stage="midtrain", builder="long_context", tokens=1, min_tokens=20, mix={"long_docs": 2.0, "agent": 1.0}),
     ]
-    m = memberships(df, specs, doc_groups(df, {}))
+    m = memberships(df, specs, doc_groups(df, {"code/high": 2.0, "code/low": 0.0}))
     rows = {(p, df["doc_id"].iloc[r]): (g, u, rep) for r, p, g, u, rep in m[["row", "phase", "group", "unit", "repeat"]].itertuples(index=False)}
     assert rows[("p1", "c2")] == ("code/low", "c2", 0.0)  # kept in the accounting, weight 0
     assert rows[("repo", "c1")] == (REPO_GROUP, "repo:o/r", 1.0)

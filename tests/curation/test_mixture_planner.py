@@ -1,4 +1,3 @@
-import math
 
 import pytest
 
@@ -6,12 +5,14 @@ from curation.mixture import (
     Budget,
     GroupStat,
     PhaseSpec,
+    fit_scale,
     lookup,
     plan_phase,
     plan_phases,
     pretrain_epochs,
 )
-from pipelines.stages.mixture import DEFAULT_PHASES, DEFAULT_REPEATS, MixtureConfig
+from curation.mixture_checks import ConcentrationError, check_plans
+from pipelines.stages.mixture import DEFAULT_REPEATS, MixtureConfig
 
 STATS = {
     "web/high": GroupStat(1_000, 4.0, 10),
@@ -25,8 +26,9 @@ def spec(budget: Budget, **kw) -> PhaseSpec:
     return PhaseSpec("p", budget=budget, mix=kw.pop("mix", {"web": 1.0, "code": 0.5}), **kw)
 
 
-def test_fraction_budget_gives_each_group_fraction_times_its_nominal_epochs():
-    plan = plan_phase(spec(Budget(fraction=0.5)), STATS, caps={"*": 10.0})
+def test_budget_is_the_phase_tokens_times_the_scale():
+    plan = plan_phase(PhaseSpec("p", tokens=11_000, mix={"web": 1.0, "code": 0.5}), STATS, caps={"*": 10.0}, scale=0.5)
+    assert plan.recipe_scale == 0.5 and plan.scale == pytest.approx(0.5)  # 5500 of a nominal 11000
     assert plan.group("web/high").epochs == pytest.approx(2.0)  # 0.5 × 1.0 × 4
     assert plan.group("web/medium").epochs == pytest.approx(0.5)
     assert plan.group("code/high").epochs == pytest.approx(0.5)  # 0.5 × 0.5 × 2
@@ -38,7 +40,7 @@ def test_fraction_budget_gives_each_group_fraction_times_its_nominal_epochs():
 
 
 def test_zero_repeat_groups_get_zero_weight_and_no_tokens():
-    plan = plan_phase(spec(Budget(fraction=1.0)), STATS, caps={})
+    plan = plan_phase(spec(Budget(tokens=11_000)), STATS, caps={})
     low = plan.group("web/low")
     assert (low.epochs, low.weight, low.planned_tokens) == (0.0, 0.0, 0)
     assert plan.unique_tokens == 8_000  # web/low is not available to the phase
@@ -119,32 +121,75 @@ def test_lookup_prefers_exact_then_most_specific_glob():
 
 def test_budget_and_phase_parsing_say_what_is_wrong():
     assert Budget.parse({"tokens": "1e9"}, "x") == Budget(tokens=1_000_000_000)
-    assert Budget.parse({"fraction": 0.5}, "x") == Budget(fraction=0.5)
+    assert Budget.parse(None, "x") is None
+    with pytest.raises(ValueError, match="mixture.scale"):
+        Budget.parse({"fraction": 0.5}, "x")
     with pytest.raises(ValueError, match="budget must be"):
-        Budget.parse({"tokens": 1, "fraction": 1}, "x")
+        Budget.parse({"tokens": 1, "extra": 1}, "x")
+    with pytest.raises(ValueError, match="needs tokens"):
+        PhaseSpec.parse("p", {"mix": {"web": 1.0}})
     with pytest.raises(ValueError, match="unknown key 'packin'"):
         PhaseSpec.parse("p", {"packin": "none"})
     with pytest.raises(ValueError, match="packing must be one of"):
-        PhaseSpec.parse("p", {"packing": "greedy"})
+        PhaseSpec.parse("p", {"packing": "greedy", "tokens": 1})
 
 
-def test_default_recipe_top_web_level_reaches_3_2_epochs_and_low_levels_get_zero():
-    """GLM-4.5: the top web level contributes over 3.2 epochs over pre-training; low / low tier are discarded."""
+def realistic_stats() -> dict[str, GroupStat]:
+    """Token counts shaped like a crawl: web levels by Nemotron-CC bucket shares, less code and math."""
+    tokens = {"web/high": 50_000, "web/medium_high": 50_000, "web/medium": 300_000, "web/medium_low": 250_000, "web/low": 350_000,
+              "web_edu/high": 40_000, "code/high": 60_000, "code/medium": 200_000, "code/low": 30_000,
+              "code_web/high": 10_000, "code_web/medium": 40_000, "code_web/low": 5_000, "math_science/high": 20_000,
+              "math_science/medium": 30_000, "math_science/low": 20_000}
+    return {g: GroupStat(t, DEFAULT_REPEATS[g], t // 1000) for g, t in tokens.items()}
+
+
+def test_auto_scale_keeps_15_to_7_and_plans_the_top_level_epochs_from_token_budgets():
+    """GLM-4.5: phases of 15T and 7T, the top web level over 3.2 epochs: an outcome of the plan, not configuration."""
     cfg = MixtureConfig()
-    specs = cfg.phase_specs()
-    assert [s.name for s in specs] == list(DEFAULT_PHASES)
-    groups = ["web/high", "web/medium_high", "web/medium", "web/medium_low", "web/low", "code/high", "code/medium",
-              "code/low", "code_web/high", "code_web/low", "math_science/high", "web_edu/high"]
-    stats = {g: GroupStat(10_000 * (i + 1), DEFAULT_REPEATS[g], 10) for i, g in enumerate(groups)}
-    plans = plan_phases(specs, {s.name: stats for s in specs if s.stage == "pretrain"}, cfg.max_epochs)
+    specs = [s for s in cfg.phase_specs() if s.stage == "pretrain"]
+    stats = {s.name: realistic_stats() for s in specs}
+    scale = fit_scale(specs, stats, cfg.max_epochs) * (1 - 1e-9)
+    plans = plan_phases(specs, stats, cfg.max_epochs, scale=scale)
+    p1, p2 = plans["pretrain_phase1"], plans["pretrain_phase2"]
+    assert p1.planned_tokens / p2.planned_tokens == pytest.approx(15 / 7, rel=1e-3)
+    assert p1.budget_met and p2.budget_met and p1.shortfalls == p2.shortfalls == []
     epochs = pretrain_epochs(plans, specs)
-    assert epochs["web/high"] >= 3.2
-    assert epochs["web/low"] == 0.0 and epochs["code/low"] == 0.0 and epochs["code_web/low"] == 0.0
+    assert max(epochs.values()) == pytest.approx(4.0, rel=1e-6)  # the scale is as large as the caps allow
+    assert epochs["web/high"] >= 3.2 and check_plans(plans, specs) == []
+    assert epochs["web/low"] == epochs["code/low"] == epochs["code_web/low"] == 0.0
     assert epochs["web/high"] > epochs["web/medium_high"] > epochs["web/medium"] > epochs["web/medium_low"] > 0
-    for name in ("pretrain_phase1", "pretrain_phase2"):
-        assert plans[name].shortfalls == [] and plans[name].budget_met
-    # Phase 2 up-samples code and math & science relative to phase 1.
-    share = {n: {g.group: g.weight for g in plans[n].groups} for n in ("pretrain_phase1", "pretrain_phase2")}
-    for g in ("code/high", "code_web/high", "math_science/high"):
+    share = {n: {g.group: g.weight for g in plans[n].groups} for n in plans}
+    for g in ("code/high", "code_web/high", "math_science/high"):  # phase 2 up-samples code and math & science
         assert share["pretrain_phase2"][g] > share["pretrain_phase1"][g]
-    assert all(e <= lookup(cfg.max_epochs, g, math.inf) + 1e-9 for g, e in epochs.items())
+
+
+def test_top_level_below_3_2_epochs_is_reported_when_the_data_cannot_give_it():
+    """The issue's case: 15 : 7 budgets at half the size the data supports give web/high 2 epochs: reported, not silent."""
+    cfg = MixtureConfig()
+    specs = [s for s in cfg.phase_specs() if s.stage == "pretrain"]
+    stats = {s.name: realistic_stats() for s in specs}
+    plans = plan_phases(specs, stats, cfg.max_epochs, scale=fit_scale(specs, stats, cfg.max_epochs) / 2)
+    assert plans["pretrain_phase1"].planned_tokens / plans["pretrain_phase2"].planned_tokens == pytest.approx(15 / 7, rel=1e-3)
+    top = pretrain_epochs(plans, specs)["web/high"]
+    assert top == pytest.approx(2.0) and plans["pretrain_phase1"].budget_met
+    warnings = check_plans(plans, specs)
+    assert [w["check"] for w in warnings if w["check"] == "top_level_epochs"] == ["top_level_epochs"]
+    assert warnings[0]["value"] == pytest.approx(top, abs=1e-6) and "3.2" in warnings[0]["message"]
+
+
+def test_a_group_of_few_documents_with_a_large_share_is_flagged_or_fails():
+    stats = {"web/high": GroupStat(9_000, 4.0, 2), "web/medium": GroupStat(2_000, 1.0, 200)}
+    p = PhaseSpec("p1", tokens=38_000, mix={"web": 1.0})
+    plans = plan_phases([p], {"p1": stats}, {"*": 4.0})
+    (w,) = [w for w in check_plans(plans, [p]) if w["check"] == "concentration"]
+    assert w["group"] == "web/high" and w["documents"] == 2 and w["value"] > 0.9
+    with pytest.raises(ConcentrationError, match="web/high"):
+        check_plans(plans, [p], on_concentration="fail")
+
+
+def test_fit_scale_ignores_phases_without_data_and_overridden_budgets():
+    p1 = PhaseSpec("p1", tokens=1_000, mix={"web": 1.0})
+    r = PhaseSpec("r", stage="midtrain", tokens=1_000, mix={"reasoning": 1.0})
+    o = PhaseSpec("o", stage="midtrain", budget=Budget(tokens=5), mix={"web": 1.0})
+    stats = {"p1": {"web/all": GroupStat(500, 1.0, 5)}, "o": {"web/all": GroupStat(500, 1.0, 5)}}
+    assert fit_scale([p1, r, o], stats, {"*": 4.0}, ("pretrain", "midtrain")) == pytest.approx(2.0)  # 1000 × 2 = 4 epochs of 500

@@ -22,6 +22,7 @@ import pandas as pd
 
 import pipelines.runner
 from curation.config import StageConfig
+from curation.manifest import SCHEMA_VERSION
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json
 from pipelines.cluster import open_client
 from pipelines.io import write_frame, write_json
@@ -270,7 +271,7 @@ def _manifest(phase: str, stage: str, seq: int, packing: str, groups: list, excl
     probs = [g["planned_tokens"] / (g["tokens"] / g["documents"]) for g in groups]
     probs = [p / sum(probs) for p in probs] if probs else []
     return {
-        "schema_version": "1.0", "kind": "curation.mixture.manifest", "phase": phase, "stage": stage, "builder": "documents",
+        "schema_version": SCHEMA_VERSION, "kind": "curation.mixture.manifest", "phase": phase, "stage": stage, "builder": "documents",
         "base_dir": "..", "created_by": {"stage": "mixture", "stage_version": "fake-1", "versions": {}},
         "config_hash": "0" * 64, "input_fingerprint": ctx.input_fingerprint, "upstream": [], "seed": 1,
         "budget": {"spec": {"fraction": 1.0}, "tokens": planned, "nominal_tokens": planned + sum(s["tokens"] for s in shortfalls),

@@ -39,21 +39,21 @@ def test_recall_reparse_and_conservation(tmp_path):
     assert ledger.empty
     by_id = kept.set_index("doc_id")
     page = by_id.loc["tag0"]
-    assert page["source"] == "code_web" and page["code_web_recall"] == "html_tags"
+    assert page["source"] == "web" and page["code_web_recall"] == "html_tags"  # the mixture policy makes it code_web
     assert "```python\ndef parse(lines):\n    out = []\n    for line in lines:\n        if line.strip():" in page["text"]
     assert "cookies" not in page["text"] and "Copyright" not in page["text"] and "Home" not in page["text"]
     assert json.loads(page["meta"])["original_text"].startswith("Parsing numbers")
     assert page["n_tokens"] == len(page["text"].split())
-    assert page["code_tier"] in ("high", "medium") and page["code_repeat"] >= 1.0
+    assert page["code_tier"] in ("high", "medium") and page["code_web_score"] >= 0 and "code_repeat" not in kept.columns
     txt = by_id.loc["txt"]
-    assert txt["source"] == "code_web" and txt["code_web_recall"] == "classifier" and txt["text"] == CODE_TEXT
+    assert txt["source"] == "web" and txt["code_web_recall"] == "classifier" and txt["text"] == CODE_TEXT
     prose = by_id.loc["prose"]
     assert prose["source"] == "web" and pd.isna(prose["code_web_recall"]) and prose["text"] == PROSE
     assert by_id.loc["code", "source"] == "code"
     assert res.stats["extra"]["recalled_pages"] == 7
 
 
-def test_low_tier_pages_go_to_the_ledger_without_rescoring(tmp_path, monkeypatch):
+def test_low_tier_pages_are_annotated_not_removed_and_decided_without_rescoring(tmp_path, monkeypatch):
     inp = make_stage_dir(tmp_path / "in", docs_frame(_rows()), nparts=2)
     calls = []
     real = cw.score_frame
@@ -63,10 +63,9 @@ def test_low_tier_pages_go_to_the_ledger_without_rescoring(tmp_path, monkeypatch
                                               "code_web.tier_low=9.99", "code_web.tier_high=10"])
     assert len(calls) == 2  # scored once (two partitions), decided twice
     kept, ledger = assert_conservation(inp, tmp_path / "b")
-    assert set(ledger["reason"]) == {"code_web_low_tier"} and len(ledger) == 7
-    assert json.loads(ledger["detail"].iloc[0])["tier"] == "low"
+    assert ledger.empty and (kept["code_tier"] == "low").sum() == 7  # the mixture excludes code_web/low, with its ledger row
     # html-tag recall only: the text-only page stays a web page
     run_one("code_web", inp, tmp_path / "c", ["ingest.tokenizer=whitespace", "code_web.recall=[html_tags]", "code_web.tier_low=0", "code_web.tier_min_files=1"])
     kept, _ = assert_conservation(inp, tmp_path / "c")
-    assert kept.set_index("doc_id").loc["txt", "source"] == "web"
+    assert pd.isna(kept.set_index("doc_id").loc["txt", "code_web_recall"])
     assert len(calls) == 2

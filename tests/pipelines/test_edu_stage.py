@@ -35,11 +35,11 @@ def overrides(server: FakeLLMServer, **kw: object) -> list[str]:
     return [f"edu_score.{k}={v}" for k, v in base.items()]
 
 
-def test_decide_maps_scores_to_bands_repeats_and_rich_pages():
-    cfg = EduScoreConfig(band_edges=(2.0, 3.0), band_repeat=(0.5, 1.0, 2.0), threshold=3.0)
+def test_decide_maps_scores_to_bands_and_rich_pages():
+    cfg = EduScoreConfig(band_edges=(2.0, 3.0), threshold=3.0)
     out = decide(pd.Series([0.0, 1.99, 2.0, 3.0, 4.7, np.nan]), pd.Series(["web", "web", "web", "math_science", "web", "code"]), cfg)
     assert out["edu_band"].tolist() == ["low", "low", "medium", "high", "high", None]
-    assert out["edu_repeat"].tolist()[:5] == [0.5, 0.5, 1.0, 2.0, 2.0] and np.isnan(out["edu_repeat"].iloc[5])
+    assert "edu_repeat" not in out.columns  # what a band is worth is the mixture's decision
     assert out["edu_rich"].tolist()[:5] == [False, False, False, False, True]  # math_science is never "rich web"
     assert out["edu_rich"].isna().iloc[5]
 
@@ -211,11 +211,23 @@ def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
         profile_overrides("tpu")
     rec = load_recipe(None, profile_overrides("cpu"))
     assert stage_config(rec, "edu_score", EduScoreConfig).scorer == "fast"
-    from pipelines.cli import main
-
     from pathlib import Path
+
+    from pipelines.cli import main
 
     repo = Path(__file__).resolve().parents[2]
     argv = ["run", str(repo / "pipelines/configs/glm45.yaml"), "--input", str(repo / "sample_data"), "--output", str(tmp_path / "r"), "--dry-run"]
     assert main([*argv, "--profile", "cpu"]) == 0
     assert main([*argv, "--profile", "tpu"]) == 2
+
+
+def test_judge_annotations_are_used_to_measure_the_scorer_in_use(tmp_path):
+    from pipelines.stages.edu_score import judge_agreement
+
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "scores").mkdir()
+    pd.DataFrame({"doc_id": ["a", "b", "c", "d", "e"], "score": [0.0, 1.0, 3.0, 4.0, None]}).to_parquet(tmp_path / "ann" / "annotations.parquet")
+    pd.DataFrame({"doc_id": ["a", "b"], "edu_score": [0.5, 1.5]}).to_parquet(tmp_path / "scores" / "part-00000.parquet")
+    pd.DataFrame({"doc_id": ["c", "d", "e"], "edu_score": [2.5, 4.5, 3.0]}).to_parquet(tmp_path / "scores" / "part-00001.parquet")
+    out = judge_agreement(tmp_path / "ann", tmp_path / "scores", 3.0)
+    assert out == {"documents": 4, "mae": 0.5, "spearman": 1.0, "agreement_at_threshold": 0.75}

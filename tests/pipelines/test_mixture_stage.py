@@ -16,29 +16,30 @@ FAST = ["mixture.tokenizer=whitespace", "mixture.phases.midtrain_long_context_12
 
 def corpus() -> pd.DataFrame:
     rows = []
-    levels = [("high", 4.0), ("medium_high", 2.0), ("medium", 1.0), ("medium_low", 0.5), ("low", 0.0)]
+    levels = ["high", "medium_high", "medium", "medium_low", "low"]
     for i in range(30):
-        level, rep = levels[i % 5]
         rows.append({"doc_id": f"w{i:02d}", "text": f"page {i} " + "word " * (20 + 3 * i), "source": "web",
-                     "quality_level": level, "quality_repeat": rep, "edu_rich": i % 7 == 0})
+                     "quality_level": levels[i % 5], "edu_band": "high" if i % 7 == 0 else "low", "edu_score": 3.5 if i % 7 == 0 else 1.0,
+                     "quality_score_heuristics": float(i), "lang": "zh" if i % 3 == 0 else "en"})
     rows[0]["meta"] = json.dumps({"html": "<html><p>page 0</p></html>"})
-    rows.append({"doc_id": "w_long", "text": "long " * 400, "source": "web", "quality_level": "high", "quality_repeat": 4.0, "edu_rich": False})
+    rows[3].update(code_web_recall="html_tags", code_tier="low")  # a recalled code page of the low tier
+    rows[8].update(code_web_recall="classifier", code_tier="high")
+    rows.append({"doc_id": "w_long", "text": "long " * 400, "source": "web", "quality_level": "high", "edu_band": "low"})
     repo = {
         "README.md": "# tool\nUsage notes.\n",
         "tool/core.py": "from tool import util\n\ndef run():\n    return util.f()\n",
         "tool/util.py": "def f():\n    return 1\n",
         "tool/bad.py": "x=1;y=2;z=3\n",
     }
-    tiers = {"README.md": ("medium", 1.0), "tool/core.py": ("high", 2.0), "tool/util.py": ("high", 2.0), "tool/bad.py": ("low", 0.0)}
+    tiers = {"README.md": "medium", "tool/core.py": "high", "tool/util.py": "high", "tool/bad.py": "low"}
     for j, (path, text) in enumerate(repo.items()):
-        tier, rep = tiers[path]
         rows.append({"doc_id": f"c{j}", "text": text, "source": "code", "repo": "org/tool", "path": path, "language": "Python",
-                     "code_tier": tier, "code_repeat": rep})
+                     "code_tier": tiers[path]})
     rows.append({"doc_id": "c_other", "text": "package main\n\nfunc main() {}\n", "source": "code", "repo": "org/gotool", "path": "main.go",
-                 "language": "Go", "code_tier": "medium", "code_repeat": 1.0})
+                 "language": "Go", "code_tier": "medium"})
     for k in range(4):
         rows.append({"doc_id": f"m{k}", "text": f"theorem {k} " + "proof " * 30, "source": "math_science",
-                     "edu_band": ["high", "medium", "low", "high"][k], "edu_repeat": [2.0, 1.0, 0.5, 2.0][k], "edu_score": [4.1, 2.5, 1.0, 3.9][k]})
+                     "edu_band": ["high", "medium", "low", "high"][k], "edu_score": [4.1, 2.5, 1.0, 3.9][k]})
     for k in range(3):
         rows.append({"doc_id": f"r{k}", "text": "Question. Let us think step by step. " * (5 + k), "source": "reasoning"})
     rows.append({"doc_id": "a0", "text": "Thought: open file. Action: read. Observation: ok. " * 8, "source": "agent"})
@@ -51,10 +52,13 @@ def corpus() -> pd.DataFrame:
     for k, (text, meta) in enumerate(threads):
         rows.append({"doc_id": f"t{k}", "text": text, "source": "issues_prs_commits", "repo": "org/tool", "meta": json.dumps(meta)})
     df = docs_frame(rows)
-    for col in ("quality_level", "code_tier", "edu_band"):
+    for col in ("quality_level", "code_tier", "edu_band", "code_web_recall", "lang"):
         df[col] = df[col].astype(object)
-    df["edu_rich"] = df["edu_rich"].astype(object)
     return df
+
+
+def max_doc_tokens(out: Path, group: dict) -> int:
+    return max(int(pq.read_table(out / s["path"], columns=["n_tokens"]).column("n_tokens").to_numpy().max()) for s in group["shards"])
 
 
 def manifests(stage_dir: Path) -> dict[str, dict]:
@@ -73,15 +77,20 @@ def test_conservation_and_ledger_reasons(stage_run):
     inp, out, _ = stage_run
     kept, ledger = assert_conservation(inp, out)
     reasons = dict(zip(ledger["doc_id"], ledger["reason"], strict=True))
-    assert {d for d, r in reasons.items() if r == "zero_weight"} == {"w04", "w09", "w14", "w19", "w24", "w29", "c3"}
-    assert set(reasons.values()) == {"zero_weight"}
+    # the policy's exclusions, each with the recipe's reason; w14 is low but edu-rich, so web_edu wins
+    assert reasons == {"w04": "low_quality", "w09": "low_quality", "w19": "low_quality", "w24": "low_quality", "w29": "low_quality",
+                       "c3": "code_low_tier", "w03": "code_web_low_tier"}
     detail = json.loads(ledger.set_index("doc_id").loc["c3", "detail"])
-    assert detail == {"group": "code/low", "repeat": 0.0}
+    assert detail["group"] == "code/low" and detail["rule"] == "mixture.repeat[code/low] = 0" and detail["scores"]["code_tier"] == "low"
+    web = json.loads(ledger.set_index("doc_id").loc["w09", "detail"])
+    assert web["precedence"] == "web level" and web["scores"]["quality_score_heuristics"] == 9.0 and web["scores"]["lang"] == "zh"
+    assert json.loads(ledger.set_index("doc_id").loc["w03", "detail"])["precedence"] == "code_web recall (html_tags)"
     phases = dict(zip(kept["doc_id"], kept["mixture_phases"], strict=True))
     assert phases["w_long"] == "pretrain_phase1,pretrain_phase2,midtrain_long_context_128k"
     assert phases["c1"] == "pretrain_phase1,pretrain_phase2,midtrain_repo_code_32k"
     assert phases["r0"] == "midtrain_reasoning_32k" and phases["a0"] == "midtrain_long_context_128k"
-    assert dict(zip(kept["doc_id"], kept["mixture_group"], strict=True))["w00"] == "web_edu/high"
+    groups = dict(zip(kept["doc_id"], kept["mixture_group"], strict=True))
+    assert groups["w00"] == groups["w14"] == "web_edu/high" and groups["w08"] == "code_web/high"
 
 
 def test_five_manifests_valid_with_token_sums_equal_to_their_shards(stage_run):
@@ -102,10 +111,17 @@ def test_five_manifests_valid_with_token_sums_equal_to_their_shards(stage_run):
             shard_tokens += group_tokens
             assert g["cap"] is None or g["epochs"] <= g["cap"]
         assert m["totals"]["tokens"] == shard_tokens
-        assert m["budget"]["met"] and m["shortfalls"] == []
-    assert res.stats["extra"]["pretrain_epochs"]["web/high"] >= 3.2
-    p1 = ms["pretrain_phase1"]
-    assert {e["name"] for e in p1["excluded_groups"]} == {"web/low", "web_edu/low", "code/low"}
+        assert m["budget"]["met"] or all(s["reason"] in ("epoch_cap", "no_data") for s in m["shortfalls"])
+        assert set(m["languages"]) <= {"zh", "en", "und"} and sum(v["share"] for v in m["languages"].values()) == pytest.approx(1.0, abs=1e-5)
+    p1, p2 = ms["pretrain_phase1"], ms["pretrain_phase2"]
+    assert p1["budget"]["met"] and p2["budget"]["met"] and p1["budget"]["recipe_scale"] == p2["budget"]["recipe_scale"] > 0
+    assert p1["budget"]["planned_tokens"] / p2["budget"]["planned_tokens"] == pytest.approx(15 / 7, rel=0.01)  # GLM-4.5's 15T : 7T
+    assert p1["budget"]["full_scale_tokens"] == 15 * 10**12
+    top = res.stats["extra"]["pretrain_epochs"]["web/high"]
+    warned = [w for w in p1["warnings"] if w["check"] == "top_level_epochs"]
+    assert (top < 3.2) == bool(warned)  # the plan's outcome, reported when short
+    assert p1["languages"]["zh"]["tokens"] > 0 and p1["languages"]["en"]["tokens"] > 0
+    assert {e["name"] for e in p1["excluded_groups"]} == {"web/low", "code/low", "code_web/low"}
     assert p1["packing"] == {"mode": "none", "truncation": "random"} and p1["seq_length"] == 4096
     blend = p1["exports"]["megatron_data_path"].split()
     assert sum(float(w) for w in blend[::2]) == pytest.approx(1.0)
@@ -128,7 +144,8 @@ def test_midtraining_sets_are_built_and_packed(stage_run):
         assert mm["packing"]["mode"] == "best_fit" and 0 < mm["packing"]["fill_rate"] <= 1
         for g in mm["groups"]:
             spans = read_parts(out / Path(g["packing"]["files"][0]["path"]).parent)
-            assert spans["length"].sum() == g["tokens"]
+            assert spans["length"].sum() == g["replay_tokens"]  # every planned copy is packed, not each document once
+            assert abs(g["replay_tokens"] - g["planned_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(out, g))
             assert (spans["position"] + spans["length"] <= mm["seq_length"]).all()
     long_groups = {g["name"] for g in manifests(out)["midtrain_long_context_128k"]["groups"]}
     assert long_groups == {"long_docs/all", "agent/all"}
@@ -151,19 +168,48 @@ def test_fim_is_applied_to_code_and_marked(stage_run):
     assert manifests(out)["midtrain_repo_code_32k"]["fim"] == {"enabled": False}
 
 
-def test_a_phase_loads_with_datasets(stage_run):
+def replay_megatron(blend: str, total_samples: int) -> dict[str, int]:
+    """Megatron-LM's BlendedDataset index (build_blending_indices): each sample goes to the dataset furthest below its weight."""
+    items = blend.split()
+    weights = [float(w) for w in items[::2]]
+    prefixes = items[1::2]
+    counts = [0] * len(weights)
+    for n in range(total_samples):
+        i = max(range(len(weights)), key=lambda k: weights[k] * (n + 1) - counts[k])
+        counts[i] += 1
+    return dict(zip(prefixes, counts, strict=True))
+
+
+@pytest.mark.parametrize("phase", ["pretrain_phase1", "pretrain_phase2", "midtrain_long_context_128k"])
+def test_exports_replay_to_the_planned_tokens(stage_run, phase):
+    """The trainer-facing exports, replayed as docs/mixture.md shows, give every group its planned tokens within 2 %."""
     datasets = pytest.importorskip("datasets")
     _, out, _ = stage_run
-    m = manifests(out)["pretrain_phase1"]
-    files = [str(out / s["path"]) for g in m["groups"] for s in g["shards"]]
-    ds = datasets.load_dataset("parquet", data_files=files, split="train", cache_dir=str(out.parent / "hf"))
-    assert len(ds) == m["totals"]["documents"]
-    assert sum(ds["n_tokens"]) == m["totals"]["tokens"]
-    inter = m["exports"]["interleave_datasets"]
-    parts = [datasets.load_dataset("parquet", data_files=[str(out / f) for f in fs], split="train", cache_dir=str(out.parent / "hf"))
-             for fs in inter["data_files"]]
-    mixed = datasets.interleave_datasets(parts, probabilities=inter["probabilities"], seed=0, stopping_strategy="first_exhausted")
-    assert len(mixed) > 0 and set(mixed["group"]) <= set(inter["groups"])
+    m = manifests(out)[phase]
+    x = m["exports"]["interleave_datasets"]
+    parts = []
+    for fs in x["data_files"]:
+        ds = datasets.load_dataset("parquet", data_files=[str(out / f) for f in fs], split="train", cache_dir=str(out.parent / "hf"))
+        ds = ds.map(lambda b: {k: [v for v, c in zip(b[k], b["copies"], strict=True) for _ in range(c)] for k in b}, batched=True)
+        parts.append(ds)
+    mixed = datasets.concatenate_datasets(parts).shuffle(seed=0)
+    got = mixed.to_pandas().groupby("group")["n_tokens"].sum()
+    planned = {g["name"]: g["planned_tokens"] for g in m["groups"]}
+    assert len(mixed) == sum(x["documents"])
+    for name, want in planned.items():
+        # within 2 %, or one document where a group is too small for 2 % to be reachable at document granularity
+        assert abs(got[name] - want) <= max(0.02 * want, max_doc_tokens(out, {"shards": m["groups"][[g["name"] for g in m["groups"]].index(name)]["shards"]}))
+    big = [g["name"] for g in m["groups"] if g["planned_tokens"] >= 50 * max_doc_tokens(out, g)]
+    for name in big:
+        assert got[name] == pytest.approx(planned[name], rel=0.02)
+    # Megatron: samples drawn by the blend's weights, per group, against planned token shares
+    samples = replay_megatron(m["exports"]["megatron_data_path"], 20_000)
+    total = sum(planned.values())
+    for g in m["groups"]:
+        drawn = sum(samples[s["path"][: -len(".parquet")]] for s in g["shards"])
+        assert drawn / 20_000 == pytest.approx(g["planned_tokens"] / total, rel=0.02, abs=1e-4)
+    # the old recipe (all_exhausted over unrepeated shards) is no longer what the manifest asks for
+    assert x["stopping_strategy"] == "first_exhausted" and x["copies_column"] == "copies"
 
 
 def test_manifest_validate_command_catches_a_changed_shard(stage_run, tmp_path, capsys):
@@ -204,7 +250,8 @@ def test_missing_score_columns_use_the_defaults(tmp_path):
     assert "midtrain_long_context_128k" not in ms
     groups = {g["name"]: g for g in ms["pretrain_phase1"]["groups"]}
     assert set(groups) == {"web/all", "code/all"}
-    assert groups["web/all"]["repeat"] == 1.0 and groups["web/all"]["epochs"] == 0.75
+    assert groups["web/all"]["repeat"] == 1.0 and groups["web/all"]["mix"] == 0.75
+    assert groups["web/all"]["epochs"] / groups["code/all"]["epochs"] == pytest.approx(0.75 / 0.4)
 
 
 def test_absolute_budget_above_the_caps_states_the_shortfall(tmp_path):
@@ -227,8 +274,9 @@ def test_materialized_repeats_write_copies(tmp_path):
     run_one("mixture", inp, tmp_path / "out", [*FAST, "mixture.materialize_repeats=true"])
     m = manifests(tmp_path / "out")["pretrain_phase1"]
     assert m["repeats"] == "materialized"
-    high = {g["name"]: g for g in m["groups"]}["web/high"]  # 3 epochs in phase 1
-    assert high["documents"] == 3 * high["unique_documents"] and high["tokens"] == 3 * high["unique_tokens"]
+    for g in m["groups"]:  # the copies written are the plan's epochs (a token-weighted fraction of the documents for e − ⌊e⌋)
+        assert g["documents"] == g["replay_documents"] and g["tokens"] == g["replay_tokens"]
+        assert abs(g["tokens"] - g["epochs"] * g["unique_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(tmp_path / "out", g))
     assert validate_manifest(tmp_path / "out" / "manifests" / "pretrain_phase1.json") == []
 
 
@@ -282,3 +330,13 @@ def test_an_empty_input_partition_is_written_without_error(tmp_path):
     run_one("mixture", inp, tmp_path / "out", FAST)
     kept, _ = assert_conservation(inp, tmp_path / "out")
     assert len(kept) == 3
+
+
+def test_auto_scale_without_pretraining_data_fits_the_phases_that_have_some(tmp_path):
+    rows = [{"doc_id": f"r{i}", "text": "Let us think step by step. " * (3 + i), "source": "reasoning"} for i in range(6)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
+    res = run_one("mixture", inp, tmp_path / "out", FAST)
+    kept, ledger = assert_conservation(inp, tmp_path / "out")
+    assert ledger.empty and res.stats["extra"]["scale"]["value"] > 0
+    m = manifests(tmp_path / "out")["midtrain_reasoning_32k"]
+    assert m["budget"]["met"] and {g["name"]: g["epochs"] for g in m["groups"]}["reasoning/all"] == pytest.approx(4.0)

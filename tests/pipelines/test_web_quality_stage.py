@@ -1,4 +1,4 @@
-"""The web_quality stage on 2-partition frames: conservation, pass-through, ledger, cached re-bucketing."""
+"""The web_quality stage on 2-partition frames: conservation, pass-through, annotation only, cached re-bucketing."""
 
 from __future__ import annotations
 
@@ -52,38 +52,36 @@ def test_conserves_and_passes_other_sources_through(tmp_path: Path) -> None:
     others = kept[kept["source"] != "web"]
     assert sorted(others["doc_id"]) == ["c0", "m0"]
     assert others["quality_score_heuristics"].isna().all() and others["quality_level"].isna().all()
-    assert others["quality_bucket"].isna().all() and others["quality_repeat"].isna().all()
+    assert others["quality_bucket"].isna().all() and "quality_repeat" not in kept.columns  # sampling is the mixture's
     web = kept[kept["source"] == "web"]
     assert web["quality_score_heuristics"].notna().all() and web["quality_score_linear"].notna().all()
     assert web["quality_bucket"].between(0, 19).all()
     assert "quality_signal_stop_word_frac" in kept.columns
-    # the level/bucket/repeat columns agree with the recipe's mapping
+    # the level and bucket columns agree with the recipe's mapping, the low level included
     for _, r in web.iterrows():
         b = int(r["quality_bucket"])
-        assert r["quality_level"] == ("high" if b == 19 else "medium_high" if b == 18 else "medium" if b >= 12 else "medium_low")
-    assert set(ledger["reason"]) == {"low_quality"}
-    assert res.stats["extra"]["levels"]["high"]["repeat"] >= 3.2
+        assert r["quality_level"] == ("high" if b == 19 else "medium_high" if b == 18 else "medium" if b >= 12 else
+                                      "medium_low" if b >= 7 else "low")
+    assert len(ledger) == 0 and len(web) == 40  # a scorer annotates; the mixture policy excludes the low level
+    assert "low" in set(web["quality_level"]) and res.stats["extra"]["levels"]["low"]["documents"] > 0
 
 
 def test_prose_ranks_above_menus(tmp_path: Path) -> None:
-    _, kept, ledger = run(tmp_path, "out")
+    _, kept, _ = run(tmp_path, "out")
     menus = {f"w{i:02d}" for i in range(0, 40, 2)}
-    # the menus hold ~20 % of the web tokens, below the 35 % that buckets 0-6 (low) take: all discarded
-    assert menus <= set(ledger["doc_id"])
-    scores = pd.concat([kept, ledger.assign(**{"quality_score_heuristics": [
-        json.loads(d)["scores"]["heuristics"] for d in ledger["detail"]]})])
-    s = scores.set_index("doc_id")["quality_score_heuristics"]
+    levels = kept.set_index("doc_id")["quality_level"]
+    # the menus hold ~20 % of the web tokens, below the 35 % that buckets 0-6 (low) take: all at the low level
+    assert set(levels.loc[sorted(menus)]) == {"low"}
+    s = kept.set_index("doc_id")["quality_score_heuristics"]
     prose = [d for d in s.index if d.startswith("w") and d not in menus]
     assert s.loc[prose].min() > s.loc[sorted(menus)].max()
 
 
-def test_ledger_detail_has_level_bucket_and_every_score(tmp_path: Path) -> None:
-    _, _, ledger = run(tmp_path, "out")
-    assert len(ledger)
-    detail = json.loads(ledger.iloc[0]["detail"])
-    assert detail["level"] == "low" and 0 <= detail["bucket"] <= 6
-    assert set(detail["scores"]) == {"heuristics", "linear"} and set(detail["buckets"]) == {"heuristics", "linear"}
-    assert all(0 <= b <= 19 for b in detail["buckets"].values())
+def test_low_pages_keep_their_level_bucket_and_every_score(tmp_path: Path) -> None:
+    _, kept, _ = run(tmp_path, "out")
+    low = kept[kept["quality_level"] == "low"]
+    assert len(low) and low["quality_bucket"].between(0, 6).all()
+    assert low["quality_score_heuristics"].notna().all() and low["quality_score_linear"].notna().all()
 
 
 def test_rebucketing_reuses_the_scores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,8 +93,7 @@ def test_rebucketing_reuses_the_scores(tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(web_quality.HeuristicsScorer, "signals", boom)
     monkeypatch.setattr(web_quality.LinearScorer, "predict", boom)
-    overrides = ["web_quality.repeat={high: 5.0, medium_high: 3.0, medium: 1.0, medium_low: 0.0, low: 0.0}",
-                 "web_quality.levels={high: [17, 19], medium_high: [15, 16], medium: [10, 14], medium_low: [5, 9], low: [0, 4]}"]
+    overrides = ["web_quality.levels={high: [17, 19], medium_high: [15, 16], medium: [10, 14], medium_low: [5, 9], low: [0, 4]}"]
     res2, kept2, ledger2 = run(tmp_path, "out2", overrides)
     assert "scored_documents" not in res2.stats["extra"]
     scores1 = kept1.set_index("doc_id")["quality_score_linear"]
@@ -104,9 +101,9 @@ def test_rebucketing_reuses_the_scores(tmp_path: Path, monkeypatch: pytest.Monke
     assert set(all2["doc_id"]) == set(kept1["doc_id"]) | set(ledger1["doc_id"])
     same = kept2.set_index("doc_id")["quality_score_linear"].reindex(scores1.index).dropna()
     np.testing.assert_allclose(same, scores1.loc[same.index])
-    assert set(kept2["quality_level"].dropna()) <= {"high", "medium_high", "medium"}  # medium_low now discarded
-    assert set(kept2["quality_repeat"].dropna()) <= {5.0, 3.0, 1.0}  # the new actions
-    assert 5.0 in set(kept2["quality_repeat"]) and len(ledger2) >= len(ledger1)
+    b = kept2.dropna(subset=["quality_bucket"]).set_index("doc_id")
+    assert (b.loc[b["quality_bucket"] >= 17, "quality_level"] == "high").all()  # the new mapping
+    assert (b.loc[b["quality_bucket"] <= 4, "quality_level"] == "low").all() and len(ledger2) == len(ledger1) == 0
 
 
 def test_fixed_thresholds_and_combine_max(tmp_path: Path) -> None:
@@ -123,11 +120,12 @@ def test_fixed_thresholds_and_combine_max(tmp_path: Path) -> None:
     expected3 = np.searchsorted(np.linspace(0.05, 0.95, 19), web3["quality_percentile"].to_numpy() / 100, side="right")
     np.testing.assert_array_equal(web3["quality_bucket"].to_numpy(dtype=int), expected3)
     assert res3.stats["extra"]["combined_thresholds"][0] == pytest.approx(0.05)
-    res2, kept2, ledger2 = run(tmp_path, "max", ["web_quality.combine=max"])
+    res2, kept2, _ = run(tmp_path, "max", ["web_quality.combine=max"])
     assert res2.stats["config"]["combine"] == "max"
-    for d in ledger2["detail"]:
-        detail = json.loads(d)
-        assert detail["bucket"] == max(detail["buckets"].values())  # GLM-4.5 / Nemotron-CC: max over scorers
+    web2 = kept2[kept2["source"] == "web"]
+    th = res2.stats["extra"]["thresholds"]
+    per = [np.searchsorted(np.asarray(th[n]), web2[f"quality_score_{n}"].to_numpy(), side="right") for n in ("heuristics", "linear")]
+    np.testing.assert_array_equal(web2["quality_bucket"].to_numpy(dtype=int), np.maximum(*per))  # GLM-4.5 / Nemotron-CC: max
 
 
 def test_token_share_per_level_in_stats(tmp_path: Path) -> None:
@@ -147,7 +145,7 @@ def levels_tokens(levels: dict) -> int:
 def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="belong to no level"):
         run(tmp_path, "bad", ["web_quality.levels={high: [19, 19], low: [0, 17]}"])
-    with pytest.raises(ConfigError, match="no factor"):
+    with pytest.raises(ConfigError, match="repeat"):  # repeat factors live in the mixture section only
         run(tmp_path, "bad2", ["web_quality.repeat={high: 4.0}"])
     with pytest.raises(ConfigError, match="nor 'combined'"):
         run(tmp_path, "bad5", ["web_quality.thresholds={edu: [1.0]}"])

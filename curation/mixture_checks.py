@@ -1,0 +1,76 @@
+"""Checks of a mixture plan that the console and the manifests report: outcomes, not configuration.
+
+- **top level epochs**: GLM-4.5 has the top web level contribute over 3.2 epochs over pre-training.
+  The plan computes those epochs from the budgets (15T : 7T × scale), the repeat factors and the
+  caps; where the data cannot give them while keeping the phases' proportions, say so.
+- **concentration**: a group of few documents that takes a large share of a phase (two pages
+  holding most of phase 1's tokens) is a mixture nobody meant; warn, or fail when configured.
+
+>>> from curation.mixture import GroupPlan, PhasePlan, PhaseSpec
+>>> g = [GroupPlan("web/high", "web", 900, 2, 4.0, 1.0, 4.0, 4.0, epochs=2.0, planned_tokens=1800, weight=0.9),
+...      GroupPlan("web/medium", "web", 200, 20, 1.0, 1.0, 1.0, 4.0, epochs=1.0, planned_tokens=200, weight=0.1)]
+>>> plans = {"p1": PhasePlan("p1", 2000, 2000, 1100, 2000, 1.0, g, [])}
+>>> [w["check"] for w in check_plans(plans, [PhaseSpec("p1", tokens=2000)])]
+['top_level_epochs', 'concentration']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from curation.mixture import PhasePlan, PhaseSpec, pretrain_epochs
+
+log = logging.getLogger(__name__)
+
+
+class ConcentrationError(RuntimeError):
+    """A group of few documents takes more of a phase than ``concentration_max_share`` allows."""
+
+
+def top_level_epochs(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], group: str = "web/high") -> float:
+    """Epochs of ``group`` summed over the pre-training phases of the plan."""
+    return float(pretrain_epochs(plans, specs).get(group, 0.0))
+
+
+def check_plans(
+    plans: Mapping[str, PhasePlan],
+    specs: list[PhaseSpec],
+    *,
+    top_group: str = "web/high",
+    min_top_epochs: float = 3.2,
+    max_share: float = 0.25,
+    max_documents: int = 10,
+    on_concentration: str = "warn",
+) -> list[dict[str, Any]]:
+    """Warnings about the plan (also logged); raises :class:`ConcentrationError` when asked to fail."""
+    warnings: list[dict[str, Any]] = []
+    has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
+    if has_top and min_top_epochs > 0:
+        epochs = top_level_epochs(plans, specs, top_group)
+        if epochs < min_top_epochs:
+            warnings.append({
+                "check": "top_level_epochs", "phase": None, "group": top_group, "value": round(epochs, 6),
+                "limit": min_top_epochs,
+                "message": (f"{top_group} gets {epochs:.2f} epochs over pre-training, below the {min_top_epochs} GLM-4.5 asks for, "
+                            "with the phases kept at their token proportions: raise its repeat factor or its cap, lower the "
+                            "other groups' repeats or shift web to phase 1's mix, or accept it (the data cannot give more)"),
+            })
+    for name, plan in plans.items():
+        for g in plan.groups:
+            if 0 < g.documents <= max_documents and g.weight > max_share:
+                warnings.append({
+                    "check": "concentration", "phase": name, "group": g.group, "value": round(g.weight, 6), "limit": max_share,
+                    "documents": g.documents,
+                    "message": (f"phase {name}: {g.documents} document(s) of {g.group} take {g.weight:.1%} of its tokens "
+                                f"(more than {max_share:.0%} for ≤ {max_documents} documents): lower that group's repeat or cap, "
+                                "or add data"),
+                })
+    for w in warnings:
+        log.warning("mixture: %s", w["message"])
+    if on_concentration == "fail":
+        bad = [w for w in warnings if w["check"] == "concentration"]
+        if bad:
+            raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
+    return warnings
