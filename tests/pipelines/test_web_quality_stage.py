@@ -32,7 +32,7 @@ def corpus(n: int = 40) -> pd.DataFrame:
     rows = []
     for i in range(n):
         text = (PROSE if i % 2 else JUNK)[i % 3] + f"\nref {i}"
-        rows.append({"doc_id": f"w{i:02d}", "text": text, "source": "web"})
+        rows.append({"doc_id": f"w{i:02d}", "text": text, "source": "web", "lang": "en"})  # as ingest identified them
     rows += [{"doc_id": "c0", "text": "def f():\n    return 1\n", "source": "code"},
              {"doc_id": "m0", "text": "Let x be a prime.", "source": "math_science"}]
     return docs_frame(rows)
@@ -225,17 +225,19 @@ def test_each_language_gets_its_own_buckets_and_english_only_scorers_skip_chines
     df = zh_en_corpus()
     _, kept, ledger = run(tmp_path, "lang", ["web_quality.language_min_docs=50"], df=df)
     res_all, kept_all, ledger_all = run(tmp_path, "global", ["web_quality.per_language=false"], df=df)
-    levels = pd.concat([kept[["doc_id", "quality_level"]], ledger.assign(quality_level="low")[["doc_id", "quality_level"]]])
+    assert len(ledger) == 0 and len(ledger_all) == 0  # annotation only: the mixture excludes the low level
+    levels = kept[["doc_id", "quality_level"]]
     zh = levels[levels["doc_id"].str.startswith("z")]
     # Chinese prose reaches the top levels of its own buckets; the junk is what Chinese loses
     assert {"high", "medium_high"} & set(zh["quality_level"])
-    lost = set(ledger["doc_id"])
+    lost = set(kept.loc[kept["quality_level"] == "low", "doc_id"])
     assert not any(d in lost for d in [f"z{i:02d}" for i in range(1, 60, 2) if i % 4 == 3])  # the longest Chinese prose
     # the English model does not score Chinese; the heuristics do
     zh_kept = kept[kept["doc_id"].str.startswith("z")]
     assert zh_kept["quality_score_linear"].isna().all() and zh_kept["quality_score_heuristics"].notna().all()
     # in one shared group Chinese lands lower: English sets the bar
-    zh_low_shared = np.mean([d in set(ledger_all["doc_id"]) for d in zh["doc_id"]])
+    low_shared = set(kept_all.loc[kept_all["quality_level"] == "low", "doc_id"])
+    zh_low_shared = np.mean([d in low_shared for d in zh["doc_id"]])
     zh_low_own = np.mean([d in lost for d in zh["doc_id"]])
     assert zh_low_own < zh_low_shared
     extra = json.loads((tmp_path / "lang" / "stats.json").read_text())["extra"]
@@ -268,6 +270,6 @@ def test_real_chinese_sections_are_not_discarded_among_real_reviews(tmp_path: Pa
     rows += [{"doc_id": f"r{i}", "text": str(t), "source": "web", "lang": "zh"} for i, t in enumerate(reviews["text"])]
     df = docs_frame(rows)
     df["n_tokens"] = (df["text"].str.len() * 0.7).astype("int64")  # about Qwen's tokens per Chinese character
-    _, _, ledger = run(tmp_path, "real", df=df)
-    lost = set(ledger["doc_id"])
+    _, kept, _ = run(tmp_path, "real", df=df)
+    lost = set(kept.loc[kept["quality_level"] == "low", "doc_id"])
     assert np.mean([f"n{i}" in lost for i in range(len(notes))]) <= 0.2
