@@ -102,12 +102,16 @@ def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> S
         raise ConfigError(f"stages.{name}: {exc}") from exc
 
 
-def check_configs(recipe: dict[str, Any], names: list[str]) -> None:
-    """Build the typed config of every stage in ``names`` so a bad value fails before anything runs."""
+def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) -> None:
+    """Build the typed config of every stage in ``names`` so a bad value fails before anything runs.
+
+    ``loader`` maps a stage name to its stage object (default ``pipelines.stages.load_stage``): the
+    runner passes the one it will run, so what is checked is what runs.
+    """
     from pipelines.stages import load_stage
 
     for name in names:
-        stage_config(recipe, name, load_stage(name).config_cls)
+        stage_config(recipe, name, (loader or load_stage)(name).config_cls)
 
 
 def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:

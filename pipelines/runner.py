@@ -217,7 +217,7 @@ def run_recipe(
     """Run every enabled stage in order into ``output/NN_<stage>/`` and write ``run.json``."""
     output = Path(output)
     names = enabled_stages(recipe)
-    check_configs(recipe, names)
+    check_configs(recipe, names, load_stage)
     check_overlap(output, inputs)
     results: list[StageResult] = []
     previous: Path | None = None

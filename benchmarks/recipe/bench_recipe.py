@@ -2,7 +2,8 @@
 
     python benchmarks/recipe/bench_recipe.py --mb 40                       # one process (synchronous)
     python benchmarks/recipe/bench_recipe.py --mb 40 --workers 2           # and a 2-worker LocalCluster
-    python benchmarks/recipe/bench_recipe.py --mb 40 -- semdedup.model=minilm-static   # extra overrides
+    python benchmarks/recipe/bench_recipe.py --mb 40 --profile cpu         # the CPU profile
+    python benchmarks/recipe/bench_recipe.py --mb 40 semdedup.model=minilm-static      # extra overrides
 
 The corpus is real text: web pages' extracted text (WCXB, scrapinghub, Common Crawl WET/cc_net),
 code files grouped by repository, OpenStax modules, arXiv abstracts, Stacks Project chapters and
@@ -94,26 +95,27 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=40)
     ap.add_argument("--workers", type=int, default=0, help="also run on a LocalCluster of this many workers")
+    ap.add_argument("--profile", default=None, help="a curate --profile (e.g. cpu)")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     corpus = WORK / f"corpus-{args.mb:g}mb"
     sizes = build_corpus(args.mb, corpus)
     mb = sum(sizes.values())
-    result = {"corpus_mb": sizes, "overrides": args.overrides, **tokenizer_bound(corpus_texts(corpus))}
+    result = {"corpus_mb": sizes, "profile": args.profile, "overrides": args.overrides, **tokenizer_bound(corpus_texts(corpus))}
     runs = {"synchronous": ["--scheduler", "synchronous"]}
     if args.workers:
         runs[f"{args.workers} workers"] = ["--workers", str(args.workers)]
     for label, sched in runs.items():
-        out = WORK / f"run-{args.mb:g}mb-{label.replace(' ', '')}"
+        out = WORK / f"run-{args.mb:g}mb-{args.profile or 'default'}-{label.replace(' ', '')}"
         subprocess.run(["rm", "-rf", str(out)], check=True)
-        r = run_recipe(corpus, out, sched, args.overrides)
+        r = run_recipe(corpus, out, sched, [*(["--profile", args.profile] if args.profile else []), *args.overrides])
         r["recipe_mb_per_cpu_s"] = round(mb / r["cpu_s_all_processes"], 3)
         r["tokenizer_ratio"] = round(result["hf_tokenizers_cpu_s"] / r["cpu_s_all_processes"], 3)
         result[label] = r
         print(label, json.dumps({k: v for k, v in r.items() if k != "stages"}), flush=True)
         for s in r["stages"]:
             print(f"  {s['stage']:<14} {s['docs_in']:>7} docs  {s['seconds']:>7.1f} s  {s['cpu_seconds'] or 0:>7.1f} CPU-s", flush=True)
-    (WORK / f"results-{args.mb:g}mb.json").write_text(json.dumps(result, indent=1))
+    (WORK / f"results-{args.mb:g}mb-{args.profile or 'default'}.json").write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if not isinstance(v, dict) or k == "corpus_mb"}))
 
 

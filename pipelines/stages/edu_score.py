@@ -18,8 +18,9 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   and which web pages form the ``web_edu`` group).
 
 Annotation failures after the backend's retries are counted in the stats; a document whose
-*answer* could not be read becomes a ledger row ``annotation_failed`` when
-``on_annotation_failure: ledger`` (transport failures never drop a document). Documents that
+*answer* could not be read is kept and counted (default ``on_annotation_failure: keep``: a scoring
+stage removes nothing), or becomes a ledger row ``annotation_failed`` with ``ledger`` (transport
+failures never drop a document). Documents that
 are only scored are never dropped.
 """
 
@@ -70,7 +71,7 @@ class EduScoreConfig(StageConfig):
     sample_size: int = 24
     sample_length_edges: tuple[int, ...] = (256, 1024, 4096)
     sample_allocation: str = "equal"
-    on_annotation_failure: str = "ledger"
+    on_annotation_failure: str = "keep"
     max_transport_failures: float = 0.5
     # distillation
     distil: str = "head"

@@ -70,7 +70,8 @@ def test_config_errors_say_what_to_change():
 def test_hashed_distillation_scores_every_document_and_ledgers_unreadable_answers(tmp_path):
     inp = make_stage_dir(tmp_path / "in", corpus())
     with FakeLLMServer() as srv:
-        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled"))
+        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled",
+                                                                      on_annotation_failure="ledger"))
     kept, ledger = assert_conservation(inp, tmp_path / "out")
     assert ledger["doc_id"].tolist() == ["d07"] and ledger["reason"].tolist() == ["annotation_failed"]
     detail = json.loads(ledger["detail"].iloc[0])
@@ -90,10 +91,10 @@ def test_hashed_distillation_scores_every_document_and_ledgers_unreadable_answer
 
 
 def test_keep_policy_never_drops(tmp_path):
+    """The default: a scoring stage annotates and removes nothing, an unreadable answer included."""
     inp = make_stage_dir(tmp_path / "in", corpus())
     with FakeLLMServer() as srv:
-        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled",
-                                                                      on_annotation_failure="keep"))
+        res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="distilled"))
     kept, ledger = assert_conservation(inp, tmp_path / "out")
     assert len(ledger) == 0 and len(kept) == 36 and res.stats["extra"]["ledgered_annotation_failures"] == 0
 
