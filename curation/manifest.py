@@ -41,9 +41,13 @@ def load_schema() -> dict[str, Any]:
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
+    return file_digest(path, hashlib.sha256())
+
+
+def file_digest(path: Path, h: Any) -> str:
+    """Hex digest of a file's bytes with the hash object ``h`` (hashlib or xxhash), read in 4 MiB blocks."""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+        for block in iter(lambda: fh.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
 

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from curation.config import config_hash
+from curation.manifest import file_digest
 from pipelines import io
 
 MARKER = "_SUCCESS"
@@ -64,11 +65,7 @@ def file_records(folder: Path) -> dict[str, dict[str, Any]]:
 
 def checksum(path: Path) -> str:
     """xxh3-64 of a file's bytes (hex)."""
-    h = xxhash.xxh3_64()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_digest(path, xxhash.xxh3_64())
 
 
 def check_files(stage_dir: Path, marker: dict[str, Any], checksums: bool = False) -> list[str]:

@@ -210,20 +210,25 @@ def test_real_web_documents_with_a_planted_copy(tmp_path):
     assert "planted" in set(ledger["doc_id"]) or web.loc[3, "doc_id"] in set(ledger["doc_id"])
 
 
-@pytest.mark.slow
-def test_cli_on_sample_data_finds_the_planted_near_copies(tmp_path):
-    from curation.minhash_shingles import ShingleSpec, shingles
-
-    sample = Path(__file__).resolve().parents[2] / "sample_data" / "web" / "web.jsonl.gz"
+def _sample_through_minhash(tmp_path: Path, name: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """``curate ingest`` then ``curate minhash-dedup`` on ``sample_data/web/<name>``: kept, ledger, input, metas."""
+    sample = Path(__file__).resolve().parents[2] / "sample_data" / "web" / name
     if not sample.exists():
-        pytest.skip("sample_data/web is not generated")
+        pytest.skip(f"sample_data/web/{name} is not generated")
     common = ["--scheduler", "synchronous", "--quiet"]
     assert cli.main(["ingest", "--input", str(sample), "--output", str(tmp_path / "00"), *common]) == 0
     assert cli.main(["minhash-dedup", "--input", str(tmp_path / "00"), "--output", str(tmp_path / "20"), *common]) == 0
     kept, ledger = assert_conservation(tmp_path / "00", tmp_path / "20")
-    docs = pd.concat([kept, ledger.rename(columns={"preview": "text"})], ignore_index=True)
     inp = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "00" / "docs").glob("*.parquet"))], ignore_index=True)
-    meta = dict(zip(inp["doc_id"], inp["meta"].map(json.loads), strict=True))
+    return kept, ledger, inp, dict(zip(inp["doc_id"], inp["meta"].map(json.loads), strict=True))
+
+
+@pytest.mark.slow
+def test_cli_on_sample_data_finds_the_planted_near_copies(tmp_path):
+    from curation.minhash_shingles import ShingleSpec, shingles
+
+    kept, ledger, inp, meta = _sample_through_minhash(tmp_path, "web.jsonl.gz")
+    docs = pd.concat([kept, ledger.rename(columns={"preview": "text"})], ignore_index=True)
     text = dict(zip(inp["doc_id"], inp["text"], strict=True))
     dropped = set(ledger["doc_id"])
 
@@ -317,16 +322,8 @@ def test_real_chinese_sections_with_planted_near_copies_are_found(tmp_path):
 
 @pytest.mark.slow
 def test_cli_on_the_chinese_sample_pages_finds_their_near_copies(tmp_path):
-    sample = Path(__file__).resolve().parents[2] / "sample_data" / "web" / "web_zh.jsonl.gz"
-    if not sample.exists():
-        pytest.skip("sample_data/web/web_zh.jsonl.gz is not generated")
-    common = ["--scheduler", "synchronous", "--quiet"]
-    assert cli.main(["ingest", "--input", str(sample), "--output", str(tmp_path / "00"), *common]) == 0
-    assert cli.main(["minhash-dedup", "--input", str(tmp_path / "00"), "--output", str(tmp_path / "20"), *common]) == 0
-    _, ledger = assert_conservation(tmp_path / "00", tmp_path / "20")
-    inp = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "00" / "docs").glob("*.parquet"))], ignore_index=True)
+    _, ledger, inp, meta = _sample_through_minhash(tmp_path, "web_zh.jsonl.gz")
     assert (inp["lang"] == "zh").all()
-    meta = dict(zip(inp["doc_id"], inp["meta"].map(json.loads), strict=True))
     removed = set(ledger["doc_id"])
     pairs = [(d, m["near_duplicate_of"]) for d, m in meta.items() if m.get("kind") == "near_copy"]
     assert len(pairs) >= 10
