@@ -131,3 +131,18 @@ def test_verify_fails_on_a_deleted_shard_or_an_edited_ledger(sample_run, tmp_pat
     df.iloc[1:].to_parquet(path)
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(edited)], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 1 and "neither kept nor in the ledger" in proc.stdout
+
+
+def test_sample_run_outputs_are_unchanged(sample_run):
+    """The refactors of the stage kit change no output: documents, ledgers, shards, manifests and
+    packing plans digest as recorded. After a deliberate output change, regenerate the record with
+    ``python -m tests.golden runs/sample > tests/sample_run_digests.json`` and say why in the commit."""
+    from tests.golden import compare, run_digests
+
+    out, _ = sample_run
+    outputs = {"docs", "ledger", "shards", "manifests", "packing"}
+    recorded = json.loads((REPO / "tests" / "sample_run_digests.json").read_text())
+    expected = {k: v for k, v in recorded.items() if set(Path(k).parts[1:2]) & outputs}
+    actual = {k: v for k, v in run_digests(out).items() if set(Path(k).parts[1:2]) & outputs}
+    assert len(expected) > 50, "the record lists the run's outputs"
+    assert not compare(expected, actual), "\n".join(compare(expected, actual))
