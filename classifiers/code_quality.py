@@ -1,6 +1,6 @@
 """Code-quality scorers: a structural score per language family and a learned model, both 0–10.
 
-Scorers produce numbers and never decide (tiers are :mod:`curation.code_tiers`).
+Scorers produce numbers and never decide (tiers are :mod:`curation.quality.code_tiers`).
 
 - ``structural`` (:class:`StructuralScorer`): a weighted mean of component scores in [0, 1]
   computed from :func:`classifiers.code_quality_features.structural_features` — documentation

@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 from classifiers.code_quality_scan import BRACE_FAMILIES, function_spans, scan
-from curation.code_language import language_family
+from curation.quality.code_language import language_family
 
 #: family → definition header (name in group ``name``), up to the opening brace.
 DEFINITIONS: dict[str, re.Pattern[str]] = {

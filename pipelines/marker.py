@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from curation.config import config_hash
-from curation.manifest import file_digest
+from curation.mixture.manifest import file_digest
 from pipelines import io
 
 MARKER = "_SUCCESS"

@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 from classifiers.code_content import CodeContentClassifier  # noqa: E402
 from classifiers.code_quality import StructuralScorer, structural_score  # noqa: E402
-from curation.code_language import UNPOOLED_GROUPS, detect_language, tier_group  # noqa: E402
-from curation.code_rules import decide_rule, failed_rules, rule_signals  # noqa: E402
-from curation.code_tiers import assign_tiers, score_histogram, thresholds, tier_rules  # noqa: E402
-from curation.html_code import code_blocks, code_tag_stats, parse, reparse_html  # noqa: E402
+from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group  # noqa: E402
+from curation.quality.code_rules import decide_rule, failed_rules, rule_signals  # noqa: E402
+from curation.quality.code_tiers import assign_tiers, score_histogram, thresholds, tier_rules  # noqa: E402
+from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html  # noqa: E402
 from curation.tokens import count_tokens  # noqa: E402
 from pipelines.recipe import load_recipe, stage_config  # noqa: E402
 from pipelines.stages.code_quality import CodeQualityConfig  # noqa: E402

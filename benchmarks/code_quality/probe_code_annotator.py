@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from classifiers.annotation import get_annotator  # noqa: E402
 from classifiers.code_quality import StructuralScorer  # noqa: E402
 from classifiers.rubrics import get_rubric  # noqa: E402
-from curation.code_language import detect_language, language_kind  # noqa: E402
+from curation.quality.code_language import detect_language, language_kind  # noqa: E402
 
 
 def main() -> int:

@@ -31,7 +31,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from curation.extract import EXTRACTORS, extract_text, snippet_scores, token_f1  # noqa: E402
+from curation.ingest.extract import EXTRACTORS, extract_text, snippet_scores, token_f1  # noqa: E402
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", ROOT.parent / "shared" / "data")) / "web" / "web_docs.parquet"
 OUT = Path(__file__).resolve().parent / "results.json"

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_crawl import DATA, write_warc  # noqa: E402
 
-from curation.extract import snippet_scores  # noqa: E402
+from curation.ingest.extract import snippet_scores  # noqa: E402
 
 
 def main() -> None:

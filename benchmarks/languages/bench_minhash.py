@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import data  # noqa: E402
 import plant  # noqa: E402
 
-from curation.minhash import MinHashParams, signatures  # noqa: E402
-from curation.minhash_shingles import ShingleSpec  # noqa: E402
+from curation.dedup.minhash import MinHashParams, signatures  # noqa: E402
+from curation.dedup.shingles import ShingleSpec  # noqa: E402
 from curation.schema import DOC_COLUMNS  # noqa: E402
 from pipelines.io import write_frame  # noqa: E402
 from pipelines.recipe import load_recipe  # noqa: E402

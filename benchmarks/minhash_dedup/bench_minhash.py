@@ -32,8 +32,8 @@ from corpus import WORK, corpora  # noqa: E402
 from measure import run_measured  # noqa: E402
 from quality import clusters_from_pairs, exact_pairs, planted_recall, score, shingle_sets  # noqa: E402
 
-from curation.minhash import MinHashParams, signatures  # noqa: E402
-from curation.minhash_shingles import shingles  # noqa: E402
+from curation.dedup.minhash import MinHashParams, signatures  # noqa: E402
+from curation.dedup.shingles import shingles  # noqa: E402
 
 DTENV = ROOT / "benchmarks" / "_work" / "dtenv" / "bin" / "python"
 

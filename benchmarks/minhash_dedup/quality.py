@@ -1,6 +1,6 @@
 """Ground truth by exact Jaccard of shingle sets, and pair precision/recall of a clustering.
 
-The shingle sets come from the reference (regex) shingler ``curation.minhash_shingles.shingles``
+The shingle sets come from the reference (regex) shingler ``curation.dedup.shingles.shingles``
 hashed with 64-bit BLAKE2b, independent of the stage's vectorised hash. All pairs with Jaccard
 >= ``t`` are found exactly with prefix filtering (Chaudhuri et al. 2006): two sets with
 J >= t share at least one of their ``|S| - ceil(t|S|) + 1`` rarest elements.
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from curation.components import union_find_components
-from curation.minhash_shingles import ShingleSpec, shingles
+from curation.dedup.components import union_find_components
+from curation.dedup.shingles import ShingleSpec, shingles
 
 
 def shingle_sets(texts: Sequence[str], spec: ShingleSpec | None = None) -> list[np.ndarray]:

@@ -23,7 +23,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from curation.packing import best_fit_pack, check_packing  # noqa: E402
+from curation.mixture.packing import best_fit_pack, check_packing  # noqa: E402
 
 DATA = ROOT / ".." / "shared" / "data"
 WORK = ROOT / "benchmarks" / "_work" / "mixture"
@@ -88,7 +88,7 @@ def synthetic(n_docs: int) -> None:
 
 
 def real() -> None:
-    from curation.repo_concat import concat_repo
+    from curation.mixture.repo_concat import concat_repo
     from curation.tokens import count_tokens
 
     print("\n| real set | docs | seq | tokens | sequences | fill | lower bound ⌈tokens/seq⌉ | s | peer concat+chunk: docs cut |")

@@ -26,7 +26,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from curation.mixture_groups import stable_hash  # noqa: E402
+from curation.mixture.groups import stable_hash  # noqa: E402
 from curation.tokens import count_tokens  # noqa: E402
 from pipelines.io import write_frame  # noqa: E402
 

@@ -23,7 +23,7 @@ import twins  # noqa: E402
 from bench_embed import load_docs  # noqa: E402
 
 from classifiers.embedding import get_embedder  # noqa: E402
-from curation.kmeans import assign, gpu_available, train_kmeans  # noqa: E402
+from curation.dedup.kmeans import assign, gpu_available, train_kmeans  # noqa: E402
 
 
 def timed(fn) -> tuple[object, float]:

@@ -5,7 +5,7 @@
 Each size runs in a fresh subprocess (peak RSS is per process). Vectors: 2,000 topic directions
 plus noise (cosine ~0.5 to their topic), and 5 % planted near-duplicates (cosine ~0.97 to their
 original). Steps timed: spherical k-means (faiss, on ``sample_size(k, n)`` vectors), assignment of
-every vector, and the similarity pass over every cluster (``curation.semdedup.similarity_pass``,
+every vector, and the similarity pass over every cluster (``curation.dedup.semantic.similarity_pass``,
 blocked), then the ε decision. This is the library path the stage runs inside its Dask tasks;
 the Dask shuffle around it is not included. Runs with one BLAS/OpenMP thread per process, as a Dask
 worker does.
@@ -45,8 +45,8 @@ def synthetic(n: int, dim: int = 384, topics: int = 2000, dup_rate: float = 0.05
 
 
 def run_one(n: int, k: int, eps: float, sample_cap: int | None = None) -> dict:
-    from curation.kmeans import assign, sample_size, train_kmeans
-    from curation.semdedup import decide, similarity_pass
+    from curation.dedup.kmeans import assign, sample_size, train_kmeans
+    from curation.dedup.semantic import decide, similarity_pass
 
     t0 = time.perf_counter()
     x, origin = synthetic(n)

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import twins  # noqa: E402
 
 from classifiers.embedding import get_embedder  # noqa: E402
-from curation.kmeans import assign, default_k, train_kmeans  # noqa: E402
-from curation.semdedup import decide, keep_key, similarity_pass  # noqa: E402
+from curation.dedup.kmeans import assign, default_k, train_kmeans  # noqa: E402
+from curation.dedup.semantic import decide, keep_key, similarity_pass  # noqa: E402
 
 EPS = [0.05, 0.08, 0.10, 0.12, 0.15, 0.20]
 DEFAULT = "combined_masked (default)"

@@ -26,8 +26,8 @@ def main(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")  # a report is written headless; never open a window
-    from curation.report import build_report
-    from curation.stats import open_run
+    from curation.stats.report import build_report
+    from curation.stats.run import open_run
 
     run = open_run(args.run_dir)
     other = open_run(args.compare) if args.compare else None

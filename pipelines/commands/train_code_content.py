@@ -65,8 +65,8 @@ def read_inputs(paths: list[Path]) -> pd.DataFrame:
 
 def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(positives, negatives): programming-language code; prose without HTML code blocks."""
-    from curation.code_language import detect_language, language_kind
-    from curation.html_code import code_tag_stats
+    from curation.quality.code_language import detect_language, language_kind
+    from curation.quality.html_code import code_tag_stats
 
     pos = df[df["source"].isin(positive)].copy()
     langs = [lang if isinstance(lang, str) and lang else detect_language(p if isinstance(p, str) else None, t)

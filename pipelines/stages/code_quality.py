@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from classifiers.code_quality import get_scorer
-from curation.code_language import UNPOOLED_GROUPS, detect_language, tier_group
-from curation.code_rules import RuleThresholds, decide_rule, rule_signals
-from curation.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group
+from curation.quality.code_rules import RuleThresholds, decide_rule, rule_signals
+from curation.quality.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 from curation.schema import DROP_DETAIL, DROP_REASON, annotated_meta, mark_kept
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress

@@ -22,10 +22,10 @@ import pandas as pd
 
 from classifiers.code_content import CodeContentClassifier, windows
 from classifiers.code_quality import StructuralScorer, structural_score
-from curation.code_language import language_from_name
-from curation.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
 from curation.config import ConfigError, StageConfig, check_range
-from curation.html_code import code_blocks, code_tag_stats, parse, reparse_html
+from curation.quality.code_language import language_from_name
+from curation.quality.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
+from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.schema import annotated_meta, mark_kept
 from curation.tokens import count_tokens
 from pipelines.io import write_frame

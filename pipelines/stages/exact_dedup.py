@@ -12,7 +12,7 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import StageConfig, check_choice
-from curation.exact_dedup import KEEP_RULES, exact_keys, pick_duplicates
+from curation.dedup.exact import KEEP_RULES, exact_keys, pick_duplicates
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
 
 

@@ -32,8 +32,8 @@ import pyarrow.parquet as pq
 
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
-from curation.extract import EXTRACTORS
-from curation.ingest import (
+from curation.ingest.extract import EXTRACTORS
+from curation.ingest.records import (
     HTML_COLUMN,
     LOCATION_COLUMNS,
     FieldMap,
@@ -41,6 +41,8 @@ from curation.ingest import (
     parse_jsonl_lines,
     rows_from_records,
 )
+from curation.ingest.urls import url_columns
+from curation.ingest.warc import crawl_frame, iter_warc, read_html_file
 from curation.schema import (
     DOC_COLUMNS,
     DROP_DETAIL,
@@ -52,8 +54,6 @@ from curation.schema import (
     empty_docs,
 )
 from curation.tokens import count_tokens
-from curation.urls import url_columns
-from curation.warc import crawl_frame, iter_warc, read_html_file
 from pipelines.io import InputError, read_docs, write_frame
 from pipelines.progress import compute_with_progress
 from pipelines.stages.ingest_extract import URL_COLUMNS, extract_all, mark_url_duplicates

@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from classifiers.langid import identify_docs
-from curation.extract import extract_text
+from curation.ingest.extract import extract_text
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
 from pipelines.io import write_frame

@@ -27,10 +27,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.components import union_find_components
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.minhash import HASHES, SCHEMES, MinHashParams, signatures
-from curation.minhash_lsh import (
+from curation.dedup.components import union_find_components
+from curation.dedup.lsh import (
     band_rows,
     check_keep,
     exact_jaccard,
@@ -42,8 +41,8 @@ from curation.minhash_lsh import (
     uid_of,
     verify_mask,
 )
-from curation.minhash_shingles import ShingleSpec
-from curation.minhash_stats import (
+from curation.dedup.minhash import HASHES, SCHEMES, MinHashParams, signatures
+from curation.dedup.minhash_stats import (
     COUNTS_META,
     count_rows,
     exact_shingle_sets,
@@ -51,6 +50,7 @@ from curation.minhash_stats import (
     histogram_rows,
     size_histogram,
 )
+from curation.dedup.shingles import ShingleSpec
 from curation.schema import DROP_REASON, with_columns
 from pipelines.io import write_frame, write_json
 from pipelines.progress import compute_with_progress

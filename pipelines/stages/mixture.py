@@ -21,9 +21,11 @@ import numpy as np
 import pandas as pd
 
 from curation.config import ConfigError, StageConfig, check_choice, check_range, config_hash
-from curation.fim import FimSentinels
-from curation.manifest import build_manifest, group_entry, validate_schema
-from curation.mixture import (
+from curation.mixture.checks import check_plans
+from curation.mixture.fim import FimSentinels
+from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, memberships, shard_count
+from curation.mixture.manifest import build_manifest, group_entry, validate_schema
+from curation.mixture.plan import (
     ON_CAP,
     GroupStat,
     PhasePlan,
@@ -33,11 +35,9 @@ from curation.mixture import (
     pretrain_epochs,
     with_epochs,
 )
-from curation.mixture_checks import check_plans
-from curation.mixture_groups import REPO_GROUP, THREADS_GROUP, memberships, shard_count
-from curation.mixture_policy import Policy, doc_groups, exclusion
-from curation.mixture_shards import ShardOptions
-from curation.repo_concat import RepoHeaders
+from curation.mixture.policy import Policy, doc_groups, exclusion
+from curation.mixture.repo_concat import RepoHeaders
+from curation.mixture.shards import ShardOptions
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json
 from curation.tokens import count_tokens
 from pipelines.io import write_json

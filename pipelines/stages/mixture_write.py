@@ -17,11 +17,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.manifest import file_sha256
-from curation.mixture import PhaseSpec
-from curation.mixture_groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
-from curation.mixture_policy import Policy, doc_groups
-from curation.mixture_shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
+from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
+from curation.mixture.manifest import file_sha256
+from curation.mixture.plan import PhaseSpec
+from curation.mixture.policy import Policy, doc_groups
+from curation.mixture.shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
 
 #: Input columns a shard row carries (those present).
 CARRIED = tuple(dict.fromkeys(("doc_id", "text", "source", "url", "repo", "path", "language", "lang", "n_tokens", "meta", *PROVENANCE_COLUMNS)))

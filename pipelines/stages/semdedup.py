@@ -33,9 +33,9 @@ import pyarrow.parquet as pq
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.kmeans import DEFAULT_CLUSTER_SIZE, assign, default_k, sample_size, train_kmeans
+from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, assign, default_k, sample_size, train_kmeans
+from curation.dedup.semantic import decide, empty_similarity, eps_sweep, keep_key, parse_keep, similarity_pass
 from curation.schema import SOURCES
-from curation.semdedup import decide, empty_similarity, eps_sweep, keep_key, parse_keep, similarity_pass
 from pipelines.io import write_frame
 from pipelines.progress import compute_with_progress
 from pipelines.removal import REMOVAL_META, mark_removed, write_removals

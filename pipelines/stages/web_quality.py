@@ -33,7 +33,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from classifiers.web_quality import get_scorer
-from curation.bucketing import (
+from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.quality.bucketing import (
     LEVEL_ORDER,
     NEMOTRON_LEVELS,
     OTHER_LANGS,
@@ -46,7 +47,6 @@ from curation.bucketing import (
     token_weights,
     validate_levels,
 )
-from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.schema import annotated_meta, mark_kept
 from pipelines.progress import compute_with_progress
 from pipelines.stages.web_quality_score import score_part

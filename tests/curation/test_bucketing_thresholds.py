@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from curation.bucketing import (
+from curation.quality.bucketing import (
     NEMOTRON_LEVELS,
     QuantileSketch,
     bucket_of,
@@ -178,7 +178,7 @@ def test_token_weights_floor_at_one() -> None:
 
 
 def test_each_language_group_is_bucketed_against_its_own_documents():
-    from curation.bucketing import OTHER_LANGS, decide_by_group, language_groups, own_languages
+    from curation.quality.bucketing import OTHER_LANGS, decide_by_group, language_groups, own_languages
 
     own = own_languages({"en": 200, "zh": 60, "fr": 4, "und": 90}, 50)
     assert own == ["en", "zh"]

@@ -1,6 +1,12 @@
 import pytest
 
-from curation.code_language import detect_language, language_family, language_kind, modeline_language, shebang_language
+from curation.quality.code_language import (
+    detect_language,
+    language_family,
+    language_kind,
+    modeline_language,
+    shebang_language,
+)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +60,7 @@ def test_kind_and_family():
 
 
 def test_language_from_fence_names():
-    from curation.code_language import language_from_name
+    from curation.quality.code_language import language_from_name
 
     assert [language_from_name(n) for n in ("python", "py", "golang", "rs", "bash", "console", "cpp", "ts", "json")] == [
         "Python", "Python", "Go", "Rust", "Shell", "Shell", "C++", "TypeScript", "JSON"]

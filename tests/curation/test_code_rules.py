@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from curation.code_language import detect_language
-from curation.code_rules import RuleThresholds, char_counts, decide_rule, failed_rules, rule_signals
+from curation.quality.code_language import detect_language
+from curation.quality.code_rules import RuleThresholds, char_counts, decide_rule, failed_rules, rule_signals
 
 DATA = {"JSON": {"min_chars": 50, "max_chars": 5000, "min_alpha_fraction": 0.5},
         "YAML": {"min_chars": 50, "max_chars": 5000, "max_mean_line_length": 100, "max_line_length": 1000}}

@@ -2,7 +2,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curation.code_tiers import POOLED, TierRule, assign_tiers, combined_score, score_histogram, thresholds, tier_rules
+from curation.quality.code_tiers import (
+    POOLED,
+    TierRule,
+    assign_tiers,
+    combined_score,
+    score_histogram,
+    thresholds,
+    tier_rules,
+)
 
 
 def test_percentile_cuts_are_per_language():
@@ -66,7 +74,7 @@ def test_histograms_merge_by_addition():
 
 
 def test_rare_language_falls_back_to_its_group_and_prose_is_not_pooled():
-    from curation.code_language import UNPOOLED_GROUPS, tier_group
+    from curation.quality.code_language import UNPOOLED_GROUPS, tier_group
 
     langs = np.array(["JavaScript"] * 30 + ["TypeScript"] * 30 + ["Python"] * 100 + ["Markdown"] * 5, dtype=object)
     scores = np.concatenate([np.linspace(2, 6, 30), np.linspace(2, 6, 30), np.linspace(6, 10, 100) - 0.01, np.full(5, 1.0)])

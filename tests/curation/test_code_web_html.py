@@ -1,6 +1,6 @@
 """Recall by HTML code tags and the re-parse that keeps code formatting, on real-looking pages."""
 
-from curation.html_code import code_blocks, code_tag_stats, reparse_html
+from curation.quality.html_code import code_blocks, code_tag_stats, reparse_html
 
 DOC_PAGE = """<!DOCTYPE html>
 <html lang="en"><head><title>Reading files | PyGuide</title>

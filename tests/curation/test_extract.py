@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.extract import EXTRACTORS, extract_text
+from curation.ingest.extract import EXTRACTORS, extract_text
 
 BODY = " ".join(f"Sentence number {i} of the article explains one more detail about river restoration." for i in range(25))
 PAGE = (
@@ -57,7 +57,7 @@ def test_default_extractor_finds_most_snippets_on_real_pages() -> None:
     import pandas as pd
     import yaml
 
-    from curation.extract import snippet_scores
+    from curation.ingest.extract import snippet_scores
 
     default = yaml.safe_load((Path(__file__).resolve().parents[2] / "pipelines/configs/glm45.yaml").read_text())["stages"]["ingest"]["extractor"]
     df = pd.read_parquet(DATA, columns=["source", "html", "with_snippets", "without_snippets"])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from curation.fim import FimSentinels, fim_format, fim_inverse, fim_many, fim_parts, fim_split, fim_transform
+from curation.mixture.fim import FimSentinels, fim_format, fim_inverse, fim_many, fim_parts, fim_split, fim_transform
 
 S = FimSentinels()
 CODE = "def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n"
@@ -60,8 +60,8 @@ def test_bad_mode_is_rejected():
 def test_copies_of_a_repeated_document_get_their_own_fim_split():
     import pandas as pd
 
-    from curation.mixture import PhaseSpec
-    from curation.mixture_shards import ShardOptions, build_shard
+    from curation.mixture.plan import PhaseSpec
+    from curation.mixture.shards import ShardOptions, build_shard
 
     text = "def add(a, b):\n    return a + b\n" * 5
     rows = pd.DataFrame({"doc_id": ["d"], "text": [text], "source": ["code"], "n_tokens": [60], "unit": ["d"]})

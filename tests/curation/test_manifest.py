@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.manifest import (
+from curation.mixture.manifest import (
     build_manifest,
     file_sha256,
     group_entry,
@@ -17,8 +17,8 @@ from curation.manifest import (
     validate_schema,
     validate_sums,
 )
-from curation.mixture import GroupStat, PhaseSpec, plan_phase
-from curation.mixture_shards import SHARD_SCHEMA
+from curation.mixture.plan import GroupStat, PhaseSpec, plan_phase
+from curation.mixture.shards import SHARD_SCHEMA
 
 
 def write_shard(root, rel, n_tokens, copies=1):

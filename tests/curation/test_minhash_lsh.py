@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 from datasketch import MinHashLSH
 
-from curation.components import propagate, union_find_components
-from curation.minhash import MinHashParams, signatures
-from curation.minhash_lsh import (
+from curation.dedup.components import propagate, union_find_components
+from curation.dedup.lsh import (
     band_hashes,
     band_rows,
     exact_jaccard,
@@ -19,7 +18,8 @@ from curation.minhash_lsh import (
     star_edges,
     verify_mask,
 )
-from curation.minhash_stats import size_histogram
+from curation.dedup.minhash import MinHashParams, signatures
+from curation.dedup.minhash_stats import size_histogram
 
 
 @pytest.mark.parametrize("threshold", [0.5, 0.55, 0.7, 0.8, 0.9])

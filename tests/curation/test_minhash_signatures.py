@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
-from curation import minhash_shingles
-from curation.minhash import MinHashParams, estimate_jaccard, permutations, signatures
-from curation.minhash_shingles import (
+from curation.dedup import shingles as minhash_shingles
+from curation.dedup.minhash import MinHashParams, estimate_jaccard, permutations, signatures
+from curation.dedup.shingles import (
     ShingleSpec,
     char_shingle_hash32,
     scalar_hashfunc,

@@ -2,9 +2,9 @@ import json
 
 import pandas as pd
 
-from curation.mixture import PhaseSpec
-from curation.mixture_groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, assign_shards, doc_groups, memberships
-from curation.mixture_policy import Policy, exclusion
+from curation.mixture.groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, assign_shards, doc_groups, memberships
+from curation.mixture.plan import PhaseSpec
+from curation.mixture.policy import Policy, exclusion
 
 
 def frame(rows):

@@ -1,7 +1,8 @@
 
 import pytest
 
-from curation.mixture import (
+from curation.mixture.checks import ConcentrationError, check_plans
+from curation.mixture.plan import (
     Budget,
     GroupStat,
     PhaseSpec,
@@ -11,7 +12,6 @@ from curation.mixture import (
     plan_phases,
     pretrain_epochs,
 )
-from curation.mixture_checks import ConcentrationError, check_plans
 from pipelines.stages.mixture import DEFAULT_REPEATS, MixtureConfig
 
 STATS = {

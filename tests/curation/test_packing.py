@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from curation.packing import _CapacityTree, best_fit_pack, check_packing, split_chunks
+from curation.mixture.packing import _CapacityTree, best_fit_pack, check_packing, split_chunks
 
 
 def optimal_bins(sizes: list[int], cap: int) -> int:

@@ -2,8 +2,8 @@ import json
 
 import numpy as np
 
-from curation.repo_concat import RepoHeaders, concat_repo, dependency_order, file_deps
-from curation.repo_threads import concat_threads, format_commit, format_record, related_order
+from curation.mixture.repo_concat import RepoHeaders, concat_repo, dependency_order, file_deps
+from curation.mixture.repo_threads import concat_threads, format_commit, format_record, related_order
 
 
 def words(texts: list[str]) -> np.ndarray:

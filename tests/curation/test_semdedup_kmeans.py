@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from curation.kmeans import assign, default_k, gpu_available, sample_size, train_kmeans
+from curation.dedup.kmeans import assign, default_k, gpu_available, sample_size, train_kmeans
 
 
 def planted(n_per=60, k=4, dim=24, noise=0.08, seed=0):

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curation.semdedup import (
+from curation.dedup.semantic import (
     decide,
     eps_sweep,
     is_duplicate,

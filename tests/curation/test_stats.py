@@ -1,7 +1,7 @@
 """Run statistics: every view's numbers equal the ledgers, docs, artifacts and manifests they read.
 
 The reference numbers are computed here straight from the files with pandas, not through
-``curation.stats``.
+``curation.stats.run``.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curation import stats
-from curation.stats_dedup import cluster_size_distribution, dedup_summary, duplicate_clusters
-from curation.stats_edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
-from curation.stats_mixture import (
+from curation.stats import run as stats
+from curation.stats.dedup import cluster_size_distribution, dedup_summary, duplicate_clusters
+from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
+from curation.stats.mixture import (
     mixture_by_kind,
     mixture_composition,
     mixture_phases,
     mixture_shortfalls,
     pretrain_epochs,
 )
-from curation.stats_scores import bucket_thresholds, category_tokens, score_columns, score_histogram, scores
+from curation.stats.scores import bucket_thresholds, category_tokens, score_columns, score_histogram, scores
 from tests.curation.test_stats_fixture import shared_run
 from tests.helpers import read_parts
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from curation import stats
-from curation.stats_compare import changed_documents, compare_runs, config_changes, flatten, reason_changes
+from curation.stats import run as stats
+from curation.stats.compare import changed_documents, compare_runs, config_changes, flatten, reason_changes
 from tests.curation.test_stats_fixture import shared_run
 from tests.helpers import read_parts
 
@@ -68,7 +68,7 @@ def test_compare_with_a_run_that_lacks_stages(runs, tmp_path_factory):
 
 
 def test_compare_plot_bars_are_kept_rows_of_both_runs(runs):
-    from curation.plots import plot_compare
+    from curation.stats.plots import plot_compare
 
     a, b = runs
     fig = plot_compare(compare_runs(a, b), "a", "b")

@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curation import plots, stats
-from curation.stats_dedup import cluster_size_distribution, duplicate_clusters
-from curation.stats_edu import edu_calibration
-from curation.stats_mixture import mixture_composition, pretrain_epochs
-from curation.stats_scores import bucket_thresholds, category_tokens, scores
+from curation.stats import plots
+from curation.stats import run as stats
+from curation.stats.dedup import cluster_size_distribution, duplicate_clusters
+from curation.stats.edu import edu_calibration
+from curation.stats.mixture import mixture_composition, pretrain_epochs
+from curation.stats.scores import bucket_thresholds, category_tokens, scores
 from tests.curation.test_stats_fixture import shared_run
 from tests.helpers import read_parts
 
@@ -158,7 +159,7 @@ def test_plots_work_under_the_agg_backend(tmp_path: Path, run):
     import sys
 
     code = (
-        "import matplotlib; matplotlib.use('Agg'); from curation import plots, stats; "
+        "import matplotlib; matplotlib.use('Agg'); from curation.stats import plots, run as stats; "
         f"r = stats.open_run({str(run.path)!r}); plots.plot_funnel(stats.funnel(r)).savefig({str(tmp_path / 'f.png')!r})"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from curation.urls import domain_of, normalize_url, url_columns
+from curation.ingest.urls import domain_of, normalize_url, url_columns
 
 
 @pytest.mark.parametrize("a, b", [

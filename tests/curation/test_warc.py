@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from curation.ingest.warc import crawl_frame, decode_html, iter_warc, read_html_file
 from curation.schema import DropReason
-from curation.warc import crawl_frame, decode_html, iter_warc, read_html_file
 
 PAGE = "<html><head><title>t</title></head><body><article><p>{}</p></article></body></html>"
 

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from curation.exact_dedup import exact_keys, pick_duplicates
+from curation.dedup.exact import exact_keys, pick_duplicates
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
 

@@ -225,7 +225,7 @@ def _sample_through_minhash(tmp_path: Path, name: str) -> tuple[pd.DataFrame, pd
 
 @pytest.mark.slow
 def test_cli_on_sample_data_finds_the_planted_near_copies(tmp_path):
-    from curation.minhash_shingles import ShingleSpec, shingles
+    from curation.dedup.shingles import ShingleSpec, shingles
 
     kept, ledger, inp, meta = _sample_through_minhash(tmp_path, "web.jsonl.gz")
     docs = pd.concat([kept, ledger.rename(columns={"preview": "text"})], ignore_index=True)
@@ -250,7 +250,7 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
     import dask
     import numpy as np
 
-    from curation.components import union_find_components
+    from curation.dedup.components import union_find_components
     from pipelines.io import write_frame
 
     rng = np.random.default_rng(0)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from curation.report import SECTION_IDS
+from curation.stats.report import SECTION_IDS
 from pipelines.cli import main
 from tests.curation.test_stats_fixture import shared_run
 from tests.helpers import read_parts

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import curation.exact_dedup
+import curation.dedup.exact
 from pipelines.cluster import open_client
 from pipelines.recipe import load_recipe
 from pipelines.runner import run_recipe
@@ -75,7 +75,7 @@ def test_crash_mid_stage_leaves_no_marker_and_rerun_completes(tmp_path, monkeypa
     def boom(*a, **k):
         raise RuntimeError("simulated crash")
 
-    monkeypatch.setattr(curation.exact_dedup, "pick_duplicates", boom)
+    monkeypatch.setattr(curation.dedup.exact, "pick_duplicates", boom)
     import pipelines.stages.exact_dedup as stage_mod
 
     monkeypatch.setattr(stage_mod, "pick_duplicates", boom)
@@ -95,7 +95,7 @@ def test_sigkill_mid_stage_then_rerun_gives_identical_output(tmp_path):
     raw = _corpus(tmp_path)
     _run(raw, tmp_path / "ref")
     script = (
-        "import sys, time, curation.exact_dedup as m, pipelines.stages.exact_dedup as s\n"
+        "import sys, time, curation.dedup.exact as m, pipelines.stages.exact_dedup as s\n"
         "orig = m.pick_duplicates\n"
         "def slow(*a, **k):\n    time.sleep(60)\n    return orig(*a, **k)\n"
         "s.pick_duplicates = slow\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from curation.stats import Run, drop_reasons, funnel
+from curation.stats.run import Run, drop_reasons, funnel
 
 COMPARE_COLUMNS = [
     "stage", "in_a", "in_b", "config_changed",

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from curation.minhash_shingles import ShingleSpec, sha1_hashes, shingle_hashes, shingles, text_batches
+from curation.dedup.shingles import ShingleSpec, sha1_hashes, shingle_hashes, shingles, text_batches
 
 __all__ = ["HASHES", "SCHEMES", "MinHashParams", "permutations", "shingles", "signatures", "signatures_from_hashes"]
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from curation.repo_concat import BuiltDoc, TokenCounter, built_id, recount
+from curation.mixture.repo_concat import BuiltDoc, TokenCounter, built_id, recount
 
 _REF = re.compile(r"(?<![\w/])#(\d+)\b")
 KIND_ALIASES = {"issue": "issue", "issues": "issue", "pull_request": "pull_request", "pr": "pull_request",

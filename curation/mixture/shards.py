@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from curation.fim import FimSentinels, fim_many
-from curation.mixture import PhaseSpec
-from curation.mixture_groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key, stable_hash
-from curation.packing import best_fit_pack
-from curation.repo_concat import BuiltDoc, RepoHeaders, concat_repo
-from curation.repo_threads import concat_threads
+from curation.mixture.fim import FimSentinels, fim_many
+from curation.mixture.groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key, stable_hash
+from curation.mixture.packing import best_fit_pack
+from curation.mixture.plan import PhaseSpec
+from curation.mixture.repo_concat import BuiltDoc, RepoHeaders, concat_repo
+from curation.mixture.repo_threads import concat_threads
 from curation.tokens import count_tokens
 
 SHARD_SCHEMA = pa.schema([

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from curation.stats import Run
+from curation.stats.run import Run
 
 STAGE = "edu_score"
 #: Column names an annotation artifact may use for the LLM's score, in order of preference.

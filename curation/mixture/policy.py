@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.mixture import lookup
+from curation.mixture.plan import lookup
 from curation.schema import DropReason
 
 UNKNOWN_LANG = "und"

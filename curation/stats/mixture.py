@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from curation.stats import Run
+from curation.stats.run import Run
 
 PHASE_COLUMNS = [
     "phase", "stage", "builder", "seq_length", "packing", "fill_rate", "full_scale_tokens", "recipe_scale", "budget_tokens",

@@ -19,12 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation import plots
-from curation.stats import Run, drop_reasons, funnel, funnel_by_lang, missing_stage_note, reason_examples
-from curation.stats_compare import compare_runs, config_changes, reason_changes
-from curation.stats_dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
-from curation.stats_edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
-from curation.stats_mixture import (
+from curation.stats import plots
+from curation.stats.compare import compare_runs, config_changes, reason_changes
+from curation.stats.dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
+from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
+from curation.stats.mixture import (
     mixture_by_kind,
     mixture_composition,
     mixture_exclusions,
@@ -34,7 +33,8 @@ from curation.stats_mixture import (
     mixture_warnings,
     pretrain_epochs,
 )
-from curation.stats_scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
+from curation.stats.run import Run, drop_reasons, funnel, funnel_by_lang, missing_stage_note, reason_examples
+from curation.stats.scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
 
 SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mixture", "edu", "dedup")
 #: Score views: stage → (column prefix, title).

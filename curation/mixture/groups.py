@@ -1,6 +1,6 @@
 """Which phases each document belongs to, and the shard it goes to (pure pandas, per partition).
 
-Its group and repeat factor are the mixture policy's (:func:`curation.mixture_policy.doc_groups`).
+Its group and repeat factor are the mixture policy's (:func:`curation.mixture.policy.doc_groups`).
 
 :func:`memberships` lists, per document, the (phase, group, unit) rows it enters: the document
 itself for ``documents`` phases; for ``repo_code`` phases the repository (files and issue threads
@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from curation.mixture import PhaseSpec
-from curation.mixture_policy import doc_groups
-from curation.repo_threads import parse_meta
+from curation.mixture.plan import PhaseSpec
+from curation.mixture.policy import doc_groups
+from curation.mixture.repo_threads import parse_meta
 
 __all__ = ["doc_groups", "memberships", "assign_shards", "shard_count", "order_key", "stable_hash", "aggregate"]
 

@@ -1,6 +1,6 @@
 """Mixture planning: phase budgets in the paper's tokens × one scale, repeat factors and caps → weights and epochs.
 
-A *group* is ``<kind>/<sub>`` (see :mod:`curation.mixture_groups` for the policy that puts each
+A *group* is ``<kind>/<sub>`` (see :mod:`curation.mixture.groups` for the policy that puts each
 document in exactly one). Each group makes ``T`` unique tokens available and has a repeat factor
 ``r`` from the mixture's one repeat table. A phase's ``mix`` multiplies it per kind, so the group's
 *nominal* epochs in the phase are ``mix[kind] × r``, and the phase's *nominal* size is

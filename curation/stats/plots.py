@@ -1,6 +1,6 @@
 """Matplotlib figures for each run-statistics view, for notebooks and the HTML report.
 
->>> # from curation import plots, stats
+>>> # from curation.stats import plots, run as stats
 >>> # run = stats.open_run("runs/sample")
 >>> # plots.plot_funnel(stats.funnel(run))        # a Figure; shows inline in a notebook
 >>> # plots.figure_png(fig)                       # PNG bytes (the report embeds them)
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.stats_scores import score_histogram
+from curation.stats.scores import score_histogram
 
 KEPT, DROPPED = "#4c78a8", "#e45756"
 PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d", "#bab0ac"]

@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from curation.mixture import GroupPlan, PhasePlan, PhaseSpec
+from curation.mixture.plan import GroupPlan, PhasePlan, PhaseSpec
 
 SCHEMA_VERSION = "1.1"
 MANIFEST_KIND = "curation.mixture.manifest"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from curation.code_language import language_kind
+from curation.quality.code_language import language_kind
 from curation.schema import DropReason, detail_json
 
 #: Markers of generated code in a file's first lines (go-enry ``IsGenerated``, Go's

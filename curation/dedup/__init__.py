@@ -1,0 +1,1 @@
+"""Pure dedup logic: exact keys, MinHash signatures and LSH, connected components, SemDeDup."""

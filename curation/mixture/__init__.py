@@ -1,0 +1,1 @@
+"""The mixture: policy, plan, groups, shards, packing, FIM, repository documents, manifests."""

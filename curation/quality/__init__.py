@@ -1,0 +1,1 @@
+"""Quality decisions: token-weighted buckets, code languages, rules and tiers, code in HTML."""

@@ -1,0 +1,1 @@
+"""Run statistics for notebooks and reports: read what the stages wrote, recompute nothing."""
