@@ -27,6 +27,7 @@ import pandas as pd
 from curation.config import ConfigError, config_hash
 from pipelines import io
 from pipelines.cputime import cpu_seconds
+from pipelines.kit import StageContext, check_produces, resolve_artifacts
 from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
     MARKER,
     WRITER,
@@ -40,7 +41,6 @@ from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the finge
 from pipelines.progress import compute_with_progress
 from pipelines.recipe import check_configs, stage_config
 from pipelines.safety import check_overlap, check_replaceable, folder_lock
-from pipelines.stage import StageContext
 from pipelines.stages import STAGES, folder_name, load_stage
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,8 @@ def _build_and_write(
         client=client,
         recipe=recipe,
         inputs=specs,
+        # a single-stage run reads the artifacts of the run folder that holds its --input
+        upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).parent if input_dir else None)),
         quiet=quiet,
     )
     started, cpu_started = time.time(), cpu_seconds(client)
@@ -148,6 +150,7 @@ def _build_and_write(
         n_in = io.count_rows(Path(input_dir))
     try:
         annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
+        check_produces(stage, annotated.columns)
         counts_graph = annotated.map_partitions(io.write_partition, str(work), name, meta=io.COUNTS_META)
         counts = compute_with_progress(counts_graph, client, f"{name}: write", quiet=quiet)
     except Exception as exc:

@@ -104,11 +104,8 @@ def page_score(text: str, blocks: list[tuple[str, str]]) -> tuple[float, str | N
 
 
 def find_html_artifact(ctx: Any) -> str | None:
-    """Ingest's ``artifacts/html`` of this run; for a single stage, of the run folder the output is in."""
-    html = ctx.upstream_artifact("ingest", "html")
-    if html is None:
-        found = sorted(Path(ctx.work_dir).parent.glob("*_ingest/artifacts/html"))
-        html = found[0] if found else None
+    """Ingest's ``artifacts/html`` of this run (resolved by the runner: ``requires_artifacts``)."""
+    html = ctx.upstream.get("html")
     return str(html) if html is not None else None
 
 
@@ -273,6 +270,7 @@ class CodeWebStage:
     version = "1"
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
+    requires_artifacts = {"html": ("ingest", "html")}
     produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
                                 "code_web_score": "float64"}
 

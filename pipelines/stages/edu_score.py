@@ -137,6 +137,7 @@ class EduScoreStage:
     version = "1"
     config_cls = EduScoreConfig
     requires = ("doc_id", "text", "source", "n_tokens")
+    requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
     produces = PRODUCES
     global_keys = ("seed",)
 
@@ -148,7 +149,7 @@ class EduScoreStage:
         seed = int(ctx.recipe.get("seed", 0) or 0)
         rubric = get_rubric(cfg.rubric)
         sources = tuple(sorted(cfg.sources))
-        upstream = steps.compatible_upstream(ctx.upstream_artifact("semdedup", "embeddings"), DEFAULT_EMBEDDER)
+        upstream = steps.compatible_upstream(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER)
         ctx.extra_stats["upstream_embeddings"] = str(upstream) if upstream else None
         annotations: Path | None = None
         distilled: Path | None = None

@@ -6,6 +6,7 @@ identify (hash → shuffle on hash → keeper per group) → remove (by doc_id, 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import dask.dataframe as dd
@@ -13,7 +14,10 @@ import pandas as pd
 
 from curation.config import StageConfig, check_choice
 from curation.dedup.exact import KEEP_RULES, exact_keys, pick_duplicates
+from pipelines.kit import StageContext
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
+
+KEYS_META = pd.DataFrame({"hash": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object), "length": pd.Series(dtype="int64")})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,16 +35,14 @@ class ExactDedupStage:
     requires = ("doc_id", "text")
     produces: dict[str, Any] = {}
 
-    def build(self, docs: dd.DataFrame, cfg: ExactDedupConfig, ctx: Any) -> dd.DataFrame:
-        def identify(out: Any) -> None:
-            meta = pd.DataFrame({"hash": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object), "length": pd.Series(dtype="int64")})
-            keys = keys_with_part(docs, exact_keys, meta)
+    def build(self, docs: dd.DataFrame, cfg: ExactDedupConfig, ctx: StageContext) -> dd.DataFrame:
+        def identify(out: Path) -> dict[str, Any]:
+            keys = keys_with_part(docs, exact_keys, KEYS_META)
             removals = keys.shuffle(on="hash").map_partitions(pick_duplicates, cfg.keep, meta=REMOVAL_META)
-            n = write_removals(removals, out, ctx.client, "exact_dedup: identify", ctx.quiet)
-            ctx.extra_stats["duplicates"] = n
+            return {"duplicates": write_removals(removals, out, ctx, "identify")}
 
-        folder = ctx.cached("removals", {"keep": cfg.keep, "version": self.version}, identify)
-        return mark_removed(docs, folder)
+        removals = ctx.step("removals", {"keep": cfg.keep, "version": self.version}, identify)
+        return mark_removed(docs, removals.path)
 
 
 STAGE = ExactDedupStage()

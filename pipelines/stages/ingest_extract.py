@@ -23,9 +23,9 @@ from curation.ingest.extract import extract_text
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
+from pipelines.kit import link_tree as _link_tree
 from pipelines.progress import compute_with_progress
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
-from pipelines.stage import _link_tree
 
 #: Columns ingest adds to every document (null where a document has no URL).
 URL_COLUMNS: dict[str, Any] = {"url_normalized": object, "url_domain": object}
@@ -137,7 +137,7 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: Any, ctx: Any, key: dict[str, A
         keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
         keys = keys.map_partitions(_scoped, meta=keys._meta)
         removals = keys.shuffle(on="url_normalized").map_partitions(find_url_duplicates, meta=REMOVAL_META)
-        ctx.extra_stats["duplicate_urls"] = write_removals(removals, out, ctx.client, "ingest: duplicate URLs", ctx.quiet)
+        ctx.extra_stats["duplicate_urls"] = write_removals(removals, out, ctx, "duplicate URLs")
 
     folder = ctx.cached("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)
     return mark_removed(docs, folder)

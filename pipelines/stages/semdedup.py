@@ -386,7 +386,7 @@ def _decide(sims: Path, eps: float, out: Path, ctx: Any) -> None:
     files = sorted(str(p) for p in sims.glob("part-*.parquet"))
     frames = dd.from_map(_read_sims, files, meta=empty_similarity(), enforce_metadata=False)
     removals = frames.map_partitions(decide, eps, meta=REMOVAL_META)
-    n = write_removals(removals, out / "by_part", ctx.client, "semdedup: decide", ctx.quiet)
+    n = write_removals(removals, out / "by_part", ctx, "decide")
     (out / "count.json").write_text(json.dumps({"removed": n, "eps": eps}))
 
 

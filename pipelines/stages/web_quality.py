@@ -109,6 +109,7 @@ class WebQualityStage:
     version = "2"  # 2: lang in the score artifacts, per-language signals and percentiles
     config_cls = WebQualityConfig
     requires = ("doc_id", "text", "source", "n_tokens")
+    requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
     produces: dict[str, Any] = {
         "quality_bucket": "Int64",
         "quality_level": object,
@@ -150,7 +151,7 @@ class WebQualityStage:
 # -- scoring -------------------------------------------------------------------------------
 
 def _score_all(docs: dd.DataFrame, cfg: WebQualityConfig, name: str, out: Path, ctx: Any) -> None:
-    upstream = ctx.upstream_artifact("semdedup", "embeddings")
+    upstream = ctx.upstream.get("embeddings")
     counts = docs.map_partitions(
         score_part, str(out), cfg, name, str(upstream) if upstream else None, meta=pd.Series(dtype="int64")
     )

@@ -4,7 +4,7 @@ Each in-scope document (``source`` in the config's sources) gets a row ``doc_id,
 (+ ``quality_signal_<name>`` columns for the heuristics scorer). ``lang`` is the ingest column (identified
 here for input that lacks it); the heuristics use it for words and stop words, and a scorer limited to
 some languages (``scorer_languages``) scores only those: NaN elsewhere. The embedding head reads the run's
-stored embeddings (``ctx.upstream_artifact("semdedup", "embeddings")``, the part with the same
+stored embeddings (``ctx.upstream["embeddings"]``, the part with the same
 number) and embeds only the documents missing there, with the settings the head was trained with.
 """
 

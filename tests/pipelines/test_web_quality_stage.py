@@ -175,6 +175,7 @@ def test_embedding_head_uses_stored_vectors_and_embeds_the_rest(tmp_path: Path) 
     fake[:, 0] = 1.0  # a unit vector whose score is exactly 1.0
     write_embedding_part(store / "part-00000.parquet", part0["doc_id"].tolist(), fake)
     write_card(store, {"embedder": settings})
+    (tmp_path / "30_semdedup" / "_SUCCESS").write_text("{}")  # a finished stage: the runner resolves its artifacts
     import dask
 
     from pipelines.recipe import load_recipe as load

@@ -1,0 +1,128 @@
+"""What the runner gives a stage: folders, the Dask client, resolved upstream artifacts, and the
+three verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
+``map_parts`` (a per-partition function that knows its partition number) and ``compute`` (a graph
+computed with progress, always returning a pandas object).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+
+from curation.config import config_hash
+from pipelines.kit.artifact import Artifact, part_number
+
+log = logging.getLogger(__name__)
+
+#: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
+STEP_STATS = "_STATS.json"
+
+
+@dataclasses.dataclass
+class StageContext:
+    """What a stage may use besides its input."""
+
+    name: str
+    work_dir: Path  #: the in-progress folder, renamed into place on success
+    cache_dir: Path  #: resumable sub-step artifacts, keyed by their parameters
+    input_fingerprint: str
+    run_dir: Path | None = None
+    client: Any = None  #: a ``distributed.Client``, or ``None`` for the synchronous scheduler
+    recipe: dict[str, Any] = dataclasses.field(default_factory=dict)
+    inputs: list[Any] = dataclasses.field(default_factory=list)
+    #: the stage's ``requires_artifacts``, resolved by the runner (``None`` where the upstream
+    #: stage did not write it, e.g. it was disabled)
+    upstream: dict[str, Path | None] = dataclasses.field(default_factory=dict)
+    extra_stats: dict[str, Any] = dataclasses.field(default_factory=dict)
+    quiet: bool = False
+
+    @property
+    def artifacts_dir(self) -> Path:
+        path = self.work_dir / "artifacts"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # -- sub-steps ----------------------------------------------------------------------------
+    def step(self, name: str, params: Any, produce: Callable[[Path], dict[str, Any] | None]) -> Artifact:
+        """Run ``produce(folder)`` once per (input, ``params``); return the finished folder.
+
+        ``produce`` may return a dict of figures: they are stored beside the artifact and merged
+        into ``stats.json``'s ``extra`` whether the step ran now or was reused. The folder lives in
+        the stage's cache (``<output parent>/.cache/<stage>/``), so an interrupted run or a run with
+        only a changed decision parameter reuses it; it is hard-linked into ``artifacts/<name>/``.
+        """
+        key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
+        final = self.cache_dir / f"{name}-{key}"
+        if not (final / "_DONE").exists():
+            tmp = self.cache_dir / f".{name}-{key}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir(parents=True)
+            log.info("%s: computing %s", self.name, name)
+            figures = produce(tmp)
+            if figures:
+                (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
+            (tmp / "_DONE").write_text(key)
+            shutil.rmtree(final, ignore_errors=True)
+            os.replace(tmp, final)
+        else:
+            log.info("%s: reusing %s from %s", self.name, name, final)
+        if (final / STEP_STATS).exists():
+            _merge(self.extra_stats, json.loads((final / STEP_STATS).read_text()))
+        link_tree(final, self.artifacts_dir / name)
+        return Artifact(final)
+
+    def cached(self, name: str, params: Any, produce: Callable[[Path], dict[str, Any] | None]) -> Path:
+        """:meth:`step`, returning the folder's path (for code that reads it directly)."""
+        return self.step(name, params, produce).path
+
+    # -- partitions ---------------------------------------------------------------------------
+    @staticmethod
+    def map_parts(docs: dd.DataFrame, fn: Callable[..., Any], *args: Any, meta: Any, **kwargs: Any) -> dd.DataFrame:
+        """``docs.map_partitions`` where ``fn(number, part, *args, **kwargs)`` gets the partition number."""
+        return docs.map_partitions(_numbered, fn, *args, meta=meta, **kwargs)
+
+    def compute(self, collection: Any, label: str) -> Any:
+        """Compute a Dask collection with progress; a dataframe or series comes back as one
+        pandas object (never a list of pieces), anything else as computed."""
+        from pipelines.progress import compute_with_progress
+
+        out = compute_with_progress(collection, self.client, f"{self.name}: {label}", self.quiet)
+        if isinstance(out, (list, tuple)) and out and all(isinstance(x, (pd.DataFrame, pd.Series)) for x in out):
+            return pd.concat(out)
+        return out
+
+
+def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:
+    return fn(part_number(partition_info), df, *args, **kwargs)
+
+
+def _merge(into: dict[str, Any], figures: dict[str, Any]) -> None:
+    for key, value in figures.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def link_tree(src: Path, dst: Path) -> None:
+    """Hard-link (or copy, across file systems) every file of ``src`` into ``dst``."""
+    shutil.rmtree(dst, ignore_errors=True)
+    for root, _dirs, files in os.walk(src):
+        rel = Path(root).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for f in files:
+            if f == STEP_STATS:
+                continue
+            try:
+                os.link(Path(root) / f, dst / rel / f)
+            except OSError:
+                shutil.copy2(Path(root) / f, dst / rel / f)

@@ -1,0 +1,63 @@
+"""The stage contract: what a stage declares, and how the runner resolves what it needs.
+
+A stage is a small object (a module-level ``STAGE`` instance) with:
+
+- ``name``: snake_case, the folder name, the ledger's ``stage`` value, the CLI subcommand (with dashes);
+- ``version``: bump it when outputs change for the same config;
+- ``config_cls``: a frozen :class:`curation.config.StageConfig` subclass;
+- ``requires``: columns the input must have (checked before any compute);
+- ``produces``: columns it adds, name → pandas dtype (used for Dask ``meta``; the runner checks
+  that the built graph has them);
+- ``requires_artifacts`` (optional): ``{key: (stage, artifact)}``, artifacts of earlier stages it
+  reuses (SemDeDup's embeddings, ingest's HTML). The runner resolves them from the run folder, or
+  for a single-stage CLI run from the folder holding ``--input``, into ``ctx.upstream[key]``
+  (``None`` when that stage did not write it);
+- ``global_keys`` (optional): top-level recipe keys that change its output (``seed``);
+- ``build(docs, config, ctx)``: returns a lazy Dask dataframe with every input row, the produced
+  columns and ``drop_reason``/``drop_detail``. Sub-steps run eagerly through
+  :meth:`~pipelines.kit.context.StageContext.step` (artifacts keyed by their parameters, figures
+  returned with them), per-partition work through ``ctx.map_parts`` and ``ctx.compute``.
+
+Ingest is the one stage with ``reads_raw = True``: its ``build`` receives the raw input specs
+instead of a dataframe. ``docs/adding-a-stage.md`` walks through writing one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+from curation.config import StageConfig
+from pipelines.kit.context import StageContext
+
+
+class Stage(Protocol):
+    name: str
+    version: str
+    config_cls: type[StageConfig]
+    requires: tuple[str, ...]
+    produces: dict[str, Any]
+
+    def build(self, docs: Any, config: Any, ctx: StageContext) -> Any: ...
+
+
+def resolve_artifacts(stage: Any, run_dir: Path | None) -> dict[str, Path | None]:
+    """``stage.requires_artifacts`` → the folders of a run (a stage counts only once complete)."""
+    from pipelines.marker import MARKER
+    from pipelines.stages import STAGES, folder_name
+
+    out: dict[str, Path | None] = {}
+    for key, (upstream, artifact) in getattr(stage, "requires_artifacts", {}).items():
+        if upstream not in STAGES:
+            raise KeyError(f"stage {stage.name} requires an artifact of unknown stage {upstream!r}")
+        folder = Path(run_dir) / folder_name(upstream) if run_dir is not None else None
+        path = folder / "artifacts" / artifact if folder is not None else None
+        out[key] = path if path is not None and (folder / MARKER).exists() and path.exists() else None
+    return out
+
+
+def check_produces(stage: Any, columns: Any) -> None:
+    """Raise if the graph a stage built lacks a column it declares in ``produces``."""
+    missing = [c for c in stage.produces if c not in columns]
+    if missing:
+        raise RuntimeError(f"stage {stage.name} declares it produces {missing} but its output has no such column; this is a bug in the stage")

@@ -1,0 +1,75 @@
+"""The stage kit: sub-steps report their figures when reused, partitions know their number,
+compute always returns pandas, upstream artifacts are resolved from the run folder, and a stage
+that does not produce what it declares is stopped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dask
+import dask.dataframe as dd
+import pandas as pd
+import pytest
+
+from pipelines.kit import Artifact, StageContext, check_produces, resolve_artifacts
+
+
+def _ctx(tmp_path: Path, fingerprint: str = "in-1") -> StageContext:
+    return StageContext(name="demo", work_dir=tmp_path / "work", cache_dir=tmp_path / "cache", input_fingerprint=fingerprint, quiet=True)
+
+
+def test_a_reused_step_reports_the_figures_it_returned_when_it_ran(tmp_path: Path) -> None:
+    calls = []
+
+    def produce(folder: Path) -> dict:
+        calls.append(folder)
+        Artifact(folder).write_part(0, pd.DataFrame({"x": [1]}))
+        return {"found": 3, "nested": {"a": 1}}
+
+    first = _ctx(tmp_path)
+    art = first.step("things", {"k": 1}, produce)
+    second = _ctx(tmp_path)
+    again = second.step("things", {"k": 1}, produce)
+    assert len(calls) == 1 and art.path == again.path
+    assert first.extra_stats == second.extra_stats == {"found": 3, "nested": {"a": 1}}
+    assert (second.artifacts_dir / "things" / "part-00000.parquet").exists()
+    assert not (second.artifacts_dir / "things" / "_STATS.json").exists()  # figures go to stats.json only
+    third = _ctx(tmp_path)
+    third.step("things", {"k": 2}, produce)  # a changed parameter runs the step again
+    assert len(calls) == 2
+
+
+def test_map_parts_passes_each_partition_its_number_and_compute_returns_one_frame(tmp_path: Path) -> None:
+    docs = dd.from_pandas(pd.DataFrame({"v": range(10)}), npartitions=3)
+    meta = pd.DataFrame({"part": pd.Series(dtype="int64"), "v": pd.Series(dtype="int64")})
+    graph = StageContext.map_parts(docs, lambda n, df, add: pd.DataFrame({"part": n, "v": df["v"] + add}), 100, meta=meta)
+    with dask.config.set(scheduler="synchronous"):
+        out = _ctx(tmp_path).compute(graph, "label")
+    assert isinstance(out, pd.DataFrame)
+    assert out["v"].tolist() == list(range(100, 110))
+    assert sorted(out["part"].unique().tolist()) == [0, 1, 2]
+
+
+def test_upstream_artifacts_resolve_only_from_finished_stages(tmp_path: Path) -> None:
+    class Needs:
+        name = "web_quality"
+        requires_artifacts = {"embeddings": ("semdedup", "embeddings"), "html": ("ingest", "html")}
+
+    (tmp_path / "30_semdedup" / "artifacts" / "embeddings").mkdir(parents=True)
+    (tmp_path / "00_ingest" / "artifacts" / "html").mkdir(parents=True)
+    (tmp_path / "00_ingest" / "_SUCCESS").write_text("{}")
+    got = resolve_artifacts(Needs(), tmp_path)
+    assert got == {"embeddings": None, "html": tmp_path / "00_ingest" / "artifacts" / "html"}
+    (tmp_path / "30_semdedup" / "_SUCCESS").write_text("{}")
+    assert resolve_artifacts(Needs(), tmp_path)["embeddings"] == tmp_path / "30_semdedup" / "artifacts" / "embeddings"
+    assert resolve_artifacts(Needs(), None) == {"embeddings": None, "html": None}
+
+
+def test_a_stage_missing_a_declared_column_is_stopped() -> None:
+    class Declares:
+        name = "demo"
+        produces = {"score": "float64"}
+
+    check_produces(Declares(), ["doc_id", "score"])
+    with pytest.raises(RuntimeError, match="score"):
+        check_produces(Declares(), ["doc_id"])
