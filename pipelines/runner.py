@@ -15,13 +15,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import platform
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-import dask
 import pandas as pd
 
 from curation.config import ConfigError, config_hash
@@ -126,6 +124,7 @@ def _build_and_write(
         work_dir=work,
         cache_dir=stage_dir.parent / ".cache" / name,
         input_fingerprint=fingerprint,
+        config_hash=chash,
         run_dir=run_dir,
         client=client,
         recipe=recipe,
@@ -281,7 +280,7 @@ def run_record(recipe: dict[str, Any], results: list[StageResult], seconds: floa
     """What ``run.json`` holds: the resolved recipe, versions, config hashes and timings."""
     return {
         "recipe": recipe,
-        "versions": versions(),
+        "versions": StageContext.versions(),
         "stages": [
             {
                 "name": r.name,
@@ -295,18 +294,6 @@ def run_record(recipe: dict[str, Any], results: list[StageResult], seconds: floa
         ],
         "seconds": round(seconds, 3),
     }
-
-
-def versions() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {"python": platform.python_version(), "dask": dask.__version__}
-    for pkg in ("curation", "distributed", "pandas", "pyarrow", "datasketch", "sentence-transformers", "faiss-cpu", "torch"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            continue
-    return out
 
 
 def _read_stats(stage_dir: Path) -> dict[str, Any]:

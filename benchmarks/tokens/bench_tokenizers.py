@@ -52,7 +52,7 @@ def main() -> None:
         mb = sum(len(t.encode()) for t in texts) / 1e6
         a, hf_s = timed(lambda ts: [len(e.ids) for e in hf.encode_batch(ts, add_special_tokens=False)], texts)
         b, tk_s = timed(lambda ts: tokens._count_fast(fast, ts), texts)
-        diff = sum(x != y for x, y in zip(a, b))
+        diff = sum(x != y for x, y in zip(a, b, strict=True))
         rows.append({"kind": kind, "docs": len(texts), "MB": round(mb, 2), "tokens": sum(a), "differ": diff,
                      "hf_MB_per_cpu_s": round(mb / hf_s, 2), "tiktoken_MB_per_cpu_s": round(mb / tk_s, 2)})
         print(json.dumps(rows[-1]), flush=True)

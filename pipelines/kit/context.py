@@ -35,6 +35,7 @@ class StageContext:
     work_dir: Path  #: the in-progress folder, renamed into place on success
     cache_dir: Path  #: resumable sub-step artifacts, keyed by their parameters
     input_fingerprint: str
+    config_hash: str = ""  #: the hash the runner records for this stage's config (manifests cite it)
     run_dir: Path | None = None
     client: Any = None  #: a ``distributed.Client``, or ``None`` for the synchronous scheduler
     recipe: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -44,6 +45,22 @@ class StageContext:
     upstream: dict[str, Path | None] = dataclasses.field(default_factory=dict)
     extra_stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     quiet: bool = False
+
+    @staticmethod
+    def versions() -> dict[str, str]:
+        """The versions of Python and the libraries that shape outputs (recorded in run.json and manifests)."""
+        import importlib.metadata as md
+        import platform
+
+        import dask
+
+        out = {"python": platform.python_version(), "dask": dask.__version__}
+        for pkg in ("curation", "distributed", "pandas", "pyarrow", "datasketch", "sentence-transformers", "faiss-cpu", "torch"):
+            try:
+                out[pkg] = md.version(pkg)
+            except md.PackageNotFoundError:
+                continue
+        return out
 
     @property
     def artifacts_dir(self) -> Path:

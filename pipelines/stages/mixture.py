@@ -20,7 +20,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from curation.config import ConfigError, StageConfig, check_choice, check_range, config_hash
+from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.mixture.checks import check_plans
 from curation.mixture.fim import FimSentinels
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, memberships, shard_count
@@ -343,7 +343,6 @@ class MixtureStage:
 
     def _manifests(self, cfg: MixtureConfig, ctx: Any, specs: list[PhaseSpec], seed: int, agg: pd.DataFrame,
                    records: pd.DataFrame, scale: float, epochs0: dict[tuple[str, str], float]) -> None:
-        from pipelines.runner import versions
 
         stats = group_stats(agg)
         for key, g in records.groupby(["phase", "group"], sort=True):
@@ -360,9 +359,9 @@ class MixtureStage:
             for w in warnings:
                 print(f"WARNING (mixture plan) {w['message']}", flush=True)  # the console, besides the log and the manifests
         langs = language_table(agg)
-        chash = config_hash({"stage": self.name, "version": self.version, "config": cfg.to_dict(), "extra": {"seed": (ctx.recipe or {}).get("seed")}})
+        chash = ctx.config_hash
         provenance = {
-            "created_by": {"stage": self.name, "stage_version": self.version, "versions": versions()},
+            "created_by": {"stage": self.name, "stage_version": self.version, "versions": ctx.versions()},
             "config_hash": chash, "input_fingerprint": ctx.input_fingerprint, "upstream": upstream_stages(ctx), "seed": seed,
         }
         fim_base = {
