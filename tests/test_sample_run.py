@@ -146,3 +146,14 @@ def test_sample_run_outputs_are_unchanged(sample_run):
     actual = {k: v for k, v in run_digests(out).items() if set(Path(k).parts[1:2]) & outputs}
     assert len(expected) > 50, "the record lists the run's outputs"
     assert not compare(expected, actual), "\n".join(compare(expected, actual))
+
+
+def test_sample_run_embeds_each_document_once(sample_run):
+    """SemDeDup embeds; the edu head reads SemDeDup's stored vectors instead of running the
+    transformer a second time (issue 18: never run the transformer twice)."""
+    out, _ = sample_run
+    sem = json.loads((out / "30_semdedup" / "stats.json").read_text())["extra"]["embedding"]
+    edu = json.loads((out / "70_edu_score" / "stats.json").read_text())["extra"]["embedding"]
+    assert sem["count"] > 0 and sem["name"] == edu["name"]
+    assert edu["reused_upstream"] > 0
+    assert edu["count"] == 0, f"edu_score embedded {edu['count']} documents again"
