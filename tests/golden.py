@@ -18,8 +18,13 @@ from typing import Any
 import pyarrow.parquet as pq
 import xxhash
 
-#: JSON keys whose values describe the run, not the data (times, versions, machines).
-VOLATILE_KEYS = {"created_by", "created_at", "versions", "seconds", "wall_seconds", "cpu_seconds", "host", "pid", "elapsed"}
+#: JSON keys whose values describe the run, not the data: times, versions, machines; input
+#: fingerprints (they hash the input files' absolute paths) and byte checksums of Parquet files
+#: (their bytes name the pyarrow version; their rows are digested by content instead).
+VOLATILE_KEYS = {
+    "created_by", "created_at", "versions", "seconds", "wall_seconds", "cpu_seconds", "host", "pid", "elapsed",
+    "input_fingerprint", "output_fingerprint", "sha256",
+}
 SKIPPED_NAMES = {"stats.json", "_SUCCESS", "run.json", "_DONE", ".lock"}
 
 
