@@ -17,7 +17,6 @@ True
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
@@ -28,6 +27,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from curation.hashing import BASE, GOLDEN, codepoints
+from curation.hashing import alnum_table as _word_table
+from curation.hashing import bucket as _bucket
+from curation.hashing import powers as _powers
+
 log = logging.getLogger(__name__)
 
 #: Bump when featurisation changes: a saved model is only valid with the same hashing.
@@ -35,48 +39,15 @@ FEATURE_VERSION = "hashed-ngrams-v1"
 TASKS = ("binary", "regression")
 
 _U64 = np.uint64
-_BASE = _U64(0x100000001B3)  # odd → invertible modulo 2**64
-_BASE_INV = _U64(pow(0x100000001B3, -1, 1 << 64))
-_PAIR = _U64(0x9E3779B97F4A7C15)
-
-
-def _bucket(h: np.ndarray, n_features: int) -> np.ndarray:
-    """Multiplicative hashing: the high bits of ``h * odd`` depend on every bit of ``h``."""
-    with np.errstate(over="ignore"):
-        h = h * _PAIR
-        bits = n_features.bit_length() - 1
-        if n_features == 1 << bits:  # power of two: the top bits, no division
-            return h >> _U64(64 - bits)
-        return (h >> _U64(32)) % _U64(n_features)
-
-
-@functools.lru_cache(maxsize=1)
-def _word_table() -> np.ndarray:
-    """Whether each BMP code point is a word character (letters, digits, marks)."""
-    table = np.array([chr(i).isalnum() for i in range(0x10000)], dtype=bool)
-    table[0x0300:0x0370] = True  # combining marks stay inside words
-    return table
-
-
-def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """BASE**i and BASE**-i modulo 2**64 for i < at least n (tables of 2**21 or more, cached)."""
-    return _power_table(max(1 << 21, 1 << int(n).bit_length()))
-
-
-@functools.lru_cache(maxsize=2)
-def _power_table(n: int) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(over="ignore"):
-        pw = np.cumprod(np.full(n, _BASE, dtype=_U64))
-        inv = np.cumprod(np.full(n, _BASE_INV, dtype=_U64))
-    return np.concatenate([[_U64(1)], pw[:-1]]), np.concatenate([[_U64(1)], inv[:-1]])
+_BASE = _U64(BASE)
+_PAIR = _U64(GOLDEN)
 
 
 def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
     """Code points of the folded texts joined by a NUL separator, and each position's document."""
     # NUL separates documents in the joined buffer, so it may not occur inside one
     folded = [" ".join(str(t)[: max_chars * 2].replace("\x00", " ").lower().split())[:max_chars] for t in texts]
-    joined = "\x00".join(folded)
-    cp = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(_U64)
+    cp = codepoints(folded, "\x00").astype(_U64)
     lengths = np.fromiter((len(f) + 1 for f in folded), dtype=np.int64, count=len(folded))
     doc = np.repeat(np.arange(len(folded), dtype=np.int64), lengths)[: len(cp)]
     return cp, doc

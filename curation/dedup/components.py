@@ -1,7 +1,8 @@
-"""Connected components of an edge list: the in-memory fast path and one propagation round.
+"""Connected components of an edge list: the in-memory fast path and the rounds of the distributed one.
 
 A component's label is its smallest node id, so the union-find path and the distributed
-min-label propagation (``pipelines/stages/minhash_dedup.py``) give identical labels.
+min-label propagation (:func:`initial_labels`, then :func:`propagate` until no label changes;
+the loop runs in ``pipelines/stages/minhash_steps.py``) give identical labels.
 
 >>> nodes, labels = union_find_components(np.array([5, 7, 1]), np.array([7, 9, 2]))
 >>> dict(zip(nodes.tolist(), labels.tolist()))
@@ -10,8 +11,12 @@ min-label propagation (``pipelines/stages/minhash_dedup.py``) give identical lab
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-import pandas as pd
+
+#: A pandas or a Dask dataframe (the propagation round is written for both).
+Frame = Any
 
 
 def union_find_components(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -34,20 +39,38 @@ def union_find_components(u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.
     return nodes, nodes[first[comp]]
 
 
-def propagate(edges: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """One min-label round on pandas frames: each node takes the minimum label of its neighbours.
+def initial_labels(sym: Frame) -> Frame:
+    """Each node's first label: the smallest of itself and its neighbours (``node``, ``label``).
 
-    ``edges``: ``u``, ``v`` (both directions); ``labels``: ``node``, ``label``. Returns
-    ``node``, ``label``, ``old`` (the label before the round). Reference for the Dask version.
+    ``sym``: the edges ``u``, ``v`` in both directions.
+    """
+    labels = sym.groupby("u")["v"].min().reset_index().rename(columns={"u": "node", "v": "label"})
+    labels["label"] = labels[["node", "label"]].min(axis=1)
+    return labels
 
+
+def propagate(sym: Frame, labels: Frame) -> Frame:
+    """One round of min-label propagation with pointer jumping: each node takes the smallest label
+    of its neighbours, then the label of the node its label names (both in one component).
+
+    ``sym``: edges ``u``, ``v`` in both directions; ``labels``: ``node``, ``label``. Returns
+    ``node``, ``label``, ``old`` (the label before the round); the labels no longer change once
+    each is its component's smallest node. Written with what pandas and ``dask.dataframe``
+    share, so the pipeline runs this very round on Dask frames (``pipelines/stages/minhash_steps.py``).
+
+    >>> import pandas as pd
     >>> e = pd.DataFrame({"u": [1, 2, 2, 3], "v": [2, 1, 3, 2]})
     >>> lab = pd.DataFrame({"node": [1, 2, 3], "label": [1, 2, 3]})
     >>> propagate(e, lab)["label"].tolist()
-    [1, 1, 2]
+    [1, 1, 1]
     """
-    joined = edges.merge(labels, left_on="v", right_on="node")[["u", "label"]]
-    best = joined.groupby("u", sort=False)["label"].min().rename("nl")
-    out = labels.merge(best, left_on="node", right_index=True, how="left")
-    out["old"] = out["label"]
-    out["label"] = np.minimum(out["label"], out["nl"].fillna(out["label"]).astype("int64"))
-    return out[["node", "label", "old"]].reset_index(drop=True)
+    best = sym.merge(labels, left_on="v", right_on="node")[["u", "label"]].groupby("u")["label"].min()
+    best = best.reset_index().rename(columns={"u": "node", "label": "nl"})
+    new = labels.merge(best, on="node", how="left")
+    new["old"] = new["label"]
+    new["label"] = new[["label", "nl"]].min(axis=1).astype("int64")
+    # Pointer jumping: a node's label is a node of the same component; take that node's label.
+    jump = new[["node", "label"]].rename(columns={"node": "label", "label": "l2"})
+    new = new[["node", "label", "old"]].merge(jump, on="label", how="left")
+    new["label"] = new[["label", "l2"]].min(axis=1).astype("int64")
+    return new[["node", "label", "old"]]

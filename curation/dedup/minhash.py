@@ -26,7 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from curation.dedup.shingles import ShingleSpec, sha1_hashes, shingle_hashes, shingles, text_batches
+from curation.dedup.shingle_batch import shingle_hashes, text_batches
+from curation.dedup.shingles import ShingleSpec, sha1_hashes, shingles
 
 __all__ = ["HASHES", "SCHEMES", "MinHashParams", "permutations", "shingles", "signatures", "signatures_from_hashes"]
 

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.dedup.shingles import ShingleSpec, shingle_hashes
+from curation.dedup.shingle_batch import shingle_hashes
+from curation.dedup.shingles import ShingleSpec
 
 COUNTS_META = pd.DataFrame({"kind": pd.Series(dtype=object), "key": pd.Series(dtype=object), "value": pd.Series(dtype="int64")})
 

@@ -185,3 +185,32 @@ def eps_sweep(max_sim: np.ndarray, eps_values: Iterable[float]) -> dict[str, int
     """
     s = np.asarray(max_sim, dtype=np.float64)
     return {f"{e:g}": int(is_duplicate(s, e).sum()) for e in eps_values}
+
+
+def sweep_counts(sims: pd.DataFrame, eps_values: Iterable[float]) -> pd.DataFrame:
+    """Per source of a similarity frame: its document count and :func:`eps_sweep` (``source``,
+    ``key``, ``count`` rows, summed over partitions by :func:`fold_sweep`)."""
+    rows = []
+    for source, group in sims.groupby("source", sort=True):
+        rows.append((source, "documents", len(group)))
+        rows.extend((source, key, count) for key, count in eps_sweep(group["max_sim"].to_numpy(), eps_values).items())
+    return pd.DataFrame(rows, columns=["source", "key", "count"]).astype({"source": object, "key": object, "count": "int64"})
+
+
+def fold_sweep(counts: pd.DataFrame) -> dict:
+    """``{"pruned": documents, "by_source": {source: {documents, removed: {ε: n}, rate: {ε: share}}}}``.
+
+    >>> s = pd.DataFrame({"source": ["web"], "max_sim": [0.99]})
+    >>> fold_sweep(pd.concat([sweep_counts(s, [0.1]), sweep_counts(s, [0.1])]))["by_source"]["web"]
+    {'documents': 2, 'removed': {'0.1': 2}, 'rate': {'0.1': 1.0}}
+    """
+    by_source: dict[str, dict] = {}
+    for (source, key), value in counts.groupby(["source", "key"], sort=True)["count"].sum().items():
+        entry = by_source.setdefault(source, {"documents": 0, "removed": {}, "rate": {}})
+        if key == "documents":
+            entry["documents"] = int(value)
+        else:
+            entry["removed"][key] = int(value)
+    for entry in by_source.values():
+        entry["rate"] = {e: round(c / max(entry["documents"], 1), 6) for e, c in entry["removed"].items()}
+    return {"pruned": sum(e["documents"] for e in by_source.values()), "by_source": by_source}

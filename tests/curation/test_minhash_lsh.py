@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from datasketch import MinHashLSH
 
-from curation.dedup.components import propagate, union_find_components
+from curation.dedup.components import initial_labels, propagate, union_find_components
 from curation.dedup.lsh import (
     band_hashes,
     band_rows,
@@ -139,3 +139,18 @@ def test_min_label_propagation_reaches_union_find_on_a_chain():
             break
         labels = labels[["node", "label"]]
     assert labels["label"].tolist() == [0] * 7
+
+
+def test_propagation_rounds_reach_union_find_on_chains_and_stars():
+    rng = np.random.default_rng(0)
+    chain = np.arange(40)[rng.permutation(40)]  # a 40-node path in random id order
+    u = np.r_[chain[:-1], [1000] * 8, [2000, 2001]]
+    v = np.r_[chain[1:], np.arange(1001, 1009), [2001, 2002]]
+    sym = pd.DataFrame({"u": np.r_[u, v], "v": np.r_[v, u]})
+    labels, rounds, changed = initial_labels(sym), 0, True
+    while changed and rounds < 64:
+        new = propagate(sym, labels)
+        labels, rounds, changed = new[["node", "label"]], rounds + 1, bool((new["label"] != new["old"]).any())
+    nodes, ref = union_find_components(u, v)
+    assert labels.set_index("node")["label"].to_dict() == dict(zip(nodes.tolist(), ref.tolist(), strict=True))
+    assert rounds < 40  # pointer jumping: fewer rounds than the path length

@@ -4,18 +4,18 @@ import numpy as np
 import pytest
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
-from curation.dedup import shingles as minhash_shingles
+from curation.dedup import shingle_batch
 from curation.dedup.minhash import MinHashParams, estimate_jaccard, permutations, signatures
+from curation.dedup.shingle_batch import shingle_hashes
 from curation.dedup.shingles import (
     ShingleSpec,
     char_shingle_hash32,
     scalar_hashfunc,
-    shingle_hashes,
     shingles,
-    token_hash64,
     tokens,
     word_shingle_hash64,
 )
+from curation.hashing import token_hash64
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog. The quick brown fox jumps again!",
@@ -103,7 +103,7 @@ def test_vectorised_hashes_equal_the_scalar_reference(spec):
 
 def test_batches_do_not_change_hashes(monkeypatch):
     whole = shingle_hashes(TEXTS * 3, ShingleSpec("word", 5))
-    monkeypatch.setattr(minhash_shingles, "BATCH_CHARS", 64)
+    monkeypatch.setattr(shingle_batch, "BATCH_CHARS", 64)
     small = shingle_hashes(TEXTS * 3, ShingleSpec("word", 5))
     np.testing.assert_array_equal(whole[0], small[0])
     np.testing.assert_array_equal(whole[1], small[1])

@@ -11,7 +11,7 @@ import pytest
 
 from curation.config import ConfigError
 from pipelines import cli
-from pipelines.stages import minhash_dedup as stage_mod
+from pipelines.stages import minhash_parts, minhash_steps
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA") or Path(__file__).resolve().parents[2] / ".." / "shared" / "data")
@@ -80,9 +80,9 @@ def test_changing_keep_reuses_signatures_and_edges(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("signatures recomputed")
 
-    monkeypatch.setattr(stage_mod, "signatures", boom)
-    monkeypatch.setattr(stage_mod, "star_edges", boom)
-    monkeypatch.setattr(stage_mod, "verify_mask", boom)
+    monkeypatch.setattr(minhash_parts, "signatures", boom)
+    monkeypatch.setattr(minhash_parts, "star_edges", boom)
+    monkeypatch.setattr(minhash_parts, "verify_mask", boom)
     res, kept, ledger = _run(tmp_path, "a", overrides=["keep=longest"])
     for row in ledger["detail"].map(json.loads):
         assert row["duplicate_of"] in set(kept["doc_id"])
@@ -94,12 +94,12 @@ def test_interrupted_run_resumes_from_finished_sub_steps(tmp_path, monkeypatch):
         raise RuntimeError("killed")
 
     with monkeypatch.context() as m:
-        m.setattr(stage_mod, "pick_keepers", fail)
+        m.setattr(minhash_parts, "pick_keepers", fail)
         with pytest.raises(RuntimeError, match="killed"):
             _run(tmp_path, "a")
     assert not (tmp_path / "a" / "out" / "_SUCCESS").exists()
-    monkeypatch.setattr(stage_mod, "signatures", fail)
-    monkeypatch.setattr(stage_mod, "union_find_components", fail)
+    monkeypatch.setattr(minhash_parts, "signatures", fail)
+    monkeypatch.setattr(minhash_steps, "union_find_components", fail)
     _, _, ledger = _run(tmp_path, "a")
     assert len(ledger) > 0
 
@@ -252,6 +252,7 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
 
     from curation.dedup.components import union_find_components
     from pipelines.io import write_frame
+    from pipelines.stages.minhash_steps import label_propagation
 
     rng = np.random.default_rng(0)
     chain = np.arange(40)[rng.permutation(40)]  # a 40-node path in random id order
@@ -263,7 +264,7 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
         write_frame(pd.DataFrame({"u": np.array(u)[idx], "v": np.array(v)[idx]}), path)
         files.append(str(path))
     with dask.config.set(scheduler="synchronous"):
-        labels, iterations = stage_mod._label_propagation(files, None, 64)
+        labels, iterations = label_propagation(files, None, 64)
         got = labels.compute().set_index("node")["label"].to_dict()
     nodes, ref = union_find_components(np.array(u), np.array(v))
     assert got == dict(zip(nodes.tolist(), ref.tolist(), strict=True))

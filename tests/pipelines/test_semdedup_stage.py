@@ -214,16 +214,17 @@ def test_pages_in_languages_the_embedder_was_not_trained_on_are_never_pruned(tmp
 
 def test_the_static_model_is_mixed_in_only_for_its_languages(tmp_path):
     from classifiers.embedding_store import write_embedding_part
-    from pipelines.stages.semdedup import _read_vectors
+    from pipelines.kit import Artifact
+    from pipelines.stages.semdedup_steps import Vectors, read_vectors
 
     ids = ["a", "b"]
     (tmp_path / "t").mkdir()
     (tmp_path / "s").mkdir()
     write_embedding_part(tmp_path / "t" / "part-00000.parquet", ids, np.array([[1.0, 0.0], [1.0, 0.0]], dtype=np.float32))
     write_embedding_part(tmp_path / "s" / "part-00000.parquet", ids, np.array([[0.0, 1.0], [0.0, 1.0]], dtype=np.float32))
-    spec = (str(tmp_path / "t"), str(tmp_path / "s"), 0.4, ("en",))
-    _, vecs = _read_vectors(spec, 0, np.array(["en", "zh"], dtype=object))
+    spec = Vectors(Artifact(tmp_path / "t"), Artifact(tmp_path / "s"), 0.4, ("en",))
+    _, vecs = read_vectors(spec, 0, np.array(["en", "zh"], dtype=object))
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, rtol=1e-5)
     assert vecs[0, 2:].sum() > 0 and vecs[1, 2:].sum() == 0  # zh: the transformer alone
-    _, both = _read_vectors(spec[:3], 0, np.array(["en", "zh"], dtype=object))  # no language list: mixed for all
+    _, both = read_vectors(Vectors(spec.main, spec.static, 0.4), 0, np.array(["en", "zh"], dtype=object))  # no language list: mixed for all
     assert both[1, 2:].sum() > 0
