@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
@@ -96,8 +97,11 @@ class Artifact:
         return pd.concat([pq.read_table(f, columns=columns).to_pandas() for f in files], ignore_index=True)
 
     # -- by partition --------------------------------------------------------------------
-    def write_by_part(self, df: pd.DataFrame, source: int, part_column: str = PART_COLUMN) -> int:
-        """Write ``df``'s rows under the partition each belongs to; return how many rows."""
+    def write_by_part(self, df: pd.DataFrame, source: int, part_column: str | np.ndarray = PART_COLUMN) -> int:
+        """Write ``df``'s rows under the partition each belongs to; return how many rows.
+
+        ``part_column`` names the column that holds each row's partition, or is an array of the
+        partitions itself (when the files should not carry that column)."""
         from pipelines.io import write_frame
 
         for part, group in df.groupby(part_column, sort=True):
