@@ -161,6 +161,7 @@ def test_plots_work_under_the_agg_backend(tmp_path: Path, run):
 
     code = (
         "import matplotlib; matplotlib.use('Agg'); from curation.stats import plots, run as stats; "
+        "from curation.stats.funnel import funnel; "
         f"r = stats.open_run({str(run.path)!r}); plots.plot_funnel(funnel(r)).savefig({str(tmp_path / 'f.png')!r})"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
