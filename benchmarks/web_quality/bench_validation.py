@@ -40,7 +40,8 @@ from build_defaults import boilerplate, prose  # noqa: E402
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 from classifiers.linear import HashedLinearModel  # noqa: E402
 from classifiers.web_quality import get_scorer  # noqa: E402
-from curation.quality.bucketing import QuantileSketch, combined_rank, decide, percentile_grid, token_weights  # noqa: E402
+from curation.quality.bucketing import decide  # noqa: E402
+from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights  # noqa: E402
 from pipelines.recipe import load_recipe, stage_config  # noqa: E402
 from pipelines.stages.web_quality import WebQualityConfig  # noqa: E402
 

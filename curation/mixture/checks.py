@@ -6,7 +6,8 @@
 - **concentration**: a group of few documents that takes a large share of a phase (two pages
   holding most of phase 1's tokens) is a mixture nobody meant; warn, or fail when configured.
 
->>> from curation.mixture.plan import GroupPlan, PhasePlan, PhaseSpec
+>>> from curation.mixture.phases import PhaseSpec
+>>> from curation.mixture.plan import GroupPlan, PhasePlan
 >>> g = [GroupPlan("web/high", "web", 900, 2, 4.0, 1.0, 4.0, 4.0, epochs=2.0, planned_tokens=1800, weight=0.9),
 ...      GroupPlan("web/medium", "web", 200, 20, 1.0, 1.0, 1.0, 4.0, epochs=1.0, planned_tokens=200, weight=0.1)]
 >>> plans = {"p1": PhasePlan("p1", 2000, 2000, 1100, 2000, 1.0, g, [])}
@@ -20,7 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from curation.mixture.plan import PhasePlan, PhaseSpec, pretrain_epochs
+from curation.mixture.phases import PhaseSpec
+from curation.mixture.plan import PhasePlan, pretrain_epochs
 
 log = logging.getLogger(__name__)
 

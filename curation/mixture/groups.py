@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from curation.mixture.plan import PhaseSpec
+from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import doc_groups
 from curation.mixture.repo_threads import parse_meta
 

@@ -29,101 +29,15 @@ import dataclasses
 import fnmatch
 import logging
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from curation.mixture.phases import PhaseSpec
+
 log = logging.getLogger(__name__)
 
-BUILDERS = ("documents", "repo_code", "long_context")
-PACKINGS = ("none", "best_fit")
 ON_CAP = ("shortfall", "redistribute")
 BUDGET_TOLERANCE = 0.01
-
-
-@dataclasses.dataclass(frozen=True)
-class Budget:
-    """An absolute token budget that overrides ``scale × tokens`` for one phase (it leaves the paper's proportions)."""
-
-    tokens: int
-
-    @classmethod
-    def parse(cls, value: Any, where: str) -> Budget | None:
-        if value is None:
-            return None
-        if isinstance(value, Mapping) and "fraction" in value:
-            raise ValueError(f"{where}.budget.fraction is gone: every phase's budget is its `tokens` × mixture.scale "
-                             "(set mixture.scale, or give {{tokens: N}} to override one phase)")
-        if not isinstance(value, Mapping) or set(value) != {"tokens"}:
-            raise ValueError(f"{where}.budget must be null (tokens × mixture.scale) or {{tokens: N}}, got {value!r}")
-        tokens = int(float(value["tokens"]))
-        if tokens < 0:
-            raise ValueError(f"{where}.budget.tokens must be ≥ 0")
-        return cls(tokens=tokens)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tokens": self.tokens}
-
-
-@dataclasses.dataclass(frozen=True)
-class PhaseSpec:
-    """One phase of the recipe."""
-
-    name: str
-    stage: str = "pretrain"  #: pretrain (caps hold over all pre-training phases) | midtrain
-    builder: str = "documents"  #: documents | repo_code | long_context
-    tokens: int | None = None  #: the phase's GLM-4.5 token count; its budget is scale × tokens
-    budget: Budget | None = None  #: an absolute override of scale × tokens
-    seq_length: int = 4096
-    packing: str = "none"
-    truncation: str = "random"
-    mix: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    fim: bool = False
-    min_tokens: int = 0  #: long_context: documents at least this long
-    max_doc_tokens: int = 32768  #: repo_code: documents cut at file/record boundaries below this
-
-    def with_budget(self, budget: Budget | None) -> PhaseSpec:
-        return dataclasses.replace(self, budget=budget)
-
-    def budget_tokens(self, scale: float) -> int:
-        """The phase's budget at ``scale``: the override, else ``scale × tokens``."""
-        if self.budget is not None:
-            return self.budget.tokens
-        return int(round(scale * (self.tokens or 0)))
-
-    @classmethod
-    def parse(cls, name: str, data: Mapping[str, Any]) -> PhaseSpec:
-        where = f"mixture.phases.{name}"
-        fields = {f.name for f in dataclasses.fields(cls)} - {"name"}
-        unknown = sorted(set(data) - fields)
-        if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r} in {where}; valid keys: {', '.join(sorted(fields))}")
-        kw: dict[str, Any] = dict(data)
-        kw["budget"] = Budget.parse(data.get("budget"), where)
-        kw["mix"] = {str(k): float(v) for k, v in (data.get("mix") or {}).items()}
-        for key in ("seq_length", "min_tokens", "max_doc_tokens"):
-            if key in kw:
-                kw[key] = int(float(kw[key]))
-        if kw.get("tokens") is not None:
-            kw["tokens"] = int(float(kw["tokens"]))
-            if kw["tokens"] < 0:
-                raise ValueError(f"{where}.tokens must be ≥ 0")
-        if kw.get("tokens") is None and kw["budget"] is None:
-            raise ValueError(f"{where} needs tokens (the phase's full-scale size, scaled by mixture.scale) or budget: {{tokens: N}}")
-        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
-            raise ValueError(f"phase name {name!r}: use letters, digits, '_', '.', '-' (it names folders and files)")
-        spec = cls(name=name, **kw)
-        if spec.stage not in ("pretrain", "midtrain"):
-            raise ValueError(f"{where}.stage must be pretrain or midtrain, not {spec.stage!r}")
-        if spec.builder not in BUILDERS:
-            raise ValueError(f"{where}.builder must be one of {BUILDERS}, not {spec.builder!r}")
-        if spec.packing not in PACKINGS:
-            raise ValueError(f"{where}.packing must be one of {PACKINGS}, not {spec.packing!r}")
-        if spec.seq_length < 1:
-            raise ValueError(f"{where}.seq_length must be ≥ 1")
-        if any(v < 0 for v in spec.mix.values()):
-            raise ValueError(f"{where}.mix values must be ≥ 0")
-        return spec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,3 +260,24 @@ def pretrain_epochs(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec]) -> d
             for g in plans[spec.name].groups:
                 out[g.group] = out.get(g.group, 0.0) + g.epochs
     return out
+
+
+def resolve_scale(
+    scale: float | str,
+    specs: list[PhaseSpec],
+    stats: Mapping[str, Mapping[str, GroupStat]],
+    max_epochs: Mapping[str, float],
+    fit_stages: tuple[str, ...] = ("pretrain",),
+) -> float:
+    """``scale`` as a number: ``auto`` fits the largest the data supplies within the caps (:func:`fit_scale`).
+
+    With no data in the ``fit_stages`` phases (e.g. only reasoning traces) it fits the phases that have some.
+    """
+    if scale != "auto":
+        return float(scale)
+    fitted = fit_scale(specs, stats, max_epochs, fit_stages)
+    if fitted <= 0:
+        fitted = fit_scale(specs, stats, max_epochs, ("pretrain", "midtrain"))
+    log.info("mixture: scale auto = %.6g (the %s phases' budgets as large as the data allows under max_epochs)",
+             fitted, "/".join(fit_stages))
+    return fitted * (1.0 - 1e-9)  # the binding group lands on its cap, not a rounding error above it

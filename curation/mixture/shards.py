@@ -26,7 +26,7 @@ import pyarrow as pa
 from curation.mixture.fim import FimSentinels, fim_many
 from curation.mixture.groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key, stable_hash
 from curation.mixture.packing import best_fit_pack
-from curation.mixture.plan import PhaseSpec
+from curation.mixture.phases import PhaseSpec
 from curation.mixture.repo_concat import BuiltDoc, RepoHeaders, concat_repo
 from curation.mixture.repo_threads import concat_threads
 from curation.tokens import count_tokens

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from curation.stats.run import Run, drop_reasons, funnel
+from curation.stats.funnel import drop_reasons, funnel
+from curation.stats.run import Run
 
 COMPARE_COLUMNS = [
     "stage", "in_a", "in_b", "config_changed",

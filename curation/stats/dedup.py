@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from curation.stats.run import Run, kept_id, parse_detail
+from curation.stats.drops import kept_id, parse_detail
+from curation.stats.run import Run
 
 DEDUP_STAGES = ("exact_dedup", "minhash_dedup", "semdedup")
 #: Detail keys a stage may use for the size of a duplicate group.

@@ -22,7 +22,9 @@ import pandas as pd
 from curation.stats import plots
 from curation.stats.compare import compare_runs, config_changes, reason_changes
 from curation.stats.dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
+from curation.stats.drops import reason_examples
 from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
+from curation.stats.funnel import drop_reasons, funnel, funnel_by_lang
 from curation.stats.mixture import (
     mixture_by_kind,
     mixture_composition,
@@ -33,7 +35,7 @@ from curation.stats.mixture import (
     mixture_warnings,
     pretrain_epochs,
 )
-from curation.stats.run import Run, drop_reasons, funnel, funnel_by_lang, missing_stage_note, reason_examples
+from curation.stats.run import Run, missing_stage_note
 from curation.stats.scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
 
 SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mixture", "edu", "dedup")

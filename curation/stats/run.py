@@ -1,15 +1,14 @@
-"""Run statistics for notebooks and reports: read what the stages wrote, recompute nothing.
+"""Run statistics for notebooks and reports: open a run folder, read what the stages wrote, recompute nothing.
 
 >>> # run = open_run("runs/sample")
->>> # funnel(run)                    # documents and tokens in / kept / dropped per stage
->>> # drop_reasons(run, by_source=True)
->>> # drop_examples(run, "exact_duplicate", n=3)   # with the kept duplicate's preview
+>>> # [s.name for s in run.stages], run.ledger("exact_dedup"), run.docs("mixture", ["doc_id"])
 
 Every view is a plain pandas frame built from ``stats.json``, ``ledger/``, ``docs/``,
 ``artifacts/`` and the mixture manifests of a run folder. A view of a stage that did not
-run returns an empty frame; :func:`missing_stage_note` says so in words. Score, level,
-mixture, calibration and cluster views live in ``stats_scores``, ``stats_mixture`` and
-``stats_dedup``; run comparison in ``stats_compare``.
+run returns an empty frame; :func:`missing_stage_note` says so in words. The funnel and drop
+reasons live in :mod:`.funnel`, ledger details and examples of dropped documents in
+:mod:`.drops`; score, level, mixture, calibration and cluster views in :mod:`.scores`,
+:mod:`.edu`, :mod:`.mixture` and :mod:`.dedup`; run comparison in :mod:`.compare`.
 """
 
 from __future__ import annotations
@@ -26,12 +25,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 log = logging.getLogger(__name__)
-
-#: Ledger detail keys that name the document a duplicate was removed in favour of.
-KEPT_KEYS = ("duplicate_of", "kept", "kept_id", "keeper", "kept_doc_id")
-
-FUNNEL_COLUMNS = ["docs_in", "docs_kept", "docs_dropped", "tokens_in", "tokens_kept", "tokens_dropped"]
-
 
 @dataclasses.dataclass(frozen=True)
 class StageOutput:
@@ -174,147 +167,3 @@ def missing_stage_note(run: Run, stage: str) -> str | None:
     if run.has(stage):
         return None
     return f"{stage} did not run in {run.name} or did not finish (enable it with {stage}.enabled=true; a failure is in the run's log)"
-
-
-def parse_detail(detail: Any) -> dict[str, Any]:
-    """A ledger ``detail`` JSON string as a dict ({} when null or not JSON).
-
-    >>> parse_detail('{"duplicate_of": "a"}')
-    {'duplicate_of': 'a'}
-    """
-    if not isinstance(detail, str) or not detail:
-        return {}
-    try:
-        value = json.loads(detail)
-    except json.JSONDecodeError:
-        return {"detail": detail}
-    return value if isinstance(value, dict) else {"detail": value}
-
-
-def kept_id(detail: dict[str, Any]) -> str | None:
-    """The kept document a removed duplicate points to, whatever key its stage used."""
-    for key in KEPT_KEYS:
-        value = detail.get(key)
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def _totals(block: dict[str, Any] | None) -> tuple[int, int]:
-    block = block or {}
-    return int(block.get("documents", 0)), int(block.get("tokens", 0))
-
-
-def funnel(run: Run, by_source: bool = False) -> pd.DataFrame:
-    """Documents and tokens in / kept / dropped per stage (and source), from each ``stats.json``.
-
-    Columns: ``stage``, [``source``], ``docs_in``, ``docs_kept``, ``docs_dropped``, ``tokens_in``,
-    ``tokens_kept``, ``tokens_dropped``, ``seconds``.
-    """
-    rows = []
-    for s in run.stages:
-        blocks = s.stats.get("by_source", {}).items() if by_source else [(None, s.stats)]
-        for source, block in blocks:
-            (di, ti), (dk, tk), (dd, td) = _totals(block.get("in")), _totals(block.get("kept")), _totals(block.get("dropped"))
-            row = {"stage": s.name, "docs_in": di, "docs_kept": dk, "docs_dropped": dd, "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td}
-            if by_source:
-                row["source"] = source
-            else:
-                row["seconds"] = float(s.stats.get("seconds") or 0.0)
-            rows.append(row)
-    cols = ["stage", "source", *FUNNEL_COLUMNS] if by_source else ["stage", *FUNNEL_COLUMNS, "seconds"]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def funnel_by_lang(run: Run) -> pd.DataFrame:
-    """Documents and tokens in / kept / dropped per stage and natural language (``lang``, set at ingest).
-
-    Columns: ``stage``, ``lang``, then the :func:`funnel` counts. Runs made before the language
-    column existed have no ``by_lang`` block and give an empty frame.
-    """
-    rows = []
-    for s in run.stages:
-        for lang, block in sorted(s.stats.get("by_lang", {}).items()):
-            (di, ti), (dk, tk), (dd, td) = _totals(block.get("in")), _totals(block.get("kept")), _totals(block.get("dropped"))
-            rows.append({"stage": s.name, "lang": lang, "docs_in": di, "docs_kept": dk, "docs_dropped": dd,
-                         "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td})
-    return pd.DataFrame(rows, columns=["stage", "lang", *FUNNEL_COLUMNS])
-
-
-def drop_reasons(run: Run, by_source: bool = False) -> pd.DataFrame:
-    """Documents and tokens dropped per stage, [source] and reason, from each ``stats.json``."""
-    rows = []
-    for s in run.stages:
-        blocks = s.stats.get("by_source", {}).items() if by_source else [(None, s.stats)]
-        for source, block in blocks:
-            for reason, counts in sorted(block.get("dropped_by_reason", {}).items()):
-                docs, tokens = _totals(counts)
-                row = {"stage": s.name, "reason": reason, "documents": docs, "tokens": tokens}
-                if by_source:
-                    row["source"] = source
-                rows.append(row)
-    cols = ["stage", "source", "reason", "documents", "tokens"] if by_source else ["stage", "reason", "documents", "tokens"]
-    return pd.DataFrame(rows, columns=cols)
-
-
-def final_sources(run: Run) -> pd.DataFrame:
-    """Documents and tokens per source that survive the last pre-mixture stage."""
-    stages = [s for s in run.stages if s.name != "mixture"] or run.stages
-    last = stages[-1]
-    rows = [
-        {"source": src, "documents": _totals(b.get("kept"))[0], "tokens": _totals(b.get("kept"))[1]}
-        for src, b in sorted(last.stats.get("by_source", {}).items())
-    ]
-    return pd.DataFrame(rows, columns=["source", "documents", "tokens"])
-
-
-def drop_examples(
-    run: Run, reason: str, n: int = 5, stage: str | None = None, source: str | None = None, seed: int = 0
-) -> pd.DataFrame:
-    """A deterministic sample of ``n`` ledger rows with ``reason``, with the kept duplicate's preview.
-
-    Columns: ``stage``, ``doc_id``, ``source``, ``n_tokens``, ``preview``, ``detail`` (dict),
-    ``kept_id`` and ``kept_preview`` (the document a duplicate lost to, read from that stage's
-    ``docs/``; null for reasons that are not duplicates).
-    """
-    ledger = run.ledger(stage)
-    rows = ledger[ledger["reason"] == reason]
-    if source is not None:
-        rows = rows[rows["source"] == source]
-    if len(rows) > n:
-        rows = rows.sample(n=n, random_state=seed)
-    rows = rows.sort_values(["stage", "doc_id"]).reset_index(drop=True)
-    details = [parse_detail(d) for d in rows["detail"]]
-    out = pd.DataFrame(
-        {
-            "stage": rows["stage"].astype(object),
-            "doc_id": rows["doc_id"].astype(object),
-            "source": rows["source"].astype(object),
-            "n_tokens": rows["n_tokens"].astype("int64"),
-            "preview": rows["preview"].astype(object) if "preview" in rows else None,
-            "detail": details,
-            "kept_id": [kept_id(d) for d in details],
-        }
-    )
-    out["kept_preview"] = _kept_previews(run, out)
-    return out
-
-
-def _kept_previews(run: Run, rows: pd.DataFrame) -> list[str | None]:
-    previews: dict[tuple[str, str], str] = {}
-    for stage_name, group in rows.groupby("stage"):
-        ids = sorted({i for i in group["kept_id"] if isinstance(i, str)})
-        if not ids:
-            continue
-        found = run.docs(str(stage_name), ["doc_id", "text"], ids=ids)
-        for doc_id, text in zip(found.get("doc_id", []), found.get("text", []), strict=True):
-            previews[(str(stage_name), doc_id)] = text[:300] if isinstance(text, str) else None
-    return [previews.get((s, k)) if isinstance(k, str) else None for s, k in zip(rows["stage"], rows["kept_id"], strict=True)]
-
-
-def reason_examples(run: Run, n: int = 3, seed: int = 0) -> dict[tuple[str, str], pd.DataFrame]:
-    """``drop_examples`` for every (stage, reason) of the run, in funnel order."""
-    out = {}
-    for row in drop_reasons(run).itertuples():
-        out[(row.stage, row.reason)] = drop_examples(run, row.reason, n=n, stage=row.stage, seed=seed)
-    return out

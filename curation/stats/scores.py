@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.stats.run import Run, parse_detail
+from curation.stats.drops import parse_detail
+from curation.stats.run import Run
 
 #: Where each category column comes from: (stage, sources whose kept rows it decided, or None for
 #: every row with a value) — code_web's output still carries the code files' tiers from code_quality.

@@ -14,7 +14,7 @@ import json
 import logging
 from pathlib import Path
 
-from curation.mixture.manifest import validate_manifest
+from curation.mixture.manifest_check import validate_manifest
 
 log = logging.getLogger(__name__)
 

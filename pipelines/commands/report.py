@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 from pathlib import Path
 
 log = logging.getLogger("curate.report")
@@ -28,14 +27,13 @@ def main(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")  # a report is written headless; never open a window
     from curation.stats.report import build_report
     from curation.stats.run import open_run
+    from pipelines.kit import atomic_path
 
     run = open_run(args.run_dir)
     other = open_run(args.compare) if args.compare else None
     page = build_report(run, compare=other, examples=args.examples)
     out = args.output or Path(args.run_dir) / "report.html"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        tmp.write_text(page, encoding="utf-8")
     print(f"wrote {out} ({len(page.encode()) / 1e6:.1f} MB)")
     return 0

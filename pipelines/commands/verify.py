@@ -28,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _manifest_check():  # type: ignore[no-untyped-def]
     try:
-        from curation.mixture.manifest import validate_manifest
+        from curation.mixture.manifest_check import validate_manifest
     except ImportError:
         return None
     return validate_manifest

@@ -1,6 +1,6 @@
-"""Worker-side parts of the mixture stage: explode documents into shard rows, write shards.
+"""The mixture's shards step: explode documents into shard rows, shuffle on the shard key, write shards.
 
-:func:`explode_partition` turns each input partition into one row per (document, phase, group)
+:func:`write_all_shards` builds and computes the graph. :func:`explode_partition` turns each input partition into one row per (document, phase, group)
 it enters, keyed ``phase|group|shard``; after a shuffle on that key :func:`write_shards` builds
 and writes every shard it received (and its packing file) and returns one record per shard
 with its path, size, sha256, documents and tokens — the only thing that reaches the client.
@@ -9,9 +9,9 @@ with its path, size, sha256, documents and tokens — the only thing that reache
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 
 from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
 from curation.mixture.manifest import file_sha256
-from curation.mixture.plan import PhaseSpec
+from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, doc_groups
 from curation.mixture.shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
+from pipelines.kit import StageContext, atomic_path, part_name
 
 #: Input columns a shard row carries (those present).
 CARRIED = tuple(dict.fromkeys(("doc_id", "text", "source", "url", "repo", "path", "language", "lang", "n_tokens", "meta", *PROVENANCE_COLUMNS)))
@@ -68,15 +69,51 @@ def explode_partition(
     out["repeat"] = m["repeat"].to_numpy()
     if "meta" in out.columns and not keep_meta:
         out["meta"] = out["meta"].astype(object).where((m["group"] == THREADS_GROUP).to_numpy(), None)
-    out["_key"] = [f"{p}{KEY_SEP}{g}{KEY_SEP}{s:05d}" for p, g, s in zip(m["phase"], m["group"], shard, strict=True)]
+    out["_key"] = [shard_key(p, g, s) for p, g, s in zip(m["phase"], m["group"], shard, strict=True)]
     return out
 
 
+def shard_key(phase: str, group: str, shard: int) -> str:
+    """``phase|group|NNNNN``: the key rows are shuffled on (zero-padded, so keys sort by shard)."""
+    return f"{phase}{KEY_SEP}{group}{KEY_SEP}{shard:05d}"
+
+
+def shard_destinations(n_shards: dict[tuple[str, str], int], max_partitions: int) -> tuple[dict[str, int], int]:
+    """Shard key → output partition (consecutive keys share one only beyond ``max_partitions``), and the partition count."""
+    keys = sorted(shard_key(p, g, s) for (p, g), k in n_shards.items() for s in range(k))
+    nparts = max(1, min(len(keys), max_partitions))
+    per = -(-max(len(keys), 1) // nparts)
+    return {k: i // per for i, k in enumerate(keys)}, nparts
+
+
+def with_destination(df: pd.DataFrame, dest: dict[str, int]) -> pd.DataFrame:
+    """``_dest``: the output partition of each row's shard (every shard key is planned)."""
+    out = df.assign(_dest=df["_key"].map(dest))
+    if out["_dest"].isna().any():
+        raise RuntimeError(f"mixture: shard keys outside the plan: {sorted(set(out.loc[out['_dest'].isna(), '_key']))[:5]}")
+    return out.assign(_dest=out["_dest"].astype("int64"))
+
+
+def write_all_shards(
+    docs: dd.DataFrame, ctx: StageContext, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]],
+    n_shards: dict[tuple[str, str], int], epochs: dict[tuple[str, str], float], opts: ShardOptions, max_partitions: int,
+) -> pd.DataFrame:
+    """Write every shard of the live groups into the stage folder; their records, sorted by phase, group, shard."""
+    if not live:
+        return RECORD_META.copy()
+    rows = docs.map_partitions(explode_partition, specs, policy, live, n_shards, opts.seed, opts.keep_meta, meta=explode_meta(docs._meta))
+    # Each shard goes to a partition of its own (range partitioning on the shard's ordinal; a hash
+    # shuffle put two or three 32 MB shards in one partition and killed a 1 GB worker building them).
+    dest, nparts = shard_destinations({k: n for k, n in n_shards.items() if k in live}, max_partitions)
+    rows = rows.map_partitions(with_destination, dest, meta=rows._meta.assign(_dest=pd.Series(dtype="int64")))
+    shuffled = rows.set_index("_dest", divisions=list(range(nparts + 1)))
+    written = shuffled.map_partitions(write_shards, str(ctx.work_dir), {s.name: s for s in specs}, opts, epochs, meta=RECORD_META)
+    return ctx.compute(written, "write shards").sort_values(["phase", "group", "shard"]).reset_index(drop=True)
+
+
 def _write(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def write_shards(
@@ -90,7 +127,7 @@ def write_shards(
         phase, group, shard_s = str(key).split(KEY_SEP)
         spec = specs[phase]
         frame, spans, fim = build_shard(rows, spec, group, epochs.get((phase, group), 1.0), opts)
-        rel = f"shards/{phase}/{group}/part-{shard_s}.parquet"
+        rel = f"shards/{phase}/{group}/{part_name(int(shard_s))}"
         _write(pa.Table.from_pandas(frame, schema=SHARD_SCHEMA, preserve_index=False), root / rel)
         first = frame["copy"].to_numpy() == 0
         rec = {
@@ -102,7 +139,7 @@ def write_shards(
             "min_sequences": 0, "packing_tokens": 0,
         }
         if spans is not None:
-            prel = f"packing/{phase}/{group}/part-{shard_s}.parquet"
+            prel = f"packing/{phase}/{group}/{part_name(int(shard_s))}"
             _write(pa.Table.from_pandas(spans, schema=PACKING_SCHEMA, preserve_index=False), root / prel)
             rec.update({
                 "packing_path": prel, "packing_bytes": (root / prel).stat().st_size, "packing_sha256": file_sha256(root / prel),

@@ -38,15 +38,12 @@ from curation.quality.bucketing import (
     LEVEL_ORDER,
     NEMOTRON_LEVELS,
     OTHER_LANGS,
-    QuantileSketch,
-    combined_rank,
     decide_by_group,
     language_groups,
     own_languages,
-    percentile_grid,
-    token_weights,
     validate_levels,
 )
+from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights
 from curation.schema import annotated_meta, mark_kept
 from pipelines.progress import compute_with_progress
 from pipelines.stages.web_quality_score import score_part

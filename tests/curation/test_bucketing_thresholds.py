@@ -7,18 +7,14 @@ import pytest
 
 from curation.quality.bucketing import (
     NEMOTRON_LEVELS,
-    QuantileSketch,
     bucket_of,
-    combined_rank,
     decide,
     level_of,
     max_bucket,
-    merge_all,
-    percentile_grid,
     repeat_of,
-    token_weights,
     validate_levels,
 )
+from curation.quality.sketch import QuantileSketch, combined_rank, merge_all, percentile_grid, token_weights
 
 REPEAT = {"high": 4.0, "medium_high": 2.0, "medium": 1.0, "medium_low": 0.5, "low": 0.0}
 

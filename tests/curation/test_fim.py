@@ -60,7 +60,7 @@ def test_bad_mode_is_rejected():
 def test_copies_of_a_repeated_document_get_their_own_fim_split():
     import pandas as pd
 
-    from curation.mixture.plan import PhaseSpec
+    from curation.mixture.phases import PhaseSpec
     from curation.mixture.shards import ShardOptions, build_shard
 
     text = "def add(a, b):\n    return a + b\n" * 5

@@ -6,18 +6,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.mixture.manifest import (
-    build_manifest,
-    file_sha256,
-    group_entry,
-    interleave_export,
-    load_schema,
-    megatron_blend,
-    validate_manifest,
-    validate_schema,
-    validate_sums,
-)
-from curation.mixture.plan import GroupStat, PhaseSpec, plan_phase
+from curation.mixture.manifest import build_manifest, file_sha256, group_entry
+from curation.mixture.manifest_check import load_schema, validate_manifest, validate_schema, validate_sums
+from curation.mixture.manifest_export import interleave_export, megatron_blend
+from curation.mixture.phases import PhaseSpec
+from curation.mixture.plan import GroupStat, plan_phase
 from curation.mixture.shards import SHARD_SCHEMA
 
 

@@ -3,7 +3,7 @@ import json
 import pandas as pd
 
 from curation.mixture.groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, assign_shards, doc_groups, memberships
-from curation.mixture.plan import PhaseSpec
+from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, exclusion
 
 

@@ -2,17 +2,16 @@
 import pytest
 
 from curation.mixture.checks import ConcentrationError, check_plans
+from curation.mixture.phases import DEFAULT_REPEATS, Budget, PhaseSpec
 from curation.mixture.plan import (
-    Budget,
     GroupStat,
-    PhaseSpec,
     fit_scale,
     lookup,
     plan_phase,
     plan_phases,
     pretrain_epochs,
 )
-from pipelines.stages.mixture import DEFAULT_REPEATS, MixtureConfig
+from pipelines.stages.mixture import MixtureConfig
 
 STATS = {
     "web/high": GroupStat(1_000, 4.0, 10),

@@ -2,7 +2,8 @@ import json
 
 import numpy as np
 
-from curation.mixture.repo_concat import RepoHeaders, concat_repo, dependency_order, file_deps
+from curation.mixture.repo_concat import RepoHeaders, concat_repo
+from curation.mixture.repo_deps import dependency_order, file_deps
 from curation.mixture.repo_threads import concat_threads, format_commit, format_record, related_order
 
 

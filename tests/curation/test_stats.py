@@ -15,7 +15,9 @@ import pytest
 
 from curation.stats import run as stats
 from curation.stats.dedup import cluster_size_distribution, dedup_summary, duplicate_clusters
+from curation.stats.drops import drop_examples, reason_examples
 from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
+from curation.stats.funnel import drop_reasons, funnel, funnel_by_lang
 from curation.stats.mixture import (
     mixture_by_kind,
     mixture_composition,
@@ -71,7 +73,7 @@ def test_open_run_says_what_is_wrong(tmp_path):
 
 
 def test_funnel_equals_docs_and_ledger_rows(run, run_dir):
-    f = stats.funnel(run).set_index("stage")
+    f = funnel(run).set_index("stage")
     previous = None
     for stage in STAGES:
         docs, ledger = _docs(run_dir, stage), _ledger(run_dir, stage)
@@ -85,7 +87,7 @@ def test_funnel_equals_docs_and_ledger_rows(run, run_dir):
 
 
 def test_funnel_by_source_equals_rows_per_source(run, run_dir):
-    f = stats.funnel(run, by_source=True)
+    f = funnel(run, by_source=True)
     for stage in STAGES:
         docs, ledger = _docs(run_dir, stage), _ledger(run_dir, stage)
         got = f[f["stage"] == stage].set_index("source")
@@ -99,8 +101,8 @@ def test_funnel_by_source_equals_rows_per_source(run, run_dir):
 
 
 def test_funnel_by_lang_equals_kept_rows_per_language_and_adds_up(run, run_dir):
-    f = stats.funnel_by_lang(run)
-    whole = stats.funnel(run).set_index("stage")
+    f = funnel_by_lang(run)
+    whole = funnel(run).set_index("stage")
     for stage in STAGES:
         docs = _docs(run_dir, stage)
         got = f[f["stage"] == stage].set_index("lang")
@@ -112,18 +114,18 @@ def test_funnel_by_lang_equals_kept_rows_per_language_and_adds_up(run, run_dir):
 
 
 def test_drop_reasons_equal_ledger_counts_by_reason(run, run_dir):
-    r = stats.drop_reasons(run)
+    r = drop_reasons(run)
     expected = pd.concat([_ledger(run_dir, s) for s in STAGES]).groupby(["stage", "reason"])["n_tokens"].agg(["size", "sum"])
     got = r.set_index(["stage", "reason"])
     assert sorted(got.index) == sorted(expected.index)
     for key in expected.index:
         assert (got.at[key, "documents"], got.at[key, "tokens"]) == tuple(expected.loc[key]), key
-    by_source = stats.drop_reasons(run, by_source=True)
+    by_source = drop_reasons(run, by_source=True)
     assert by_source["documents"].sum() == r["documents"].sum()
 
 
 def test_drop_examples_are_ledger_rows_with_the_kept_duplicate(run, run_dir):
-    ex = stats.drop_examples(run, "near_duplicate", n=4)
+    ex = drop_examples(run, "near_duplicate", n=4)
     ledger = _ledger(run_dir, "minhash_dedup").set_index("doc_id")
     assert len(ex) == 4 and set(ex["stage"]) == {"minhash_dedup"}
     docs = _docs(run_dir, "minhash_dedup").set_index("doc_id")
@@ -133,17 +135,17 @@ def test_drop_examples_are_ledger_rows_with_the_kept_duplicate(run, run_dir):
         assert row.detail == json.loads(ledger.at[row.doc_id, "detail"])
         assert row.kept_id == row.detail["duplicate_of"]
         assert row.kept_preview == docs.at[row.kept_id, "text"][:300]
-    again = stats.drop_examples(run, "near_duplicate", n=4)
+    again = drop_examples(run, "near_duplicate", n=4)
     assert again["doc_id"].tolist() == ex["doc_id"].tolist()  # deterministic sample
-    assert len(stats.drop_examples(run, "near_duplicate", n=100)) == len(ledger)
-    low = stats.drop_examples(run, "low_quality", n=10)
+    assert len(drop_examples(run, "near_duplicate", n=100)) == len(ledger)
+    low = drop_examples(run, "low_quality", n=10)
     assert low["kept_id"].isna().all() and low["kept_preview"].isna().all()
-    assert stats.drop_examples(run, "semantic_duplicate").empty
+    assert drop_examples(run, "semantic_duplicate").empty
 
 
 def test_reason_examples_cover_every_reason(run):
-    found = stats.reason_examples(run, n=2)
-    assert sorted(found) == sorted(zip(stats.drop_reasons(run)["stage"], stats.drop_reasons(run)["reason"], strict=True))
+    found = reason_examples(run, n=2)
+    assert sorted(found) == sorted(zip(drop_reasons(run)["stage"], drop_reasons(run)["reason"], strict=True))
     assert all(1 <= len(v) <= 2 for v in found.values())
 
 
@@ -315,5 +317,5 @@ def test_stage_folders_left_over_from_an_older_run_are_left_out(run_dir, tmp_pat
 def test_a_single_stage_folder_opens_as_a_one_stage_run(run_dir):
     one = stats.open_run(run_dir / "80_mixture")
     assert [s.name for s in one.stages] == ["mixture"] and one.record == {}
-    assert stats.funnel(one)["docs_dropped"].tolist() == [len(_ledger(run_dir, "mixture"))]
+    assert funnel(one)["docs_dropped"].tolist() == [len(_ledger(run_dir, "mixture"))]
     assert sorted(mixture_phases(one)["phase"]) == sorted(_manifests(run_dir))

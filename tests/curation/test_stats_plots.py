@@ -13,6 +13,7 @@ from curation.stats import plots
 from curation.stats import run as stats
 from curation.stats.dedup import cluster_size_distribution, duplicate_clusters
 from curation.stats.edu import edu_calibration
+from curation.stats.funnel import drop_reasons, funnel
 from curation.stats.mixture import mixture_composition, pretrain_epochs
 from curation.stats.scores import bucket_thresholds, category_tokens, scores
 from tests.curation.test_stats_fixture import shared_run
@@ -39,7 +40,7 @@ def _files(run: stats.Run, stage: str, kind: str) -> pd.DataFrame:
 
 
 def test_funnel_bars_are_docs_and_ledger_rows(run):
-    fig = plots.plot_funnel(stats.funnel(run))
+    fig = plots.plot_funnel(funnel(run))
     docs_ax, tokens_ax = fig.axes
     kept, dropped = docs_ax.containers
     assert _heights(kept) == [len(_files(run, s.name, "docs")) for s in run.stages]
@@ -49,7 +50,7 @@ def test_funnel_bars_are_docs_and_ledger_rows(run):
 
 
 def test_drop_reason_bars_are_ledger_counts(run):
-    reasons = stats.drop_reasons(run)
+    reasons = drop_reasons(run)
     fig = plots.plot_drop_reasons(reasons)
     ledgers = pd.concat([_files(run, s.name, "ledger") for s in run.stages])
     expected = ledgers.groupby(["stage", "reason"]).size()
@@ -59,7 +60,7 @@ def test_drop_reason_bars_are_ledger_counts(run):
 
 
 def test_sources_lines_are_kept_tokens_per_source(run):
-    fig = plots.plot_sources(stats.funnel(run, by_source=True))
+    fig = plots.plot_sources(funnel(run, by_source=True))
     web = next(line for line in fig.axes[0].lines if line.get_label() == "web")
     assert list(web.get_ydata()) == [_files(run, s.name, "docs").query("source == 'web'")["n_tokens"].sum() for s in run.stages]
 
@@ -147,7 +148,7 @@ def test_edu_calibration_points_are_annotations_and_scores(run):
 
 
 def test_png_and_empty_figures(run):
-    png = plots.figure_png(plots.plot_funnel(stats.funnel(run)))
+    png = plots.figure_png(plots.plot_funnel(funnel(run)))
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     empty = plots.plot_mixture(mixture_composition(run).iloc[0:0])
     assert "did not run" in empty.axes[0].texts[0].get_text()
@@ -160,7 +161,8 @@ def test_plots_work_under_the_agg_backend(tmp_path: Path, run):
 
     code = (
         "import matplotlib; matplotlib.use('Agg'); from curation.stats import plots, run as stats; "
-        f"r = stats.open_run({str(run.path)!r}); plots.plot_funnel(stats.funnel(r)).savefig({str(tmp_path / 'f.png')!r})"
+        "from curation.stats.funnel import funnel; "
+        f"r = stats.open_run({str(run.path)!r}); plots.plot_funnel(funnel(r)).savefig({str(tmp_path / 'f.png')!r})"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     assert (tmp_path / "f.png").stat().st_size > 1000

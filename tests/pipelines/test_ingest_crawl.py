@@ -148,7 +148,7 @@ def test_a_run_starts_from_the_crawl(tmp_path: Path) -> None:
     """`curate run` on the sample WARC alone writes the five manifests (model stages off to keep it short)."""
     if not SAMPLE_WARC.exists():
         pytest.skip("sample_data/crawl is not generated")
-    from curation.mixture.manifest import validate_manifest
+    from curation.mixture.manifest_check import validate_manifest
 
     out = tmp_path / "run"
     rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE_WARC), "--output", str(out), "--scheduler",

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from curation.mixture.manifest import validate_manifest
+from curation.mixture.manifest_check import validate_manifest
 from pipelines.cli import main as curate
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"

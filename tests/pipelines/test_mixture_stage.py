@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from curation.mixture.fim import FimSentinels, fim_inverse
-from curation.mixture.manifest import validate_manifest
+from curation.mixture.manifest_check import validate_manifest
 from pipelines.cli import main as curate
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, read_parts, run_one
 

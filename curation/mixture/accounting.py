@@ -1,0 +1,110 @@
+"""Token accounting: what each (phase, group, language) makes available, and the planner's view of it.
+
+:func:`account` runs per input partition (the sums add up across partitions, see :func:`sum_accounts`);
+:func:`group_stats` turns the sums into the planner's :class:`~curation.mixture.plan.GroupStat`,
+:func:`built_stats` replaces them with what the written shards hold, and :func:`language_table`
+gives the manifests' per-language figures.
+
+>>> from curation.mixture.phases import PhaseSpec
+>>> from curation.mixture.policy import Policy
+>>> df = pd.DataFrame({"doc_id": ["a", "b"], "text": ["xx", "yyy"], "source": ["web", "web"], "n_tokens": [5, 7],
+...                    "quality_level": ["high", "low"], "lang": ["en", "en"]})
+>>> agg = account(df, [PhaseSpec("p", tokens=10, mix={"web": 1.0})], Policy(repeat={"web/high": 4.0, "web/low": 0.0}))
+>>> agg[["group", "documents", "tokens", "zero_tokens"]].values.tolist()
+[['web/high', 1, 5, 0], ['web/low', 0, 0, 7]]
+>>> group_stats(agg)["p"]["web/high"]
+GroupStat(tokens=5, repeat=4.0, documents=1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from curation.mixture.groups import REPO_GROUP, memberships, shard_count
+from curation.mixture.phases import PhaseSpec
+from curation.mixture.plan import GroupStat, PhasePlan
+from curation.mixture.policy import Policy, doc_groups
+from curation.mixture.repo_concat import RepoHeaders
+from curation.tokens import count_tokens
+
+#: The accounting sums per (phase, group, language): documents, tokens and characters of the
+#: documents with a repeat factor > 0, their repeat-weighted tokens, and the size of the rest.
+AGG_META = pd.DataFrame({
+    "phase": pd.Series(dtype=object), "group": pd.Series(dtype=object), "lang": pd.Series(dtype=object), "documents": pd.Series(dtype="int64"),
+    "tokens": pd.Series(dtype="int64"), "chars": pd.Series(dtype="int64"), "repeat_tokens": pd.Series(dtype="float64"),
+    "zero_documents": pd.Series(dtype="int64"), "zero_tokens": pd.Series(dtype="int64"),
+})
+SUMS = list(AGG_META.columns[3:])
+
+
+def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: RepoHeaders | None = None,
+            tokenizer: str = "qwen") -> pd.DataFrame:
+    """The accounting sums of one partition (``AGG_META``); repository documents count their file headers."""
+    m = memberships(df, specs, doc_groups(df, policy))
+    repo = (m["group"] == REPO_GROUP).to_numpy()
+    if headers is not None and repo.any():  # a repository document carries a file header per file: plan with its tokens
+        paths = df["path"].astype(object).to_numpy()[m.loc[repo, "row"].to_numpy()] if "path" in df.columns else [None] * int(repo.sum())
+        heads = [headers.file.format(path=p if isinstance(p, str) and p else "") for p in paths]
+        m.loc[repo, "n_tokens"] = m.loc[repo, "n_tokens"].to_numpy() + count_tokens(heads, tokenizer).astype("int64")
+    pos = m["repeat"] > 0
+    m = m.assign(
+        documents=pos.astype("int64"), tokens=np.where(pos, m["n_tokens"], 0), chars=np.where(pos, m["chars"], 0),
+        repeat_tokens=m["repeat"] * m["n_tokens"], zero_documents=(~pos).astype("int64"), zero_tokens=np.where(pos, 0, m["n_tokens"]),
+    )
+    out = m.groupby(["phase", "group", "lang"], sort=True)[SUMS].sum().reset_index()
+    return out.astype(AGG_META.dtypes.to_dict())
+
+
+def sum_accounts(parts: pd.DataFrame) -> pd.DataFrame:
+    """The partitions' sums added up: one row per (phase, group, language)."""
+    return parts.groupby(["phase", "group", "lang"], sort=True)[SUMS].sum().reset_index()
+
+
+def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
+    """phase → group → GroupStat from the accounting sums (zero-weight groups keep their size, repeat 0)."""
+    out: dict[str, dict[str, GroupStat]] = {}
+    agg = agg.groupby(["phase", "group"], sort=True)[SUMS].sum().reset_index()
+    for r in agg.itertuples(index=False):
+        if r.tokens > 0:
+            st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents))
+        else:
+            st = GroupStat(int(r.zero_tokens), 0.0, int(r.zero_documents))
+        out.setdefault(r.phase, {})[r.group] = st
+    return out
+
+
+def built_stats(agg: pd.DataFrame, records: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
+    """:func:`group_stats` with each written group's unique tokens and documents taken from its shard records."""
+    stats = group_stats(agg)
+    for (phase, group), g in records.groupby(["phase", "group"], sort=True):
+        old = stats[phase][group]
+        stats[phase][group] = GroupStat(int(g["unique_tokens"].sum()), old.repeat, int(g["unique_documents"].sum()))
+    return stats
+
+
+def live_groups(plans: Mapping[str, PhasePlan]) -> set[tuple[str, str]]:
+    """(phase, group) pairs the plan gives epochs and tokens: the ones that get shards."""
+    return {(p, g.group) for p, plan in plans.items() for g in plan.groups if g.epochs > 0 and g.tokens > 0}
+
+
+def planned_epochs(plans: Mapping[str, PhasePlan]) -> dict[tuple[str, str], float]:
+    """(phase, group) → the epochs the plan gives it."""
+    return {(p, g.group): g.epochs for p, plan in plans.items() for g in plan.groups}
+
+
+def shard_counts(agg: pd.DataFrame, live: set[tuple[str, str]], target_chars: float) -> dict[tuple[str, str], int]:
+    """How many shards each live group is written in (its characters over the target shard size)."""
+    chars = {k: int(v) for k, v in agg.groupby(["phase", "group"])["chars"].sum().items()}
+    return {key: shard_count(chars.get(key, 0), target_chars) for key in sorted(live)}
+
+
+def language_table(agg: pd.DataFrame) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+    """phase → group → language → unique documents and tokens (groups with a repeat factor > 0)."""
+    out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    for r in agg.itertuples(index=False):
+        if r.documents > 0:
+            out.setdefault(r.phase, {}).setdefault(r.group, {})[str(r.lang)] = {"documents": int(r.documents), "tokens": int(r.tokens)}
+    return out

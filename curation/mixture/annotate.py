@@ -1,0 +1,61 @@
+"""The mixture's decision per document: the phases it enters, or why it enters none (pure pandas, per partition).
+
+A document is kept if it is in at least one phase with epochs; otherwise it gets the policy's
+exclusion reason (``low_quality``, ``code_low_tier``, ``code_web_low_tier``, ``zero_weight``) with
+the scores and the rule that decided, ``zero_weight`` when no phase gives its group epochs at this
+scale, or ``no_phase`` when no phase mixes its kind.
+
+>>> from curation.mixture.phases import PhaseSpec
+>>> from curation.mixture.policy import Policy
+>>> df = pd.DataFrame({"doc_id": ["a", "b"], "text": ["x", "y"], "source": ["web", "reasoning"], "n_tokens": [5, 7],
+...                    "quality_level": ["high", None]})
+>>> out = annotate(df, [PhaseSpec("p", tokens=10, mix={"web": 1.0})], Policy(), {("p", "web/high")})
+>>> out["mixture_group"].tolist(), out["mixture_phases"].iloc[0], out["drop_reason"].tolist()
+(['web/high', 'reasoning/all'], 'p', [None, 'no_phase'])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from curation.mixture.groups import memberships
+from curation.mixture.phases import PhaseSpec
+from curation.mixture.policy import Policy, doc_groups, exclusion
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
+
+
+def annotate(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]]) -> pd.DataFrame:
+    """``df`` with ``mixture_group``, ``mixture_phases`` (comma-separated, in phase order) and the drop columns."""
+    df = df.copy()
+    groups = doc_groups(df, policy)
+    m = memberships(df, specs, groups)
+    in_live = np.array([(p, g) in live for p, g in zip(m["phase"], m["group"], strict=True)], dtype=bool) & (m["repeat"] > 0).to_numpy()
+    phases: dict[int, list[str]] = {}
+    for row, phase in zip(m["row"][in_live], m["phase"][in_live], strict=True):
+        phases.setdefault(int(row), []).append(phase)
+    listed = {int(r) for r in m["row"]}
+    mixed = {k for s in specs for k, v in s.mix.items() if v > 0}
+    reasons: list[str | None] = []
+    details: list[str | None] = []
+    records = df.to_dict("records") if len(df) else []
+    for i, (grp, kind, rep, rule) in enumerate(zip(groups["group"], groups["kind"], groups["repeat"], groups["rule"], strict=True)):
+        if i in phases:
+            reasons.append(None)
+            details.append(None)
+        elif rep <= 0:  # the policy excludes it: the recipe's rule, with the scores that decided
+            reason, detail = exclusion(records[i], grp, kind, rule, policy)
+            reasons.append(reason)
+            details.append(detail)
+        elif i in listed or kind in mixed:
+            reasons.append(DropReason.ZERO_WEIGHT.value)
+            details.append(detail_json(group=grp, repeat=float(rep), rule="no phase gives its group epochs at this scale"))
+        else:
+            reasons.append(DropReason.NO_PHASE.value)
+            details.append(detail_json(group=grp, kind=kind, phases=[s.name for s in specs]))
+    order = [s.name for s in specs]
+    df["mixture_group"] = groups["group"].to_numpy()
+    df["mixture_phases"] = [",".join(sorted(set(phases[i]), key=order.index)) if i in phases else None for i in range(len(df))]
+    df[DROP_REASON] = pd.Series(reasons, index=df.index, dtype=object)
+    df[DROP_DETAIL] = pd.Series(details, index=df.index, dtype=object)
+    return df

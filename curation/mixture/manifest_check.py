@@ -1,0 +1,116 @@
+"""Manifest validation: the JSON Schema, internal sums, and the files a manifest names.
+
+``curate verify`` and ``curate manifest validate`` call :func:`validate_manifest`; the mixture
+stage checks each manifest against the schema before it writes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from curation.mixture.manifest import file_sha256
+
+
+def load_schema() -> dict[str, Any]:
+    """The manifest JSON Schema shipped in the package."""
+    return json.loads((resources.files("curation") / "schemas" / "manifest.schema.json").read_text())
+
+
+def validate_schema(manifest: Mapping[str, Any]) -> list[str]:
+    """Schema errors of ``manifest`` (empty when valid)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in sorted(validator.iter_errors(manifest), key=str)]
+
+
+def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
+    """Internal consistency: group sums = shard sums, totals = group sums, weights and probabilities sum to 1."""
+    errors: list[str] = []
+    for g in manifest["groups"]:
+        for key in ("documents", "tokens"):
+            total = sum(s[key] for s in g["shards"])
+            if total != g[key]:
+                errors.append(f"group {g['name']}: {key} {g[key]} != sum over its shards {total}")
+        if g.get("packing"):
+            files_tokens = sum(f["tokens"] for f in g["packing"]["files"])
+            if files_tokens != g["packing"]["tokens"]:
+                errors.append(f"group {g['name']}: packing tokens {g['packing']['tokens']} != sum over its files {files_tokens}")
+    totals = manifest["totals"]
+    for key in ("documents", "tokens"):
+        total = sum(g[key] for g in manifest["groups"])
+        if total != totals[key]:
+            errors.append(f"totals.{key} {totals[key]} != sum over groups {total}")
+    weights = sum(g["weight"] for g in manifest["groups"])
+    if manifest["groups"] and any(g["weight"] > 0 for g in manifest["groups"]) and abs(weights - 1.0) > 1e-6:
+        errors.append(f"group weights sum to {weights}, not 1")
+    probs = manifest["exports"]["interleave_datasets"]["probabilities"]
+    if probs and abs(sum(probs) - 1.0) > 1e-6:
+        errors.append(f"interleave probabilities sum to {sum(probs)}, not 1")
+    for g in manifest["groups"]:
+        if g["cap"] is not None and g["epochs"] > g["cap"] + 1e-9:
+            errors.append(f"group {g['name']}: epochs {g['epochs']} above its cap {g['cap']}")
+    return errors
+
+
+def validate_files(manifest: Mapping[str, Any], base: Path) -> list[str]:
+    """Each shard and packing file: exists, bytes, sha256, rows and token sum as recorded."""
+    errors: list[str] = []
+    for g in manifest["groups"]:
+        for s in g["shards"]:
+            errors += _check_file(base, s, rows_key="documents", tokens_col="n_tokens", tokens_key="tokens")
+        for f in (g.get("packing") or {}).get("files", []):
+            file_errors = _check_file(base, f, rows_key=None, tokens_col="length", tokens_key="tokens")
+            errors += file_errors
+            if not file_errors:
+                seqs = pq.read_table(base / f["path"], columns=["sequence"]).column("sequence")
+                n = len(pc.unique(seqs)) if len(seqs) else 0
+                if n != f["sequences"]:
+                    errors.append(f"{f['path']}: {n} sequences, manifest says {f['sequences']}")
+    return errors
+
+
+def _check_file(base: Path, rec: Mapping[str, Any], rows_key: str | None, tokens_col: str, tokens_key: str) -> list[str]:
+    path = (base / rec["path"]).resolve()
+    if not path.is_relative_to(base.resolve()):
+        return [f"{rec['path']}: outside the manifest's base folder"]
+    if not path.is_file():
+        return [f"{rec['path']}: missing"]
+    errors = []
+    size = path.stat().st_size
+    if size != rec["bytes"]:
+        errors.append(f"{rec['path']}: {size} bytes, manifest says {rec['bytes']}")
+    digest = file_sha256(path)
+    if digest != rec["sha256"]:
+        errors.append(f"{rec['path']}: sha256 {digest[:12]}…, manifest says {rec['sha256'][:12]}…")
+        return errors
+    table = pq.read_table(path, columns=[tokens_col])
+    if rows_key and table.num_rows != rec[rows_key]:
+        errors.append(f"{rec['path']}: {table.num_rows} rows, manifest says {rec[rows_key]}")
+    tokens = pc.sum(table.column(tokens_col)).as_py() or 0
+    if tokens != rec[tokens_key]:
+        errors.append(f"{rec['path']}: {tokens} tokens, manifest says {rec[tokens_key]}")
+    return errors
+
+
+def validate_manifest(path: Path, check_files: bool = True) -> list[str]:
+    """Every problem with the manifest at ``path``: schema, sums, and (optionally) its files."""
+    path = Path(path)
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        return [f"{path}: cannot be read as JSON ({exc})"]
+    errors = validate_schema(manifest)
+    if errors:
+        return errors
+    errors += validate_sums(manifest)
+    if check_files:
+        errors += validate_files(manifest, (path.parent / manifest["base_dir"]))
+    return errors
