@@ -25,7 +25,7 @@ import pandas as pd
 from curation.config import ConfigError, config_hash
 from pipelines import io
 from pipelines.cputime import cpu_seconds
-from pipelines.kit import StageContext, check_produces, resolve_artifacts
+from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
     MARKER,
     WRITER,
@@ -131,6 +131,7 @@ def _build_and_write(
         inputs=specs,
         # a single-stage run reads the artifacts of the run folder that holds its --input
         upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).parent if input_dir else None)),
+        lineage=resolve_lineage(name, run_dir),
         quiet=quiet,
     )
     started, cpu_started = time.time(), cpu_seconds(client)

@@ -3,6 +3,6 @@
 
 from pipelines.kit.artifact import Artifact, atomic_path, part_name, part_number
 from pipelines.kit.context import StageContext, link_tree
-from pipelines.kit.stage import Stage, check_produces, resolve_artifacts
+from pipelines.kit.stage import Stage, check_produces, resolve_artifacts, resolve_lineage
 
-__all__ = ["Artifact", "Stage", "StageContext", "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts"]
+__all__ = ["Artifact", "Stage", "StageContext", "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage"]

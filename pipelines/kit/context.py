@@ -43,6 +43,8 @@ class StageContext:
     #: the stage's ``requires_artifacts``, resolved by the runner (``None`` where the upstream
     #: stage did not write it, e.g. it was disabled)
     upstream: dict[str, Path | None] = dataclasses.field(default_factory=dict)
+    #: the finished stages of this run before this one (pipelines.kit.stage.resolve_lineage)
+    lineage: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     extra_stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     quiet: bool = False
 

@@ -56,6 +56,34 @@ def resolve_artifacts(stage: Any, run_dir: Path | None) -> dict[str, Path | None
     return out
 
 
+def resolve_lineage(stage_name: str, run_dir: Path | None) -> list[dict[str, Any]]:
+    """The finished stages of a run before ``stage_name``, in run order: folder, version, config
+    hash, output fingerprint and config (from each one's ``_SUCCESS`` and ``stats.json``). A
+    manifest cites them; a run without a run folder has none."""
+    import json
+
+    from pipelines.marker import MARKER, read_marker
+    from pipelines.stages import STAGES, folder_name
+
+    out: list[dict[str, Any]] = []
+    for name in STAGES:
+        if name == stage_name or run_dir is None:
+            break
+        folder = Path(run_dir) / folder_name(name)
+        marker = read_marker(folder) if (folder / MARKER).exists() else None
+        if not marker:
+            continue
+        try:
+            stats = json.loads((folder / "stats.json").read_text()) if (folder / "stats.json").exists() else {}
+        except (OSError, ValueError):
+            continue
+        out.append({
+            "stage": marker.get("stage", name), "folder": folder.name, "version": marker.get("version"),
+            "config_hash": marker.get("config_hash"), "output_fingerprint": marker.get("output_fingerprint"), "config": stats.get("config"),
+        })
+    return out
+
+
 def check_produces(stage: Any, columns: Any) -> None:
     """Raise if the graph a stage built lacks a column it declares in ``produces``."""
     missing = [c for c in stage.produces if c not in columns]

@@ -8,8 +8,6 @@ issue threads) keep the epochs their shards were written with. The figures retur
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -23,7 +21,6 @@ from curation.mixture.phases import PhaseSpec
 from curation.mixture.plan import plan_phases, pretrain_epochs, with_epochs
 from pipelines.io import write_json
 from pipelines.kit import StageContext
-from pipelines.marker import MARKER, read_marker
 
 if TYPE_CHECKING:
     from pipelines.stages.mixture import MixtureConfig
@@ -48,7 +45,7 @@ def write_manifests(
     langs = language_table(agg)
     provenance = {
         "created_by": created_by, "config_hash": ctx.config_hash, "input_fingerprint": ctx.input_fingerprint,
-        "upstream": upstream_stages(ctx.run_dir, exclude=ctx.name), "seed": seed,
+        "upstream": ctx.lineage, "seed": seed,
     }
     fim_base = {
         "enabled": True, "rate": cfg.fim_rate, "spm_rate": cfg.fim_spm_rate, "sources": list(cfg.fim_sources),
@@ -76,25 +73,3 @@ def write_manifests(
         "languages": langs,
     }
 
-
-def upstream_stages(run_dir: Path | None, exclude: str) -> list[dict[str, Any]]:
-    """Version, config hash and config of every finished earlier stage of the run (from its marker and stats.json).
-
-    The manifests cite them; a single-stage run (no run folder) cites none.
-    """
-    if run_dir is None or not run_dir.exists():
-        return []
-    out = []
-    for child in sorted(run_dir.iterdir()):
-        marker = read_marker(child) if child.is_dir() and (child / MARKER).exists() else None
-        if marker is None or child.name.split("_", 1)[-1] == exclude:
-            continue
-        try:
-            stats = json.loads((child / "stats.json").read_text()) if (child / "stats.json").exists() else {}
-        except (OSError, json.JSONDecodeError):
-            continue
-        out.append({
-            "stage": marker.get("stage", child.name.split("_", 1)[-1]), "folder": child.name, "version": marker.get("version"),
-            "config_hash": marker.get("config_hash"), "output_fingerprint": marker.get("output_fingerprint"), "config": stats.get("config"),
-        })
-    return out

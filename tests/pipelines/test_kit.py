@@ -73,3 +73,19 @@ def test_a_stage_missing_a_declared_column_is_stopped() -> None:
     check_produces(Declares(), ["doc_id", "score"])
     with pytest.raises(RuntimeError, match="score"):
         check_produces(Declares(), ["doc_id"])
+
+
+def test_lineage_lists_the_finished_earlier_stages_in_run_order(tmp_path: Path) -> None:
+    import json
+
+    from pipelines.kit import resolve_lineage
+
+    for folder, done in (("00_ingest", True), ("10_exact_dedup", False), ("30_semdedup", True), ("80_mixture", True)):
+        (tmp_path / folder).mkdir()
+        if done:
+            (tmp_path / folder / "_SUCCESS").write_text(json.dumps({"stage": folder[3:], "version": "1", "config_hash": "h" + folder}))
+            (tmp_path / folder / "stats.json").write_text(json.dumps({"config": {"k": folder}}))
+    got = resolve_lineage("mixture", tmp_path)
+    assert [g["folder"] for g in got] == ["00_ingest", "30_semdedup"]  # unfinished and later stages are not cited
+    assert got[1]["config_hash"] == "h30_semdedup" and got[1]["config"] == {"k": "30_semdedup"}
+    assert resolve_lineage("mixture", None) == []
