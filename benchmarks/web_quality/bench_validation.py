@@ -39,6 +39,7 @@ from build_defaults import boilerplate, prose  # noqa: E402
 
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 from classifiers.linear import HashedLinearModel  # noqa: E402
+from classifiers.linear_train import fit_linear  # noqa: E402
 from classifiers.web_quality import get_scorer  # noqa: E402
 from curation.quality.bucketing import QuantileSketch, combined_rank, decide, percentile_grid, token_weights  # noqa: E402
 from pipelines.recipe import load_recipe, stage_config  # noqa: E402
@@ -166,7 +167,7 @@ def domain_split_check(res: dict, seed: int = 0) -> tuple[HashedLinearModel, set
     pos = ref_tr["text"].tolist() + [p for p in (prose(t) for t in pages_tr["text"]) if len(p) > 300]
     neg = pages_tr["text"].tolist() + [b for b in (boilerplate(t) for t in pages_tr["text"]) if len(b) > 100]
     started = time.time()
-    model = HashedLinearModel(n_features=2**18).fit(pos + neg, np.r_[np.ones(len(pos)), np.zeros(len(neg))], epochs=3)
+    model = fit_linear(HashedLinearModel(n_features=2**18), pos + neg, np.r_[np.ones(len(pos)), np.zeros(len(neg))], epochs=3)
     res["linear_train_seconds_domain_split"] = round(time.time() - started, 1)
     a = wc_ref[wc_ref["domain"].isin(held)]
     b = wc_pages[wc_pages["doc_id"].isin(a["doc_id"])]

@@ -105,8 +105,8 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
 
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
     """Embeddings of ``frame``'s documents: stored ones first, the rest embedded now."""
-    from classifiers.edu import DEFAULT_EMBEDDER
     from classifiers.embedding import get_embedder
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
     from pipelines.stages.edu_score_steps import vectors_for
 
     found = vectors_for(dirs, frame["doc_id"].tolist()) if dirs else {}
@@ -124,7 +124,6 @@ def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) ->
 
 
 def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]) -> dict[str, Any]:
-    from classifiers.edu import DEFAULT_EMBEDDER
     from classifiers.edu_train import (
         anchor_vectors,
         distil_head,
@@ -133,6 +132,7 @@ def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, 
         regression_metrics,
         roc_auc,
     )
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
 
     x = _vectors(labels, dirs, args)
     y = labels["score"].to_numpy()
@@ -169,10 +169,11 @@ def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, 
 def _train_hashed(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any]) -> dict[str, Any]:
     from classifiers.edu_train import heldout_mask, regression_metrics
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     held = heldout_mask(labels["group"].tolist(), args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(labels), bool)
     train = labels[~held]
-    model = HashedLinearModel(task="regression").fit(train["text"].tolist(), train["score"].to_numpy(), epochs=20)
+    model = fit_linear(HashedLinearModel(task="regression"), train["text"].tolist(), train["score"].to_numpy(), epochs=20)
     metrics: dict[str, Any] = {"n_train": len(train)}
     if held.any():
         pred = np.clip(model.predict(labels.loc[held, "text"].tolist()), 0, 5)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from classifiers.scorer import Batch
 from curation.config import ConfigError
 from pipelines.recipe import load_recipe, stage_config
 from pipelines.runner import run_stage
@@ -137,8 +138,9 @@ def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model
 
 @pytest.mark.slow
 def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_path, monkeypatch):
-    from classifiers.edu import DEFAULT_EMBEDDER, get_edu_scorer
+    from classifiers.edu import get_edu_scorer
     from classifiers.embedding import embedder_name, get_embedder
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
     from classifiers.embedding_store import write_card, write_embedding_part
 
     df = corpus(garbled=())
@@ -173,7 +175,7 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
     assert not set(embedded) & set(df.set_index("doc_id").loc[upstream_ids, "text"])
     assert res.stats["extra"]["embedding"]["reused_upstream"] == len(upstream_ids)
     assert res.stats["extra"]["scorer"]["choice"] == "auto" and res.stats["extra"]["scorer"]["card"]["name"] == "edu_default"
-    direct = get_edu_scorer().predict(scored["text"].tolist())
+    direct = get_edu_scorer().score(Batch(scored["text"].tolist()))
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
 
@@ -198,7 +200,7 @@ def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_pa
     assert embedded == [] and "embedding" not in res.stats["extra"]
     assert res.stats["extra"]["scorer"]["choice"] == "fast"
     scored = df[df["source"] != "code"]
-    direct = get_edu_scorer(default_model_dir() / "hashed").predict(scored["text"].tolist())
+    direct = get_edu_scorer(default_model_dir() / "hashed").score(Batch(scored["text"].tolist()))
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=1e-6)
 
