@@ -40,6 +40,7 @@ from build_defaults import boilerplate, prose  # noqa: E402
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 from classifiers.linear import HashedLinearModel  # noqa: E402
 from classifiers.linear_train import fit_linear  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 from classifiers.web_quality import get_scorer  # noqa: E402
 from curation.quality.bucketing import QuantileSketch, combined_rank, decide, percentile_grid, token_weights  # noqa: E402
 from pipelines.recipe import load_recipe, stage_config  # noqa: E402
@@ -85,7 +86,7 @@ def judged_check(res: dict) -> None:
     texts = j["text"].tolist()
     x = signal_matrix(texts)
     heur, lin = get_scorer("heuristics"), get_scorer("linear")
-    scores = {"heuristics": heur.combine(x), "linear": lin.predict(texts)}
+    scores = {"heuristics": heur.model.combine(x), "linear": lin.score(Batch(texts))}
     cfg = stage_config(load_recipe(None), "web_quality", WebQualityConfig)
     ntok = np.array([max(1, len(t.split())) for t in texts])  # words as token weights (no tokenizer needed)
     sketches = {k: QuantileSketch.from_values(v, token_weights(ntok)) for k, v in scores.items()}
@@ -175,7 +176,7 @@ def domain_split_check(res: dict, seed: int = 0) -> tuple[HashedLinearModel, set
     heur = get_scorer("heuristics")
     texts_eval = a["text"].tolist() + b["text"].tolist()
     y_eval = np.r_[np.ones(len(a)), np.zeros(len(b))]
-    hs, ls = heur.predict(texts_eval), model.predict(texts_eval)
+    hs, ls = heur.score(Batch(texts_eval)), model.predict(texts_eval)
     res["domain_split"] = {
         "held_out_domains": len(held), "pairs": len(a),
         "auc_heuristics": auc(y_eval, hs), "auc_linear_retrained": auc(y_eval, ls),
@@ -212,11 +213,11 @@ def corruption_check(res: dict, held_model: HashedLinearModel, held: set[str], s
 
     heur, lin = get_scorer("heuristics"), get_scorer("linear")
     orig = ref["text"].tolist()
-    so = {"heuristics": heur.predict(orig), "linear (shipped)": lin.predict(orig), "linear (held-out domains)": held_model.predict(orig)}
+    so = {"heuristics": heur.score(Batch(orig)), "linear (shipped)": lin.score(Batch(orig)), "linear (held-out domains)": held_model.predict(orig)}
     out = {}
     for name, fn in (("navigation lines", nav), ("word salad", salad), ("repeated paragraph", repeat)):
         bad = [fn(t) for t in orig]
-        sb = {"heuristics": heur.predict(bad), "linear (shipped)": lin.predict(bad), "linear (held-out domains)": held_model.predict(bad)}
+        sb = {"heuristics": heur.score(Batch(bad)), "linear (shipped)": lin.score(Batch(bad)), "linear (held-out domains)": held_model.predict(bad)}
         out[name] = {k: float((so[k] > sb[k]).mean()) for k in so}
         both_h, both_l = rankdata(np.r_[so["heuristics"], sb["heuristics"]]), rankdata(np.r_[so["linear (shipped)"], sb["linear (shipped)"]])
         out[name]["mean of ranks (heuristics, shipped linear)"] = float(((both_h + both_l)[: len(orig)] > (both_h + both_l)[len(orig) :]).mean())

@@ -105,22 +105,12 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
 
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
     """Embeddings of ``frame``'s documents: stored ones first, the rest embedded now."""
-    from classifiers.embedding import get_embedder
     from classifiers.embedding_head import DEFAULT_EMBEDDER
-    from pipelines.stages.edu_score_steps import vectors_for
+    from classifiers.vector_source import VectorSource
 
-    found = vectors_for(dirs, frame["doc_id"].tolist()) if dirs else {}
-    missing = [i for i, d in enumerate(frame["doc_id"]) if d not in found]
-    log.info("edu head: %d stored embeddings reused, %d documents to embed", len(frame) - len(missing), len(missing))
-    emb = get_embedder(**DEFAULT_EMBEDDER, device=args.device, batch_size=args.batch_size) if missing else None
-    dim = emb.dim if emb is not None else len(next(iter(found.values())))
-    x = np.zeros((len(frame), dim), dtype=np.float64)
-    if emb is not None:
-        x[missing] = emb.embed(frame["text"].iloc[missing].tolist())
-    for i, d in enumerate(frame["doc_id"]):
-        if d in found:
-            x[i] = found[d]
-    return x
+    source = VectorSource(tuple(Path(d) for d in dirs), DEFAULT_EMBEDDER)
+    x = source.vectors(frame["doc_id"].astype(str).tolist(), frame["text"].tolist(), None, device=args.device, batch_size=args.batch_size)
+    return x.astype(np.float64)
 
 
 def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]) -> dict[str, Any]:

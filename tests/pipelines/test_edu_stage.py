@@ -13,7 +13,7 @@ from curation.config import ConfigError
 from pipelines.recipe import load_recipe, stage_config
 from pipelines.runner import run_stage
 from pipelines.stages import edu_score_steps as steps
-from pipelines.stages.edu_score import EduScoreConfig, band_counts, decide
+from pipelines.stages.edu_score import EduScoreConfig
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
@@ -34,25 +34,6 @@ def overrides(server: FakeLLMServer, **kw: object) -> list[str]:
     base = {"annotator": "openai", "annotator_model": "fake-judge", "annotator_base_url": server.url,
             "annotator_max_retries": 0, "sample_size": 40, "min_annotations": 5} | kw
     return [f"edu_score.{k}={v}" for k, v in base.items()]
-
-
-def test_decide_maps_scores_to_bands_and_rich_pages():
-    cfg = EduScoreConfig(band_edges=(2.0, 3.0), threshold=3.0)
-    out = decide(pd.Series([0.0, 1.99, 2.0, 3.0, 4.7, np.nan]), pd.Series(["web", "web", "web", "math_science", "web", "code"]), cfg)
-    assert out["edu_band"].tolist() == ["low", "low", "medium", "high", "high", None]
-    assert "edu_repeat" not in out.columns  # what a band is worth is the mixture's decision
-    assert out["edu_rich"].tolist()[:5] == [False, False, False, False, True]  # math_science is never "rich web"
-    assert out["edu_rich"].isna().iloc[5]
-
-
-def test_band_counts_come_from_the_histogram():
-    hist = {"web": [0] * steps.HIST_BINS}
-    hist["web"][50] = 3  # scores 0.50–0.51
-    hist["web"][320] = 2  # 3.20–3.21
-    counts = band_counts(hist, EduScoreConfig())
-    assert counts["bands"]["web"] == {"low": 3, "medium": 0, "high": 2} and counts["rich"] == 2
-    moved = band_counts(hist, EduScoreConfig(band_edges=(0.4, 4.0), threshold=4.0))
-    assert moved["bands"]["web"] == {"low": 0, "medium": 5, "high": 0} and moved["rich"] == 0
 
 
 def test_config_errors_say_what_to_change():
@@ -125,8 +106,8 @@ def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model
         def boom(*args: object, **kwargs: object) -> None:
             raise AssertionError("a model ran again for a decision change")
 
-        monkeypatch.setattr(steps, "_score_part", boom)
-        monkeypatch.setattr(steps, "_embed_part", boom)
+        monkeypatch.setattr(steps, "score_part", boom)
+        monkeypatch.setattr(steps, "embed_part", boom)
         res2 = run_one("edu_score", inp, tmp_path / "b", overrides(srv, threshold=4.0, band_edges="[1.0, 4.0]"))
         assert len(srv.requests) == n_requests  # no annotation request either
     kept_a = pd.read_parquet(tmp_path / "a" / "docs").set_index("doc_id")
@@ -225,7 +206,7 @@ def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
 
 
 def test_judge_annotations_are_used_to_measure_the_scorer_in_use(tmp_path):
-    from pipelines.stages.edu_score import judge_agreement
+    from pipelines.stages.edu_score_distil import judge_agreement
 
     (tmp_path / "ann").mkdir()
     (tmp_path / "scores").mkdir()
