@@ -37,12 +37,11 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from classifiers.annotation.cache import CACHEABLE_FAILURES
 from classifiers.embedding_head import DEFAULT_EMBEDDER
 from classifiers.vector_source import VectorSource
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.edu_bands import band_counts, decide_bands
-from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, detail_json, mark_kept
+from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, mark_kept
 from pipelines.kit import Artifact, StageContext
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
@@ -52,8 +51,6 @@ log = logging.getLogger(__name__)
 ANNOTATORS = ("none", "local", "openai", "vllm")
 DISTIL_KINDS = ("head", "hashed", "none")
 SCORER_CHOICES = ("auto", "default", "fast", "distilled")
-#: The member of the shipped default that ``scorer: fast`` uses alone (held-out AUC 0.963 vs 0.975).
-FAST_MEMBER = "hashed"
 PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_rich": "boolean"}
 
 
@@ -167,7 +164,7 @@ class EduScoreStage:
             annotator = get_annotator({**cfg.annotator_config(), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
             ann_key = {"sample": sample.name, "annotator": annotator.model_id, "rubric": rubric.version}
             annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out)).path
-            _check_transport(ctx.extra_stats["annotation"]["stats"], cfg)
+            distil.check_transport(ctx.extra_stats["annotation"]["stats"], cfg)
         needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
         if needs_vectors:
             emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}
@@ -180,7 +177,7 @@ class EduScoreStage:
                         "min": cfg.min_annotations, "vectors": vectors_key}
             distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
             ctx.extra_stats["distillation"] = distil.distillation_report(distilled, cfg.threshold)
-        scorer_dir = self._scorer_dir(cfg, distilled, default_model_dir())
+        scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
         ctx.extra_stats["scorer"] = {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}
         score_key = {"model": model_fingerprint(scorer_dir), "sources": sources, "vectors": vectors_key}
         scores = ctx.step("scores", score_key, lambda out: steps.write_scores(docs, scorer_dir, sources, vectors, cfg, out, ctx))
@@ -197,50 +194,9 @@ class EduScoreStage:
         ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg.band_edges, cfg.band_names, cfg.threshold, cfg.rich_sources)
         ctx.extra_stats["annotated"] = {"scored": int(sum(sum(v) for v in summary["histogram"].values())),
                                         "rich web": ctx.extra_stats["decision"]["rich"]}
-        failed = failed_annotations(annotations, cfg) if annotations is not None else {}
+        failed = distil.failed_annotations(annotations, cfg) if annotations is not None else {}
         ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
         return ctx.map_parts(docs, decide_part, scores, failed, cfg, meta=annotated_meta(docs._meta, PRODUCES))
-
-    @staticmethod
-    def _scorer_dir(cfg: EduScoreConfig, distilled: Path | None, default: Path) -> Path:
-        model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
-        if cfg.scorer == "default":
-            return default
-        if cfg.scorer == "fast":  # the default's hashed n-gram member: no transformer vectors (--profile cpu)
-            return default / FAST_MEMBER
-        if cfg.scorer == "distilled":
-            if model is None:
-                raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {distil.skip_reason(distilled)}")
-            return model
-        if cfg.scorer == "auto":
-            # The small CPU judge ranks real documents worse than chance: its head is trained and
-            # reported, but only a real LLM's distilled head replaces the shipped default.
-            return model if cfg.annotator in ("openai", "vllm") and model is not None else default
-        return Path(cfg.scorer).expanduser()
-
-
-def _check_transport(stats: dict[str, Any], cfg: EduScoreConfig) -> None:
-    """Stop when more than ``max_transport_failures`` of the annotation requests never got an answer."""
-    transport = sum(v for k, v in stats["failure_reasons"].items() if k not in CACHEABLE_FAILURES)
-    if stats["documents"] and transport / stats["documents"] > cfg.max_transport_failures:
-        raise RuntimeError(
-            f"edu_score: {transport} of {stats['documents']} annotation requests failed in transport "
-            f"({stats['failure_reasons']}); is the annotator reachable? Answers already received are "
-            "cached, a re-run pays only for the rest"
-        )
-
-
-def failed_annotations(annotations: Path, cfg: EduScoreConfig) -> dict[str, str]:
-    """doc_id → ledger detail of documents whose answer could not be read (``on_annotation_failure: ledger``)."""
-    if cfg.on_annotation_failure != "ledger":
-        return {}
-    ann = pd.read_parquet(annotations / "annotations.parquet")
-    meta = json.loads((annotations / "annotations.json").read_text())
-    bad = ann[ann["failure"].isin(sorted(CACHEABLE_FAILURES))]
-    return {
-        str(r.doc_id): detail_json(failure=r.failure, answer=str(r.raw)[:500], annotator=meta["annotator"], rubric=meta["rubric"])
-        for r in bad.itertuples()
-    }
 
 
 def decide_part(number: int, df: pd.DataFrame, scores: Artifact, failed: dict[str, str], cfg: EduScoreConfig) -> pd.DataFrame:
