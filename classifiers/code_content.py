@@ -118,8 +118,9 @@ def fit_code_content(texts: Sequence[str], labels: np.ndarray, n_features: int =
                      seed: int = 0) -> Any:
     """Train the window model (classes balanced by sample weights)."""
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     pos = float(labels.mean()) if len(labels) else 0.5
     weights = np.where(labels > 0.5, 0.5 / max(pos, 1e-6), 0.5 / max(1 - pos, 1e-6))
     model = HashedLinearModel(n_features=n_features, word_ngrams=(1, 2), char_ngrams=(2, 4), task="binary", max_chars=1500)
-    return model.fit(list(texts), labels, epochs=epochs, lr=0.5, l2=1e-6, sample_weight=weights, seed=seed)
+    return fit_linear(model, list(texts), labels, epochs=epochs, lr=0.5, l2=1e-6, sample_weight=weights, seed=seed)

@@ -11,9 +11,12 @@ Scorers produce numbers and never decide (tiers are :mod:`curation.quality.code_
   ``code_quality`` rubric (0–10, Seed-Coder's readability / modularity / clarity /
   reusability); ``curate train-classifier code-quality`` trains it.
 
+Both implement :class:`classifiers.scorer.Scorer` over a batch with ``languages`` and ``paths``:
+
 >>> s = StructuralScorer()
 >>> good = "def area(radius):\\n    'Area of a circle.'\\n    return 3.14159 * radius * radius\\n" * 3
->>> bool(s.score([good], ["Python"], ["geo.py"])[0] > s.score(["def f(:\\n"], ["Python"], ["x.py"])[0])
+>>> bad = Batch(["def f(:\\n"], ["Python"], ["x.py"])
+>>> bool(s.score(Batch([good], ["Python"], ["geo.py"]))[0] > s.score(bad)[0])
 True
 """
 
@@ -23,11 +26,12 @@ import functools
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from classifiers.code_quality_features import structural_features
+from classifiers.scorer import Batch, Scorer, model_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -44,13 +48,6 @@ WEIGHTS: dict[str, float] = {
 }
 TEST_DISCOUNT = 0.95  #: test and example files keep 95 % of their score
 DEFAULT_LEARNED_DIR = Path(__file__).resolve().parent / "models" / "code_quality"
-
-
-class CodeScorer(Protocol):
-    name: str
-    version: str
-
-    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray: ...
 
 
 def _ramp(x: float, lo: float, hi: float) -> float:
@@ -106,12 +103,16 @@ class StructuralScorer:
 
     name = "structural"
     version = "structural_v2"
+    needs = frozenset({"text", "language", "path"})
 
     def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> list[dict[str, Any]]:
         return [structural_features(t, lang, p) for t, lang, p in zip(texts, languages, paths, strict=True)]
 
-    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray:
-        return np.array([structural_score(f) for f in self.features(texts, languages, paths)], dtype=np.float64)
+    def score(self, batch: Batch) -> np.ndarray:
+        n = len(batch)
+        langs = batch.languages if batch.languages is not None else [None] * n
+        paths = batch.paths if batch.paths is not None else [None] * n
+        return np.array([structural_score(f) for f in self.features(batch.texts, langs, paths)], dtype=np.float64)
 
 
 class LearnedScorer:
@@ -123,14 +124,17 @@ class LearnedScorer:
     """
 
     name = "learned"
+    needs = frozenset({"text", "language"})
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_LEARNED_DIR
 
-    @property
+    @functools.cached_property
     def version(self) -> str:
+        """The card's model and rubric versions and the files' fingerprint (a retrained model re-scores)."""
         card = self.card()
-        return f"learned:{card.get('model_version', '?')}:{card.get('rubric', '?')}@{card.get('rubric_version', '?')}"
+        tag = model_fingerprint(self.model_dir) if self.available() else "missing"
+        return f"learned:{card.get('model_version', '?')}:{card.get('rubric', '?')}@{card.get('rubric_version', '?')}+{tag}"
 
     def card(self) -> dict[str, Any]:
         import json
@@ -141,9 +145,10 @@ class LearnedScorer:
     def available(self) -> bool:
         return (self.model_dir / "model.json").exists() and (self.model_dir / "weights.npz").exists()
 
-    def score(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> np.ndarray:
+    def score(self, batch: Batch) -> np.ndarray:
         model = _load_linear(str(self.model_dir))
-        pred = model.predict([learned_input(t, lang) for t, lang in zip(texts, languages, strict=True)])
+        langs = batch.languages if batch.languages is not None else [None] * len(batch)
+        pred = model.predict([learned_input(t, lang) for t, lang in zip(batch.clean_texts(), langs, strict=True)])
         return np.clip(pred, 0.0, 10.0)
 
 
@@ -160,7 +165,7 @@ def _load_linear(folder: str) -> Any:
     return HashedLinearModel.load(folder)
 
 
-def get_scorer(name: str, model_dir: str | None = None) -> CodeScorer:
+def get_scorer(name: str, model_dir: str | None = None) -> Scorer:
     """A scorer by name: ``structural`` or ``learned``."""
     if name == "structural":
         return StructuralScorer()

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from classifiers.edu import DEFAULT_EMBEDDER, PRIOR_NEGATIVE, PRIOR_POSITIVE, SCALE, EmbeddingHead
+from classifiers.edu import PRIOR_NEGATIVE, PRIOR_POSITIVE
+from classifiers.embedding_head import DEFAULT_EMBEDDER, SCALE, EmbeddingHead
 
 log = logging.getLogger(__name__)
 

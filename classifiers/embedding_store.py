@@ -61,6 +61,11 @@ def read_embedding_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return ids, np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
 
 
+def part_path(folder: Path, number: int) -> Path:
+    """The file of input partition ``number`` in an embeddings folder (``part-NNNNN.parquet``)."""
+    return Path(folder) / f"part-{int(number):05d}.parquet"
+
+
 def part_files(folder: Path) -> list[Path]:
     """The ``part-*.parquet`` files of an embeddings folder, in name order."""
     return sorted(Path(folder).glob("part-*.parquet"))

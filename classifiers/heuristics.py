@@ -21,7 +21,7 @@ marked down for being worse than typical good text of its language, never reward
 "more" (a Chinese tutorial has fewer function words than a chatty review and is not worse for it).
 Other languages use the English terms. A NaN signal (no stop-word list for the language) adds 0.
 
->>> scorer = HeuristicScorer.default()
+>>> scorer = HeuristicModel.default()
 >>> good = "The committee met on Tuesday. It reviewed the budget and approved it after a long debate.\\n" * 3
 >>> bad = "Home\\nLogin\\nCart\\nSHOP NOW\\nContact"
 >>> s = scorer.predict([good, bad])
@@ -77,7 +77,7 @@ def _transform(values: np.ndarray, how: str) -> np.ndarray:
     raise ValueError(f"unknown transform {how!r}; use none, log1p or clip:<lo>:<hi>")
 
 
-class HeuristicScorer:
+class HeuristicModel:
     """Signals → one score. ``name``/``version`` identify it in cache keys and ledger details."""
 
     name = "heuristics"
@@ -109,7 +109,7 @@ class HeuristicScorer:
                     raise ValueError(f"language {lang}, signal {sig}: scale must be > 0 and center finite")
 
     @classmethod
-    def load(cls, folder: str | Path) -> HeuristicScorer:
+    def load(cls, folder: str | Path) -> HeuristicModel:
         """Read ``model.json`` ({"version", "terms": [{signal, weight, center, scale, transform}], …})."""
         path = Path(folder)
         path = path / "model.json" if path.is_dir() else path
@@ -120,7 +120,7 @@ class HeuristicScorer:
         return cls(terms, str(card.get("version", "1")), card)
 
     @classmethod
-    def default(cls) -> HeuristicScorer:
+    def default(cls) -> HeuristicModel:
         """The shipped combination (classifiers/models/web_heuristics/model.json)."""
         return cls.load(DEFAULT_MODEL_DIR)
 

@@ -8,14 +8,15 @@ Traceback (most recent call last):
 ...
 ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, embedding, hf, fasttext
 
-A scorer has ``name``, ``version`` (goes into cache keys), ``kind`` and either
-``predict(texts) -> np.ndarray`` or, for ``embedding``, ``predict_vectors(vectors)`` over the
-run's stored document embeddings (``needs_embeddings = True``). Models load lazily on the first
-prediction and once per process. Kinds:
+Every scorer implements :class:`classifiers.scorer.Scorer`: ``name``, ``version`` (the model's
+fingerprint: it goes into cache keys), ``needs`` and ``score(batch)``; the heuristics also give
+their signals (``score_details``). Models load lazily on the first batch and once per process.
+Kinds:
 
 - ``heuristics``: Gopher/C4/FineWeb signals combined (:mod:`classifiers.heuristics`); options ``model`` (JSON);
 - ``linear``: a :class:`classifiers.linear.HashedLinearModel` folder (default: the shipped ``web_linear``);
-- ``embedding``: a regression head (``head.npz`` + ``model.json``) over stored embeddings;
+- ``embedding``: a :class:`classifiers.embedding_head.EmbeddingHeadScorer` folder (``head.npz`` +
+  ``model.json``) over the run's stored embeddings;
 - ``hf``: a local Hugging Face sequence-classification folder (e.g. a downloaded FineWeb-Edu
   classifier); options ``model``, ``label`` (index or name; regression models use their one
   output), ``max_length``, ``batch_size``, ``device``;
@@ -26,32 +27,23 @@ prediction and once per process. Kinds:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from classifiers.embedding_head import EmbeddingHeadScorer
+from classifiers.scorer import Batch, model_fingerprint
 
 log = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 DEFAULT_LINEAR = MODELS_DIR / "web_linear"
 KINDS = ("heuristics", "linear", "embedding", "hf", "fasttext")
-
-
-def _file_tag(path: Path) -> str:
-    """A short content hash of a model file or folder, so a retrained model changes cache keys."""
-    h = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for f in files:
-        h.update(f.name.encode())
-        h.update(str(f.stat().st_size).encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 20))
-    return h.hexdigest()[:12]
 
 
 def _need(path: Any, what: str) -> Path:
@@ -64,35 +56,40 @@ def _need(path: Any, what: str) -> Path:
 
 
 class HeuristicsScorer:
+    """The web scorer over a :class:`classifiers.heuristics.HeuristicModel` (the shipped one unless
+    ``model`` names another ``model.json``); its details are the signals."""
+
     kind = "heuristics"
-    needs_embeddings = False
+    needs = frozenset({"text", "language"})
 
     def __init__(self, name: str, model: str | None = None) -> None:
         from classifiers.heuristics import DEFAULT_MODEL_DIR
 
         self.name = name
         self.path = _need(model, f"scorer {name!r}") if model else DEFAULT_MODEL_DIR
-        self.version = f"heuristics-{_file_tag(self.path)}"
+        self.version = f"heuristics-{model_fingerprint(self.path)}"
 
     @functools.cached_property
     def model(self) -> Any:
-        from classifiers.heuristics import HeuristicScorer
+        from classifiers.heuristics import HeuristicModel
 
-        return HeuristicScorer.load(self.path)
+        return HeuristicModel.load(self.path)
 
-    def signals(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> Any:
-        return self.model.signals(texts, langs)
+    def score_details(self, batch: Batch) -> tuple[np.ndarray, pd.DataFrame]:
+        """Scores and every signal (one column each), with each text's language."""
+        langs = list(batch.languages) if batch.languages is not None else None
+        signals = self.model.signals(batch.clean_texts(), langs)
+        return self.model.combine(signals, langs), signals
 
-    def combine(self, signals: Any, langs: Sequence[str] | None = None) -> np.ndarray:
-        return self.model.combine(signals, langs)
-
-    def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> np.ndarray:
-        return self.model.predict(texts, langs)
+    def score(self, batch: Batch) -> np.ndarray:
+        return self.score_details(batch)[0]
 
 
 class LinearScorer:
+    """A :class:`classifiers.linear.HashedLinearModel` folder (the shipped ``web_linear`` by default)."""
+
     kind = "linear"
-    needs_embeddings = False
+    needs = frozenset({"text"})
 
     def __init__(self, name: str, model: str | None = None, max_chars: int | None = None) -> None:
         self.name = name
@@ -100,7 +97,7 @@ class LinearScorer:
         if not (self.path / "model.json").exists():
             raise FileNotFoundError(f"scorer {name!r}: {self.path} is not a HashedLinearModel folder (no model.json)")
         self.max_chars = max_chars
-        self.version = f"linear-{_file_tag(self.path)}"
+        self.version = f"linear-{model_fingerprint(self.path)}"
 
     @functools.cached_property
     def model(self) -> Any:
@@ -111,57 +108,27 @@ class LinearScorer:
             m.max_chars = int(self.max_chars)
         return m
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        return self.model.predict([t if isinstance(t, str) else "" for t in texts])
+    def score(self, batch: Batch) -> np.ndarray:
+        return self.model.predict(batch.clean_texts())
 
 
-class EmbeddingHeadScorer:
-    """Linear regression head over unit document embeddings (FineWeb-Edu recipe: embedding + head)."""
-
-    kind = "embedding"
-    needs_embeddings = True
-
-    def __init__(self, name: str, model: str | None = None) -> None:
-        self.name = name
-        self.path = _need(model, f"scorer {name!r} (train one with `curate train-classifier web-embedding`)")
-        self.card = json.loads((self.path / "model.json").read_text())
-        self.version = f"embedding-{_file_tag(self.path)}"
-
-    @property
-    def embedder(self) -> dict[str, Any]:
-        """get_embedder(**settings) that produced the training vectors."""
-        return dict(self.card.get("embedder", {}))
-
-    @functools.cached_property
-    def head(self) -> tuple[np.ndarray, float]:
-        with np.load(self.path / "head.npz", allow_pickle=False) as z:
-            return z["weights"].astype(np.float32), float(z["bias"][0])
-
-    def predict_vectors(self, vectors: np.ndarray) -> np.ndarray:
-        w, b = self.head
-        v = np.asarray(vectors, dtype=np.float32)
-        if v.ndim != 2 or v.shape[1] != len(w):
-            raise ValueError(f"scorer {self.name!r}: head expects {len(w)}-d embeddings, got shape {v.shape}")
-        return (v @ w).astype(np.float64) + b
-
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        from classifiers.embedding import get_embedder
-
-        return self.predict_vectors(get_embedder(**self.embedder).embed(list(texts)))
+def _embedding(name: str, model: str | None = None, device: str = "auto", batch_size: int = 64) -> EmbeddingHeadScorer:
+    path = _need(model, f"scorer {name!r} (train one with `curate train-classifier web-embedding`)")
+    return EmbeddingHeadScorer(path, name=name, device=device, batch_size=batch_size)
 
 
 class HFScorer:
     """A local Hugging Face sequence-classification model; regression heads return their value."""
 
     kind = "hf"
-    needs_embeddings = False
+    needs = frozenset({"text"})
 
     def __init__(self, name: str, model: str | None = None, label: int | str | None = None, max_length: int = 512,
                  batch_size: int = 32, device: str = "auto") -> None:
         self.name = name
         self.path = _need(model, f"scorer {name!r}")
         self.label, self.max_length, self.batch_size, self.device = label, int(max_length), int(batch_size), device
-        self.version = f"hf-{_file_tag(self.path)}-{label}"
+        self.version = f"hf-{model_fingerprint(self.path)}-{label}"
 
     @functools.cached_property
     def model(self) -> tuple[Any, Any, str]:
@@ -187,16 +154,17 @@ class HFScorer:
             raise ValueError(f"scorer {self.name!r}: label {self.label!r} not in {sorted(names)}")
         return int(names[self.label])
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
+    def score(self, batch: Batch) -> np.ndarray:
         import torch
 
+        texts = batch.clean_texts()
         tok, mdl, device = self.model
         out: list[np.ndarray] = []
         col = self._column(mdl.config.num_labels, mdl.config.id2label)
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
-                batch = [t if isinstance(t, str) else "" for t in texts[i : i + self.batch_size]]
-                enc = tok(batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt").to(device)
+                chunk = texts[i : i + self.batch_size]
+                enc = tok(chunk, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt").to(device)
                 logits = mdl(**enc).logits.float()
                 if col is None:
                     out.append(logits[:, 0].cpu().numpy())
@@ -209,13 +177,13 @@ class FastTextScorer:
     """A fastText supervised ``.bin`` (DCLM's quality classifier): probability of ``label``."""
 
     kind = "fasttext"
-    needs_embeddings = False
+    needs = frozenset({"text"})
 
     def __init__(self, name: str, model: str | None = None, label: str = "__label__hq") -> None:
         self.name = name
         self.path = _need(model, f"scorer {name!r}")
         self.label = label
-        self.version = f"fasttext-{_file_tag(self.path)}-{label}"
+        self.version = f"fasttext-{model_fingerprint(self.path)}-{label}"
 
     @functools.cached_property
     def model(self) -> Any:
@@ -228,11 +196,11 @@ class FastTextScorer:
             ) from exc
         return fasttext.load_model(str(self.path))
 
-    def predict(self, texts: Sequence[str]) -> np.ndarray:
-        m = self.model
+    def score(self, batch: Batch) -> np.ndarray:
+        m, texts = self.model, batch.clean_texts()
         out = np.zeros(len(texts))
         for i, t in enumerate(texts):
-            line = " ".join(str(t or "").split())
+            line = " ".join(t.split())
             # the low-level call: fastText's own predict() breaks under numpy 2 (np.array(copy=False))
             pairs = m.f.predict(line + "\n", -1, 0.0, "strict") if hasattr(m, "f") else list(zip(*m.predict(line, k=-1)[::-1], strict=True))
             out[i] = dict((label, prob) for prob, label in pairs).get(self.label, 0.0)
@@ -242,7 +210,7 @@ class FastTextScorer:
 _FACTORIES: dict[str, Any] = {
     "heuristics": HeuristicsScorer,
     "linear": LinearScorer,
-    "embedding": EmbeddingHeadScorer,
+    "embedding": _embedding,
     "hf": HFScorer,
     "fasttext": FastTextScorer,
 }

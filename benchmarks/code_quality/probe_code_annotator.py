@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 from classifiers.annotation import get_annotator  # noqa: E402
 from classifiers.code_quality import StructuralScorer  # noqa: E402
 from classifiers.rubrics import get_rubric  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 from curation.quality.code_language import detect_language, language_kind  # noqa: E402
 
 
@@ -40,7 +41,7 @@ def main() -> int:
     started = time.time()
     scores = get_annotator(config).annotate(d["text"].tolist(), get_rubric("code_quality")).scores
     ok = ~np.isnan(scores)
-    structural = StructuralScorer().score(d["text"].tolist(), d["lang"].tolist(), d["path"].tolist())
+    structural = StructuralScorer().score(Batch(d["text"].tolist(), d["lang"].tolist(), d["path"].tolist()))
     print(json.dumps({
         "files": int(ok.sum()), "seconds": round(time.time() - started, 1),
         "spearman_vs_structural": round(float(spearmanr(scores[ok], structural[ok]).statistic), 3),

@@ -36,8 +36,10 @@ sys.path.insert(0, str(ROOT))
 from reference_data import HEADLINE_NEGATIVES, TARGETS, available, load_reference, split_by_group  # noqa: E402
 from train_default import WORK, embeddings, windows  # noqa: E402,F401
 
-from classifiers.edu import DEFAULT_EMBEDDER, EmbeddingHead, default_model_dir, get_edu_scorer  # noqa: E402
+from classifiers.edu import default_model_dir, get_edu_scorer  # noqa: E402
 from classifiers.edu_train import anchor_vectors, fit_reference_head, roc_auc  # noqa: E402
+from classifiers.embedding_head import DEFAULT_EMBEDDER, EmbeddingHead  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 
 log = logging.getLogger("bench_separation")
 
@@ -74,21 +76,22 @@ def main(argv: list[str] | None = None) -> int:
 
     default = get_edu_scorer()
     t = time.perf_counter()
-    s_default = default.score(hf["text"].tolist(), x[held])  # the stage passes SemDeDup's vectors the same way
+    s_default = default.score(Batch(hf["text"].tolist(), vectors=x[held]))  # the stage passes SemDeDup's vectors the same way
     out["default"] = {"auc": headline_auc(hf, s_default), "by_kind": by_kind(hf, s_default),
                       "docs_per_s_given_vectors": round(len(hf) / max(time.perf_counter() - t, 1e-9), 1)}
     head = EmbeddingHead.load(default_model_dir() / "head")
     s_head = head.predict_embeddings(x[held])
     out["default_head_member"] = {"auc": headline_auc(hf, s_head)}
     hashed_member = get_edu_scorer(default_model_dir() / "hashed")
-    out["default_hashed_member"] = {"auc": headline_auc(hf, hashed_member.score(hf["text"].tolist()))}
+    out["default_hashed_member"] = {"auc": headline_auc(hf, hashed_member.score(Batch(hf["text"].tolist())))}
     s_prior = head.prior(x[held])
     out["prior"] = {"auc": headline_auc(hf, s_prior)}
 
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     t = time.perf_counter()  # a peer: a fastText-style hashed n-gram model alone, 2^20 features, openings only
-    hashed = HashedLinearModel(task="regression").fit(ref.loc[train, "text"].tolist(), ref.loc[train, "kind"].map(TARGETS), epochs=10)
+    hashed = fit_linear(HashedLinearModel(task="regression"), ref.loc[train, "text"].tolist(), ref.loc[train, "kind"].map(TARGETS), epochs=10)
     fit_s = time.perf_counter() - t
     t = time.perf_counter()
     s_hashed = np.clip(hashed.predict(hf["text"].tolist()), 0, 5)
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         weight = ref.loc[fit_rows, "kind"].map(1.0 / ref.loc[fit_rows, "kind"].value_counts()).to_numpy()
         h, _ = fit_reference_head(x[fit_rows], ref.loc[fit_rows, "target"].to_numpy(), ref.loc[fit_rows, "group"].tolist(),
                                   pos, neg, sample_weight=weight, l2=0.3)
-        hm = HashedLinearModel(n_features=2**18, task="regression").fit(ref.loc[fit_rows, "text"].tolist(),
+        hm = fit_linear(HashedLinearModel(n_features=2**18, task="regression"), ref.loc[fit_rows, "text"].tolist(),
                                                                         ref.loc[fit_rows, "target"].to_numpy(), epochs=10)
         test = (fam == bundle) | (held & ref["kind"].isin(HEADLINE_NEGATIVES).to_numpy())
         frame = ref[test]
@@ -158,7 +161,7 @@ def sample_data_agreement() -> dict:
 
     df = pd.read_json(path, lines=True)
     label = df["meta"].map(lambda m: m["edu_label"])
-    s = get_edu_scorer(device="cpu").predict(df["text"].tolist())
+    s = get_edu_scorer(device="cpu").score(Batch(df["text"].tolist()))
     return {"n": len(df), "spearman_with_edu_label": round(float(spearmanr(label, s).statistic), 4),
             "mean_by_label": {int(k): round(float(v), 3) for k, v in pd.Series(s).groupby(label).mean().items()}}
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 from reference_data import available, load_reference  # noqa: E402
 from train_default import WORK, embeddings  # noqa: E402
 
-from classifiers.edu import DEFAULT_EMBEDDER  # noqa: E402
 from classifiers.embedding import embedder_name  # noqa: E402
+from classifiers.embedding_head import DEFAULT_EMBEDDER  # noqa: E402
 from classifiers.embedding_store import write_card, write_embedding_part  # noqa: E402
 from curation.schema import DOC_COLUMNS  # noqa: E402
 from pipelines.io import write_frame  # noqa: E402

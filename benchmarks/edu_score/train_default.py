@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 from reference_data import HEADLINE_NEGATIVES, TARGETS, available, load_reference, split_by_group  # noqa: E402
 
-from classifiers.edu import DEFAULT_EMBEDDER, PRIOR_NEGATIVE, PRIOR_POSITIVE, default_model_dir, save_ensemble  # noqa: E402
+from classifiers.edu import PRIOR_NEGATIVE, PRIOR_POSITIVE, default_model_dir, save_ensemble  # noqa: E402
 from classifiers.edu_train import anchor_vectors, fit_reference_head, regression_metrics, roc_auc  # noqa: E402
+from classifiers.embedding_head import DEFAULT_EMBEDDER  # noqa: E402
 
 WORK = ROOT / "benchmarks" / "_work" / "edu"
 WINDOW_CHARS = 3000
@@ -160,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     weight = kinds.map(1.0 / kinds.value_counts()).to_numpy()  # every kind counts the same
     from classifiers.embedding import get_embedder
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     pos, neg = anchor_vectors(get_embedder(**DEFAULT_EMBEDDER, device="cpu").embed)
     head, info = fit_reference_head(xt, y, groups, pos, neg, sample_weight=weight)
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     _rows, short_texts = short_windows(ref, train)
     hashed_texts = ref.loc[train, "text"].tolist() + short_texts
     hashed_y = pd.concat([ref.loc[train, "kind"], ref["kind"].iloc[short_rows]], ignore_index=True).map(TARGETS).to_numpy()
-    hashed = HashedLinearModel(n_features=HASHED_FEATURES, task="regression").fit(hashed_texts, hashed_y, epochs=10)
+    hashed = fit_linear(HashedLinearModel(n_features=HASHED_FEATURES, task="regression"), hashed_texts, hashed_y, epochs=10)
     s_head = head.predict_embeddings(x[held])
     s_hashed = np.clip(hashed.predict(ref.loc[held, "text"].tolist()), 0, 5)
     s_both = np.clip(WEIGHTS["head"] * s_head + WEIGHTS["hashed"] * s_hashed, 0, 5)

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import data  # noqa: E402
 
 from classifiers.edu import get_edu_scorer  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
     openstax = pd.read_json(data.require() / "math" / "openstax_modules.jsonl.gz", lines=True)["text"].astype(str).head(150).tolist()
     sets = {"zh tutorial sections": data.zh_notes()["text"].tolist(), "zh reviews": data.zh_reviews(300, seed=7)["text"].tolist(),
             "en OpenStax": openstax, "en WCXB pages": data.en_pages()["text"].head(150).tolist()}
-    scores = {k: np.asarray(scorer.predict(v), dtype=np.float64) for k, v in sets.items()}
+    scores = {k: np.asarray(scorer.score(Batch(v)), dtype=np.float64) for k, v in sets.items()}
     for k, s in scores.items():
         print(json.dumps({"set": k, "docs": len(s), "mean": round(float(s.mean()), 2),
                           "q25_q50_q75": [round(float(x), 2) for x in np.percentile(s, [25, 50, 75])]}, ensure_ascii=False))

@@ -112,8 +112,8 @@ def main() -> None:
     print(json.dumps({"label": args.label, "mix": args.mix, "zh_notes_low_share": round(float(zh_notes["doc_id"].isin(low).mean()), 3),
                       "stage_seconds": round(secs, 1)}))
     try:
-        from classifiers.heuristics import HeuristicScorer
-        scorer = HeuristicScorer.default()
+        from classifiers.heuristics import HeuristicModel
+        scorer = HeuristicModel.default()
         for name, texts, lang in (("zh notes x10 + review pages", zh_notes["text"].tolist() * 10 + df[df["kind"] == "zh_review_page"]["text"].tolist(), "zh"),
                                   ("en WET + WCXB", df[df["kind"].str.startswith("en")]["text"].tolist(), "en")):
             t0 = time.perf_counter()

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import data  # noqa: E402
 
-from classifiers.heuristics import DEFAULT_MODEL_DIR, HeuristicScorer, _transform  # noqa: E402
+from classifiers.heuristics import DEFAULT_MODEL_DIR, HeuristicModel, _transform  # noqa: E402
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 
 
@@ -62,9 +62,9 @@ def main() -> None:
     card["languages_from"] = ("zh: median / spread of each signal on 24 real Chinese tutorial sections (CS-Notes, every other "
                               "section of ../shared/data/zh/zh_tech_notes)")
     card["languages_built_by"] = "benchmarks/languages/build_heuristics_lang.py"
-    HeuristicScorer.load(path)  # the old file still loads
+    HeuristicModel.load(path)  # the old file still loads
     path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n")
-    HeuristicScorer.load(path)  # and so does the new one
+    HeuristicModel.load(path)  # and so does the new one
     print(f"wrote {path}")
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import data  # noqa: E402
 
+from classifiers.scorer import Batch  # noqa: E402
 from classifiers.web_quality import get_scorer  # noqa: E402
 
 
@@ -66,12 +67,12 @@ def main() -> None:
         print(rows[-1])
 
     heur, lin = get_scorer("heuristics"), get_scorer("linear")
-    lin.predict(["warm up"])
-    heur.predict(["warm up"])
+    lin.score(Batch(["warm up"]))
+    heur.score(Batch(["warm up"]))
     peers = _peers(wet)
     for corpus, texts in sets.items():
-        record("heuristics (all signals + score)", corpus, texts, best_of(lambda t=texts: heur.predict(t), args.repeat))
-        record("linear (shipped, 2^18 hashed word 1-2 + char 3-5)", corpus, texts, best_of(lambda t=texts: lin.predict(t), args.repeat))
+        record("heuristics (all signals + score)", corpus, texts, best_of(lambda t=texts: heur.score(Batch(t)), args.repeat))
+        record("linear (shipped, 2^18 hashed word 1-2 + char 3-5)", corpus, texts, best_of(lambda t=texts: lin.score(Batch(t)), args.repeat))
         for name, fn in peers.items():
             record(name, corpus, texts, best_of(lambda t=texts, f=fn: f(t), args.repeat), "peer")
     # embedding head: over stored vectors (what the stage does when semdedup ran) and with embedding

@@ -39,6 +39,8 @@ from build_defaults import boilerplate, prose  # noqa: E402
 
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 from classifiers.linear import HashedLinearModel  # noqa: E402
+from classifiers.linear_train import fit_linear  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 from classifiers.web_quality import get_scorer  # noqa: E402
 from curation.quality.bucketing import decide  # noqa: E402
 from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights  # noqa: E402
@@ -85,7 +87,7 @@ def judged_check(res: dict) -> None:
     texts = j["text"].tolist()
     x = signal_matrix(texts)
     heur, lin = get_scorer("heuristics"), get_scorer("linear")
-    scores = {"heuristics": heur.combine(x), "linear": lin.predict(texts)}
+    scores = {"heuristics": heur.model.combine(x), "linear": lin.score(Batch(texts))}
     cfg = stage_config(load_recipe(None), "web_quality", WebQualityConfig)
     ntok = np.array([max(1, len(t.split())) for t in texts])  # words as token weights (no tokenizer needed)
     sketches = {k: QuantileSketch.from_values(v, token_weights(ntok)) for k, v in scores.items()}
@@ -167,7 +169,7 @@ def domain_split_check(res: dict, seed: int = 0) -> tuple[HashedLinearModel, set
     pos = ref_tr["text"].tolist() + [p for p in (prose(t) for t in pages_tr["text"]) if len(p) > 300]
     neg = pages_tr["text"].tolist() + [b for b in (boilerplate(t) for t in pages_tr["text"]) if len(b) > 100]
     started = time.time()
-    model = HashedLinearModel(n_features=2**18).fit(pos + neg, np.r_[np.ones(len(pos)), np.zeros(len(neg))], epochs=3)
+    model = fit_linear(HashedLinearModel(n_features=2**18), pos + neg, np.r_[np.ones(len(pos)), np.zeros(len(neg))], epochs=3)
     res["linear_train_seconds_domain_split"] = round(time.time() - started, 1)
     a = wc_ref[wc_ref["domain"].isin(held)]
     b = wc_pages[wc_pages["doc_id"].isin(a["doc_id"])]
@@ -175,7 +177,7 @@ def domain_split_check(res: dict, seed: int = 0) -> tuple[HashedLinearModel, set
     heur = get_scorer("heuristics")
     texts_eval = a["text"].tolist() + b["text"].tolist()
     y_eval = np.r_[np.ones(len(a)), np.zeros(len(b))]
-    hs, ls = heur.predict(texts_eval), model.predict(texts_eval)
+    hs, ls = heur.score(Batch(texts_eval)), model.predict(texts_eval)
     res["domain_split"] = {
         "held_out_domains": len(held), "pairs": len(a),
         "auc_heuristics": auc(y_eval, hs), "auc_linear_retrained": auc(y_eval, ls),
@@ -212,11 +214,11 @@ def corruption_check(res: dict, held_model: HashedLinearModel, held: set[str], s
 
     heur, lin = get_scorer("heuristics"), get_scorer("linear")
     orig = ref["text"].tolist()
-    so = {"heuristics": heur.predict(orig), "linear (shipped)": lin.predict(orig), "linear (held-out domains)": held_model.predict(orig)}
+    so = {"heuristics": heur.score(Batch(orig)), "linear (shipped)": lin.score(Batch(orig)), "linear (held-out domains)": held_model.predict(orig)}
     out = {}
     for name, fn in (("navigation lines", nav), ("word salad", salad), ("repeated paragraph", repeat)):
         bad = [fn(t) for t in orig]
-        sb = {"heuristics": heur.predict(bad), "linear (shipped)": lin.predict(bad), "linear (held-out domains)": held_model.predict(bad)}
+        sb = {"heuristics": heur.score(Batch(bad)), "linear (shipped)": lin.score(Batch(bad)), "linear (held-out domains)": held_model.predict(bad)}
         out[name] = {k: float((so[k] > sb[k]).mean()) for k in so}
         both_h, both_l = rankdata(np.r_[so["heuristics"], sb["heuristics"]]), rankdata(np.r_[so["linear (shipped)"], sb["linear (shipped)"]])
         out[name]["mean of ranks (heuristics, shipped linear)"] = float(((both_h + both_l)[: len(orig)] > (both_h + both_l)[len(orig) :]).mean())

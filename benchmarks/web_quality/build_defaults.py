@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import data  # noqa: E402
 
-from classifiers.heuristics import DEFAULT_MODEL_DIR, HeuristicScorer, Term  # noqa: E402
+from classifiers.heuristics import DEFAULT_MODEL_DIR, HeuristicModel, Term  # noqa: E402
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: E402
 from classifiers.linear import HashedLinearModel  # noqa: E402
+from classifiers.linear_train import fit_linear  # noqa: E402
 
 LINEAR_DIR = Path(__file__).resolve().parents[2] / "classifiers" / "models" / "web_linear"
 
@@ -78,7 +79,7 @@ def build_heuristics(out: Path) -> None:
         "built_by": "benchmarks/web_quality/build_defaults.py",
         "terms": terms,
     }
-    HeuristicScorer([Term(**t) for t in terms])  # validates
+    HeuristicModel([Term(**t) for t in terms])  # validates
     out.mkdir(parents=True, exist_ok=True)
     (out / "model.json").write_text(json.dumps(card, indent=2) + "\n")
     print(f"wrote {out / 'model.json'}")
@@ -114,7 +115,7 @@ def linear_training_set() -> tuple[list[str], np.ndarray, dict[str, int]]:
 def build_linear(out: Path, n_features: int = 2**18, epochs: int = 3) -> None:
     texts, y, counts = linear_training_set()
     started = time.time()
-    model = HashedLinearModel(n_features=n_features).fit(texts, y, epochs=epochs, seed=0)
+    model = fit_linear(HashedLinearModel(n_features=n_features), texts, y, epochs=epochs, seed=0)
     model.save(
         out,
         name="web_linear",

@@ -32,7 +32,6 @@ import logging
 import math
 import os
 import random
-import re
 import socket
 import threading
 import time
@@ -44,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from classifiers.annotation.base import AnnotationResult, AnnotationStats, expected_score, logprobs_to_probs
+from classifiers.annotation.base import AnnotationResult, AnnotationStats
+from classifiers.annotation.openai_answers import read_answer
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class OpenAIAnnotator:
             total.tokens_in += int(usage.get("prompt_tokens") or 0)
             total.tokens_out += int(usage.get("completion_tokens") or 0)
             try:
-                score, raw, failure = self._read(response, rubric)
+                score, raw, failure = read_answer(response, rubric, self.endpoint, self.prefill)
             except (KeyError, IndexError, TypeError, ValueError):
                 score, raw, failure = None, json.dumps(response)[:2000], "bad_response"
             total.score, total.raw, total.failure = score, raw, failure
@@ -280,65 +280,6 @@ class OpenAIAnnotator:
             turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
             return turns + "<|im_start|>assistant\n"
         return _hf_template(self.prompt_format[3:])(messages)
-
-    def _read(self, response: dict[str, Any], rubric: Rubric) -> tuple[float | None, str, str | None]:
-        choice = response["choices"][0]
-        if self.endpoint == "completions":
-            text = choice.get("text") or ""
-            lp = choice.get("logprobs") or {}
-            steps = [dict(s or {}) for s in (lp.get("top_logprobs") or [])]
-            chosen = list(lp.get("tokens") or [])
-            return self._from_steps(text, steps, chosen, rubric, prefixed=True)
-        text = (choice.get("message") or {}).get("content") or ""
-        content = ((choice.get("logprobs") or {}).get("content")) or []
-        steps = [{t["token"]: t["logprob"] for t in (c.get("top_logprobs") or [])} for c in content]
-        chosen = [c.get("token", "") for c in content]
-        if self.prefill:
-            return self._from_steps(text, steps, chosen, rubric, prefixed=True)
-        parsed = rubric.parse(text)
-        if parsed.failure is not None:
-            return None, text, parsed.failure
-        step = _score_step(text, chosen)
-        if step is not None and step < len(steps):
-            p_zero = _p_zero_after_one(steps, chosen, step) if rubric.scale[1] >= 10 else None
-            score, _mass = expected_score(logprobs_to_probs(steps[step]), rubric.scale, p_zero)
-            if score is not None:
-                return score, text, None
-        return parsed.score, text, None
-
-    def _from_steps(
-        self, text: str, steps: list[dict[str, float]], chosen: list[str], rubric: Rubric, prefixed: bool
-    ) -> tuple[float | None, str, str | None]:
-        """Score of an answer that starts right after the answer prefix."""
-        if steps:
-            p_zero = _p_zero_after_one(steps, chosen, 0) if rubric.scale[1] >= 10 else None
-            score, mass = expected_score(logprobs_to_probs(steps[0]), rubric.scale, p_zero)
-            raw = text + "\t" + json.dumps(steps[0], sort_keys=True)
-            return (score, raw, None) if score is not None else (None, raw, "no_score_mass")
-        parsed = rubric.parse(f"{rubric.answer_prefix} {text.strip()}" if prefixed else text)
-        return parsed.score, text, parsed.failure
-
-
-def _score_step(text: str, chosen: list[str]) -> int | None:
-    """Index of the generated token that holds the final score's first digit, if tokens add up to ``text``."""
-    matches = list(re.finditer(r"\d+", text))
-    m = matches[-1] if matches else None
-    if m is None or "".join(chosen) != text:
-        return None
-    pos = 0
-    for i, tok in enumerate(chosen):
-        if pos <= m.start() < pos + len(tok):
-            return i if tok.strip() and tok.strip()[0].isdigit() else None
-        pos += len(tok)
-    return None
-
-
-def _p_zero_after_one(steps: list[dict[str, float]], chosen: list[str], i: int) -> float | None:
-    """P("0" | "1") at step ``i + 1`` when the model chose "1" at step ``i`` (0–10 scales)."""
-    if i + 1 >= len(steps) or i >= len(chosen) or chosen[i].strip() != "1":
-        return None
-    nxt = logprobs_to_probs(steps[i + 1])
-    return float(sum(p for t, p in nxt.items() if t.strip() == "0"))
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -62,6 +62,7 @@ def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, di
 def main(args: argparse.Namespace) -> int:
     from classifiers.code_quality import learned_input
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     df = read_inputs(args.input)
     df = df[df["source"].isin(args.sources)].reset_index(drop=True)
@@ -85,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
     test = np.array([is_holdout(group_of(row), args.holdout) for _, row in df.iterrows()])
     train = df[~test]
     model = HashedLinearModel(n_features=args.n_features, task="regression", max_chars=8000)
-    model.fit(train["input"].tolist(), train["score"].to_numpy(float), epochs=args.epochs, lr=0.2, seed=args.seed)
+    fit_linear(model, train["input"].tolist(), train["score"].to_numpy(float), epochs=args.epochs, lr=0.2, seed=args.seed)
     metrics: dict[str, Any] = {"n_train": int((~test).sum()), "n_holdout": int(test.sum())}
     if test.sum() >= 5:
         from scipy.stats import spearmanr

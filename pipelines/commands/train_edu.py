@@ -105,26 +105,15 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
 
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
     """Embeddings of ``frame``'s documents: stored ones first, the rest embedded now."""
-    from classifiers.edu import DEFAULT_EMBEDDER
-    from classifiers.embedding import get_embedder
-    from pipelines.stages.edu_score_steps import vectors_for
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
+    from classifiers.vector_source import VectorSource
 
-    found = vectors_for(dirs, frame["doc_id"].tolist()) if dirs else {}
-    missing = [i for i, d in enumerate(frame["doc_id"]) if d not in found]
-    log.info("edu head: %d stored embeddings reused, %d documents to embed", len(frame) - len(missing), len(missing))
-    emb = get_embedder(**DEFAULT_EMBEDDER, device=args.device, batch_size=args.batch_size) if missing else None
-    dim = emb.dim if emb is not None else len(next(iter(found.values())))
-    x = np.zeros((len(frame), dim), dtype=np.float64)
-    if emb is not None:
-        x[missing] = emb.embed(frame["text"].iloc[missing].tolist())
-    for i, d in enumerate(frame["doc_id"]):
-        if d in found:
-            x[i] = found[d]
-    return x
+    source = VectorSource(tuple(Path(d) for d in dirs), DEFAULT_EMBEDDER)
+    x = source.vectors(frame["doc_id"].astype(str).tolist(), frame["text"].tolist(), None, device=args.device, batch_size=args.batch_size)
+    return x.astype(np.float64)
 
 
 def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]) -> dict[str, Any]:
-    from classifiers.edu import DEFAULT_EMBEDDER
     from classifiers.edu_train import (
         anchor_vectors,
         distil_head,
@@ -133,6 +122,7 @@ def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, 
         regression_metrics,
         roc_auc,
     )
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
 
     x = _vectors(labels, dirs, args)
     y = labels["score"].to_numpy()
@@ -169,10 +159,11 @@ def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, 
 def _train_hashed(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any]) -> dict[str, Any]:
     from classifiers.edu_train import heldout_mask, regression_metrics
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     held = heldout_mask(labels["group"].tolist(), args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(labels), bool)
     train = labels[~held]
-    model = HashedLinearModel(task="regression").fit(train["text"].tolist(), train["score"].to_numpy(), epochs=20)
+    model = fit_linear(HashedLinearModel(task="regression"), train["text"].tolist(), train["score"].to_numpy(), epochs=20)
     metrics: dict[str, Any] = {"n_train": len(train)}
     if held.any():
         pred = np.clip(model.predict(labels.loc[held, "text"].tolist()), 0, 5)

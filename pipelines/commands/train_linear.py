@@ -132,6 +132,7 @@ def roc_auc(y: np.ndarray, score: np.ndarray) -> float:
 
 def main(args: argparse.Namespace) -> int:
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     df = training_frame(args)
     rng = np.random.default_rng(args.seed)
@@ -141,10 +142,10 @@ def main(args: argparse.Namespace) -> int:
     if args.balance and args.task == "binary":
         pos = float(train["y"].mean())
         weights = np.where(train["y"] > 0.5, 0.5 / pos, 0.5 / (1 - pos))
-    model = HashedLinearModel(
+    model = fit_linear(HashedLinearModel(
         n_features=args.n_features, word_ngrams=tuple(args.word_ngrams), char_ngrams=tuple(args.char_ngrams),
         task=args.task, max_chars=args.max_chars,
-    ).fit(train["text"].tolist(), train["y"].to_numpy(), epochs=args.epochs, lr=args.lr, l2=args.l2,
+    ), train["text"].tolist(), train["y"].to_numpy(), epochs=args.epochs, lr=args.lr, l2=args.l2,
           sample_weight=weights, seed=args.seed)
     heldout = metrics(args.task, test["y"].to_numpy(), model.predict(test["text"].tolist())) if len(test) else {"n": 0}
     model.save(

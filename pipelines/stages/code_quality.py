@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from classifiers.code_quality import get_scorer
+from classifiers.scorer import Batch
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group
 from curation.quality.code_rules import RuleThresholds, decide_rule, rule_signals
@@ -131,7 +132,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeQualityConfig) -> pd.DataFrame:
         out[f"sig_{col}"] = sig_frame[col].to_numpy()
     clipped = [t[: cfg.score_max_chars] for t in texts]
     for name in cfg.scorers:
-        out[f"code_score_{name}"] = get_scorer(name, cfg.learned_model).score(clipped, langs, paths) if len(out) else []
+        out[f"code_score_{name}"] = get_scorer(name, cfg.learned_model).score(Batch(clipped, langs, paths)) if len(out) else []
     return out
 
 

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from classifiers.code_content import CodeContentClassifier, windows
-from classifiers.code_quality import StructuralScorer, structural_score
+from classifiers.code_quality import StructuralScorer
+from classifiers.scorer import Batch
 from curation.config import ConfigError, StageConfig, check_range
 from curation.quality.code_language import language_from_name
 from curation.quality.code_tiers import assign_tiers, combined_score, score_histogram, thresholds, tier_rules
@@ -95,7 +96,7 @@ def page_score(text: str, blocks: list[tuple[str, str]]) -> tuple[float, str | N
         return float("nan"), None
     sizes = np.array([len(c) for _l, c in blocks], dtype=np.float64)
     langs = [language_from_name(lang) for lang, _c in blocks]
-    scores = np.array([structural_score(StructuralScorer().features([c], [lg], [None])[0]) for (_l, c), lg in zip(blocks, langs, strict=True)])
+    scores = StructuralScorer().score(Batch([c for _l, c in blocks], langs, [None] * len(blocks)))
     code_share = float(sizes.sum()) / max(len(text), 1)
     explanation = float(np.clip(min(code_share / 0.1, (1.0 - code_share) / 0.2), 0.0, 1.0))
     known = [lg for lg in langs if lg]

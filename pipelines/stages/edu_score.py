@@ -1,6 +1,6 @@
 """``edu_score``: math/science educational value, scored for every math_science and web document.
 
-The GLM-4.5 / FineWeb-Edu recipe as named sub-steps, each a ``ctx.cached`` artifact keyed by
+The GLM-4.5 / FineWeb-Edu recipe as named sub-steps, each a ``ctx.step`` artifact keyed by
 its own parameters, so changing a band or the threshold re-runs only the decision:
 
 - ``sample/``       a stratified sample (source × length) of ``sample_size`` documents;
@@ -8,14 +8,15 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   through a persistent cache (``<output parent>/.cache/edu_score/annotation_cache``), so a
   re-run or a crashed run never pays twice;
 - ``embeddings/``   vectors of the documents SemDeDup did not embed (same model settings; the
-  others are read from ``30_semdedup/artifacts/embeddings``: nothing is embedded twice);
+  others are read from ``ctx.upstream["embeddings"]``, SemDeDup's artifact, through one
+  :class:`classifiers.vector_source.VectorSource`: nothing is embedded twice);
 - ``distilled/``    a ridge head on the annotated documents' embeddings (or a hashed n-gram
   model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
 - ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
   head when a real LLM annotated (``openai``/``vllm``) and the shipped default otherwise;
-- decision (no artifact): ``edu_band`` from ``band_edges`` and ``edu_rich`` for ``rich_sources``
-  at or above ``threshold`` (annotations only: the mixture policy decides what a band is worth,
-  and which web pages form the ``web_edu`` group).
+- decision (no artifact, :func:`curation.quality.edu_bands.decide_bands`): ``edu_band`` from
+  ``band_edges`` and ``edu_rich`` for ``rich_sources`` at or above ``threshold`` (annotations only:
+  the mixture policy decides what a band is worth, and which web pages form the ``web_edu`` group).
 
 Annotation failures after the backend's retries are counted in the stats; a document whose
 *answer* could not be read is kept and counted (default ``on_annotation_failure: keep``: a scoring
@@ -36,9 +37,13 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from classifiers.annotation.cache import CACHEABLE_FAILURES
+from classifiers.embedding_head import DEFAULT_EMBEDDER
+from classifiers.vector_source import VectorSource
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, detail_json, mark_kept
+from curation.quality.edu_bands import band_counts, decide_bands
+from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, mark_kept
+from pipelines.kit import Artifact, StageContext
+from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
 
 log = logging.getLogger(__name__)
@@ -46,8 +51,6 @@ log = logging.getLogger(__name__)
 ANNOTATORS = ("none", "local", "openai", "vllm")
 DISTIL_KINDS = ("head", "hashed", "none")
 SCORER_CHOICES = ("auto", "default", "fast", "distilled")
-#: The member of the shipped default that ``scorer: fast`` uses alone (held-out AUC 0.963 vs 0.975).
-FAST_MEMBER = "hashed"
 PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_rich": "boolean"}
 
 
@@ -141,161 +144,71 @@ class EduScoreStage:
     produces = PRODUCES
     global_keys = ("seed",)
 
-    def build(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: Any) -> dd.DataFrame:
+    def build(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: StageContext) -> dd.DataFrame:
         from classifiers.annotation import get_annotator
-        from classifiers.edu import DEFAULT_EMBEDDER, default_model_dir, model_fingerprint
+        from classifiers.edu import default_model_dir
         from classifiers.rubrics import get_rubric
+        from classifiers.scorer import model_fingerprint
 
         seed = int(ctx.recipe.get("seed", 0) or 0)
         rubric = get_rubric(cfg.rubric)
         sources = tuple(sorted(cfg.sources))
-        upstream = steps.compatible_upstream(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER)
-        ctx.extra_stats["upstream_embeddings"] = str(upstream) if upstream else None
+        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score")
+        ctx.extra_stats["upstream_embeddings"] = str(vectors.upstream) if vectors.upstream else None
         annotations: Path | None = None
         distilled: Path | None = None
         if cfg.annotator != "none" and cfg.sample_size > 0:
             sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
                           "allocation": cfg.sample_allocation, "seed": seed}
-            sample = ctx.cached("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx))
+            sample = ctx.step("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx)).path
             annotator = get_annotator({**cfg.annotator_config(), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
             ann_key = {"sample": sample.name, "annotator": annotator.model_id, "rubric": rubric.version}
-            annotations = ctx.cached("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out))
-            ann_stats = json.loads((annotations / "annotations.json").read_text())
-            ctx.extra_stats["annotation"] = ann_stats
-            transport = sum(v for k, v in ann_stats["stats"]["failure_reasons"].items() if k not in CACHEABLE_FAILURES)
-            if ann_stats["stats"]["documents"] and transport / ann_stats["stats"]["documents"] > cfg.max_transport_failures:
-                raise RuntimeError(
-                    f"edu_score: {transport} of {ann_stats['stats']['documents']} annotation requests failed in transport "
-                    f"({ann_stats['stats']['failure_reasons']}); is the annotator reachable? Answers already received are "
-                    "cached, a re-run pays only for the rest"
-                )
+            annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out)).path
+            distil.check_transport(ctx.extra_stats["annotation"]["stats"], cfg)
         needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
-        embeddings: Path | None = None
         if needs_vectors:
-            emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": steps.upstream_tag(upstream)}
-            embeddings = ctx.cached("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, upstream, cfg, out, ctx))
-            ctx.extra_stats["embedding"] = json.loads((embeddings / "embeddings.json").read_text())
+            emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}
+            embedded = ctx.step("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, vectors, cfg, out, ctx)).path
+            vectors = vectors.with_folders(embedded)
+        vectors_key = vectors.folders[-1].name if needs_vectors else None
         if annotations is not None and cfg.distil != "none":
             # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed below.
             dist_key = {"annotations": annotations.name, "kind": cfg.distil, "holdout": cfg.holdout_fraction,
-                        "min": cfg.min_annotations, "vectors": embeddings.name if embeddings else None}
-            distilled = ctx.cached("distilled", dist_key, lambda out: steps.distil(
-                annotations, cfg, [p for p in (upstream, embeddings) if p is not None], out))
-            ctx.extra_stats["distillation"] = steps.distillation_report(distilled, cfg.threshold)
-        scorer_dir = self._scorer_dir(cfg, distilled, default_model_dir())
-        ctx.extra_stats["scorer"] = {"choice": cfg.scorer, "path": str(scorer_dir), "card": steps.card_summary(scorer_dir)}
-        score_key = {"model": model_fingerprint(scorer_dir), "sources": sources,
-                     "vectors": embeddings.name if embeddings else None}
-        scores = ctx.cached("scores", score_key, lambda out: steps.write_scores(
-            docs, scorer_dir, sources, [p for p in (upstream, embeddings) if p is not None], cfg, out, ctx))
+                        "min": cfg.min_annotations, "vectors": vectors_key}
+            distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
+            ctx.extra_stats["distillation"] = distil.distillation_report(distilled, cfg.threshold)
+        scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
+        ctx.extra_stats["scorer"] = {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}
+        score_key = {"model": model_fingerprint(scorer_dir), "sources": sources, "vectors": vectors_key}
+        scores = ctx.step("scores", score_key, lambda out: steps.write_scores(docs, scorer_dir, sources, vectors, cfg, out, ctx))
         if annotations is not None:  # the judge's work is used: how well the scorer in use agrees with it
-            ctx.extra_stats["judge_agreement"] = judge_agreement(annotations, scores, cfg.threshold)
+            ctx.extra_stats["judge_agreement"] = distil.judge_agreement(annotations, scores.path, cfg.threshold)
             if scorer_dir != (distilled / "model" if distilled is not None else None):
                 log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
                          "but not used (scorer: auto uses it only for an openai/vllm judge): %s",
                          scorer_dir.name, ctx.extra_stats["judge_agreement"])
         else:
             ctx.extra_stats["judge_agreement"] = {"skipped": "no annotation (annotator: none or sample_size: 0)"}
-        summary = json.loads((scores / "scores.json").read_text())
+        summary = json.loads((scores.path / "scores.json").read_text())
         ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
-        ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg)
+        ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg.band_edges, cfg.band_names, cfg.threshold, cfg.rich_sources)
         ctx.extra_stats["annotated"] = {"scored": int(sum(sum(v) for v in summary["histogram"].values())),
                                         "rich web": ctx.extra_stats["decision"]["rich"]}
-        failed = failed_annotations(annotations, cfg) if annotations is not None else {}
+        failed = distil.failed_annotations(annotations, cfg) if annotations is not None else {}
         ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
-        meta = annotated_meta(docs._meta, PRODUCES)
-        return docs.map_partitions(_decide_partition, str(scores), failed, cfg, meta=meta)
-
-    @staticmethod
-    def _scorer_dir(cfg: EduScoreConfig, distilled: Path | None, default: Path) -> Path:
-        model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
-        if cfg.scorer == "default":
-            return default
-        if cfg.scorer == "fast":  # the default's hashed n-gram member: no transformer vectors (--profile cpu)
-            return default / FAST_MEMBER
-        if cfg.scorer == "distilled":
-            if model is None:
-                raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {steps.skip_reason(distilled)}")
-            return model
-        if cfg.scorer == "auto":
-            # The small CPU judge ranks real documents worse than chance: its head is trained and
-            # reported, but only a real LLM's distilled head replaces the shipped default.
-            return model if cfg.annotator in ("openai", "vllm") and model is not None else default
-        return Path(cfg.scorer).expanduser()
+        return ctx.map_parts(docs, decide_part, scores, failed, cfg, meta=annotated_meta(docs._meta, PRODUCES))
 
 
-def decide(scores: pd.Series, sources: pd.Series, cfg: EduScoreConfig) -> pd.DataFrame:
-    """Band and math/science-rich flag from scores (NaN score → nulls); what a band is worth is the mixture's.
-
-    >>> cfg = EduScoreConfig()
-    >>> decide(pd.Series([1.0, 2.5, 3.0, np.nan]), pd.Series(["web"] * 4), cfg).values.tolist()
-    [['low', False], ['medium', False], ['high', True], [None, <NA>]]
-    """
-    s = scores.to_numpy(dtype=np.float64)
-    scored = ~np.isnan(s)
-    idx = np.searchsorted(np.asarray(cfg.band_edges, dtype=np.float64), np.nan_to_num(s), side="right")
-    names = np.asarray(cfg.band_names, dtype=object)[idx]
-    rich = scored & (s >= cfg.threshold) & sources.isin(cfg.rich_sources).to_numpy()
-    return pd.DataFrame(
-        {
-            "edu_band": pd.Series(np.where(scored, names, None), index=scores.index, dtype=object),
-            "edu_rich": pd.array(np.where(scored, rich, None), dtype="boolean"),
-        },
-        index=scores.index,
-    )
-
-
-def judge_agreement(annotations: Path, scores_dir: Path, threshold: float) -> dict[str, Any]:
-    """Agreement of the scores in use with the judge's annotations of the sample: MAE, Spearman, agreement at the threshold."""
-    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "score"]).dropna(subset=["score"])
-    parts = [pd.read_parquet(p, columns=["doc_id", "edu_score"]) for p in sorted(Path(scores_dir).glob("part-*.parquet"))]
-    scored = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"doc_id": [], "edu_score": []})
-    both = ann.merge(scored.drop_duplicates("doc_id"), on="doc_id").dropna(subset=["edu_score"])
-    if len(both) < 3:
-        return {"documents": len(both), "note": "too few annotated documents to compare"}
-    a, b = both["score"].to_numpy(dtype=float), both["edu_score"].to_numpy(dtype=float)
-    rho = pd.Series(a).rank().corr(pd.Series(b).rank())
-    return {"documents": len(both), "mae": round(float(np.abs(a - b).mean()), 4),
-            "spearman": None if pd.isna(rho) else round(float(rho), 4),
-            "agreement_at_threshold": round(float(((a >= threshold) == (b >= threshold)).mean()), 4)}
-
-
-def band_counts(histogram: dict[str, list[int]], cfg: EduScoreConfig) -> dict[str, Any]:
-    """Documents per band and source, and rich documents, from the scores' histogram (no re-scoring)."""
-    centres = (np.arange(steps.HIST_BINS) + 0.5) * (5.0 / steps.HIST_BINS)
-    idx = np.searchsorted(np.asarray(cfg.band_edges), centres, side="right")
-    out: dict[str, Any] = {"bands": {}, "rich": 0, "threshold": cfg.threshold}
-    for source, counts in histogram.items():
-        c = np.asarray(counts)
-        out["bands"][source] = {name: int(c[idx == i].sum()) for i, name in enumerate(cfg.band_names)}
-        if source in cfg.rich_sources:
-            out["rich"] += int(c[centres >= cfg.threshold].sum())
-    return out
-
-
-def failed_annotations(annotations: Path, cfg: EduScoreConfig) -> dict[str, str]:
-    """doc_id → ledger detail of documents whose answer could not be read (``on_annotation_failure: ledger``)."""
-    if cfg.on_annotation_failure != "ledger":
-        return {}
-    ann = pd.read_parquet(annotations / "annotations.parquet")
-    meta = json.loads((annotations / "annotations.json").read_text())
-    bad = ann[ann["failure"].isin(sorted(CACHEABLE_FAILURES))]
-    return {
-        str(r.doc_id): detail_json(failure=r.failure, answer=str(r.raw)[:500], annotator=meta["annotator"], rubric=meta["rubric"])
-        for r in bad.itertuples()
-    }
-
-
-def _decide_partition(df: pd.DataFrame, scores_dir: str, failed: dict[str, str], cfg: EduScoreConfig,
-                      partition_info: dict | None = None) -> pd.DataFrame:
-    number = (partition_info or {}).get("number", 0)
+def decide_part(number: int, df: pd.DataFrame, scores: Artifact, failed: dict[str, str], cfg: EduScoreConfig) -> pd.DataFrame:
+    """A partition with its ``edu_score`` (from the scores artifact), band and rich flag."""
     df = df.copy()
-    path = Path(scores_dir) / f"part-{number:05d}.parquet"
-    scored = pd.read_parquet(path) if path.exists() else pd.DataFrame({"doc_id": [], "edu_score": []})
+    scored = scores.read_part(number)
+    if scored is None:
+        scored = pd.DataFrame({"doc_id": [], "edu_score": []})
     by_id = pd.Series(scored["edu_score"].to_numpy(dtype=np.float64), index=scored["doc_id"].astype(str).to_numpy())
     by_id = by_id[~by_id.index.duplicated()]
     df["edu_score"] = df["doc_id"].astype(str).map(by_id).astype("float64").to_numpy()
-    decided = decide(df["edu_score"], df["source"], cfg)
+    decided = decide_bands(df["edu_score"], df["source"], cfg.band_edges, cfg.band_names, cfg.threshold, cfg.rich_sources)
     for col in decided.columns:
         df[col] = decided[col]
     df = mark_kept(df)

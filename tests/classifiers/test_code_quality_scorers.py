@@ -4,6 +4,7 @@ import pytest
 from classifiers.code_quality import TEST_DISCOUNT, LearnedScorer, StructuralScorer, get_scorer, structural_score
 from classifiers.code_quality_features import structural_features
 from classifiers.code_quality_scan import scan
+from classifiers.scorer import Batch, model_fingerprint
 
 GOOD = {
     "Python": ('"""Stats."""\n\n\ndef mean(values):\n    """Arithmetic mean."""\n    total = sum(values)\n'
@@ -44,7 +45,7 @@ def _bad(lang: str) -> str:
 def test_good_code_scores_above_bad_code_per_language(lang):
     text, path = GOOD[lang]
     s = StructuralScorer()
-    good, bad = s.score([text, _bad(lang)], [lang, lang], [path, path])
+    good, bad = s.score(Batch([text, _bad(lang)], [lang, lang], [path, path]))
     assert 0.0 <= bad < good <= 10.0
 
 
@@ -84,15 +85,16 @@ def test_test_files_are_discounted():
 def test_learned_scorer_from_a_model_folder(tmp_path):
     from classifiers.code_quality import learned_input
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     texts = [learned_input("def documented():\n    'Doc.'\n    return 1\n", "Python"),
              learned_input("x=1;y=2;z=3;w=4\n", "Python")] * 20
-    HashedLinearModel(n_features=2**12, task="regression").fit(texts, [8.0, 2.0] * 20, epochs=30, lr=0.5).save(
+    fit_linear(HashedLinearModel(n_features=2**12, task="regression"), texts, [8.0, 2.0] * 20, epochs=30, lr=0.5).save(
         tmp_path / "m", model_version="t", rubric="code_quality", rubric_version="1")
     scorer = get_scorer("learned", str(tmp_path / "m"))
     assert isinstance(scorer, LearnedScorer) and scorer.available()
-    assert scorer.version == "learned:t:code_quality@1"
-    out = scorer.score(["def documented():\n    'Doc.'\n    return 1\n", "x=1;y=2;z=3;w=4\n"], ["Python"] * 2, [None, None])
+    assert scorer.version == f"learned:t:code_quality@1+{model_fingerprint(tmp_path / 'm')}"
+    out = scorer.score(Batch(["def documented():\n    'Doc.'\n    return 1\n", "x=1;y=2;z=3;w=4\n"], ["Python"] * 2, [None, None]))
     assert out[0] > out[1] and np.all((out >= 0) & (out <= 10))
     with pytest.raises(ValueError):
         get_scorer("magic")

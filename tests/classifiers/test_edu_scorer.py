@@ -7,16 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from classifiers.edu import (
-    DEFAULT_EMBEDDER,
-    EmbeddingEduScorer,
-    EmbeddingHead,
-    EnsembleEduScorer,
-    default_model_dir,
-    get_edu_scorer,
-    model_fingerprint,
-    save_ensemble,
-)
+from classifiers.edu import EnsembleEduScorer, default_model_dir, get_edu_scorer, save_ensemble
+from classifiers.embedding_head import DEFAULT_EMBEDDER, EmbeddingHead, EmbeddingHeadScorer
+from classifiers.scorer import Batch, model_fingerprint
 
 SCIENCE = [
     "The derivative of a function measures how the output changes as the input changes. For f(x) = x^2 the "
@@ -60,7 +53,7 @@ def test_shipped_default_has_a_card_with_data_and_metrics():
 
 @pytest.mark.slow
 def test_default_ranks_science_above_commerce_and_humanities(default_scorer):
-    scores = default_scorer.predict(SCIENCE + OTHER)
+    scores = default_scorer.score(Batch(SCIENCE + OTHER))
     assert scores.shape == (8,) and ((scores >= 0) & (scores <= 5)).all()
     science, other = scores[:4], scores[4:]
     assert science.min() > max(other[0], other[1], other[3])  # above the shop, the sales page and the essay
@@ -86,8 +79,8 @@ def test_saved_head_is_npz_without_pickle_and_fingerprinted(tmp_path):
         assert set(z.files) >= {"weights", "bias", "prior_weight"}
     fp = model_fingerprint(tmp_path / "h")
     scorer = get_edu_scorer(tmp_path / "h")
-    assert isinstance(scorer, EmbeddingEduScorer) and scorer.name == "toy" and scorer.version == f"3+{fp}"
-    np.testing.assert_allclose(scorer.predict_embeddings(np.array([[1.0, 0.0]])), [1.5])
+    assert isinstance(scorer, EmbeddingHeadScorer) and scorer.name == "toy" and scorer.version == f"3+{fp}"
+    np.testing.assert_allclose(scorer.score(Batch(["t"], vectors=np.array([[1.0, 0.0]]))), [1.5])
     EmbeddingHead(np.array([0.5, 0.5]), 1.0, {"model": "x"}).save(tmp_path / "h")
     assert model_fingerprint(tmp_path / "h") != fp
 
@@ -97,19 +90,21 @@ def test_ensemble_averages_members_and_reuses_vectors(tmp_path):
     EmbeddingHead(np.array([0.0, 2.0]), 3.0, {"model": "x"}).save(tmp_path / "e" / "b")
     save_ensemble(tmp_path / "e", {"a": 1.0, "b": 3.0}, {"name": "toy"})
     scorer = get_edu_scorer(tmp_path / "e")
-    assert isinstance(scorer, EnsembleEduScorer) and scorer.needs_vectors and scorer.name == "toy"
-    got = scorer.score(["t1", "t2"], np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert isinstance(scorer, EnsembleEduScorer) and "vectors" in scorer.needs and scorer.name == "toy"
+    got = scorer.score(Batch(["t1", "t2"], vectors=np.array([[1.0, 0.0], [0.0, 1.0]])))
     np.testing.assert_allclose(got, [(3.0 + 3 * 3.0) / 4, (1.0 + 3 * 5.0) / 4])
-    assert scorer.embedder_settings() == {"model": "x"}
+    assert scorer.embedder == {"model": "x"}
 
 
 def test_hashed_scorer_learns_from_annotations(tmp_path):
-    linear = pytest.importorskip("classifiers.linear", reason="classifiers/linear.py (web-quality helper) not present")
+    from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
+
     texts = SCIENCE * 10 + OTHER * 10
     y = np.r_[np.full(40, 4.0), np.full(40, 0.5)]
-    model = linear.HashedLinearModel(n_features=2**16, task="regression").fit(texts, y, epochs=10)
+    model = fit_linear(HashedLinearModel(n_features=2**16, task="regression"), texts, y, epochs=10)
     model.save(tmp_path / "hashed", name="edu_hashed")
     scorer = get_edu_scorer(tmp_path / "hashed")
-    pred = scorer.predict(SCIENCE + OTHER + ["Buy boots with free shipping"])
+    pred = scorer.score(Batch(SCIENCE + OTHER + ["Buy boots with free shipping"]))
     assert pred[:4].min() > pred[4:].max() and ((pred >= 0) & (pred <= 5)).all()
-    assert scorer.predict([]).shape == (0,)
+    assert scorer.score(Batch([])).shape == (0,)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classifiers.edu import EmbeddingHead
 from classifiers.edu_train import (
     choose_l2,
     distil_head,
@@ -16,6 +15,7 @@ from classifiers.edu_train import (
     ridge_fit,
     roc_auc,
 )
+from classifiers.embedding_head import EmbeddingHead
 
 
 def unit(x: np.ndarray) -> np.ndarray:

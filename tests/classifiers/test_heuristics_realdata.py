@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix
+from classifiers.scorer import Batch
 from classifiers.web_quality import get_scorer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ def test_heuristic_score_beats_every_single_signal_on_judged_cc_pages(judged: pd
     texts = judged["text"].tolist()
     good = (judged["rating"] >= 4).to_numpy()
     x = signal_matrix(texts)
-    score = get_scorer("heuristics").combine(x)
+    score = get_scorer("heuristics").model.combine(x)
     ours = auc(good, score)
     best_single = max(max(auc(good, x[:, k]), auc(good, -x[:, k])) for k in range(len(SIGNAL_NAMES)))
     assert ours > best_single
@@ -51,5 +52,5 @@ def test_linear_model_ranks_english_cc_pages(judged: pd.DataFrame) -> None:
     x = signal_matrix(texts)
     english = x[:, SIGNAL_NAMES.index("stop_word_frac")] > 0.15
     good = (judged["rating"] >= 4).to_numpy()[english]
-    s = get_scorer("linear").predict([t for t, e in zip(texts, english, strict=True) if e])
+    s = get_scorer("linear").score(Batch([t for t, e in zip(texts, english, strict=True) if e]))
     assert auc(good, s) > 0.85

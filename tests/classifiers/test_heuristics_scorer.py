@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from classifiers.heuristics import HeuristicScorer, Term
+from classifiers.heuristics import HeuristicModel, Term
 from classifiers.heuristics_signals import SIGNAL_NAMES
 from classifiers.linear import HashedLinearModel
+from classifiers.linear_train import fit_linear
+from classifiers.scorer import Batch
 from classifiers.web_quality import KINDS, get_scorer
 
 PROSE = (
@@ -21,7 +23,7 @@ MENU = "Home\nProducts\nCART (0)\nLOGIN\nContact us\nFAQ\n© 2024 Shop"
 
 
 def test_combination_is_weighted_clipped_z_scores() -> None:
-    scorer = HeuristicScorer([Term("stop_word_frac", 2.0, 0.1, 0.1), Term("short_line_frac", -1.0, 0.5, 0.25)])
+    scorer = HeuristicModel([Term("stop_word_frac", 2.0, 0.1, 0.1), Term("short_line_frac", -1.0, 0.5, 0.25)])
     x = np.zeros((2, len(SIGNAL_NAMES)))
     x[:, SIGNAL_NAMES.index("stop_word_frac")] = [0.3, 0.9]  # z = 2 and 8 → clipped to 3
     x[:, SIGNAL_NAMES.index("short_line_frac")] = [0.5, 0.0]  # z = 0 and −2
@@ -33,13 +35,13 @@ def test_transforms_and_validation() -> None:
     np.testing.assert_allclose(t.z(np.array([np.e - 1])), [1.0])
     assert Term("n_words", 1.0, 0.0, 1.0, "clip:0:2").z(np.array([5.0]))[0] == 2.0
     with pytest.raises(ValueError, match="unknown signals"):
-        HeuristicScorer([Term("nope", 1.0, 0.0, 1.0)])
+        HeuristicModel([Term("nope", 1.0, 0.0, 1.0)])
     with pytest.raises(ValueError, match="scale"):
-        HeuristicScorer([Term("n_words", 1.0, 0.0, 0.0)])
+        HeuristicModel([Term("n_words", 1.0, 0.0, 0.0)])
 
 
 def test_default_combination_prefers_prose_over_menus() -> None:
-    scorer = HeuristicScorer.default()
+    scorer = HeuristicModel.default()
     s = scorer.predict([PROSE, MENU, ""])
     assert s[0] > s[1] > -3.01
     assert {t.signal for t in scorer.terms} >= {"stop_word_frac", "line_punct_frac", "short_line_frac"}
@@ -47,22 +49,22 @@ def test_default_combination_prefers_prose_over_menus() -> None:
 
 
 def test_load_roundtrip(tmp_path: Path) -> None:
-    scorer = HeuristicScorer([Term("n_words", 1.0, 2.0, 3.0, "log1p")], version="7")
+    scorer = HeuristicModel([Term("n_words", 1.0, 2.0, 3.0, "log1p")], version="7")
     (tmp_path / "model.json").write_text(json.dumps(scorer.to_json()))
-    again = HeuristicScorer.load(tmp_path)
+    again = HeuristicModel.load(tmp_path)
     assert again.terms == scorer.terms and again.version == "heuristics-7"
     with pytest.raises(FileNotFoundError):
-        HeuristicScorer.load(tmp_path / "missing")
+        HeuristicModel.load(tmp_path / "missing")
 
 
 def test_registry_kinds_and_versions(tmp_path: Path) -> None:
     assert set(KINDS) == {"heuristics", "linear", "embedding", "hf", "fasttext"}
     lin = get_scorer("linear")
     assert lin.kind == "linear" and lin.version.startswith("linear-")
-    p = lin.predict([PROSE, MENU])
+    p = lin.score(Batch([PROSE, MENU]))
     assert p.dtype == np.float64 and p[0] > p[1]
     # a scorer name other than its kind, with its own model
-    folder = HashedLinearModel(n_features=64).fit(["a", "b"], [0, 1], epochs=1).save(tmp_path / "m")
+    folder = fit_linear(HashedLinearModel(n_features=64), ["a", "b"], [0, 1], epochs=1).save(tmp_path / "m")
     mine = get_scorer("mine", {"kind": "linear", "model": str(folder)})
     assert mine.name == "mine" and mine.version != lin.version
 
@@ -84,7 +86,7 @@ def test_fasttext_without_package_says_how_to_install(tmp_path: Path, monkeypatc
     bin_path.write_bytes(b"not a model")
     scorer = get_scorer("dclm", {"kind": "fasttext", "model": str(bin_path)})
     with pytest.raises(ImportError, match="pip install fasttext"):
-        scorer.predict(["text"])
+        scorer.score(Batch(["text"]))
 
 
 def test_fasttext_bin_is_scored_when_installed(tmp_path: Path) -> None:
@@ -97,7 +99,7 @@ def test_fasttext_bin_is_scored_when_installed(tmp_path: Path) -> None:
     model = fasttext.train_supervised(str(train), epoch=20, lr=0.5, verbose=0)
     model.save_model(str(tmp_path / "dclm.bin"))
     scorer = get_scorer("dclm2", {"kind": "fasttext", "model": str(tmp_path / "dclm.bin")})
-    p = scorer.predict(["the study explains the results", "click here buy now", ""])
+    p = scorer.score(Batch(["the study explains the results", "click here buy now", ""]))
     assert p[0] > 0.5 > p[1] and 0.0 <= p[2] <= 1.0
 
 
@@ -107,10 +109,10 @@ def test_embedding_head_scores_vectors(tmp_path: Path) -> None:
     np.savez(folder / "head.npz", weights=np.array([1.0, -1.0], dtype=np.float32), bias=np.array([0.5]))
     (folder / "model.json").write_text(json.dumps({"embedder": {"model": "x"}}))
     scorer = get_scorer("embedding", {"model": str(folder)})
-    assert scorer.needs_embeddings
-    np.testing.assert_allclose(scorer.predict_vectors(np.array([[1.0, 0.0], [0.0, 1.0]])), [1.5, -0.5])
+    assert scorer.needs == {"vectors"} and scorer.name == "embedding" and scorer.embedder == {"model": "x"}
+    np.testing.assert_allclose(scorer.score(Batch(["a", "b"], vectors=np.array([[1.0, 0.0], [0.0, 1.0]]))), [1.5, -0.5])
     with pytest.raises(ValueError, match="2-d embeddings"):
-        scorer.predict_vectors(np.zeros((1, 3)))
+        scorer.score(Batch(["a"], vectors=np.zeros((1, 3))))
 
 
 @pytest.mark.slow
@@ -126,7 +128,7 @@ def test_hf_sequence_classification_folder(tmp_path: Path) -> None:
     model.save_pretrained(tmp_path / "clf")
     tok.save_pretrained(tmp_path / "clf")
     scorer = get_scorer("fwedu", {"kind": "hf", "model": str(tmp_path / "clf"), "label": "high", "device": "cpu"})
-    p = scorer.predict(["good text", "bad", ""])
+    p = scorer.score(Batch(["good text", "bad", ""]))
     assert p.shape == (3,) and ((p > 0) & (p < 1)).all()
-    low = get_scorer("fwedu0", {"kind": "hf", "model": str(tmp_path / "clf"), "label": 0, "device": "cpu"}).predict(["good text"])
+    low = get_scorer("fwedu0", {"kind": "hf", "model": str(tmp_path / "clf"), "label": 0, "device": "cpu"}).score(Batch(["good text"]))
     np.testing.assert_allclose(low + p[:1], [1.0], rtol=1e-5)

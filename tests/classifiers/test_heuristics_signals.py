@@ -139,9 +139,9 @@ def test_chinese_signals_use_chinese_words_stop_words_and_sentence_ends():
 
 
 def test_chinese_pages_are_judged_against_chinese_text_and_only_marked_down():
-    from classifiers.heuristics import HeuristicScorer
+    from classifiers.heuristics import HeuristicModel
 
-    sc = HeuristicScorer.default()
+    sc = HeuristicModel.default()
     assert "zh" in sc.languages and "zh" in sc.penalty_only
     prose = "数据库索引是一种数据结构，它可以加快查询的速度。我们在设计表的时候，需要根据查询的条件来选择合适的索引。" * 6
     good, junk = sc.predict([prose, "首页\n登录\n购物车"], ["zh", "zh"])

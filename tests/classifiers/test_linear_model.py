@@ -8,7 +8,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from classifiers.linear import FEATURE_VERSION, HashedLinearModel, featurize, hashed_ngrams
+from classifiers.linear import FEATURE_VERSION, HashedLinearModel, hashed_ngrams
+from classifiers.linear_train import featurize, fit_linear
 
 GOOD = [
     "The committee reviewed the proposal and published a detailed report on its findings.",
@@ -60,7 +61,7 @@ def test_non_latin_and_odd_characters_are_featurised() -> None:
 def test_binary_fit_separates_classes() -> None:
     texts = GOOD * 10 + BAD * 10
     y = [1] * 40 + [0] * 40
-    m = HashedLinearModel(n_features=2**16).fit(texts, y, epochs=8)
+    m = fit_linear(HashedLinearModel(n_features=2**16), texts, y, epochs=8)
     p = m.predict(["The report measured the lake temperature.", "buy now click here cheap"])
     assert p[0] > 0.5 > p[1]
     assert ((p >= 0) & (p <= 1)).all()
@@ -69,23 +70,23 @@ def test_binary_fit_separates_classes() -> None:
 def test_regression_fit_predicts_values() -> None:
     texts = GOOD * 10 + BAD * 10
     y = [4.0] * 40 + [1.0] * 40
-    m = HashedLinearModel(n_features=2**16, task="regression").fit(texts, y, epochs=20, lr=0.5)
+    m = fit_linear(HashedLinearModel(n_features=2**16, task="regression"), texts, y, epochs=20, lr=0.5)
     p = m.predict(GOOD[:1] + BAD[:1])
     assert p[0] > 3.0 and p[1] < 2.0
 
 
 def test_bad_labels_are_rejected() -> None:
     with pytest.raises(ValueError, match="labels 0/1"):
-        HashedLinearModel(n_features=64).fit(["a", "b"], [0, 2])
+        fit_linear(HashedLinearModel(n_features=64), ["a", "b"], [0, 2])
     with pytest.raises(ValueError, match="2 texts but 1 labels"):
-        HashedLinearModel(n_features=64).fit(["a", "b"], [0])
+        fit_linear(HashedLinearModel(n_features=64), ["a", "b"], [0])
     with pytest.raises(ValueError, match="task"):
         HashedLinearModel(task="ranking")
 
 
 def test_save_load_roundtrip_without_pickle(tmp_path) -> None:
     m = HashedLinearModel(n_features=2**14, word_ngrams=(1, 3), char_ngrams=(2, 4))
-    m.fit(GOOD * 5 + BAD * 5, [1] * 20 + [0] * 20, epochs=3)
+    fit_linear(m, GOOD * 5 + BAD * 5, [1] * 20 + [0] * 20, epochs=3)
     folder = m.save(tmp_path / "model", data="unit test")
     card = json.loads((folder / "model.json").read_text())
     assert card["feature_version"] == FEATURE_VERSION
@@ -114,7 +115,7 @@ def test_load_rejects_other_feature_versions(tmp_path) -> None:
 
 
 def test_prediction_is_batch_independent() -> None:
-    m = HashedLinearModel(n_features=2**14).fit(GOOD * 5 + BAD * 5, [1] * 20 + [0] * 20, epochs=2)
+    m = fit_linear(HashedLinearModel(n_features=2**14), GOOD * 5 + BAD * 5, [1] * 20 + [0] * 20, epochs=2)
     texts = GOOD + BAD
     np.testing.assert_allclose(m.predict(texts, batch_size=3), m.predict(texts, batch_size=100))
 

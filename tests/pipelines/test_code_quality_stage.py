@@ -94,10 +94,11 @@ def test_learned_scorer_without_a_model_is_a_config_error(tmp_path):
 def test_learned_scorer_adds_its_column(tmp_path):
     from classifiers.code_quality import learned_input
     from classifiers.linear import HashedLinearModel
+    from classifiers.linear_train import fit_linear
 
     texts = [learned_input(GOOD, "Python"), learned_input("x = 1\n" * 5, "Python")] * 10
     model_dir = tmp_path / "learned"
-    HashedLinearModel(n_features=2**12, task="regression").fit(texts, [8.0, 2.0] * 10, epochs=10).save(
+    fit_linear(HashedLinearModel(n_features=2**12, task="regression"), texts, [8.0, 2.0] * 10, epochs=10).save(
         model_dir, model_version="t", rubric="code_quality", rubric_version="1")
     inp = make_stage_dir(tmp_path / "in", docs_frame(_rows()), nparts=2)
     run_one("code_quality", inp, tmp_path / "out", ["code_quality.scorers=[structural,learned]",

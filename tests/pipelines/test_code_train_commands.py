@@ -5,6 +5,7 @@ import pytest
 
 from classifiers.code_content import CodeContentClassifier
 from classifiers.code_quality import LearnedScorer
+from classifiers.scorer import Batch
 from pipelines.cli import main as curate
 
 CODE = [f"def handler_{i}(request):\n    value = request.get('k{i}')\n    if value:\n        return value * {i}\n    return None\n" * 3
@@ -43,4 +44,4 @@ def test_train_code_quality_from_labels(tmp_path):
     assert rc == 0
     scorer = LearnedScorer(tmp_path / "q")
     assert scorer.available() and scorer.version.startswith("learned:1:code_quality")
-    assert (scorer.score(CODE[:3], ["Python"] * 3, [None] * 3) >= 0).all()
+    assert (scorer.score(Batch(CODE[:3], ["Python"] * 3, [None] * 3)) >= 0).all()

@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from classifiers.scorer import Batch
 from curation.config import ConfigError
 from pipelines.recipe import load_recipe, stage_config
 from pipelines.runner import run_stage
 from pipelines.stages import edu_score_steps as steps
-from pipelines.stages.edu_score import EduScoreConfig, band_counts, decide
+from pipelines.stages.edu_score import EduScoreConfig
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
@@ -33,25 +34,6 @@ def overrides(server: FakeLLMServer, **kw: object) -> list[str]:
     base = {"annotator": "openai", "annotator_model": "fake-judge", "annotator_base_url": server.url,
             "annotator_max_retries": 0, "sample_size": 40, "min_annotations": 5} | kw
     return [f"edu_score.{k}={v}" for k, v in base.items()]
-
-
-def test_decide_maps_scores_to_bands_and_rich_pages():
-    cfg = EduScoreConfig(band_edges=(2.0, 3.0), threshold=3.0)
-    out = decide(pd.Series([0.0, 1.99, 2.0, 3.0, 4.7, np.nan]), pd.Series(["web", "web", "web", "math_science", "web", "code"]), cfg)
-    assert out["edu_band"].tolist() == ["low", "low", "medium", "high", "high", None]
-    assert "edu_repeat" not in out.columns  # what a band is worth is the mixture's decision
-    assert out["edu_rich"].tolist()[:5] == [False, False, False, False, True]  # math_science is never "rich web"
-    assert out["edu_rich"].isna().iloc[5]
-
-
-def test_band_counts_come_from_the_histogram():
-    hist = {"web": [0] * steps.HIST_BINS}
-    hist["web"][50] = 3  # scores 0.50–0.51
-    hist["web"][320] = 2  # 3.20–3.21
-    counts = band_counts(hist, EduScoreConfig())
-    assert counts["bands"]["web"] == {"low": 3, "medium": 0, "high": 2} and counts["rich"] == 2
-    moved = band_counts(hist, EduScoreConfig(band_edges=(0.4, 4.0), threshold=4.0))
-    assert moved["bands"]["web"] == {"low": 0, "medium": 5, "high": 0} and moved["rich"] == 0
 
 
 def test_config_errors_say_what_to_change():
@@ -124,8 +106,8 @@ def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model
         def boom(*args: object, **kwargs: object) -> None:
             raise AssertionError("a model ran again for a decision change")
 
-        monkeypatch.setattr(steps, "_score_part", boom)
-        monkeypatch.setattr(steps, "_embed_part", boom)
+        monkeypatch.setattr(steps, "score_part", boom)
+        monkeypatch.setattr(steps, "embed_part", boom)
         res2 = run_one("edu_score", inp, tmp_path / "b", overrides(srv, threshold=4.0, band_edges="[1.0, 4.0]"))
         assert len(srv.requests) == n_requests  # no annotation request either
     kept_a = pd.read_parquet(tmp_path / "a" / "docs").set_index("doc_id")
@@ -137,8 +119,9 @@ def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model
 
 @pytest.mark.slow
 def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_path, monkeypatch):
-    from classifiers.edu import DEFAULT_EMBEDDER, get_edu_scorer
+    from classifiers.edu import get_edu_scorer
     from classifiers.embedding import embedder_name, get_embedder
+    from classifiers.embedding_head import DEFAULT_EMBEDDER
     from classifiers.embedding_store import write_card, write_embedding_part
 
     df = corpus(garbled=())
@@ -154,6 +137,7 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
         upstream_ids += part["doc_id"].tolist()
         write_embedding_part(up / f"part-{n:05d}.parquet", part["doc_id"].tolist(), emb.embed(part["text"].tolist()), "float16")
     write_card(up, {"embedder": {**DEFAULT_EMBEDDER, "batch_size": 64}, "name": embedder_name("all-MiniLM-L6-v2", 256, True)})
+    (run / "30_semdedup" / "_SUCCESS").write_text("{}")  # a finished stage: the runner resolves its artifacts
     embedded: list[str] = []
     real = type(emb).embed
 
@@ -173,7 +157,7 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
     assert not set(embedded) & set(df.set_index("doc_id").loc[upstream_ids, "text"])
     assert res.stats["extra"]["embedding"]["reused_upstream"] == len(upstream_ids)
     assert res.stats["extra"]["scorer"]["choice"] == "auto" and res.stats["extra"]["scorer"]["card"]["name"] == "edu_default"
-    direct = get_edu_scorer().predict(scored["text"].tolist())
+    direct = get_edu_scorer().score(Batch(scored["text"].tolist()))
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
 
@@ -198,7 +182,7 @@ def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_pa
     assert embedded == [] and "embedding" not in res.stats["extra"]
     assert res.stats["extra"]["scorer"]["choice"] == "fast"
     scored = df[df["source"] != "code"]
-    direct = get_edu_scorer(default_model_dir() / "hashed").predict(scored["text"].tolist())
+    direct = get_edu_scorer(default_model_dir() / "hashed").score(Batch(scored["text"].tolist()))
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=1e-6)
 
@@ -223,7 +207,7 @@ def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
 
 
 def test_judge_annotations_are_used_to_measure_the_scorer_in_use(tmp_path):
-    from pipelines.stages.edu_score import judge_agreement
+    from pipelines.stages.edu_score_distil import judge_agreement
 
     (tmp_path / "ann").mkdir()
     (tmp_path / "scores").mkdir()

@@ -7,7 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from classifiers.edu import EmbeddingEduScorer, HashedEduScorer, get_edu_scorer
+from classifiers.edu import HashedEduScorer, get_edu_scorer
+from classifiers.embedding_head import EmbeddingHeadScorer
 from pipelines.cli import main
 from tests.classifiers.test_edu_scorer import OTHER, SCIENCE
 
@@ -44,7 +45,7 @@ def test_head_with_prior_from_labels(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)["metrics"]
     assert report["eval"]["auc"] == 1.0 and "stack" in report
     scorer = get_edu_scorer(tmp_path / "m")
-    assert isinstance(scorer, EmbeddingEduScorer) and scorer.load().prior_weight != 0.0
+    assert isinstance(scorer, EmbeddingHeadScorer) and scorer.load().prior_weight != 0.0
     assert scorer.load().card["evaluated_on"] == ev
 
 

@@ -91,11 +91,12 @@ def test_rebucketing_reuses_the_scores(tmp_path: Path, monkeypatch: pytest.Monke
     def boom(*args, **kwargs):
         raise AssertionError("a model ran again although only decisions changed")
 
-    monkeypatch.setattr(web_quality.HeuristicsScorer, "signals", boom)
-    monkeypatch.setattr(web_quality.LinearScorer, "predict", boom)
+    monkeypatch.setattr(web_quality.HeuristicsScorer, "score_details", boom)
+    monkeypatch.setattr(web_quality.LinearScorer, "score", boom)
     overrides = ["web_quality.levels={high: [17, 19], medium_high: [15, 16], medium: [10, 14], medium_low: [5, 9], low: [0, 4]}"]
     res2, kept2, ledger2 = run(tmp_path, "out2", overrides)
-    assert "scored_documents" not in res2.stats["extra"]
+    # the reused step reports the figures it returned when it ran (the kit merges them either way)
+    assert res2.stats["extra"]["scored_documents"] == res1.stats["extra"]["scored_documents"]
     scores1 = kept1.set_index("doc_id")["quality_score_linear"]
     all2 = pd.concat([kept2, read_parts(tmp_path / "out2" / "ledger")], ignore_index=True)
     assert set(all2["doc_id"]) == set(kept1["doc_id"]) | set(ledger1["doc_id"])
@@ -193,6 +194,44 @@ def test_embedding_head_uses_stored_vectors_and_embeds_the_rest(tmp_path: Path) 
     s1 = pd.read_parquet(tmp_path / "40_web_quality" / "artifacts" / "scores-embedding" / "part-00001.parquet")
     web1 = df.set_index("doc_id").loc[s1["doc_id"], "text"].tolist()
     np.testing.assert_allclose(s1["score"], emb.embed(web1).sum(axis=1), rtol=1e-4)  # freshly embedded
+
+
+def test_single_stage_run_reuses_semdedup_vectors_without_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``curate web-quality --input <run>/30_semdedup --output <run>/40_web_quality``: no run folder is
+    given, the runner finds SemDeDup's embeddings beside the input and nothing is embedded again."""
+    import dask
+
+    from classifiers.embedding import get_embedder, write_embedding_part
+    from classifiers.embedding_store import write_card
+    from pipelines.recipe import load_recipe as load
+    from pipelines.runner import run_stage
+
+    df = corpus(12)
+    run_dir = tmp_path / "run"
+    inp = make_stage_dir(run_dir / "30_semdedup", df, nparts=2)
+    settings = {"model": "minilm-static", "max_seq_length": 128, "mask_digits": False}
+    emb = get_embedder(**settings)
+    head = tmp_path / "head"
+    head.mkdir()
+    np.savez(head / "head.npz", weights=np.ones(emb.dim, dtype=np.float32), bias=np.array([0.0]))
+    (head / "model.json").write_text(json.dumps({"embedder": settings}))
+    store = inp / "artifacts" / "embeddings"
+    for n in (0, 1):  # semdedup embedded every document of both partitions
+        part = pd.read_parquet(inp / "docs" / f"part-{n:05d}.parquet")
+        fake = np.zeros((len(part), emb.dim), dtype=np.float32)
+        fake[:, n] = 1.0  # unit vectors whose score is exactly 1.0
+        write_embedding_part(store / f"part-{n:05d}.parquet", part["doc_id"].tolist(), fake)
+    write_card(store, {"embedder": settings, "name": "fake", "count": len(df)})
+    embedded: list[str] = []
+    monkeypatch.setattr(type(emb), "embed", lambda self, texts: embedded.extend(texts) or np.zeros((len(texts), emb.dim)))
+    rec = load(None, ["web_quality.enabled=true", "web_quality.scorers=[embedding]",
+                      f"web_quality.scorer_options={{embedding: {{model: {head}}}}}"])
+    with dask.config.set(scheduler="synchronous"):
+        run_stage("web_quality", rec, stage_dir=run_dir / "40_web_quality", input_dir=inp, run_dir=None, quiet=True)
+    assert embedded == []  # every vector came from SemDeDup's artifact
+    scores = read_parts(run_dir / "40_web_quality" / "artifacts" / "scores-embedding")
+    assert len(scores) == (df["source"] == "web").sum()
+    np.testing.assert_allclose(scores["score"], 1.0, rtol=1e-5)
 
 
 def test_a_run_without_web_pages_passes_everything_through(tmp_path: Path) -> None:

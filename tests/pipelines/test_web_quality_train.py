@@ -88,10 +88,11 @@ def test_train_web_embedding_from_annotations_and_stored_vectors(tmp_path: Path)
     card = json.loads((tmp_path / "head" / "model.json").read_text())
     assert card["embedder"]["model"] == "minilm-static" and card["dim"] == emb.dim
     assert card["heldout_metrics"]["spearman"] > 0.5
+    from classifiers.scorer import Batch
     from classifiers.web_quality import get_scorer
 
     head = get_scorer("embedding", {"model": str(tmp_path / "head")})
-    s = head.predict([GOOD[0], BAD[0]])
+    s = head.score(Batch([GOOD[0], BAD[0]]))
     assert s[0] > s[1]
 
 

@@ -1,0 +1,73 @@
+"""Reading an OpenAI-compatible server's answer: the score from the rubric's answer line, or the
+expected score over the score token's top log-probabilities (see :mod:`classifiers.annotation.openai`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from classifiers.annotation.base import expected_score, logprobs_to_probs
+from classifiers.rubrics import Rubric
+
+
+def read_answer(response: dict[str, Any], rubric: Rubric, endpoint: str, prefill: bool) -> tuple[float | None, str, str | None]:
+    """``(score, raw answer, failure)`` of one response of the ``chat`` or ``completions`` endpoint."""
+    choice = response["choices"][0]
+    if endpoint == "completions":
+        text = choice.get("text") or ""
+        lp = choice.get("logprobs") or {}
+        steps = [dict(s or {}) for s in (lp.get("top_logprobs") or [])]
+        chosen = list(lp.get("tokens") or [])
+        return _from_steps(text, steps, chosen, rubric, prefixed=True)
+    text = (choice.get("message") or {}).get("content") or ""
+    content = ((choice.get("logprobs") or {}).get("content")) or []
+    steps = [{t["token"]: t["logprob"] for t in (c.get("top_logprobs") or [])} for c in content]
+    chosen = [c.get("token", "") for c in content]
+    if prefill:
+        return _from_steps(text, steps, chosen, rubric, prefixed=True)
+    parsed = rubric.parse(text)
+    if parsed.failure is not None:
+        return None, text, parsed.failure
+    step = _score_step(text, chosen)
+    if step is not None and step < len(steps):
+        p_zero = _p_zero_after_one(steps, chosen, step) if rubric.scale[1] >= 10 else None
+        score, _mass = expected_score(logprobs_to_probs(steps[step]), rubric.scale, p_zero)
+        if score is not None:
+            return score, text, None
+    return parsed.score, text, None
+
+
+def _from_steps(
+    text: str, steps: list[dict[str, float]], chosen: list[str], rubric: Rubric, prefixed: bool
+) -> tuple[float | None, str, str | None]:
+    """Score of an answer that starts right after the answer prefix."""
+    if steps:
+        p_zero = _p_zero_after_one(steps, chosen, 0) if rubric.scale[1] >= 10 else None
+        score, mass = expected_score(logprobs_to_probs(steps[0]), rubric.scale, p_zero)
+        raw = text + "\t" + json.dumps(steps[0], sort_keys=True)
+        return (score, raw, None) if score is not None else (None, raw, "no_score_mass")
+    parsed = rubric.parse(f"{rubric.answer_prefix} {text.strip()}" if prefixed else text)
+    return parsed.score, text, parsed.failure
+
+
+def _score_step(text: str, chosen: list[str]) -> int | None:
+    """Index of the generated token that holds the final score's first digit, if tokens add up to ``text``."""
+    matches = list(re.finditer(r"\d+", text))
+    m = matches[-1] if matches else None
+    if m is None or "".join(chosen) != text:
+        return None
+    pos = 0
+    for i, tok in enumerate(chosen):
+        if pos <= m.start() < pos + len(tok):
+            return i if tok.strip() and tok.strip()[0].isdigit() else None
+        pos += len(tok)
+    return None
+
+
+def _p_zero_after_one(steps: list[dict[str, float]], chosen: list[str], i: int) -> float | None:
+    """P("0" | "1") at step ``i + 1`` when the model chose "1" at step ``i`` (0–10 scales)."""
+    if i + 1 >= len(steps) or i >= len(chosen) or chosen[i].strip() != "1":
+        return None
+    nxt = logprobs_to_probs(steps[i + 1])
+    return float(sum(p for t, p in nxt.items() if t.strip() == "0"))

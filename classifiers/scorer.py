@@ -1,0 +1,91 @@
+"""One scorer protocol for every model that turns documents into numbers (web quality, edu, code).
+
+A scorer has a ``name``, a ``version`` (it goes into cache keys), declares what it ``needs`` of a
+:class:`Batch` (``text``, ``vectors``, ``language``, ``path``) and scores a whole batch at once:
+
+>>> class Length:
+...     name, version, needs = "length", "1", frozenset({"text"})
+...     def score(self, batch: Batch) -> np.ndarray:
+...         return np.array([len(t) for t in batch.texts], dtype=np.float64)
+>>> Length().score(Batch(["ab", "abcd"])).tolist()
+[2.0, 4.0]
+
+Stages build one :class:`Batch` per partition with what the scorer declares (vectors from
+:class:`classifiers.vector_source.VectorSource` when it needs ``vectors``) and call
+``score(batch)``; a scorer that also explains its score per document (the heuristics' signals)
+offers ``score_details(batch) -> (scores, frame)``, reached through :func:`score_with_details`.
+Scorers produce numbers; they never decide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+#: What a scorer may need of a batch.
+NEEDS = frozenset({"text", "vectors", "language", "path"})
+
+
+@dataclasses.dataclass
+class Batch:
+    """The documents of one call: texts, and where a scorer needs them their languages, file paths
+    and unit embedding rows (``vectors``, one per text)."""
+
+    texts: Sequence[str]
+    languages: Sequence[str | None] | None = None
+    paths: Sequence[str | None] | None = None
+    vectors: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def clean_texts(self) -> list[str]:
+        """The texts with anything that is not a string (a null) as ``""``."""
+        return [t if isinstance(t, str) else "" for t in self.texts]
+
+
+class Scorer(Protocol):
+    name: str
+    version: str
+    needs: frozenset[str]
+
+    def score(self, batch: Batch) -> np.ndarray: ...
+
+
+def score_with_details(scorer: Scorer, batch: Batch) -> tuple[np.ndarray, pd.DataFrame | None]:
+    """``(scores, per-document details)``; details are ``None`` for a scorer that offers none."""
+    details = getattr(scorer, "score_details", None)
+    if details is None:
+        return np.asarray(scorer.score(batch), dtype=np.float64), None
+    scores, frame = details(batch)
+    return np.asarray(scores, dtype=np.float64), frame
+
+
+def has_details(scorer: Any) -> bool:
+    """Whether ``scorer`` explains its scores per document (:func:`score_with_details`)."""
+    return hasattr(scorer, "score_details")
+
+
+def model_fingerprint(path: str | Path) -> str:
+    """sha256 (16 hex) of a model file, or of a folder's files (relative names and contents,
+    sub-folders included, hidden files left out): a retrained model changes every cache key.
+
+    >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / "w.bin").write_bytes(b"1")
+    >>> a = model_fingerprint(d); _ = (d / "w.bin").write_bytes(b"2"); a != model_fingerprint(d)
+    True
+    """
+    root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")) if root.is_dir() else [root]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(root) if root.is_dir() else f.name).encode() + b"\0")
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:16]
