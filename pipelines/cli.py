@@ -29,9 +29,9 @@ from curation.config import ConfigError
 from pipelines.cluster import SchedulerError, check_workers
 from pipelines.io import InputError
 from pipelines.recipe import profiles
-from pipelines.runner import WorkerLostError
 from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
+from pipelines.worker_loss import WorkerLostError
 
 log = logging.getLogger("curate")
 
