@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from curation.ingest.inputs import InputError
 from pipelines.cluster import SchedulerError, check_workers
-from pipelines.io import InputError
 from pipelines.recipe import profiles
 from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name

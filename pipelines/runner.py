@@ -148,7 +148,7 @@ def _build_and_write(
     try:
         annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
         check_produces(stage, annotated.columns)
-        counts_graph = annotated.map_partitions(io.write_partition, str(work), name, meta=io.COUNTS_META)
+        counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
         counts = ctx.compute(counts_graph, "write")
     except Exception as exc:
         if type(exc).__name__ == "KilledWorker":
