@@ -187,7 +187,8 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         path[i:i + 1] = _nested_key(cls, path[i])
         field, subs = path[i], nested_fields(cls)
         if field not in _names(cls):
-            raise fail(f"unknown key {field!r} of stage {name}{hint(field, config_keys(cls))}")
+            where = f"stage {name}" if i == 2 else ".".join(path[1:i])
+            raise fail(f"unknown key {field!r} of {where}{hint(field, config_keys(cls))}")
         if field not in subs or i + 1 == len(path):
             break
         cls, default, i = subs[field][1], getattr(default, field), i + 1
