@@ -12,7 +12,7 @@ one), through the id-keyed removal the dedup stages use.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dask.dataframe as dd
 import pandas as pd
@@ -24,8 +24,11 @@ from curation.tokens import count_tokens
 from pipelines.kit import Artifact, StageContext, link_tree
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
 
+if TYPE_CHECKING:
+    from pipelines.stages.ingest import IngestConfig
 
-def extract_all(parsed: Artifact, cfg: Any, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
+
+def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
     """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML artifact."""
     html = Artifact(parsed.path / "html")
     if html.path.exists():
@@ -118,7 +121,7 @@ def _scoped(keys: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def mark_url_duplicates(docs: dd.DataFrame, cfg: Any, ctx: StageContext, key: dict[str, Any]) -> dd.DataFrame:
+def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any]) -> dd.DataFrame:
     """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``."""
     if not cfg.url_dedup_sources:
         return docs
