@@ -13,6 +13,7 @@ Changing a decision parameter re-runs 2 and 3 only: the ``scores`` artifact is r
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dask.dataframe as dd
@@ -26,7 +27,7 @@ from pipelines.kit import Artifact, StageContext
 def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str,
                score: Callable[..., pd.DataFrame], *args: Any) -> Artifact:
     """The ``scores`` artifact: ``score(number, df, *args)`` of every partition, cached by ``params``."""
-    def produce(folder: Any) -> dict[str, int]:
+    def produce(folder: Path) -> dict[str, int]:
         graph = ctx.map_parts(docs, _score_part, Artifact(folder), score, *args, meta=pd.Series(dtype="int64"))
         return {count_key: int(np.sum(ctx.compute(graph, "score")))}
 
