@@ -1,5 +1,9 @@
 """Stage configuration: small frozen dataclasses loaded from the recipe, validated on load.
 
+Fields that belong together may form a sub-config (:func:`nested`): a recipe gives it nested
+(``tiers: {high: 90}``) or by its old flat keys (``tier_high: 90``); :meth:`Config.flat_dict` is
+the flat view that config hashes and run records are computed from.
+
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
 ... class Demo(StageConfig):
