@@ -1,5 +1,9 @@
 """Stage configuration: small frozen dataclasses loaded from the recipe, validated on load.
 
+Fields that belong together may form a sub-config (:func:`nested`): a recipe gives it nested
+(``tiers: {high: 90}``) or by its old flat keys (``tier_high: 90``); :meth:`Config.flat_dict` is
+the flat view that config hashes and run records are computed from.
+
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
 ... class Demo(StageConfig):
@@ -16,6 +20,7 @@ curation.config.ConfigError: unknown key 'treshold' for Demo; valid keys: enable
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -24,25 +29,38 @@ from typing import Any, TypeVar
 
 import yaml
 
-T = TypeVar("T", bound="StageConfig")
+T = TypeVar("T", bound="Config")
 
 
 class ConfigError(ValueError):
     """A recipe or override value is wrong; the message says what to change."""
 
 
-@dataclasses.dataclass(frozen=True)
-class StageConfig:
-    """Base of every stage config. Subclasses are frozen dataclasses with defaults."""
+#: Field metadata key of a nested sub-config; its value is the prefix of the sub-config's flat keys.
+NESTED = "nested_prefix"
 
-    enabled: bool = True
+
+def nested(factory: typing.Callable[[], Any], flat_prefix: str = "") -> Any:
+    """A field holding a sub-config (a frozen :class:`Config`) whose keys may also be given flat.
+
+    ``tiers: TierPolicy = nested(TierPolicy, "tier_")`` accepts ``tiers: {high: 90}`` and the flat
+    ``tier_high: 90`` alike; :meth:`Config.flat_dict` writes the flat names back, so a config keeps
+    the hash it had before its fields were grouped. A nested mapping is merged onto the field's
+    default, so it needs only the keys it changes.
+    """
+    return dataclasses.field(default_factory=factory, metadata={NESTED: flat_prefix})
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """A frozen dataclass with defaults, built from a mapping and validated (see the module docstring)."""
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` on a bad value. Override in subclasses."""
 
     @classmethod
     def from_dict(cls: type[T], data: dict[str, Any] | None) -> T:
-        data = dict(data or {})
+        data = nest_flat_keys(cls, dict(data or {}))
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
         if unknown:
@@ -50,17 +68,94 @@ class StageConfig:
                 f"unknown key {unknown[0]!r} for {cls.__name__}; valid keys: {', '.join(sorted(fields))}"
             )
         hints = typing.get_type_hints(cls)
-        kwargs = {k: _coerce(cls.__name__, k, v, hints.get(k)) for k, v in data.items()}
+        kwargs = {}
+        for k, v in data.items():
+            if NESTED in fields[k].metadata:
+                kwargs[k] = _build_nested(cls.__name__, k, v, fields[k].default_factory())
+            else:
+                kwargs[k] = _coerce(cls.__name__, k, v, hints.get(k))
         obj = cls(**kwargs)
         obj.validate()
         return obj
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, sub-configs as nested mappings."""
         return dataclasses.asdict(self)
 
+    def flat_dict(self) -> dict[str, Any]:
+        """Every field, sub-config keys flat under their prefixed names (what config hashes and
+        run records are computed from, so grouping fields changes no hash)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if NESTED in f.metadata:
+                out.update({f.metadata[NESTED] + k: v for k, v in value.flat_dict().items()})
+            else:
+                out[f.name] = copy.deepcopy(value)
+        return out
+
     def replace(self: T, **changes: Any) -> T:
-        merged = {**self.to_dict(), **changes}
+        """A copy with ``changes`` (flat or nested keys; a nested mapping changes only its keys)."""
+        merged = self.to_dict()
+        nested_names = {f.name for f in dataclasses.fields(self) if NESTED in f.metadata}
+        for key, value in nest_flat_keys(type(self), changes).items():
+            if key in nested_names and isinstance(value, dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
         return type(self).from_dict(merged)
+
+
+@dataclasses.dataclass(frozen=True)
+class StageConfig(Config):
+    """Base of every stage config. Subclasses are frozen dataclasses with defaults."""
+
+    enabled: bool = True
+
+
+def nested_fields(cls: type) -> dict[str, tuple[str, type]]:
+    """``{field: (flat prefix, sub-config class)}`` of ``cls``'s nested fields."""
+    return {f.name: (f.metadata[NESTED], type(f.default_factory())) for f in dataclasses.fields(cls) if NESTED in f.metadata}
+
+
+def nest_flat_keys(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the flat keys of ``cls``'s sub-configs moved into their nested mappings.
+
+    >>> from curation.quality.code_tiers import TierPolicy
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Demo(StageConfig):
+    ...     tiers: TierPolicy = nested(TierPolicy, "tier_")
+    >>> nest_flat_keys(Demo, {"tier_high": 90, "tiers": {"low": 5}})
+    {'tiers': {'low': 5, 'high': 90}}
+    """
+    out = dict(data)
+    own = {f.name for f in dataclasses.fields(cls)}
+    for name, (prefix, sub) in nested_fields(cls).items():
+        keys = {f.name for f in dataclasses.fields(sub)}
+        moved = {k[len(prefix):]: out.pop(k) for k in list(out)
+                 if k not in own and k.startswith(prefix) and k[len(prefix):] in keys}
+        if not moved:
+            continue
+        given = out.get(name)
+        given = given.to_dict() if isinstance(given, Config) else dict(given or {}) if isinstance(given, dict) or given is None else given
+        if not isinstance(given, dict):
+            raise ConfigError(f"{cls.__name__}.{name} must be a mapping of keys ({', '.join(sorted(keys))}), not {given!r}")
+        twice = sorted(set(moved) & set(given))
+        if twice:
+            raise ConfigError(f"{cls.__name__}: {prefix}{twice[0]} and {name}.{twice[0]} are the same key; give it once")
+        out[name] = {**given, **moved}
+    return out
+
+
+def _build_nested(owner: str, key: str, value: Any, default: Config) -> Any:
+    if isinstance(value, type(default)):
+        return value
+    if not isinstance(value, dict):
+        raise ConfigError(f"{owner}.{key} must be a mapping of keys, not {value!r}")
+    try:
+        return type(default).from_dict({**default.to_dict(), **value})
+    except ConfigError as exc:
+        raise ConfigError(f"{owner}.{key}: {exc}") from exc
 
 
 def check_range(cfg: Any, key: str, lo: float | None = None, hi: float | None = None) -> None:

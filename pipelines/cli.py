@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from curation.ingest.inputs import InputError
 from pipelines.cluster import SchedulerError, check_workers
-from pipelines.io import InputError
 from pipelines.recipe import profiles
-from pipelines.runner import WorkerLostError
 from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
+from pipelines.worker_loss import WorkerLostError
 
 log = logging.getLogger("curate")
 

@@ -1,14 +1,13 @@
 """Reading stage outputs and writing one partition's kept rows, ledger rows and counts.
 
 The writer runs on the workers inside the stage's single graph: each partition writes
-``docs/part-NNNNN.parquet`` and ``ledger/part-NNNNN.parquet`` (temp file, then rename, so a
-retried task overwrites cleanly) and returns a few rows of counts.
+``docs/part-NNNNN.parquet`` and ``ledger/part-NNNNN.parquet`` (temp file, then rename:
+:func:`pipelines.kit.atomic_path`, so a retried task overwrites cleanly) and returns a few rows of counts.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
+from pipelines.kit.artifact import atomic_path, part_name
 
 PREVIEW_CHARS = 300
 
@@ -32,10 +33,6 @@ COUNTS_META = pd.DataFrame(
         "tokens": pd.Series(dtype="int64"),
     }
 )
-
-
-class InputError(ValueError):
-    """The input of a stage is missing or is not what the stage needs."""
 
 
 def docs_dir(path: Path) -> Path:
@@ -89,11 +86,9 @@ def _named(path: str, read: Any) -> Any:
 
 def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:
     """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def docs_schema(df: pd.DataFrame) -> pa.Schema:
@@ -108,12 +103,10 @@ def docs_schema(df: pd.DataFrame) -> pa.Schema:
     return pa.schema(fields)
 
 
-def write_partition(
-    df: pd.DataFrame, work_dir: str, stage: str, partition_info: dict | None = None
-) -> pd.DataFrame:
-    """Split one annotated partition into docs/ and ledger/ files; return its counts."""
-    number = (partition_info or {}).get("number", 0)
-    name = f"part-{number:05d}.parquet"
+def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) -> pd.DataFrame:
+    """Split annotated partition ``number`` into docs/ and ledger/ files; return its counts
+    (``ctx.map_parts(annotated, write_partition, work_dir, stage, meta=COUNTS_META)``)."""
+    name = part_name(number)
     reasons = df[DROP_REASON]
     check_reasons(reasons)
     dropped_mask = reasons.notna().to_numpy()
@@ -195,7 +188,5 @@ def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:
 
 def write_json(path: Path, payload: Any) -> None:
     """Write JSON atomically with sorted keys."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")

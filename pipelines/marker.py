@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from curation.config import config_hash
+from curation.ingest.inputs import InputError
 from curation.mixture.manifest import file_digest
 from pipelines import io
 
@@ -161,7 +162,7 @@ def check_input(input_dir: Path) -> None:
     damage = check_files(input_dir, marker)
     if damage:
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        raise io.InputError(
+        raise InputError(
             f"input {input_dir} is damaged: {damage[0]}{more}; re-run the stage that wrote it (the same command "
             "with `curate run` re-runs it by itself)"
         )

@@ -12,15 +12,13 @@ its input, and holds a lock on the folder it writes into (pipelines/safety.py).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import json
 import logging
 import shutil
 import time
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from curation.config import ConfigError, config_hash
 from pipelines import io
@@ -36,13 +34,13 @@ from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the finge
     read_marker,
     stage_fingerprint,
 )
-from pipelines.progress import compute_with_progress
 from pipelines.recipe import check_configs, stage_config
+from pipelines.run_record import remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock
 from pipelines.stages import STAGES, folder_name, load_stage
+from pipelines.worker_loss import WorkerLostError, killed_worker_message
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclasses.dataclass
@@ -80,7 +78,7 @@ def _run_stage_locked(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], stage_dir: Path, input_dir: Path | None,
     inputs: list[Any] | None, client: Any, run_dir: Path | None, quiet: bool,
 ) -> StageResult:
-    chash = config_hash({"stage": name, "version": stage.version, "config": cfg.to_dict(), "extra": _global_keys(recipe, stage)})
+    chash = config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)
         fingerprint = raw_fingerprint(sorted({s.path for s in specs}))
@@ -151,13 +149,13 @@ def _build_and_write(
     try:
         annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
         check_produces(stage, annotated.columns)
-        counts_graph = annotated.map_partitions(io.write_partition, str(work), name, meta=io.COUNTS_META)
-        counts = compute_with_progress(counts_graph, client, f"{name}: write", quiet=quiet)
+        counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
+        counts = ctx.compute(counts_graph, "write")
     except Exception as exc:
         if type(exc).__name__ == "KilledWorker":
-            raise WorkerLostError(_killed_worker_message(name, exc, client, recipe)) from exc
+            raise WorkerLostError(killed_worker_message(name, exc, client, recipe)) from exc
         raise
-    summary = io.summarise_counts(counts if isinstance(counts, pd.DataFrame) else pd.concat(counts))
+    summary = io.summarise_counts(counts)
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(
             f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
@@ -167,7 +165,7 @@ def _build_and_write(
         "stage": name,
         "version": stage.version,
         "config_hash": chash,
-        "config": cfg.to_dict(),
+        "config": cfg.flat_dict(),  # the flat view: manifests cite it, and grouping fields must not change it
         "seconds": round(time.time() - started, 3),
         "cpu_seconds": round(cpu_seconds(client) - cpu_started, 3),
         **summary,
@@ -227,7 +225,7 @@ def run_recipe(
     started = time.time()
     with folder_lock(output):
         # run.json lists the stages of a finished run: none while this one is under way
-        _remove_run_record(output / "run.json")
+        remove_run_record(output / "run.json")
         for name in names:
             stage_dir = output / folder_name(name)
             res = run_stage(
@@ -240,66 +238,7 @@ def run_recipe(
     return results
 
 
-def _remove_run_record(path: Path) -> None:
-    """Remove a previous run's ``run.json``; refuse if that file is not one curate wrote."""
-    import json
-
-    if not path.exists():
-        return
-    try:
-        record = json.loads(path.read_text())
-        ours = isinstance(record, dict) and {"recipe", "stages", "versions"} <= set(record)
-    except (OSError, ValueError):
-        ours = False
-    if not ours:
-        from pipelines.safety import OutputError
-
-        raise OutputError(f"{path} exists and was not written by curate; move it away or choose another --output")
-    path.unlink()
-
-
-class WorkerLostError(RuntimeError):
-    """Dask gave up on a task after its workers died; the message says what to change."""
-
-
-def _killed_worker_message(name: str, exc: BaseException, client: Any, recipe: dict[str, Any]) -> str:
-    limits = []
-    with contextlib.suppress(Exception):
-        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
-    limit = f"{min(limits) / 2**30:.2f} GiB" if limits and min(limits) else "no memory limit"
-    block = (recipe.get("stages", {}).get("ingest") or {}).get("blocksize_mb", "?")
-    return (
-        f"stage {name}: Dask gave up on a task because the workers running it died ({exc}). The usual cause "
-        f"is memory: a worker here has {limit} and partitions hold up to ingest.blocksize_mb={block} MB of text; "
-        "a worker needs ~0.5 GiB for its libraries plus ~6x its partition size (BENCHMARKS.md, memory-bound run). "
-        "Lower ingest.blocksize_mb (ingest then re-runs, the later stages follow) or raise --memory-limit; "
-        "the workers' logs say why they died. Completed stages are kept and will be skipped on the re-run."
-    )
-
-
-def run_record(recipe: dict[str, Any], results: list[StageResult], seconds: float) -> dict[str, Any]:
-    """What ``run.json`` holds: the resolved recipe, versions, config hashes and timings."""
-    return {
-        "recipe": recipe,
-        "versions": StageContext.versions(),
-        "stages": [
-            {
-                "name": r.name,
-                "folder": r.stage_dir.name,
-                "skipped": r.skipped,
-                "config_hash": r.stats.get("config_hash"),
-                "version": r.stats.get("version"),
-                "seconds": r.stats.get("seconds"),
-            }
-            for r in results
-        ],
-        "seconds": round(seconds, 3),
-    }
-
-
 def _read_stats(stage_dir: Path) -> dict[str, Any]:
-    import json
-
     path = stage_dir / "stats.json"
     return json.loads(path.read_text()) if path.exists() else {}
 

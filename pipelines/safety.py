@@ -70,9 +70,9 @@ def input_paths(args: list[Any]) -> list[Path]:
         if text.startswith("@"):
             out.append(Path(text[1:]))
             with contextlib.suppress(Exception):
-                from pipelines.stages.ingest import _read_list
+                from curation.ingest.inputs import read_list
 
-                out.extend(q for q, _root in _read_list(Path(text)))
+                out.extend(q for q, _root in read_list(Path(text)))
         elif any(c in text for c in "*?["):
             out.extend(Path(m) for m in glob.glob(text, recursive=True))
         else:

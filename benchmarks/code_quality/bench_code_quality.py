@@ -28,7 +28,7 @@ from classifiers.code_content import CodeContentClassifier  # noqa: E402
 from classifiers.code_quality import StructuralScorer, structural_score  # noqa: E402
 from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group  # noqa: E402
 from curation.quality.code_rules import decide_rule, failed_rules, rule_signals  # noqa: E402
-from curation.quality.code_tiers import assign_tiers, score_histogram, thresholds, tier_rules  # noqa: E402
+from curation.quality.code_tiers import assign_tiers, score_histogram, thresholds  # noqa: E402
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html  # noqa: E402
 from curation.tokens import count_tokens  # noqa: E402
 from pipelines.recipe import load_recipe, stage_config  # noqa: E402
@@ -58,7 +58,7 @@ def bench_code(n: int | None) -> dict:
     for x in texts:
         peer_rules(x)
     out["peer_rules_cpu_s"] = round(time.process_time() - t, 2)
-    th = cfg.thresholds()
+    th = cfg.rules
     df["ours_language"] = [lang or "unknown" for lang in langs]
     df["reason"] = [decide_rule(s, th, lang)[0] for s, lang in zip(sigs, langs, strict=True)]
     df["all_rules"] = [failed_rules(s, th, lang) for s, lang in zip(sigs, langs, strict=True)]
@@ -80,8 +80,8 @@ def bench_code(n: int | None) -> dict:
         out[f"{name}_any_rule"] = {r: int(sum(r in rules for rules in sub["all_rules"])) for r in sorted({r for rs in sub["all_rules"] for r in rs})}
     df[["repo", "path", "language", "ours_language", "reason", "tokens", "score", "generated_header"]].to_parquet(WORK / "code_files_scored.parquet")
     passing = df[df["reason"].isna()]
-    default, overrides = tier_rules(cfg.tier_mode, cfg.tier_high, cfg.tier_low, cfg.tier_overrides)
-    cuts = thresholds(score_histogram(passing["ours_language"].to_numpy(), passing["score"].to_numpy(), tier_group), default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
+    default, overrides = cfg.tiers.rules()
+    cuts = thresholds(score_histogram(passing["ours_language"].to_numpy(), passing["score"].to_numpy(), tier_group), default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
     tiers = assign_tiers(passing["score"].to_numpy(), passing["ours_language"].to_numpy(), cuts, default, overrides)
     passing = passing.assign(tier=tiers)
     shares = passing.groupby("ours_language")["tier"].value_counts(normalize=True).unstack(fill_value=0).round(3)
@@ -106,7 +106,7 @@ def repo_split(passing: pd.DataFrame, default, overrides, cfg: CodeQualityConfig
 
     held = passing["repo"].map(lambda r: int(hashlib.blake2b(str(r).encode(), digest_size=2).hexdigest(), 16) % 2 == 1)
     a, b = passing[~held], passing[held]
-    cuts = thresholds(score_histogram(a["ours_language"].to_numpy(), a["score"].to_numpy(), tier_group), default, overrides, cfg.tier_min_files, tier_group, UNPOOLED_GROUPS)
+    cuts = thresholds(score_histogram(a["ours_language"].to_numpy(), a["score"].to_numpy(), tier_group), default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
     tiers = assign_tiers(b["score"].to_numpy(), b["ours_language"].to_numpy(), cuts, default, overrides)
     b = b.assign(tier=tiers)
     out = {"repos_fit": int(a["repo"].nunique()), "repos_held_out": int(b["repo"].nunique())}

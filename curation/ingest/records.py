@@ -14,10 +14,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from curation.ingest.urls import URL_COLUMNS, url_columns
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
@@ -212,3 +214,25 @@ def find_duplicate_ids(ids: pd.DataFrame) -> pd.DataFrame:
             "first_line": first["_line"].to_numpy()[dup],
         }
     )
+
+
+def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFrame:
+    """Parsed rows as documents: later copies of an id (``dup_map``: ``_ord`` → first file, line)
+    ledgered as ``duplicate_id`` under an id of their own, the URL columns added, the
+    bookkeeping columns dropped."""
+    df = df.copy()
+    if dup_map:
+        for i, o in enumerate(df["_ord"].tolist()):
+            if o in dup_map and not isinstance(df[DROP_REASON].iat[i], str):
+                f, n = dup_map[o]
+                df.iat[i, df.columns.get_loc(DROP_REASON)] = DropReason.DUPLICATE_ID.value
+                original = df["doc_id"].iat[i]
+                df.iat[i, df.columns.get_loc(DROP_DETAIL)] = detail_json(
+                    file=df["_file"].iat[i], line=int(df["_line"].iat[i]), error="duplicate id", first_file=f, first_line=n,
+                    original_id=original,
+                )
+                # the ledger row needs an id of its own: ids stay unique across kept ∪ ledger
+                df.iat[i, df.columns.get_loc("doc_id")] = f"{original}@{Path(df['_file'].iat[i]).name}:{int(df['_line'].iat[i])}"
+    df = df.drop(columns=[*LOCATION_COLUMNS, "_ord", "_has_html"], errors="ignore")
+    df = pd.concat([df, url_columns(df["url"])], axis=1)
+    return df[[*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL]]

@@ -15,6 +15,7 @@ sorted, an empty path written ``/``, a trailing slash kept (it can be another re
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 import pandas as pd
@@ -58,6 +59,10 @@ def domain_of(url: str | None) -> str | None:
     except ValueError:
         return None
     return host.rstrip(".").removeprefix("www.") if host else None
+
+
+#: Columns ingest adds to every document (null where a document has no URL).
+URL_COLUMNS: dict[str, Any] = {"url_normalized": object, "url_domain": object}
 
 
 def url_columns(urls: pd.Series) -> pd.DataFrame:

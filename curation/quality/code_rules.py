@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from curation.config import Config, check_range
 from curation.quality.code_language import language_kind
 from curation.schema import DropReason, detail_json
 
@@ -58,7 +59,7 @@ _ASCII_ALPHA = np.array([chr(i).isalpha() for i in range(128)], dtype=np.int64)
 
 
 @dataclasses.dataclass(frozen=True)
-class RuleThresholds:
+class RuleThresholds(Config):
     """Decision thresholds of the rules (every value comes from the recipe).
 
     ``data_files`` maps a data language (``JSON``, ``YAML``…) to its limits: ``min_chars``,
@@ -79,6 +80,13 @@ class RuleThresholds:
     drop_xml: bool = True
     alpha_exempt: tuple[str, ...] = ("Assembly", "WebAssembly")
     data_files: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+
+    def validate(self) -> None:
+        for key in ("min_alnum_fraction", "min_alpha_fraction", "encoded_max_fraction", "minified_long_line_fraction",
+                    "html_min_text_fraction"):
+            check_range(self, key, 0.0, 1.0)
+        for key in ("max_line_length", "max_lines"):
+            check_range(self, key, 1, None)
 
 
 def rule_signals(text: str, path: str | None, language: str | None, header_lines: int = 10, long_line: int = 300) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.config import Config, ConfigError, check_choice, check_range
+
 TIERS = ("high", "medium", "low")
 N_BINS = 1000  #: histogram bins over the 0–10 score range (0.01 wide)
 POOLED = "*"  #: the pseudo-language of all files together (fallback for rare languages)
@@ -172,3 +174,40 @@ def tier_rules(mode: str, high: float, low: float, overrides: Mapping[str, Mappi
         merged = {**dataclasses.asdict(default), **dict(spec)}
         out[str(lang)] = TierRule(mode=str(merged["mode"]), high=float(merged["high"]), low=float(merged["low"]))
     return default, out
+
+
+@dataclasses.dataclass(frozen=True)
+class TierPolicy(Config):
+    """How scores become tiers (a stage's ``tiers`` sub-config; flat keys ``tier_<name>``).
+
+    ``weights`` combine the ``code_score_<name>`` columns; ``min_files``: fewer scored files in a
+    language and its cuts come from its family, else from all files pooled; ``overrides``: per
+    language ``{mode, high, low}``.
+
+    >>> TierPolicy.from_dict({"mode": "absolute", "high": 7.5, "low": 4}).rules()[0]
+    TierRule(mode='absolute', high=7.5, low=4.0)
+    """
+
+    mode: str = "percentile"
+    high: float = 80.0
+    low: float = 10.0
+    min_files: int = 50
+    weights: dict[str, float] = dataclasses.field(default_factory=lambda: {"structural": 1.0, "learned": 1.0})
+    overrides: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def validate(self) -> None:
+        check_choice(self, "mode", ("percentile", "absolute"))
+        check_range(self, "min_files", 1, None)
+        if self.mode == "percentile":
+            check_range(self, "high", 0.0, 100.0)
+            check_range(self, "low", 0.0, 100.0)
+        if self.low > self.high:
+            raise ConfigError(f"TierPolicy.low ({self.low}) must not exceed high ({self.high})")
+        try:
+            self.rules()
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ConfigError(f"TierPolicy.overrides: {exc}") from exc
+
+    def rules(self) -> tuple[TierRule, dict[str, TierRule]]:
+        """The default rule and the per-language ones."""
+        return tier_rules(self.mode, self.high, self.low, self.overrides)

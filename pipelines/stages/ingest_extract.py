@@ -12,43 +12,38 @@ one), through the id-keyed removal the dedup stages use.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dask.dataframe as dd
 import pandas as pd
-import pyarrow.parquet as pq
 
 from classifiers.langid import identify_docs
 from curation.ingest.extract import extract_text
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
-from pipelines.io import write_frame
-from pipelines.kit import link_tree as _link_tree
-from pipelines.progress import compute_with_progress
+from pipelines.kit import Artifact, StageContext, link_tree
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
 
-#: Columns ingest adds to every document (null where a document has no URL).
-URL_COLUMNS: dict[str, Any] = {"url_normalized": object, "url_domain": object}
+if TYPE_CHECKING:
+    from pipelines.stages.ingest import IngestConfig
 
 
-def extract_all(parsed_dir: Path, cfg: Any, ctx: Any, parse_key: dict[str, Any]) -> Path:
-    """The cached ``extracted`` folder (same part files as ``parsed``, texts filled); links the HTML artifact."""
-    html_dir = parsed_dir / "html"
-    if html_dir.exists():
-        _link_tree(html_dir, ctx.artifacts_dir / "html")
-    files = sorted(str(p) for p in parsed_dir.glob("part-*.parquet"))
+def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
+    """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML artifact."""
+    html = Artifact(parsed.path / "html")
+    if html.path.exists():
+        link_tree(html.path, ctx.artifacts_dir / "html")
+    numbers = list(range(len(parsed.parts())))  # parse writes one part per input partition
 
-    def produce(out: Path) -> None:
-        tasks = dd.from_map(_extract_part, files, out=str(out), extractor=cfg.extractor, tokenizer=cfg.tokenizer,
-                            max_chars=cfg.max_chars, meta=pd.DataFrame({"pages": pd.Series(dtype="int64"),
-                                                                        "empty": pd.Series(dtype="int64")}),
+    def produce(out: Path) -> dict[str, int]:
+        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars),
+                            meta=pd.DataFrame({"pages": pd.Series(dtype="int64"), "empty": pd.Series(dtype="int64")}),
                             enforce_metadata=False)
-        counts = compute_with_progress(tasks, ctx.client, f"ingest: extract ({cfg.extractor})", ctx.quiet)
-        ctx.extra_stats["extracted_pages"] = int(counts["pages"].sum())
-        ctx.extra_stats["extraction_empty"] = int(counts["empty"].sum())
+        counts = ctx.compute(tasks, f"extract ({cfg.extractor})")
+        return {"extracted_pages": int(counts["pages"].sum()), "extraction_empty": int(counts["empty"].sum())}
 
     ctx.extra_stats["extractor"] = cfg.extractor
-    return ctx.cached("extracted", {**parse_key, "extractor": cfg.extractor}, produce)
+    return ctx.step("extracted", {**parse_key, "extractor": cfg.extractor}, produce)
 
 
 def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int) -> tuple[pd.DataFrame, int]:
@@ -81,13 +76,14 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
     return df, len(idx)
 
 
-def _extract_part(path: str, out: str, extractor: str, tokenizer: str, max_chars: int) -> pd.DataFrame:
-    df = pq.read_table(path).to_pandas()
-    html_path = Path(path).parent / "html" / Path(path).name
-    pages = pq.read_table(html_path).to_pandas() if html_path.exists() else pd.DataFrame({"doc_id": [], "html": []})
+def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
+                  max_chars: int) -> pd.DataFrame:
+    df = parsed.read_part(number)
+    pages = html.read_part(number)
+    pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
     df, n = extract_frame(df, pages, extractor, tokenizer, max_chars)
-    write_frame(df, Path(out) / Path(path).name)
+    out.write_part(number, df)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
     return pd.DataFrame({"pages": [n], "empty": [empty]})
 
@@ -125,7 +121,7 @@ def _scoped(keys: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def mark_url_duplicates(docs: dd.DataFrame, cfg: Any, ctx: Any, key: dict[str, Any]) -> dd.DataFrame:
+def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any]) -> dd.DataFrame:
     """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``."""
     if not cfg.url_dedup_sources:
         return docs
@@ -133,11 +129,11 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: Any, ctx: Any, key: dict[str, A
     meta = pd.DataFrame({"url_normalized": pd.Series(dtype=object), "_ord": pd.Series(dtype="int64"),
                          "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object)})
 
-    def produce(out: Path) -> None:
+    def produce(out: Path) -> dict[str, int]:
         keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
         keys = keys.map_partitions(_scoped, meta=keys._meta)
         removals = keys.shuffle(on="url_normalized").map_partitions(find_url_duplicates, meta=REMOVAL_META)
-        ctx.extra_stats["duplicate_urls"] = write_removals(removals, out, ctx, "duplicate URLs")
+        return {"duplicate_urls": write_removals(removals, out, ctx, "duplicate URLs")}
 
-    folder = ctx.cached("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)
-    return mark_removed(docs, folder)
+    removals = ctx.step("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)
+    return mark_removed(docs, removals.path)

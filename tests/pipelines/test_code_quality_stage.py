@@ -51,7 +51,7 @@ def test_changing_a_threshold_reuses_the_scores(tmp_path, monkeypatch):
     inp = make_stage_dir(tmp_path / "in", docs_frame(_rows()), nparts=2)
     calls = []
     real = cq.score_frame
-    monkeypatch.setattr(cq, "score_frame", lambda df, cfg: calls.append(len(df)) or real(df, cfg))
+    monkeypatch.setattr(cq, "score_frame", lambda df, *a, **kw: calls.append(len(df)) or real(df, *a, **kw))
     first = run_one("code_quality", inp, tmp_path / "a", ["code_quality.tier_min_files=5"])
     assert len(calls) == 2  # one per partition
     second = run_one("code_quality", inp, tmp_path / "b", ["code_quality.tier_min_files=5", "code_quality.tier_low=50",

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from curation.config import ConfigError
-from pipelines.io import InputError
+from curation.ingest.inputs import InputError
 from pipelines.recipe import load_recipe
 from pipelines.runner import run_stage
 from tests.helpers import read_parts

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import pytest
 
-from pipelines.io import InputError
+from curation.ingest.inputs import InputError
 from tests.helpers import read_parts
 from tests.pipelines.test_ingest import _ingest, _write_jsonl
 

@@ -161,7 +161,8 @@ def test_workers_dying_on_a_task_gives_an_error_that_says_what_to_change(tmp_pat
     rc = main(["run", rec["recipe_path"], "--input", str(raw), "--output", str(out), "--scheduler", "synchronous", *FOUNDATION])
     assert rc == 3
     assert (out / "00_ingest" / "_SUCCESS").exists() and not (out / "10_exact_dedup").exists()
-    from pipelines.runner import WorkerLostError, run_stage
+    from pipelines.runner import run_stage
+    from pipelines.worker_loss import WorkerLostError
 
     with pytest.raises(WorkerLostError, match=r"exact_dedup.*ingest\.blocksize_mb=128.*--memory-limit"):
         run_stage("exact_dedup", rec, stage_dir=tmp_path / "again", input_dir=out / "00_ingest", quiet=True)

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from pipelines.cli import main
-from pipelines.recipe import default_recipe_path
+from pipelines.recipe_schema import default_recipe_path
 from tests.helpers import read_parts
 from tests.pipelines.test_runner import FOUNDATION, _corpus
 

@@ -1,0 +1,241 @@
+"""Planning the input of a run: files, folders, globs and ``@list`` files → one spec per partition.
+
+Planning runs on the client and fails before any output when a file is unreadable, has an
+unknown format or no text field: a partition per file chunk (plain JSONL split at ~``blocksize``
+on line boundaries), per Parquet row group, per dataset shard, or per crawl file.
+:mod:`curation.ingest.readers` reads a spec into schema rows on the workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import gzip
+import json
+from collections.abc import Sequence
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from curation.ingest.records import FieldMap
+
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+class InputError(ValueError):
+    """The input of a stage is missing or is not what the stage needs."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """One partition to read: a file (or a chunk of it, or a dataset shard)."""
+
+    path: Path
+    fmt: str  # jsonl | parquet | datasets | warc | html
+    source: str | None
+    fields: FieldMap
+    start: int = 0  # byte offset (jsonl), row group (parquet) or first row (datasets)
+    end: int = -1
+    first_line: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rules:
+    source: str | None
+    fields: dict[str, str]
+    inputs: tuple[dict[str, Any], ...]
+    blocksize_mb: int
+
+
+def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
+                inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128) -> list[InputSpec]:
+    """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
+
+    ``source`` and ``fields`` apply to every file unless the first entry of ``inputs`` whose
+    ``match`` glob matches it says otherwise; plain JSONL is split at ~``blocksize_mb`` MB.
+    """
+    rules = _Rules(source, dict(fields or {}), tuple(inputs), blocksize_mb)
+    files: list[tuple[Path, str]] = []
+    rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
+    paths = [q for q, _ in rooted]
+    for p, root in rooted:
+        matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
+        if not matches:
+            raise InputError(f"{p}: no file matches this pattern")
+        for m in matches:
+            found = _discover(m)
+            if root is not None:  # files found inside a listed folder stay under the list's root too
+                for f, _fmt in found:
+                    if not f.resolve().is_relative_to(root):
+                        raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
+                                         "list only paths (and links) that stay inside it")
+            files.extend(found)
+    if not files:
+        raise InputError(f"no input files found in {[str(p) for p in paths]}")
+    seen: set[Path] = set()
+    specs: list[InputSpec] = []
+    for f, fmt in files:
+        real = f.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        entry_source, entry_fields = _entry_for(f, rules)
+        specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
+    return specs
+
+
+def read_list(arg: Path) -> list[tuple[Path, Path]]:
+    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it (symlinks
+    resolved); each entry comes with that root, which files found inside listed folders must keep."""
+    listing = Path(str(arg)[1:])
+    if not listing.is_file():
+        raise InputError(f"input list {listing} does not exist")
+    root = listing.parent.resolve()
+    out = []
+    for n, line in enumerate(listing.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        target = (root / line).resolve()
+        if not target.is_relative_to(root):
+            raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
+        out.append((target, root))
+    return out
+
+
+def _discover(path: Path) -> list[tuple[Path, str]]:
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
+        raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
+    if path.is_dir():
+        if (path / "dataset_info.json").exists() or (path / "state.json").exists():
+            return [(path, "datasets")]
+        out: list[tuple[Path, str]] = []
+        for child in sorted(path.rglob("*"), key=str):
+            if child.is_file() and child.name != "README.md" and _format(child):
+                out.append((child, _format(child)))  # type: ignore[arg-type]
+        return out
+    fmt = _format(path)
+    if fmt is None:
+        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
+    return [(path, fmt)]
+
+
+def _format(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(WARC_SUFFIXES):
+        return "warc"
+    if name.endswith(HTML_SUFFIXES):
+        return "html"
+    return None
+
+
+def _entry_for(path: Path, rules: _Rules) -> tuple[str | None, FieldMap]:
+    for entry in rules.inputs:
+        if fnmatch(path.as_posix(), entry["match"]) or fnmatch(path.name, entry["match"]):
+            return entry.get("source", rules.source), FieldMap.from_dict({**rules.fields, **entry.get("fields", {})})
+    return rules.source, FieldMap.from_dict(rules.fields)
+
+
+def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rules: _Rules) -> list[InputSpec]:
+    try:
+        if fmt == "parquet":
+            pf = pq.ParquetFile(path)
+            names = pf.schema_arrow.names
+            if fields.text not in names and fields.html not in names:
+                raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
+            return [InputSpec(path, fmt, source, fields, g, g + 1) for g in range(pf.num_row_groups)] or [InputSpec(path, fmt, source, fields, 0, 0)]
+        if fmt == "datasets":
+            import datasets
+
+            ds = datasets.load_from_disk(str(path))
+            if fields.text not in ds.column_names:
+                raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
+            step = 100_000
+            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds))) for s in range(0, max(len(ds), 1), step)]
+        if fmt in ("warc", "html"):
+            _check_crawl_file(path, fmt)
+            return [InputSpec(path, fmt, source, fields)]  # one partition per crawl file (Common Crawl: ~1 GB each)
+        return _jsonl_partitions(path, source, fields, rules.blocksize_mb)
+    except InputError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc}); check the file's permissions and format") from exc
+
+
+def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, blocksize_mb: int) -> list[InputSpec]:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    comp = next((c for m, c in MAGIC.items() if head.startswith(m)), None)
+    if path.name.endswith((".gz", ".zst")) and comp is None and head:
+        raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
+    first = _first_record(path)
+    if first is not None and fields.text not in first and fields.html not in first:
+        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
+    size = path.stat().st_size
+    block = blocksize_mb << 20
+    if comp is not None or size <= block:
+        return [InputSpec(path, "jsonl", source, fields, 0, -1, 1)]
+    specs, start, line = [], 0, 1
+    with open(path, "rb") as fh:
+        while start < size:
+            fh.seek(min(start + block, size))
+            fh.readline()
+            end = min(fh.tell(), size)
+            specs.append(InputSpec(path, "jsonl", source, fields, start, end, line))
+            fh.seek(start)
+            line += fh.read(end - start).count(b"\n")
+            start = end
+    return specs
+
+
+def _check_crawl_file(path: Path, fmt: str) -> None:
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if fmt == "warc" and head and not (head.startswith(b"WARC/") or any(head.startswith(m) for m in MAGIC)):
+        raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
+
+
+def _first_record(path: Path) -> dict[str, Any] | None:
+    try:
+        with open_input(path) as fh:
+            for _ in range(100):
+                raw = fh.readline()
+                if not raw:
+                    return None
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    return obj
+    except (EOFError, OSError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from exc
+    return None
+
+
+def open_input(path: Path) -> Any:
+    """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name."""
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    if head.startswith(b"\x1f\x8b"):
+        return gzip.open(path, "rb")
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        import io as _io
+
+        import zstandard
+
+        return _io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
+    return open(path, "rb")

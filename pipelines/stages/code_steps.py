@@ -1,0 +1,67 @@
+"""The skeleton ``code_quality`` and ``code_web`` share, on the stage kit.
+
+1. :func:`score_step`: a cached sub-step ``scores`` (one ``part-NNNNN.parquet`` per input
+   partition) from ``score(number, df, *args) -> frame``; it returns ``{count_key: rows}``.
+2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
+   summed on the client into tier cuts by the stage.
+3. :func:`decide`: per input partition, ``annotate(df, scores_of_that_partition or None, *args)``
+   with the output columns in ``meta``'s order.
+
+Changing a decision parameter re-runs 2 and 3 only: the ``scores`` artifact is reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from curation.quality.code_tiers import score_histogram
+from pipelines.kit import Artifact, StageContext
+
+
+def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str,
+               score: Callable[..., pd.DataFrame], *args: Any) -> Artifact:
+    """The ``scores`` artifact: ``score(number, df, *args)`` of every partition, cached by ``params``."""
+    def produce(folder: Path) -> dict[str, int]:
+        graph = ctx.map_parts(docs, _score_part, Artifact(folder), score, *args, meta=pd.Series(dtype="int64"))
+        return {count_key: int(np.sum(ctx.compute(graph, "score")))}
+
+    return ctx.step("scores", params, produce)
+
+
+def _score_part(number: int, df: pd.DataFrame, scores: Artifact, score: Callable[..., pd.DataFrame], *args: Any) -> pd.Series:
+    out = score(number, df, *args)
+    scores.write_part(number, out)
+    return pd.Series([len(out)], dtype="int64")
+
+
+def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:
+    """``hist(part, *args)`` of every scores part, concatenated (rows: language, bin, count)."""
+    files = [str(p) for p in scores.parts()]
+    graph = dd.from_map(_hist_file, files, args=(hist, *args), meta=score_histogram(np.array([]), np.array([])), enforce_metadata=False)
+    return ctx.compute(graph, "tier cuts")
+
+
+def _hist_file(path: str, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:
+    return hist(pd.read_parquet(path), *args)
+
+
+def decide(ctx: StageContext, docs: dd.DataFrame, scores: Artifact, annotate: Callable[..., pd.DataFrame], *args: Any,
+           meta: pd.DataFrame) -> dd.DataFrame:
+    """``annotate(df, scores.read_part(number), *args)`` per partition, columns as in ``meta``."""
+    return ctx.map_parts(docs, _decide_part, scores, annotate, list(meta.columns), *args, meta=meta)
+
+
+def _decide_part(number: int, df: pd.DataFrame, scores: Artifact, annotate: Callable[..., pd.DataFrame], columns: list[str],
+                 *args: Any) -> pd.DataFrame:
+    return annotate(df, scores.read_part(number), *args)[columns]
+
+
+def cut_figures(cuts: dict[str, tuple[float, float]], keep: Callable[[str], bool] = lambda _k: True) -> dict[str, list[float]]:
+    """Tier cuts as stats.json figures."""
+    return {k: [float(v[0]), float(v[1])] for k, v in cuts.items() if keep(k)}
