@@ -17,7 +17,6 @@ later stage can embed the documents missing from it with the same settings:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from curation.files import atomic_path, part_name
 
 CARD = "embeddings.json"
 STORE_DTYPES = ("float16", "float32")
@@ -42,11 +43,8 @@ def write_embedding_part(path: Path, doc_ids: Sequence[str], vectors: np.ndarray
         "doc_id": pa.array([str(d) for d in doc_ids], type=pa.string()),
         "embedding": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1]),
     })
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    with atomic_path(Path(path)) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
 
 
 def read_embedding_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +61,7 @@ def read_embedding_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def part_path(folder: Path, number: int) -> Path:
     """The file of input partition ``number`` in an embeddings folder (``part-NNNNN.parquet``)."""
-    return Path(folder) / f"part-{int(number):05d}.parquet"
+    return Path(folder) / part_name(number)
 
 
 def part_files(folder: Path) -> list[Path]:

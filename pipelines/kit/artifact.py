@@ -26,40 +26,20 @@ Every file is written atomically (temp file, then rename), so a retried task ove
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from curation.files import atomic_path, part_name  # noqa: F401 - the kit's names for them
+
 PART_COLUMN = "_part"
-
-
-def part_name(number: int) -> str:
-    """``part-00007.parquet``: the file of input partition ``number``."""
-    return f"part-{int(number):05d}.parquet"
 
 
 def part_number(partition_info: dict | None) -> int:
     """The partition number Dask passes to a ``map_partitions`` function (0 when it passes none)."""
     return int((partition_info or {}).get("number", 0))
-
-
-@contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """Yield a temp path next to ``path``; rename it onto ``path`` when the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 @dataclasses.dataclass(frozen=True)
