@@ -34,7 +34,7 @@ from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the finge
     read_marker,
     stage_fingerprint,
 )
-from pipelines.recipe import check_configs, stage_config
+from pipelines.recipe import check_configs, stage_config, stage_settings
 from pipelines.run_record import remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock
 from pipelines.stages import STAGES, folder_name, load_stage
@@ -130,6 +130,7 @@ def _build_and_write(
         # a single-stage run reads the artifacts of the run folder that holds its --input
         upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).parent if input_dir else None)),
         lineage=resolve_lineage(name, run_dir),
+        settings=stage_settings(recipe, stage),
         quiet=quiet,
     )
     started, cpu_started = time.time(), cpu_seconds(client)

@@ -66,6 +66,7 @@ def read_inputs(paths: list[Path]) -> pd.DataFrame:
 def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(positives, negatives): programming-language code; prose without HTML code blocks."""
     from curation.quality.code_language import detect_language, language_kind
+    from curation.quality.code_pages import page_html
     from curation.quality.html_code import code_tag_stats
 
     pos = df[df["source"].isin(positive)].copy()
@@ -78,20 +79,10 @@ def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) ->
         metas = neg["meta"] if "meta" in neg.columns else [None] * len(neg)
         pages = neg["_html"] if "_html" in neg.columns else [None] * len(neg)
         for m, page in zip(metas, pages, strict=True):
-            html = page if isinstance(page, str) else _meta_html(m)
+            html = page if isinstance(page, str) else page_html(m)
             keep.append(not (html and code_tag_stats(html).recalled()))
         neg = neg[keep]
     return pos, neg
-
-
-def _meta_html(meta: Any) -> str | None:
-    if not isinstance(meta, str) or '"html"' not in meta:
-        return None
-    try:
-        value = json.loads(meta).get("html")
-    except (json.JSONDecodeError, AttributeError):
-        return None
-    return value if isinstance(value, str) and value else None
 
 
 def group_of(row: pd.Series) -> str:

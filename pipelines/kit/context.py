@@ -43,6 +43,8 @@ class StageContext:
     #: the stage's ``requires_artifacts``, resolved by the runner (``None`` where the upstream
     #: stage did not write it, e.g. it was disabled)
     upstream: dict[str, Path | None] = dataclasses.field(default_factory=dict)
+    #: the other stages' config values this stage declares in ``settings`` (pipelines.recipe.stage_settings)
+    settings: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: the finished stages of this run before this one (pipelines.kit.stage.resolve_lineage)
     lineage: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     extra_stats: dict[str, Any] = dataclasses.field(default_factory=dict)
@@ -98,10 +100,6 @@ class StageContext:
             _merge(self.extra_stats, json.loads((final / STEP_STATS).read_text()))
         link_tree(final, self.artifacts_dir / name)
         return Artifact(final)
-
-    def cached(self, name: str, params: Any, produce: Callable[[Path], dict[str, Any] | None]) -> Path:
-        """:meth:`step`, returning the folder's path (for code that reads it directly)."""
-        return self.step(name, params, produce).path
 
     # -- partitions ---------------------------------------------------------------------------
     @staticmethod

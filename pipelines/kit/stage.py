@@ -13,6 +13,8 @@ A stage is a small object (a module-level ``STAGE`` instance) with:
   for a single-stage CLI run from the folder holding ``--input``, into ``ctx.upstream[key]``
   (``None`` when that stage did not write it);
 - ``global_keys`` (optional): top-level recipe keys that change its output (``seed``);
+- ``settings`` (optional): ``{key: "stage.field"}``, values of another stage's config it reads
+  (``code_web`` counts tokens with ``ingest.tokenizer``), resolved into ``ctx.settings[key]``;
 - ``build(docs, config, ctx)``: returns a lazy Dask dataframe with every input row, the produced
   columns and ``drop_reason``/``drop_detail``. Sub-steps run eagerly through
   :meth:`~pipelines.kit.context.StageContext.step` (artifacts keyed by their parameters, figures

@@ -10,7 +10,7 @@ is :mod:`pipelines.stages.code_steps`, the logic :mod:`curation.quality.code_pag
 
 Token counts of re-parsed pages use **ingest's tokenizer**, so that every ``n_tokens`` of a run is
 counted alike: the stage declares ``settings = {"tokenizer": "ingest.tokenizer"}`` and reads it
-with :func:`pipelines.recipe.stage_settings` (the typed ingest config: its default when the recipe
+the runner resolves it with :func:`pipelines.recipe.stage_settings` into ``ctx.settings`` (the typed ingest config: its default when the recipe
 omits it). It is not part of this stage's config hash: ingest's hash covers it and reaches this
 stage through its input fingerprint; the cached ``scores`` step is keyed by it.
 """
@@ -35,7 +35,6 @@ from curation.quality.html_code import code_blocks, code_tag_stats, parse, repar
 from curation.schema import annotated_meta
 from curation.tokens import count_tokens
 from pipelines.kit import Artifact, StageContext
-from pipelines.recipe import stage_settings
 from pipelines.stages.code_steps import cut_figures, decide, score_step, tier_histogram
 
 log = logging.getLogger(__name__)
@@ -178,7 +177,7 @@ class CodeWebStage:
                                 "code_web_score": "float64"}
 
     def build(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> dd.DataFrame:
-        tokenizer = str(stage_settings(ctx.recipe, self)["tokenizer"])
+        tokenizer = str(ctx.settings["tokenizer"])
         html_dir = ctx.upstream.get("html")
         log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
         ctx.extra_stats["html_artifact"] = html_dir is not None

@@ -156,19 +156,28 @@ def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
         run(tmp_path, "bad4", ["web_quality.scorer_options={linear: {model: /nowhere}}"])
 
 
-def test_embedding_head_uses_stored_vectors_and_embeds_the_rest(tmp_path: Path) -> None:
-    from classifiers.embedding import get_embedder, write_embedding_part
-    from classifiers.embedding_store import write_card
-    from pipelines.runner import run_stage
 
-    df = corpus(12)
-    inp = make_stage_dir(tmp_path / "20_prev", df, nparts=2)
+def _summing_head(tmp_path: Path):
+    """A static-embedder head whose score is the sum of a vector's components (a unit vector
+    along the first axis scores exactly 1.0): which vectors were used shows in the scores."""
+    from classifiers.embedding import get_embedder
+
     settings = {"model": "minilm-static", "max_seq_length": 128, "mask_digits": False}
     emb = get_embedder(**settings)
     head = tmp_path / "head"
     head.mkdir()
     np.savez(head / "head.npz", weights=np.ones(emb.dim, dtype=np.float32), bias=np.array([0.0]))
     (head / "model.json").write_text(json.dumps({"embedder": settings}))
+    return settings, emb, head
+
+def test_embedding_head_uses_stored_vectors_and_embeds_the_rest(tmp_path: Path) -> None:
+    from classifiers.embedding import write_embedding_part
+    from classifiers.embedding_store import write_card
+    from pipelines.runner import run_stage
+
+    df = corpus(12)
+    inp = make_stage_dir(tmp_path / "20_prev", df, nparts=2)
+    settings, emb, head = _summing_head(tmp_path)
     # semdedup stored vectors for partition 0 only; partition 1 must be embedded here
     store = tmp_path / "30_semdedup" / "artifacts" / "embeddings"
     part0 = pd.read_parquet(inp / "docs" / "part-00000.parquet")
@@ -201,7 +210,7 @@ def test_single_stage_run_reuses_semdedup_vectors_without_embedding(tmp_path: Pa
     given, the runner finds SemDeDup's embeddings beside the input and nothing is embedded again."""
     import dask
 
-    from classifiers.embedding import get_embedder, write_embedding_part
+    from classifiers.embedding import write_embedding_part
     from classifiers.embedding_store import write_card
     from pipelines.recipe import load_recipe as load
     from pipelines.runner import run_stage
@@ -209,12 +218,7 @@ def test_single_stage_run_reuses_semdedup_vectors_without_embedding(tmp_path: Pa
     df = corpus(12)
     run_dir = tmp_path / "run"
     inp = make_stage_dir(run_dir / "30_semdedup", df, nparts=2)
-    settings = {"model": "minilm-static", "max_seq_length": 128, "mask_digits": False}
-    emb = get_embedder(**settings)
-    head = tmp_path / "head"
-    head.mkdir()
-    np.savez(head / "head.npz", weights=np.ones(emb.dim, dtype=np.float32), bias=np.array([0.0]))
-    (head / "model.json").write_text(json.dumps({"embedder": settings}))
+    settings, emb, head = _summing_head(tmp_path)
     store = inp / "artifacts" / "embeddings"
     for n in (0, 1):  # semdedup embedded every document of both partitions
         part = pd.read_parquet(inp / "docs" / f"part-{n:05d}.parquet")
