@@ -37,9 +37,10 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from classifiers.annotation.settings import AnnotatorSettings
 from classifiers.embedding_head import DEFAULT_EMBEDDER
 from classifiers.vector_source import VectorSource
-from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.config import ConfigError, StageConfig, check_choice, check_range, nested
 from curation.quality.edu_bands import band_counts, decide_bands
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, mark_kept
 from pipelines.kit import Artifact, StageContext
@@ -59,18 +60,9 @@ class EduScoreConfig(StageConfig):
     sources: tuple[str, ...] = ("math_science", "web")
     rubric: str = "edu"
     # annotation of a sample
-    annotator: str = "local"
-    annotator_model: str = ""
-    annotator_base_url: str = "http://127.0.0.1:8000/v1"
-    annotator_endpoint: str = "chat"
-    annotator_api_key_env: str = "OPENAI_API_KEY"
-    annotator_concurrency: int = 8
-    annotator_timeout_s: float = 120.0
-    annotator_max_retries: int = 4
-    annotator_rate_limit_rps: float = 0.0
-    annotator_batch_size: int = 8
-    annotator_threads: int = 0
-    annotator_doc_tokens: int = 0
+    annotator: str = "local"  #: none | local | openai | vllm
+    #: the judge's settings, nested (``annotation: {model: …}``) or flat (``annotator_model: …``)
+    annotation: AnnotatorSettings = nested(AnnotatorSettings, "annotator_")
     sample_size: int = 24
     sample_length_edges: tuple[int, ...] = (256, 1024, 4096)
     sample_allocation: str = "equal"
@@ -96,7 +88,6 @@ class EduScoreConfig(StageConfig):
             if bad:
                 raise ConfigError(f"EduScoreConfig.{key} has unknown sources {bad}; choose from {list(SOURCES)}")
         check_choice(self, "annotator", ANNOTATORS)
-        check_choice(self, "annotator_endpoint", ("chat", "completions"))
         check_choice(self, "distil", DISTIL_KINDS)
         check_choice(self, "sample_allocation", ("equal", "proportional"))
         check_choice(self, "on_annotation_failure", ("ledger", "keep"))
@@ -104,12 +95,11 @@ class EduScoreConfig(StageConfig):
             raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r}; choose {', '.join(SCORER_CHOICES)} or a model folder")
         if self.scorer == "distilled" and (self.annotator == "none" or self.distil == "none"):
             raise ConfigError("EduScoreConfig.scorer = 'distilled' needs an annotator and distil: head or hashed")
-        if self.annotator in ("openai", "vllm") and not self.annotator_model:
+        if self.annotator in ("openai", "vllm") and not self.annotation.model:
             raise ConfigError(f"annotator {self.annotator!r} needs annotator_model (the served model name or a model folder)")
-        for key in ("sample_size", "annotator_doc_tokens", "annotator_threads", "min_annotations"):
+        for key in ("sample_size", "min_annotations"):
             check_range(self, key, 0, None)
-        for key in ("annotator_concurrency", "annotator_batch_size", "embed_batch_size"):
-            check_range(self, key, 1, None)
+        check_range(self, "embed_batch_size", 1, None)
         check_range(self, "holdout_fraction", 0.0, 0.9)
         check_range(self, "max_transport_failures", 0.0, 1.0)
         check_range(self, "threshold", 0.0, 5.0)
@@ -117,22 +107,6 @@ class EduScoreConfig(StageConfig):
             raise ConfigError("EduScoreConfig: band_names needs one more entry than band_edges")
         if list(self.band_edges) != sorted(self.band_edges):
             raise ConfigError("EduScoreConfig.band_edges must be increasing")
-
-    def annotator_config(self) -> dict[str, Any]:
-        """The ``get_annotator`` dict of the configured backend (without the cache)."""
-        budget = {"doc_tokens": self.annotator_doc_tokens} if self.annotator_doc_tokens else {}
-        if self.annotator == "local":
-            threads = {"threads": self.annotator_threads} if self.annotator_threads else {}
-            model = {"model": self.annotator_model} if self.annotator_model else {}
-            return {"backend": "local", "batch_size": self.annotator_batch_size, **model, **threads, **budget}
-        if self.annotator == "vllm":
-            return {"backend": "vllm", "model": self.annotator_model, **budget}
-        return {
-            "backend": "openai", "model": self.annotator_model, "base_url": self.annotator_base_url,
-            "endpoint": self.annotator_endpoint, "api_key_env": self.annotator_api_key_env,
-            "concurrency": self.annotator_concurrency, "timeout_s": self.annotator_timeout_s,
-            "max_retries": self.annotator_max_retries, "rate_limit_rps": self.annotator_rate_limit_rps, **budget,
-        }
 
 
 class EduScoreStage:
@@ -161,7 +135,7 @@ class EduScoreStage:
             sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
                           "allocation": cfg.sample_allocation, "seed": seed}
             sample = ctx.step("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx)).path
-            annotator = get_annotator({**cfg.annotator_config(), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
+            annotator = get_annotator({**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
             ann_key = {"sample": sample.name, "annotator": annotator.model_id, "rubric": rubric.version}
             annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out)).path
             distil.check_transport(ctx.extra_stats["annotation"]["stats"], cfg)

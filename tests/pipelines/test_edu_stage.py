@@ -216,3 +216,17 @@ def test_judge_annotations_are_used_to_measure_the_scorer_in_use(tmp_path):
     pd.DataFrame({"doc_id": ["c", "d", "e"], "edu_score": [2.5, 4.5, 3.0]}).to_parquet(tmp_path / "scores" / "part-00001.parquet")
     out = judge_agreement(tmp_path / "ann", tmp_path / "scores", 3.0)
     assert out == {"documents": 4, "mae": 0.5, "spearman": 1.0, "agreement_at_threshold": 0.75}
+
+
+def test_annotator_settings_are_one_nested_config_with_the_flat_keys_still_working():
+    from pipelines.recipe import load_recipe, stage_config
+    from pipelines.stages import load_stage
+
+    cls = load_stage("edu_score").config_cls
+    flat = stage_config(load_recipe(None, ["edu_score.annotator=openai", "edu_score.annotator_model=judge", "edu_score.annotator_concurrency=3"]), "edu_score", cls)
+    nested = cls.from_dict({"annotator": "openai", "annotation": {"model": "judge", "concurrency": 3}})
+    assert flat == nested and flat.annotation.concurrency == 3
+    assert flat.flat_dict()["annotator_concurrency"] == 3 and "annotation" not in flat.flat_dict()  # hashed as before
+    assert flat.annotation.backend_config("openai")["concurrency"] == 3
+    with pytest.raises(ConfigError, match="concurrency"):
+        cls.from_dict({"annotation": {"concurrency": 0}})

@@ -1,0 +1,55 @@
+"""The settings of an LLM annotator, grouped: which model, where it is served, how hard to push it.
+
+A stage holds them as one nested config (``edu_score.annotation``); the flat recipe keys
+``annotator_model``, ``annotator_base_url``, … still work and land here (curation.config.nested).
+
+>>> AnnotatorSettings(model="Qwen/Qwen3-8B").backend_config("vllm")
+{'backend': 'vllm', 'model': 'Qwen/Qwen3-8B'}
+>>> AnnotatorSettings(batch_size=4, threads=2).backend_config("local")
+{'backend': 'local', 'batch_size': 4, 'threads': 2}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from curation.config import Config, check_choice, check_range
+
+
+@dataclasses.dataclass(frozen=True)
+class AnnotatorSettings(Config):
+    model: str = ""  #: served model name (openai, vllm) or a model folder / GGUF (local)
+    base_url: str = "http://127.0.0.1:8000/v1"  #: OpenAI-compatible server (openai)
+    endpoint: str = "chat"  #: chat | completions
+    api_key_env: str = "OPENAI_API_KEY"  #: the environment variable holding the key
+    concurrency: int = 8  #: requests in flight
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    rate_limit_rps: float = 0.0  #: 0 = unlimited
+    batch_size: int = 8  #: documents per forward pass (local)
+    threads: int = 0  #: torch threads (local; 0 = torch's default)
+    doc_tokens: int = 0  #: tokens of a document shown to the judge (0 = the rubric's default)
+
+    def validate(self) -> None:
+        check_choice(self, "endpoint", ("chat", "completions"))
+        for key in ("doc_tokens", "threads", "max_retries"):
+            check_range(self, key, 0, None)
+        for key in ("concurrency", "batch_size"):
+            check_range(self, key, 1, None)
+
+    def backend_config(self, backend: str) -> dict[str, Any]:
+        """The ``classifiers.annotation.get_annotator`` mapping of ``backend`` (without the cache)."""
+        budget = {"doc_tokens": self.doc_tokens} if self.doc_tokens else {}
+        if backend == "local":
+            threads = {"threads": self.threads} if self.threads else {}
+            model = {"model": self.model} if self.model else {}
+            return {"backend": "local", "batch_size": self.batch_size, **model, **threads, **budget}
+        if backend == "vllm":
+            return {"backend": "vllm", "model": self.model, **budget}
+        return {
+            "backend": "openai", "model": self.model, "base_url": self.base_url,
+            "endpoint": self.endpoint, "api_key_env": self.api_key_env,
+            "concurrency": self.concurrency, "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries, "rate_limit_rps": self.rate_limit_rps, **budget,
+        }
