@@ -118,13 +118,16 @@ _ELLIPSES = ("...", "…")
 _TERMINAL = ('.', '!', '?', '"', "'", '”', '’', '…', '。', '！', '？', '»', ')')
 _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies",
            "accept cookies", "all rights reserved")
-_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)|[。！？]+")
-_URLISH = re.compile(r"https?://|www\.|\.(?:com|org|net|html?|php)\b", re.IGNORECASE)
+#: ``[.!?]+(?:\s|$)|[。！？]+`` and ``(?i)https?://|www\.|\.(?:com|org|net|html?|php)\b``, written to
+#: start with a character class so that the regex engine skips ahead to candidates (same matches).
+_SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
+_URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
 _HAS_ALPHA = re.compile(r"[^\W\d_]")
-#: A line (of the text, split at "\n") with at least three words / segments (C4's short-line rule).
-_THREE_WORDS = re.compile(r"^(?:[^\S\n]*\S+(?!\S)){3}", re.MULTILINE)
-_THREE_SEGMENTS = re.compile(f"^(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}",
-                             re.MULTILINE)
+#: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
+_THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
+_THREE_SEGMENTS = f"(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}"
+_MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)),
+               True: (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))}
 _JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
 _POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
@@ -176,8 +179,9 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out.update(repetition_signals(text, index))
 
     out["line_punct_frac"] = sum(map(str.endswith, nonempty, repeat(_TERMINAL))) / n_lines if nonempty else 0.0
-    many = _THREE_SEGMENTS if lang in UNSPACED_LANGS else _THREE_WORDS
-    out["few_words_line_frac"] = (len(nonempty) - len(many.findall(text))) / n_lines if nonempty else 0.0
+    first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
+    n_many = (first.match(text) is not None) + len(later.findall(text))
+    out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
     out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
