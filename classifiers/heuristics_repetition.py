@@ -71,28 +71,24 @@ def _ngram_hashes(ids: np.ndarray, max_n: int) -> list[np.ndarray]:
 
 def _top_share(h: np.ndarray, n: int, csum: np.ndarray, total: int) -> float:
     """Characters in the most frequent n-gram (ties: the smallest hash; its first occurrence), over ``total``."""
-    order = np.argsort(h, kind="stable")
-    sh = h[order]
+    sh = np.sort(h)
     starts = np.flatnonzero(np.concatenate(([True], sh[1:] != sh[:-1])))
     counts = np.diff(np.append(starts, len(sh)))
     top = int(np.argmax(counts))
     if counts[top] <= 1:
         return 0.0
-    start = order[starts[top]]
+    start = int(np.argmax(h == sh[starts[top]]))
     ngram_chars = csum[start + n] - csum[start] + (n - 1)
     return min(float(counts[top] * ngram_chars) / total, 1.0)
 
 
 def _dup_share(h: np.ndarray, n: int, lens: np.ndarray, word_chars: int) -> float:
     """Share of word characters inside n-grams whose hash occurs more than once."""
-    order = np.argsort(h)
-    sh = h[order]
-    same = sh[1:] == sh[:-1]
-    if not same.any():
+    sh = np.sort(h)
+    repeated = sh[1:][sh[1:] == sh[:-1]]  # sorted, each repeated hash at least once
+    if not len(repeated):
         return 0.0
-    dup = np.zeros(len(h), dtype=bool)
-    dup[order[1:][same]] = True
-    dup[order[:-1][same]] = True
+    dup = repeated[np.minimum(np.searchsorted(repeated, h), len(repeated) - 1)] == h
     dup_starts = np.flatnonzero(dup)
     size = len(lens) + 1
     cover = np.bincount(dup_starts, minlength=size) - np.bincount(dup_starts + n, minlength=size)
