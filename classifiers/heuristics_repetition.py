@@ -84,11 +84,14 @@ def _top_share(h: np.ndarray, n: int, csum: np.ndarray, total: int) -> float:
 
 def _dup_share(h: np.ndarray, n: int, lens: np.ndarray, word_chars: int) -> float:
     """Share of word characters inside n-grams whose hash occurs more than once."""
-    sh = np.sort(h)
-    repeated = sh[1:][sh[1:] == sh[:-1]]  # sorted, each repeated hash at least once
-    if not len(repeated):
+    order = np.argsort(h)
+    sh = h[order]
+    same = sh[1:] == sh[:-1]
+    if not same.any():
         return 0.0
-    dup = repeated[np.minimum(np.searchsorted(repeated, h), len(repeated) - 1)] == h
+    dup = np.zeros(len(h), dtype=bool)
+    dup[order[1:][same]] = True
+    dup[order[:-1][same]] = True
     dup_starts = np.flatnonzero(dup)
     size = len(lens) + 1
     cover = np.bincount(dup_starts, minlength=size) - np.bincount(dup_starts + n, minlength=size)
