@@ -89,13 +89,12 @@ def _dup_share(h: np.ndarray, n: int, lens: np.ndarray, word_chars: int) -> floa
     same = sh[1:] == sh[:-1]
     if not same.any():
         return 0.0
-    dup = np.zeros(len(h), dtype=bool)
-    dup[order[1:][same]] = True
-    dup[order[:-1][same]] = True
-    dup_starts = np.flatnonzero(dup)
-    size = len(lens) + 1
-    cover = np.bincount(dup_starts, minlength=size) - np.bincount(dup_starts + n, minlength=size)
-    covered = np.cumsum(cover[:-1]) > 0
+    in_run = np.zeros(len(h), dtype=bool)  # sorted hashes equal to a neighbour
+    in_run[1:] = same
+    in_run[:-1] |= same
+    dup = np.empty_like(in_run)
+    dup[order] = in_run
+    covered = np.convolve(dup, np.ones(n, dtype=np.int64)) > 0  # word i lies in an n-gram starting at i-n+1..i
     return float(lens[covered].sum()) / word_chars
 
 

@@ -7,7 +7,8 @@ Pages: the first ``--docs`` non-empty ``text`` values of ``../shared/data/web/we
 (``--data`` elsewhere). The earlier commit is checked out to a temporary folder with ``git worktree
 add`` (removed afterwards); each side runs in its own process (one thread, best of 2 passes), the
 sides alternating ``--repeat`` times; the best time of each side counts, because the machine is
-shared. Prints docs/s and MB/s (UTF-8) per side, the speed-up, and whether the two matrices are identical (every float equal, NaNs in the same places).
+shared. Prints docs/s and MB/s (UTF-8) per side, the speed-up, and whether the two matrices are
+identical (every float equal, NaNs in the same places).
 """
 
 from __future__ import annotations
