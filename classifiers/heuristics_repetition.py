@@ -12,25 +12,47 @@ datatrove's count of later occurrences only.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 _PARA = re.compile(r"\n\s*\n")
 _U64 = np.uint64
 _BASE = _U64(0x9E3779B97F4A7C15)
 
 
+class WordIndex(NamedTuple):
+    """The words of a text as ids: ``ids[i]`` numbers word ``i`` by first appearance of its string,
+    ``distinct[k]`` is the string of id ``k``, ``counts[k]`` its occurrences, ``lens[i]`` the
+    characters of word ``i``."""
+
+    ids: np.ndarray
+    distinct: list[str]
+    counts: np.ndarray
+    lens: np.ndarray
+
+
+def index_words(words: list[str]) -> WordIndex:
+    """:class:`WordIndex` of ``words`` (ids in first-appearance order).
+
+    >>> index_words(["a", "bb", "a"]).ids.tolist()
+    [0, 1, 0]
+    """
+    if not words:
+        empty = np.zeros(0, dtype=np.int64)
+        return WordIndex(empty, [], empty, empty)
+    codes, uniques = pd.factorize(np.array(words, dtype=object))
+    ids = codes.astype(np.int64, copy=False)
+    distinct = uniques.tolist()
+    distinct_lens = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
+    return WordIndex(ids, distinct, np.bincount(ids, minlength=len(distinct)), distinct_lens[ids])
+
+
 def _duplicates(items: list[str]) -> tuple[int, int]:
     """(number of items equal to an earlier item, their characters)."""
-    seen: set[str] = set()
-    n = chars = 0
-    for it in items:
-        if it in seen:
-            n += 1
-            chars += len(it)
-        else:
-            seen.add(it)
-    return n, chars
+    distinct = set(items)
+    return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
 
 
 def _ngram_hashes(ids: np.ndarray, max_n: int) -> list[np.ndarray]:
@@ -47,12 +69,44 @@ def _ngram_hashes(ids: np.ndarray, max_n: int) -> list[np.ndarray]:
     return out
 
 
-def repetition_signals(text: str, words: list[str] | None = None) -> dict[str, float]:
-    """Duplicate line/paragraph fractions and top / duplicate word n-gram character fractions."""
+def _top_share(h: np.ndarray, n: int, csum: np.ndarray, total: int) -> float:
+    """Characters in the most frequent n-gram (ties: the smallest hash; its first occurrence), over ``total``."""
+    sh = np.sort(h)
+    starts = np.flatnonzero(np.concatenate(([True], sh[1:] != sh[:-1])))
+    counts = np.diff(np.append(starts, len(sh)))
+    top = int(np.argmax(counts))
+    if counts[top] <= 1:
+        return 0.0
+    start = int(np.argmax(h == sh[starts[top]]))
+    ngram_chars = csum[start + n] - csum[start] + (n - 1)
+    return min(float(counts[top] * ngram_chars) / total, 1.0)
+
+
+def _dup_share(h: np.ndarray, n: int, lens: np.ndarray, word_chars: int) -> float:
+    """Share of word characters inside n-grams whose hash occurs more than once."""
+    order = np.argsort(h)
+    sh = h[order]
+    same = sh[1:] == sh[:-1]
+    if not same.any():
+        return 0.0
+    in_run = np.zeros(len(h), dtype=bool)  # sorted hashes equal to a neighbour
+    in_run[1:] = same
+    in_run[:-1] |= same
+    dup = np.empty_like(in_run)
+    dup[order] = in_run
+    covered = np.convolve(dup, np.ones(n, dtype=np.int64)) > 0  # word i lies in an n-gram starting at i-n+1..i
+    return float(lens[covered].sum()) / word_chars
+
+
+def repetition_signals(text: str, words: list[str] | WordIndex | None = None) -> dict[str, float]:
+    """Duplicate line/paragraph fractions and top / duplicate word n-gram character fractions.
+
+    ``words``: the words of ``text`` (default: whitespace-separated), or their :func:`index_words`.
+    """
     text = text or ""
     total = max(len(text), 1)
-    lines = [ln for ln in text.split("\n") if ln.strip()]
-    paras = [p for p in _PARA.split(text) if p.strip()]
+    lines = list(filter(str.strip, text.split("\n")))
+    paras = list(filter(str.strip, _PARA.split(text)))
     out: dict[str, float] = {}
     n_dup, c_dup = _duplicates(lines)
     out["dup_line_frac"] = n_dup / max(len(lines), 1)
@@ -61,35 +115,15 @@ def repetition_signals(text: str, words: list[str] | None = None) -> dict[str, f
     out["dup_para_frac"] = n_dup / max(len(paras), 1)
     out["dup_para_char_frac"] = c_dup / total
 
-    words = text.split() if words is None else words
-    vocab: dict[str, int] = {}
-    ids = np.fromiter((vocab.setdefault(w, len(vocab)) for w in words), dtype=np.int64, count=len(words))
-    lens = np.fromiter((len(w) for w in words), dtype=np.int64, count=len(words))
+    index = words if isinstance(words, WordIndex) else index_words(text.split() if words is None else words)
+    lens = index.lens
     word_chars = max(int(lens.sum()), 1)
-    hashes = _ngram_hashes(ids, 10)
+    hashes = _ngram_hashes(index.ids, 10)
     csum = np.concatenate([[0], np.cumsum(lens)])
     for n in (2, 3, 4):
         h = hashes[n]
-        value = 0.0
-        if len(h):
-            uniq, first, counts = np.unique(h, return_index=True, return_counts=True)
-            top = int(np.argmax(counts))
-            if counts[top] > 1:
-                start = first[top]
-                ngram_chars = csum[start + n] - csum[start] + (n - 1)
-                value = min(float(counts[top] * ngram_chars) / total, 1.0)
-        out[f"top_{n}gram_char_frac"] = value
+        out[f"top_{n}gram_char_frac"] = _top_share(h, n, csum, total) if len(h) else 0.0
     for n in range(5, 11):
         h = hashes[n]
-        value = 0.0
-        if len(h):
-            _, inverse, counts = np.unique(h, return_inverse=True, return_counts=True)
-            dup_starts = np.flatnonzero(counts[inverse] > 1)
-            if len(dup_starts):
-                cover = np.zeros(len(words) + 1, dtype=np.int64)
-                np.add.at(cover, dup_starts, 1)
-                np.add.at(cover, dup_starts + n, -1)
-                covered = np.cumsum(cover[:-1]) > 0
-                value = float(lens[covered].sum()) / word_chars
-        out[f"dup_{n}gram_char_frac"] = value
+        out[f"dup_{n}gram_char_frac"] = _dup_share(h, n, lens, word_chars) if len(h) else 0.0
     return out

@@ -22,11 +22,14 @@ signal of :mod:`classifiers.heuristics`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
+from collections.abc import Iterable
+from itertools import repeat
 
 import numpy as np
 
-from classifiers.heuristics_repetition import repetition_signals
+from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +118,18 @@ _ELLIPSES = ("...", "…")
 _TERMINAL = ('.', '!', '?', '"', "'", '”', '’', '…', '。', '！', '？', '»', ')')
 _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies",
            "accept cookies", "all rights reserved")
-_SENTENCE_END = re.compile(r"[.!?]+(?:\s|$)|[。！？]+")
-_URLISH = re.compile(r"https?://|www\.|\.(?:com|org|net|html?|php)\b", re.IGNORECASE)
+#: ``[.!?]+(?:\s|$)|[。！？]+`` and ``(?i)https?://|www\.|\.(?:com|org|net|html?|php)\b``, written to
+#: start with a character class so that the regex engine skips ahead to candidates (same matches).
+_SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
+_URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
 _HAS_ALPHA = re.compile(r"[^\W\d_]")
+#: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
+_THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
+_THREE_SEGMENTS = f"(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}"
+_MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)),
+               True: (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))}
+_JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
+_POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
 
 
@@ -134,64 +146,98 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     """Every signal of :data:`SIGNALS` for one text in ``lang`` (floats; NaN only for the stop-word
     signals of a language without a stop-word list).
 
+    Per-word work is done once per distinct word (:func:`index_words`) and weighted by its count;
+    per-line work is done by C-level maps and regular expressions over the whole text.
+
     >>> text_signals("")["n_words"]
     0.0
     """
     text = text or ""
     lang = lang or "en"
     words = split_words(text, lang)
+    index = index_words(words)
     n_words = len(words)
-    lines = [ln.strip() for ln in text.split("\n")]
-    nonempty = [ln for ln in lines if ln]
+    nonempty = list(filter(None, map(str.strip, text.split("\n"))))
     n_lines = max(len(nonempty), 1)
-    lower = text.lower()
+    lower = text.lower()  # line by line the same as lowering each line: no case context crosses "\n"
     out: dict[str, float] = {"n_words": float(n_words)}
 
-    lowered = [w.lower().strip(_STRIP) for w in words]
-    word_lens = [n for n in map(len, lowered) if n]
-    out["mean_word_length"] = sum(word_lens) / len(word_lens) if word_lens else 0.0
+    lowered = _lower_strip(index.distinct)
+    lowered_lens = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
+    n_kept = int(index.counts[lowered_lens > 0].sum())
+    out["mean_word_length"] = int(lowered_lens @ index.counts) / n_kept if n_kept else 0.0
     n_symbols = text.count("#") + sum(text.count(e) for e in _ELLIPSES)
     out["symbol_word_ratio"] = n_symbols / max(n_words, 1)
-    out["bullet_line_frac"] = sum(ln.startswith(_BULLETS) for ln in nonempty) / n_lines
-    out["ellipsis_line_frac"] = sum(ln.endswith(_ELLIPSES) for ln in nonempty) / n_lines
-    out["alpha_word_frac"] = sum(1 for w in words if w.isalpha() or _HAS_ALPHA.search(w)) / max(n_words, 1)
+    out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
+    out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
+    # A word that isalpha() has a character of [^\W\d_], so the search alone decides.
+    out["alpha_word_frac"] = _weighted(index, map(bool, map(_HAS_ALPHA.search, index.distinct))) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
-    out["stop_word_frac"] = sum(w in stop for w in lowered) / max(n_words, 1) if stop else float("nan")
+    out["stop_word_frac"] = _weighted(index, map(stop.__contains__, lowered)) / max(n_words, 1) if stop else float("nan")
 
-    out.update(repetition_signals(text, words))
+    out.update(repetition_signals(text, index))
 
-    out["line_punct_frac"] = sum(ln.endswith(_TERMINAL) for ln in nonempty) / n_lines if nonempty else 0.0
-    out["few_words_line_frac"] = sum(len(split_words(ln, lang)) < 3 for ln in nonempty) / n_lines if nonempty else 0.0
+    out["line_punct_frac"] = sum(map(str.endswith, nonempty, repeat(_TERMINAL))) / n_lines if nonempty else 0.0
+    first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
+    n_many = (first.match(text) is not None) + len(later.findall(text))
+    out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
     out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
-    out["javascript_line_frac"] = sum("javascript" in ln.lower() for ln in nonempty) / n_lines if nonempty else 0.0
-    out["policy_line_frac"] = (
-        sum(any(p in ln.lower() for p in _POLICY) for ln in nonempty) / n_lines if nonempty else 0.0
-    )
+    out["javascript_line_frac"] = _lines_with(lower, _JAVASCRIPT, ("javascript",)) / n_lines if nonempty else 0.0
+    out["policy_line_frac"] = _lines_with(lower, _POLICY_LINE, _POLICY) / n_lines if nonempty else 0.0
     short = 10 if lang in WIDE_LANGS else 30
-    out["short_line_frac"] = sum(len(ln) <= short for ln in nonempty) / n_lines if nonempty else 0.0
+    line_lens = np.fromiter(map(len, nonempty), dtype=np.int64, count=len(nonempty))
+    out["short_line_frac"] = int(np.count_nonzero(line_lens <= short)) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
-    out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
+    out["uppercase_frac"], out["digit_frac"] = _char_classes(text, lower)
     out["url_word_frac"] = len(_URLISH.findall(text)) / max(n_words, 1)
     return {name: float(out[name]) for name in SIGNAL_NAMES}
+
+
+def _lower_strip(words: list[str]) -> list[str]:
+    """``w.lower().strip(_STRIP)`` of each word, with one ``lower()`` call: words hold no "\\n" and
+    no case mapping crosses it or yields it."""
+    if not words:
+        return []
+    return list(map(str.strip, "\n".join(words).lower().split("\n"), repeat(_STRIP)))
+
+
+def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
+    """How many words (not distinct words) have the flag of their distinct word."""
+    mask = np.fromiter(flags, dtype=bool, count=len(index.distinct))
+    return int(index.counts[mask].sum())
+
+
+def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:
+    """Lines of the lower-cased text that contain any of ``needles`` (``pattern`` finds each once)."""
+    return len(pattern.findall(lower)) if any(n in lower for n in needles) else 0
 
 
 def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _char_classes(text: str) -> tuple[float, float]:
+@functools.cache
+def _alpha_upper_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(str.isalpha, str.isupper) of every code point, for texts whose case mapping changes length."""
+    every = "".join(map(chr, range(0x110000)))
+    return (np.fromiter(map(str.isalpha, every), dtype=bool, count=len(every)),
+            np.fromiter(map(str.isupper, every), dtype=bool, count=len(every)))
+
+
+def _char_classes(text: str, lower: str) -> tuple[float, float]:
     """(upper-case share of cased letters, ASCII-digit share of characters), vectorised."""
     if not text:
         return 0.0, 0.0
-    cp, low, up = _codes(text), _codes(text.lower()), _codes(text.upper())
+    cp, low, up = _codes(text), _codes(lower), _codes(text.upper())
     digits = float(np.count_nonzero((cp >= 48) & (cp <= 57))) / len(cp)
     if len(low) != len(cp) or len(up) != len(cp):  # a few letters change length when cased
-        letters = sum(c.isalpha() for c in text)
-        return sum(c.isupper() for c in text) / max(letters, 1), digits
+        is_alpha, is_upper = _alpha_upper_tables()
+        letters = int(np.count_nonzero(is_alpha[cp]))
+        return int(np.count_nonzero(is_upper[cp])) / max(letters, 1), digits
     cased = np.count_nonzero(low != up)
     return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
 
