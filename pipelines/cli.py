@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import json
 import logging
 import re
@@ -28,6 +27,7 @@ from typing import Any
 from curation.config import ConfigError
 from curation.ingest.inputs import InputError
 from pipelines.cluster import SchedulerError, check_workers
+from pipelines.commands import add_module_parsers
 from pipelines.recipe import profiles
 from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
@@ -57,16 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="print the funnel of a run")
     stats.add_argument("run_dir", type=Path)
     stats.add_argument("--json", action="store_true", help="print the stats as JSON")
-    for cmd, module in COMMANDS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        p = sub.add_parser(cmd, help=(mod.__doc__ or "").strip().splitlines()[0] if mod.__doc__ else None)
-        mod.add_arguments(p)
-        p.set_defaults(handler=mod.main)
+    add_module_parsers(sub, COMMANDS, "handler")
     return parser
 
 

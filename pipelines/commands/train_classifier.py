@@ -7,7 +7,8 @@ kinds whose module is not installed are left out of ``--help``.
 from __future__ import annotations
 
 import argparse
-import importlib
+
+from pipelines.commands import add_module_parsers
 
 #: kind → module
 TRAINERS: dict[str, str] = {
@@ -21,16 +22,7 @@ TRAINERS: dict[str, str] = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="kind", required=True)
-    for kind, module in TRAINERS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        p = sub.add_parser(kind, help=(mod.__doc__ or kind).strip().splitlines()[0])
-        mod.add_arguments(p)
-        p.set_defaults(trainer=mod.main)
+    add_module_parsers(sub, TRAINERS, "trainer")
 
 
 def main(args: argparse.Namespace) -> int:
