@@ -1,13 +1,16 @@
 """Planning the input of a run: files, folders, globs and ``@list`` files → one spec per partition.
 
 Planning runs on the client and fails before any output when a file is unreadable, has an
-unknown format or no text field: a partition per file chunk (plain JSONL split at ~``blocksize``
-on line boundaries), per Parquet row group, per dataset shard, or per crawl file.
+unknown format or no text field: a partition per file chunk (JSONL, plain or compressed, cut into
+equal chunks of at most the block size on line boundaries), per Parquet row group, per dataset
+shard, or per crawl file. The block size depends only on the inputs (:func:`block_bytes`), never
+on the workers, so the partitions, and every output, are the same however the run is scheduled.
 :mod:`curation.ingest.readers` reads a spec into schema rows on the workers.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import glob
 import gzip
@@ -39,8 +42,8 @@ class InputSpec:
     fmt: str  # jsonl | parquet | datasets | warc | html
     source: str | None
     fields: FieldMap
-    start: int = 0  # byte offset (jsonl), row group (parquet) or first row (datasets)
-    end: int = -1
+    start: int = 0  # byte offset (jsonl; decompressed bytes if compressed), row group (parquet) or first row (datasets)
+    end: int = -1  # jsonl: -1 = the whole file
     first_line: int = 1
 
 
@@ -49,17 +52,18 @@ class _Rules:
     source: str | None
     fields: dict[str, str]
     inputs: tuple[dict[str, Any], ...]
-    blocksize_mb: int
+    block: int  # bytes
 
 
 def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
-                inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128) -> list[InputSpec]:
+                inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = 8,
+                min_partitions: int = 16) -> list[InputSpec]:
     """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
 
     ``source`` and ``fields`` apply to every file unless the first entry of ``inputs`` whose
-    ``match`` glob matches it says otherwise; plain JSONL is split at ~``blocksize_mb`` MB.
+    ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
+    :func:`block_bytes` of the inputs' total size.
     """
-    rules = _Rules(source, dict(fields or {}), tuple(inputs), blocksize_mb)
     files: list[tuple[Path, str]] = []
     rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
     paths = [q for q, _ in rooted]
@@ -77,16 +81,34 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
             files.extend(found)
     if not files:
         raise InputError(f"no input files found in {[str(p) for p in paths]}")
-    seen: set[Path] = set()
-    specs: list[InputSpec] = []
+    first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
     for f, fmt in files:
-        real = f.resolve()
-        if real in seen:
-            continue
-        seen.add(real)
+        first.setdefault(f.resolve(), (f, fmt))
+    unique = list(first.values())
+    total = sum(_disk_bytes(f) for f, _ in unique)
+    rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
+    specs: list[InputSpec] = []
+    for f, fmt in unique:
         entry_source, entry_fields = _entry_for(f, rules)
         specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
     return specs
+
+
+def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = 8, min_partitions: int = 16) -> int:
+    """The JSONL chunk size in bytes: the inputs' total (on-disk) size over ``min_partitions``,
+    clamped to [``min_block_mb``, ``blocksize_mb``] MB (``blocksize_mb`` wins if they cross): a
+    small corpus gets several partitions; the inputs alone decide, never the number of workers.
+
+    >>> [block_bytes(mb << 20) >> 20 for mb in (3, 300, 1000, 10_000)]
+    [8, 18, 62, 128]
+    """
+    return min(blocksize_mb << 20, max(min_block_mb << 20, total_bytes // max(min_partitions, 1)))
+
+
+def _disk_bytes(path: Path) -> int:
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    return path.stat().st_size
 
 
 def read_list(arg: Path) -> list[tuple[Path, Path]]:
@@ -168,14 +190,14 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt in ("warc", "html"):
             _check_crawl_file(path, fmt)
             return [InputSpec(path, fmt, source, fields)]  # one partition per crawl file (Common Crawl: ~1 GB each)
-        return _jsonl_partitions(path, source, fields, rules.blocksize_mb)
+        return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:
         raise
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: cannot be read ({exc}); check the file's permissions and format") from exc
 
 
-def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, blocksize_mb: int) -> list[InputSpec]:
+def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:
     with open(path, "rb") as fh:
         head = fh.read(4)
     comp = next((c for m, c in MAGIC.items() if head.startswith(m)), None)
@@ -184,21 +206,58 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, blocksiz
     first = _first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
+    chunks = _compressed_chunks(path, block) if comp is not None else _plain_chunks(path, block)
+    return [InputSpec(path, "jsonl", source, fields, s, e, n) for s, e, n in chunks]
+
+
+def _plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
+    """(start, end, first line) of ceil(size / block) near-equal chunks, each cut after a newline."""
     size = path.stat().st_size
-    block = blocksize_mb << 20
-    if comp is not None or size <= block:
-        return [InputSpec(path, "jsonl", source, fields, 0, -1, 1)]
-    specs, start, line = [], 0, 1
+    if size <= block:
+        return [(0, -1, 1)]
+    n = -(-size // block)
+    out, start, line = [], 0, 1
     with open(path, "rb") as fh:
-        while start < size:
-            fh.seek(min(start + block, size))
+        for k in range(1, n + 1):
+            if start >= size:
+                break
+            fh.seek(max(k * size // n, start))
             fh.readline()
-            end = min(fh.tell(), size)
-            specs.append(InputSpec(path, "jsonl", source, fields, start, end, line))
+            end = min(fh.tell(), size) if k < n else size
+            if end <= start:
+                continue
+            out.append((start, end, line))
             fh.seek(start)
             line += fh.read(end - start).count(b"\n")
             start = end
-    return specs
+    return out
+
+
+def _compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
+    """Like :func:`_plain_chunks` in decompressed bytes: one streaming pass notes a line start per
+    64 KiB read; the cuts are the first noted line starts past k/n of the size. A stream that
+    ends early stays one partition (its reader ledgers the truncation)."""
+    marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
+    pos, line = 0, 1
+    try:
+        with open_input(path) as fh:
+            while chunk := fh.read(1 << 16):
+                i = chunk.find(b"\n")
+                if i >= 0:
+                    marks.append((pos + i + 1, line + 1))
+                line += chunk.count(b"\n")
+                pos += len(chunk)
+    except (EOFError, OSError):
+        return [(0, -1, 1)]
+    if pos <= block:
+        return [(0, -1, 1)]
+    n = -(-pos // block)
+    cuts = [(0, 1)]
+    for k in range(1, n):
+        i = bisect.bisect_left(marks, (k * pos // n, 0))
+        if i < len(marks) and cuts[-1][0] < marks[i][0] < pos:
+            cuts.append(marks[i])
+    return [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
 
 
 def _check_crawl_file(path: Path, fmt: str) -> None:

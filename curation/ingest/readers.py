@@ -1,6 +1,7 @@
 """Reading one planned partition (:class:`~curation.ingest.inputs.InputSpec`) into schema rows.
 
-JSONL lines are streamed (a partition's bytes are never held whole) and a truncated compressed
+JSONL lines are streamed (a partition's bytes are never held whole; a chunk of a compressed file
+starts by decompressing up to its first line) and a truncated compressed
 stream becomes a ledger row (``truncated_input``) after the records read before it; Parquet row
 groups, dataset shards and crawl files (WARC/WET, HTML) go through the same row builders.
 """
@@ -58,8 +59,13 @@ class Lines:
     def __iter__(self) -> Iterator[bytes]:
         spec = self.spec
         with open_input(spec.path) as fh:
-            if spec.end >= 0:
-                fh.seek(spec.start)
+            if spec.end >= 0:  # a chunk: skip to its first line (a zstd stream is decompressed up to it)
+                if fh.seekable():
+                    fh.seek(spec.start)
+                else:
+                    for _ in range(spec.start >> 20):
+                        fh.read(1 << 20)
+                    fh.read(spec.start & ((1 << 20) - 1))
                 left = spec.end - spec.start
                 while left > 0 and (line := fh.readline(left)):
                     left -= len(line)

@@ -4,7 +4,7 @@ crawl files and plain HTML files → documents.
 Sub-steps, each cached under ``.cache/ingest/``:
 
 1. ``parsed``: read the inputs once (:mod:`curation.ingest.inputs` plans one partition per file
-   chunk, Parquet row group, dataset shard or crawl file, and fails before any output on
+   chunk (JSONL, plain or compressed, in chunks sized from the inputs alone), Parquet row group, dataset shard or crawl file, and fails before any output on
    unusable input; :mod:`curation.ingest.readers` reads them on the workers); token counts with
    ``ingest.tokenizer``, languages identified; page HTML apart, under ``parsed/html/``.
 2. ``extracted``: main content of the pages that have HTML and no text, with ``ingest.extractor``
@@ -50,6 +50,8 @@ EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 class IngestConfig(StageConfig):
     tokenizer: str = "qwen"
     blocksize_mb: int = 128
+    min_block_mb: int = 8
+    min_partitions: int = 16
     max_chars: int = 20_000_000
     on_error: str = "ledger"
     source: str | None = None
@@ -61,6 +63,8 @@ class IngestConfig(StageConfig):
 
     def validate(self) -> None:
         check_range(self, "blocksize_mb", 1, 4096)
+        check_range(self, "min_block_mb", 1, 4096)
+        check_range(self, "min_partitions", 1, None)
         check_range(self, "max_html_bytes", 1, None)
         check_choice(self, "on_error", ("ledger", "fail"))
         check_choice(self, "extractor", tuple(EXTRACTORS))
@@ -83,7 +87,7 @@ class IngestStage:
 
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[InputSpec]:
         return plan_inputs([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
-                           blocksize_mb=cfg.blocksize_mb)
+                           blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions)
 
     def build(self, specs: list[InputSpec], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
         key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version}
