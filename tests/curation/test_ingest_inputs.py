@@ -4,9 +4,10 @@ import gzip
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from curation.ingest.inputs import InputError, plan_inputs, read_list
+from curation.ingest.inputs import InputError, block_bytes, plan_inputs, read_list
 from curation.ingest.readers import read_spec
 
 
@@ -23,6 +24,44 @@ def test_big_jsonl_is_split_on_line_boundaries_and_read_back_whole(tmp_path):
     ids = [i for df in frames for i in df["doc_id"]]
     assert ids == [f"d{i}" for i in range(3000)]
     assert frames[1]["_line"].iloc[0] == specs[1].first_line
+
+
+@pytest.mark.parametrize("name", ["a.jsonl.gz", "a.jsonl.zst"])
+def test_compressed_jsonl_is_cut_into_chunks_that_read_back_as_one_partition(tmp_path, name):
+    import zstandard
+
+    lines = [json.dumps({"id": f"d{i}", "text": f"doc {i} " + "y" * (i % 700)}) for i in range(9000)]
+    lines[4321] = "{broken json"
+    lines[7000] = ""
+    data = ("\n".join(lines) + "\n").encode()  # ~3.2 MB decompressed
+    (tmp_path / name).write_bytes(gzip.compress(data, mtime=0) if name.endswith(".gz") else zstandard.ZstdCompressor().compress(data))
+    whole = plan_inputs([tmp_path / name], source="web", blocksize_mb=128, min_block_mb=64)
+    chunks = plan_inputs([tmp_path / name], source="web", blocksize_mb=1, min_block_mb=1)
+    assert len(whole) == 1 and whole[0].end == -1 and len(chunks) == 4
+    assert [s.start for s in chunks[1:]] == [s.end for s in chunks[:-1]] and chunks[-1].end == len(data)
+    one = read_spec(whole[0], 100_000)
+    split = pd.concat([read_spec(s, 100_000) for s in chunks], ignore_index=True)
+    pd.testing.assert_frame_equal(one, split)  # the same rows, ids, line numbers and ledger rows, in order
+    bad = split[split["drop_reason"].notna()]
+    assert bad["drop_reason"].tolist() == ["malformed_json"] and bad["_line"].tolist() == [4322]
+
+
+def test_block_size_comes_from_the_inputs_total_within_its_bounds():
+    mb = 1 << 20
+    assert block_bytes(3 * mb) == 8 * mb  # a small corpus: the min block (the sample keeps one partition a file)
+    assert block_bytes(160 * mb) == 10 * mb  # total / min_partitions
+    assert block_bytes(100_000 * mb) == 128 * mb  # blocksize_mb is the upper bound
+    assert block_bytes(160 * mb, blocksize_mb=4) == 4 * mb  # and wins over min_block_mb
+    assert block_bytes(160 * mb, min_partitions=4, blocksize_mb=32) == 32 * mb
+
+
+def test_plan_splits_a_small_corpus_into_near_equal_chunks(tmp_path):
+    files = [_jsonl(tmp_path / f"{n}.jsonl", n * 300, pad=1000) for n in (1, 5, 12)]  # ~0.3, 1.5, 3.6 MB
+    specs = plan_inputs(files, source="web", min_block_mb=1, min_partitions=4)  # block = max(1 MB, 5.4 MB / 4)
+    counts = {f.name: sum(s.path == f for s in specs) for f in files}
+    assert counts == {"1.jsonl": 1, "5.jsonl": 2, "12.jsonl": 3}
+    sizes = [s.end - s.start for s in specs if s.path.name == "12.jsonl"]
+    assert max(sizes) - min(sizes) < 2 * 1024  # balanced within the file: equal up to a line
 
 
 def test_entries_set_source_and_fields_per_file(tmp_path):

@@ -124,6 +124,26 @@ def test_large_plain_jsonl_is_split_on_line_boundaries(tmp_path):
     assert res.stats["kept"]["documents"] == 400
 
 
+def test_split_gzip_on_two_workers_equals_one_synchronous_partition(tmp_path):
+    from distributed import Client, LocalCluster
+
+    recs = [{"id": f"r{i % 3000}", "text": f"doc {i} " + "z" * (i % 900), "source": "web"} for i in range(3200)]  # 200 duplicate ids
+    f = _write_jsonl(tmp_path / "big.jsonl.gz", recs[:1500] + [b"{broken"] + recs[1500:])  # ~1.5 MB decompressed
+    _ingest([f], tmp_path / "one")
+    rec = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.blocksize_mb=1", "ingest.min_block_mb=1"])
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster) as client:
+        import dask
+
+        with dask.config.set({"dataframe.convert-string": False}):
+            run_stage("ingest", rec, stage_dir=tmp_path / "two", inputs=[str(f)], client=client, quiet=True)
+    assert len(list((tmp_path / "two" / "artifacts" / "parsed").glob("part-*.parquet"))) == 2
+    for kind in ("docs", "ledger"):
+        a, b = read_parts(tmp_path / "one" / kind), read_parts(tmp_path / "two" / kind)
+        pd.testing.assert_frame_equal(a, b)
+    ledger = read_parts(tmp_path / "two" / "ledger")
+    assert json.loads(ledger[ledger["reason"] == "malformed_json"]["detail"].iloc[0])["line"] == 1501
+
+
 def test_tokens_are_counted_with_the_qwen_tokenizer(tmp_path):
     import dask
 
