@@ -2,18 +2,17 @@
 
 Planning runs on the client and fails before any output when a file is unreadable, has an
 unknown format or no text field: a partition per file chunk (JSONL, plain or compressed, cut into
-equal chunks of at most the block size on line boundaries), per Parquet row group, per dataset
-shard, or per crawl file. The block size depends only on the inputs (:func:`block_bytes`), never
-on the workers, so the partitions, and every output, are the same however the run is scheduled.
+equal chunks of at most the block size on line boundaries), per Parquet row group (or row range of
+a group over the block), per dataset shard, or per crawl file (:mod:`curation.ingest.chunks`).
+The block size depends only on the inputs (:func:`block_bytes`), never on the workers, so the
+partitions, and every output, are the same however the run is scheduled.
 :mod:`curation.ingest.readers` reads a spec into schema rows on the workers.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import glob
-import gzip
 import json
 from collections.abc import Sequence
 from fnmatch import fnmatch
@@ -22,12 +21,12 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from curation.ingest.chunks import MAGIC, compressed_chunks, open_input, plain_chunks, row_chunks
 from curation.ingest.records import FieldMap
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
-MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
 
 
 class InputError(ValueError):
@@ -45,6 +44,7 @@ class InputSpec:
     start: int = 0  # byte offset (jsonl; decompressed bytes if compressed), row group (parquet) or first row (datasets)
     end: int = -1  # jsonl: -1 = the whole file
     first_line: int = 1
+    rows: tuple[int, int] = (0, -1)  # parquet: a row range of the group (-1: to its end)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,7 +178,9 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             names = pf.schema_arrow.names
             if fields.text not in names and fields.html not in names:
                 raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
-            return [InputSpec(path, fmt, source, fields, g, g + 1) for g in range(pf.num_row_groups)] or [InputSpec(path, fmt, source, fields, 0, 0)]
+            groups = [(g, pf.metadata.row_group(g)) for g in range(pf.num_row_groups)]
+            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows) for g, m in groups
+                    for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
 
@@ -206,58 +208,8 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     first = _first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
-    chunks = _compressed_chunks(path, block) if comp is not None else _plain_chunks(path, block)
+    chunks = compressed_chunks(path, block) if comp is not None else plain_chunks(path, block)
     return [InputSpec(path, "jsonl", source, fields, s, e, n) for s, e, n in chunks]
-
-
-def _plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
-    """(start, end, first line) of ceil(size / block) near-equal chunks, each cut after a newline."""
-    size = path.stat().st_size
-    if size <= block:
-        return [(0, -1, 1)]
-    n = -(-size // block)
-    out, start, line = [], 0, 1
-    with open(path, "rb") as fh:
-        for k in range(1, n + 1):
-            if start >= size:
-                break
-            fh.seek(max(k * size // n, start))
-            fh.readline()
-            end = min(fh.tell(), size) if k < n else size
-            if end <= start:
-                continue
-            out.append((start, end, line))
-            fh.seek(start)
-            line += fh.read(end - start).count(b"\n")
-            start = end
-    return out
-
-
-def _compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
-    """Like :func:`_plain_chunks` in decompressed bytes: one streaming pass notes a line start per
-    64 KiB read; the cuts are the first noted line starts past k/n of the size. A stream that
-    ends early stays one partition (its reader ledgers the truncation)."""
-    marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
-    pos, line = 0, 1
-    try:
-        with open_input(path) as fh:
-            while chunk := fh.read(1 << 16):
-                i = chunk.find(b"\n")
-                if i >= 0:
-                    marks.append((pos + i + 1, line + 1))
-                line += chunk.count(b"\n")
-                pos += len(chunk)
-    except (EOFError, OSError):
-        return [(0, -1, 1)]
-    if pos <= block:
-        return [(0, -1, 1)]
-    n = -(-pos // block)
-    cuts = [(0, 1)]
-    for k in range(1, n):
-        i = bisect.bisect_left(marks, (k * pos // n, 0))
-        if i < len(marks) and cuts[-1][0] < marks[i][0] < pos:
-            cuts.append(marks[i])
-    return [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
 
 
 def _check_crawl_file(path: Path, fmt: str) -> None:
@@ -283,18 +235,3 @@ def _first_record(path: Path) -> dict[str, Any] | None:
     except (EOFError, OSError) as exc:
         raise InputError(f"{path}: cannot be read ({exc})") from exc
     return None
-
-
-def open_input(path: Path) -> Any:
-    """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name."""
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head.startswith(b"\x1f\x8b"):
-        return gzip.open(path, "rb")
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        import io as _io
-
-        import zstandard
-
-        return _io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
-    return open(path, "rb")

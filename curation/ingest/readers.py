@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pandas as pd
 import pyarrow.parquet as pq
 
-from curation.ingest.inputs import InputSpec, open_input
+from curation.ingest.chunks import open_input
+from curation.ingest.inputs import InputSpec
 from curation.ingest.records import parse_jsonl_lines, rows_from_records
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file
 from curation.schema import DropReason
@@ -27,8 +28,11 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         table = pq.ParquetFile(spec.path).read_row_group(spec.start) if spec.end > spec.start else None
+        first, last = spec.rows
+        if table is not None and last >= 0:  # a row range of a large group: its rows keep their numbers in the group
+            table = table.slice(first, last - first)
         records = table.to_pylist() if table is not None else []
-        return rows_from_records(records, None, label, list(range(1, len(records) + 1)), spec.fields, spec.source, max_chars)
+        return rows_from_records(records, None, label, list(range(first + 1, first + len(records) + 1)), spec.fields, spec.source, max_chars)
     if spec.fmt == "datasets":
         import datasets
 

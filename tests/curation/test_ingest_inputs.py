@@ -46,6 +46,17 @@ def test_compressed_jsonl_is_cut_into_chunks_that_read_back_as_one_partition(tmp
     assert bad["drop_reason"].tolist() == ["malformed_json"] and bad["_line"].tolist() == [4322]
 
 
+def test_a_large_parquet_row_group_is_cut_into_row_ranges(tmp_path):
+    df = pd.DataFrame({"text": [f"doc {i} " + "w" * 1000 for i in range(3000)]})  # ~3 MB, one row group
+    df.to_parquet(tmp_path / "a.parquet", row_group_size=10_000)
+    whole = plan_inputs([tmp_path / "a.parquet"], source="web", min_block_mb=64)
+    parts = plan_inputs([tmp_path / "a.parquet"], source="web", blocksize_mb=1, min_block_mb=1)
+    assert len(whole) == 1 and whole[0].rows == (0, -1) and len(parts) == 3
+    one = read_spec(whole[0], 100_000)
+    pd.testing.assert_frame_equal(one, pd.concat([read_spec(s, 100_000) for s in parts], ignore_index=True))
+    assert one["_line"].tolist() == list(range(1, 3001))
+
+
 def test_block_size_comes_from_the_inputs_total_within_its_bounds():
     mb = 1 << 20
     assert block_bytes(3 * mb) == 8 * mb  # a small corpus: the min block (the sample keeps one partition a file)
