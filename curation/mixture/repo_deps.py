@@ -81,13 +81,7 @@ def python_deps(path: str, text: str, idx: _Index) -> set[str]:
     out: set[str] = set()
     for m in _PY_IMPORT.finditer(text):
         for name in m.group(1).split(","):
-            name = name.strip()
-            while name:
-                hit = idx.py_module(name, path)
-                if hit:
-                    out.add(hit)
-                    break
-                name = name.rpartition(".")[0]
+            out.update(_longest_module(idx, name.strip(), path))
     for m in _PY_FROM.finditer(text):
         dots, mod, names = m.group(1), m.group(2), m.group(3) or m.group(4) or ""
         imported = [n.split("#")[0].strip().split(" as ")[0].strip() for n in names.replace("\n", ",").split(",")]
@@ -108,15 +102,20 @@ def python_deps(path: str, text: str, idx: _Index) -> set[str]:
                 out.add(hit)
                 found = True
         if not found:
-            name = mod
-            while name:
-                hit = idx.py_module(name, path)
-                if hit:
-                    out.add(hit)
-                    break
-                name = name.rpartition(".")[0]
+            out.update(_longest_module(idx, mod, path))
     out.discard(path)
     return out
+
+
+def _longest_module(idx: _Index, name: str, path: str) -> set[str]:
+    """The repository file of the longest importable prefix of dotted ``name`` (``a.b.c``, then
+    ``a.b``, then ``a``), or nothing."""
+    while name:
+        hit = idx.py_module(name, path)
+        if hit:
+            return {hit}
+        name = name.rpartition(".")[0]
+    return set()
 
 
 def js_deps(path: str, text: str, idx: _Index) -> set[str]:
