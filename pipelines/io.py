@@ -16,9 +16,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.files import atomic_path, part_name
 from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
-from pipelines.kit.artifact import atomic_path, part_name
 
 PREVIEW_CHARS = 300
 

@@ -1,7 +1,8 @@
 """The stage kit: the contract (:mod:`.stage`), the context a stage is written with
 (:mod:`.context`) and the one artifact type for sub-step output (:mod:`.artifact`)."""
 
-from pipelines.kit.artifact import Artifact, atomic_path, part_name, part_number
+from curation.files import atomic_path, part_name
+from pipelines.kit.artifact import Artifact, part_number
 from pipelines.kit.context import StageContext, link_tree
 from pipelines.kit.stage import Stage, check_produces, resolve_artifacts, resolve_lineage
 

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from curation.files import atomic_path, part_name  # noqa: F401 - the kit's names for them
+from curation.files import part_name
 
 PART_COLUMN = "_part"
 
