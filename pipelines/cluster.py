@@ -49,25 +49,29 @@ def _malloc_trim() -> Any:
 
 
 class ReleaseMemory(WorkerPlugin):
-    """Worker plugin: give freed memory back to the OS (:func:`release_memory`) after tasks, and
-    whenever the worker's memory is high.
+    """Worker plugin: give freed memory back to the OS (:func:`release_memory`) when a worker's
+    memory is high, after a task and on a timer.
 
     Our tasks read a partition, write their result to disk and return a few numbers, so a worker
     holds little *managed* memory; much of what Dask sees is freed-but-kept memory of the
     allocators. Left there it trips the 80 % pause threshold with nothing to spill, and a paused
     worker whose memory never drops pauses for ever: with 1 GB workers the whole run hung twice
-    (benchmarks/reliability). So: a trim after every task (~3 ms), a cycle collection too after
-    tasks over ``collect_seconds`` (~50 ms), and every ``check_seconds`` a collection and trim
-    while the process is above ``high`` of its memory limit (a paused worker runs no tasks).
+    (benchmarks/reliability). So: after a task, a trim (and, after tasks over ``collect_seconds``,
+    a cycle collection first) when the process is above ``after_task`` of its memory limit; and
+    every ``check_seconds`` a collection and trim while it is above ``high`` (a paused worker runs
+    no tasks). Below ``after_task`` the freed memory stays with the allocator for the next task:
+    handing it back after every task made the next task fault it in again, which cost a
+    2-worker run ~15 % more CPU than one process spends (benchmarks/recipe).
     """
 
     name = "curation-release-memory"
     idempotent = True
 
-    def __init__(self, collect_seconds: float = 2.0, check_seconds: float = 2.0, high: float = 0.6) -> None:
-        self.collect_seconds, self.check_seconds, self.high = collect_seconds, check_seconds, high
+    def __init__(self, collect_seconds: float = 2.0, check_seconds: float = 2.0, high: float = 0.6, after_task: float = 0.4) -> None:
+        self.collect_seconds, self.check_seconds, self.high, self.after_task = collect_seconds, check_seconds, high, after_task
         self._started: dict[Any, float] = {}
         self._callback: Any = None
+        self._over: Any = None
 
     def setup(self, worker: Any) -> None:
         from tornado.ioloop import PeriodicCallback
@@ -80,10 +84,11 @@ class ReleaseMemory(WorkerPlugin):
 
             pa.set_memory_pool(pa.system_memory_pool())
         limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+        process = _this_process()
+        self._over = (lambda share: process.memory_info().rss > share * limit) if limit and process else (lambda share: True)
         if limit:
             def check() -> None:
-                rss = worker.monitor.get_process_memory()
-                if rss > self.high * limit:
+                if self._over(self.high):
                     release_memory(collect=True)
 
             self._callback = PeriodicCallback(check, self.check_seconds * 1000)
@@ -99,9 +104,29 @@ class ReleaseMemory(WorkerPlugin):
             self._started[key] = time.monotonic()
         elif start == "executing":
             began = self._started.pop(key, None)
-            took = time.monotonic() - began if began is not None else 0.0
-            release_memory(collect=took >= self.collect_seconds)
+            if self._over is None or self._over(self.after_task):
+                took = time.monotonic() - began if began is not None else 0.0
+                release_memory(collect=took >= self.collect_seconds)
 
+
+def _this_process() -> Any:
+    with contextlib.suppress(Exception):
+        import psutil
+
+        return psutil.Process()
+    return None
+
+
+#: The environment of the worker processes a LocalCluster starts (benchmarks/recipe, 2 workers
+#: against one process): Dask's ``MALLOC_TRIM_THRESHOLD_`` of 64 KiB made glibc hand back every
+#: freed block at once, so each task faulted its memory in again (+15 % CPU on a pure map stage;
+#: :class:`ReleaseMemory` trims when memory is actually high instead); the tokenizers' Rust pool
+#: (``RAYON_NUM_THREADS``) gets one thread per worker like the OpenMP, MKL, OpenBLAS and Arrow
+#: pools Dask already limits, so two workers on two cores do not run four busy-waiting threads.
+WORKER_ENVIRON = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.nanny.pre-spawn-environ.RAYON_NUM_THREADS": 1,
+}
 
 #: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
 CONNECT_TIMEOUT_S = 15
@@ -172,7 +197,7 @@ def open_client(
     threads_per_worker: int = 1,
 ) -> Iterator[Any]:
     """Yield a ``distributed.Client`` (or ``None`` for the synchronous scheduler)."""
-    with dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}):
+    with dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks", **WORKER_ENVIRON}):
         if scheduler == "synchronous":
             with dask.config.set(scheduler="synchronous"):
                 yield None
