@@ -79,14 +79,14 @@ def _run_stage_locked(
     inputs: list[Any] | None, client: Any, run_dir: Path | None, quiet: bool,
 ) -> StageResult:
     chash = config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
+    specs: list[Any] = []
     if getattr(stage, "reads_raw", False):
-        specs = stage.plan_inputs(inputs or [], cfg)
-        fingerprint = raw_fingerprint(sorted({s.path for s in specs}))
+        # the files alone decide whether ingest is up to date; planning its partitions reads them
+        fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))))
     else:
         assert input_dir is not None
         check_input(Path(input_dir))
         fingerprint = stage_fingerprint(Path(input_dir))
-        specs = []
     marker = read_marker(stage_dir)
     if marker and marker.get("config_hash") == chash and marker.get("input_fingerprint") == fingerprint:
         damage = check_files(stage_dir, marker)
@@ -96,6 +96,8 @@ def _run_stage_locked(
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
         log.warning("%s: re-running: its output is not as its marker recorded: %s%s", name, damage[0], more)
     check_replaceable(stage_dir)
+    if getattr(stage, "reads_raw", False):
+        specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
     shutil.rmtree(work, ignore_errors=True)

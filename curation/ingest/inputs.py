@@ -64,6 +64,22 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
     :func:`block_bytes` of the inputs' total size.
     """
+    unique = find_inputs(paths)
+    total = sum(_disk_bytes(f) for f, _ in unique)
+    rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
+    specs: list[InputSpec] = []
+    for f, fmt in unique:
+        entry_source, entry_fields = _entry_for(f, rules)
+        specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
+    return specs
+
+
+def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
+    """The input files (each real file once, by its first name) and their formats, without reading them.
+
+    The runner fingerprints these before it decides whether ingest must run, so an up-to-date
+    ingest never pays for :func:`plan_inputs` (which reads each compressed file once to cut it).
+    """
     files: list[tuple[Path, str]] = []
     rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
     paths = [q for q, _ in rooted]
@@ -84,14 +100,7 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
     for f, fmt in files:
         first.setdefault(f.resolve(), (f, fmt))
-    unique = list(first.values())
-    total = sum(_disk_bytes(f) for f, _ in unique)
-    rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
-    specs: list[InputSpec] = []
-    for f, fmt in unique:
-        entry_source, entry_fields = _entry_for(f, rules)
-        specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
-    return specs
+    return list(first.values())
 
 
 def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = 8, min_partitions: int = 16) -> int:

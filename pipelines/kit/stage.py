@@ -21,7 +21,8 @@ A stage is a small object (a module-level ``STAGE`` instance) with:
   returned with them), per-partition work through ``ctx.map_parts`` and ``ctx.compute``.
 
 Ingest is the one stage with ``reads_raw = True``: its ``build`` receives the raw input specs
-instead of a dataframe. ``docs/adding-a-stage.md`` walks through writing one.
+instead of a dataframe. The runner fingerprints its ``input_files`` (found, not read) to decide
+whether it is up to date, and calls its ``plan_inputs`` only when it runs. ``docs/adding-a-stage.md`` walks through writing one.
 """
 
 from __future__ import annotations

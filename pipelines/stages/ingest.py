@@ -31,7 +31,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
-from curation.ingest.inputs import InputError, InputSpec, plan_inputs
+from curation.ingest.inputs import InputError, InputSpec, find_inputs, plan_inputs
 from curation.ingest.readers import read_spec
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
@@ -84,6 +84,10 @@ class IngestStage:
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
     reads_raw = True
+
+    def input_files(self, paths: list[Any], cfg: IngestConfig) -> list[Path]:
+        """The files ``plan_inputs`` would read (what the runner fingerprints), found without reading them."""
+        return [f for f, _fmt in find_inputs([Path(p) for p in paths])]
 
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[InputSpec]:
         return plan_inputs([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
