@@ -1,14 +1,25 @@
-"""The mixture's shards step: explode documents into shard rows, shuffle on the shard key, write shards.
+"""The mixture's shards step: explode documents into shard rows, exchange them by shard through files, write shards.
 
-:func:`write_all_shards` builds and computes the graph. :func:`explode_partition` turns each input partition into one row per (document, phase, group)
-it enters, keyed ``phase|group|shard``; after a shuffle on that key :func:`write_shards` builds
-and writes every shard it received (and its packing file) and returns one record per shard
-with its path, size, sha256, documents and tokens — the only thing that reaches the client.
+:func:`write_all_shards` runs two graphs. :func:`explode_partition` turns each input partition
+into one row per (document, phase, group) it enters, keyed ``phase|group|shard``, and
+:func:`route_partition` writes those rows grouped by the output partition of their shard
+(``Artifact.write_by_part``: ``pNNNNN/from-MMMMM.parquet`` in ``_exchange/``). Then one task per
+output partition reads its rows (:func:`write_destination`), builds and writes every shard in it
+(and its packing file) and returns one record per shard with its path, size, sha256, documents and
+tokens — the only thing that reaches the client.
+
+The exchange goes through the stage's folder rather than a Dask shuffle: every kept document's
+text crosses once per phase, and as Parquet it is written and read by the workers that hold it,
+never pickled through the scheduler's transfers (on 2 workers the Dask shuffle made this step
+slower than one process; benchmarks/recipe). A cluster run already needs a shared folder for the
+stage outputs. Shards do not depend on the order rows arrive in (``build_shard`` orders them by a
+seeded hash of the document id).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import dask.dataframe as dd
@@ -22,7 +33,8 @@ from curation.mixture.manifest import file_sha256
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, doc_groups
 from curation.mixture.shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
-from pipelines.kit import StageContext, atomic_path, part_name
+from curation.files import atomic_path, part_name
+from pipelines.kit import Artifact, StageContext
 
 #: Input columns a shard row carries (those present).
 CARRIED = tuple(dict.fromkeys(("doc_id", "text", "source", "url", "repo", "path", "language", "lang", "n_tokens", "meta", *PROVENANCE_COLUMNS)))
@@ -101,14 +113,42 @@ def write_all_shards(
     """Write every shard of the live groups into the stage folder; their records, sorted by phase, group, shard."""
     if not live:
         return RECORD_META.copy()
-    rows = docs.map_partitions(explode_partition, specs, policy, live, n_shards, opts.seed, opts.keep_meta, meta=explode_meta(docs._meta))
-    # Each shard goes to a partition of its own (range partitioning on the shard's ordinal; a hash
-    # shuffle put two or three 32 MB shards in one partition and killed a 1 GB worker building them).
     dest, nparts = shard_destinations({k: n for k, n in n_shards.items() if k in live}, max_partitions)
-    rows = rows.map_partitions(with_destination, dest, meta=rows._meta.assign(_dest=pd.Series(dtype="int64")))
-    shuffled = rows.set_index("_dest", divisions=list(range(nparts + 1)))
-    written = shuffled.map_partitions(write_shards, str(ctx.work_dir), {s.name: s for s in specs}, opts, epochs, meta=RECORD_META)
-    return ctx.compute(written, "write shards").sort_values(["phase", "group", "shard"]).reset_index(drop=True)
+    exchange = Artifact(ctx.work_dir / EXCHANGE)
+    routed = ctx.map_parts(docs, route_partition, exchange, dest, specs, policy, live, n_shards, opts.seed, opts.keep_meta,
+                           meta=pd.Series(dtype="int64"))
+    ctx.compute(routed, "route rows to shards")
+    # Each shard goes to a partition of its own (consecutive shards share one only beyond
+    # max_partitions; a hash shuffle once put two or three 32 MB shards in one partition and
+    # killed a 1 GB worker building them).
+    written = dd.from_map(write_destination, list(range(nparts)), args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, epochs),
+                          meta=RECORD_META, enforce_metadata=False)
+    records = ctx.compute(written, "write shards")
+    shutil.rmtree(exchange.path, ignore_errors=True)
+    return records.sort_values(["phase", "group", "shard"]).reset_index(drop=True)
+
+
+#: The folder of the stage's in-progress output that holds the rows in transit (removed after).
+EXCHANGE = "_exchange"
+
+
+def route_partition(
+    number: int, df: pd.DataFrame, exchange: Artifact, dest: dict[str, int], specs: list[PhaseSpec], policy: Policy,
+    live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool,
+) -> pd.Series:
+    """Explode input partition ``number`` and write its rows under the output partition of their shard."""
+    rows = with_destination(explode_partition(df, specs, policy, live, n_shards, seed, keep_meta), dest)
+    return pd.Series([exchange.write_by_part(rows.drop(columns="_dest"), source=number, part_column=rows["_dest"].to_numpy())],
+                     dtype="int64")
+
+
+def write_destination(
+    number: int, exchange: Artifact, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
+    epochs: dict[tuple[str, str], float],
+) -> pd.DataFrame:
+    """Build and write the shards of output partition ``number`` from the rows routed to it."""
+    rows = exchange.read_group(number)
+    return RECORD_META.copy() if rows is None else write_shards(rows, work_dir, specs, opts, epochs)
 
 
 def _write(table: pa.Table, path: Path) -> None:
