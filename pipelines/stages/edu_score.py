@@ -135,9 +135,9 @@ class EduScoreStage:
             sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
                           "allocation": cfg.sample_allocation, "seed": seed}
             sample = ctx.step("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx)).path
-            annotator = get_annotator({**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")})
-            ann_key = {"sample": sample.name, "annotator": annotator.model_id, "rubric": rubric.version}
-            annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, annotator, rubric, out)).path
+            judge = {**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")}
+            ann_key = {"sample": sample.name, "annotator": get_annotator(judge).model_id, "rubric": rubric.version}  # nothing loads here
+            annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, judge, rubric, out, ctx)).path
             distil.check_transport(ctx.extra_stats["annotation"]["stats"], cfg)
         needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
         if needs_vectors:

@@ -4,7 +4,11 @@ the stratified sample, its annotation, the vectors SemDeDup did not store, and t
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
 import logging
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -12,7 +16,9 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
+from classifiers.annotation import AnnotationStats, get_annotator
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import write_card, write_embedding_part
 from classifiers.sampling import allocate, candidates, select, stratum_counts
@@ -60,26 +66,92 @@ def write_sample(docs: dd.DataFrame, key: dict[str, Any], out: Path, ctx: StageC
 # --------------------------------------------------------------------------- annotate
 
 
-def annotate(sample_dir: Path, annotator: Any, rubric: Any, out: Path) -> dict[str, Any]:
-    """Annotate the sample (through the persistent cache); write scores, answers and failures."""
-    sample = pd.read_parquet(sample_dir / "sample.parquet")
-    res = annotator.annotate(sample["text"].fillna("").tolist(), rubric)
+#: Documents per annotation task: fixed, so the tasks (and the judge's batches within them) are the
+#: same whatever the number of workers.
+ANNOTATION_TASK_DOCS = 256
+ANNOTATE_META = pd.DataFrame({"task": pd.Series(dtype="int64"), "stats": pd.Series(dtype=object)})
+
+
+def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, ctx: StageContext) -> dict[str, Any]:
+    """Annotate the sample on the workers (through the persistent cache); write scores, answers and failures.
+
+    The sample is cut into tasks of :data:`ANNOTATION_TASK_DOCS` rows, each read, annotated and
+    written by a worker: the driver sends no request and loads no judge. An HTTP judge's
+    ``concurrency`` and ``rate_limit_rps`` are budgets for the whole run, shared by the tasks that
+    run at once (:func:`share_budget`); the local judge loads once per worker process.
+    """
+    path = sample_dir / "sample.parquet"
+    rows = pq.ParquetFile(path).metadata.num_rows
+    starts = list(range(0, rows, ANNOTATION_TASK_DOCS)) or [0]
+    shared = share_budget(config, min(len(starts), worker_slots(ctx.client)))
+    parts = Artifact(out / "parts")
+    started = time.time()
+    graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), shared, rubric, parts),
+                        meta=ANNOTATE_META, enforce_metadata=False)
+    done = ctx.compute(graph, "annotate")
+    stats = AnnotationStats()
+    for item in done.sort_values("task")["stats"]:
+        stats = stats + AnnotationStats(**item)
+    stats.seconds = time.time() - started
+    frame = parts.read_all()
+    write_frame(frame, out / "annotations.parquet")
+    shutil.rmtree(parts.path)
+    ok = frame["score"].notna()
+    summary = {
+        "annotator": get_annotator(config).model_id, "rubric": rubric.version, "rubric_name": rubric.name,
+        "annotated": int(ok.sum()), "failed": int((~ok).sum()),
+        "mean_score": round(float(frame.loc[ok, "score"].mean()), 4) if ok.any() else None,
+        "stats": stats.to_dict(),
+    }
+    log.info("edu_score: annotated %d documents in %d tasks, %d at a time", len(frame), len(starts), min(len(starts), worker_slots(ctx.client)))
+    write_json(out / "annotations.json", summary)
+    return {"annotation": summary}
+
+
+def annotate_task(item: tuple[int, int], path: str, config: dict[str, Any], rubric: Any, parts: Artifact) -> pd.DataFrame:
+    """Annotate rows ``[start, start + ANNOTATION_TASK_DOCS)`` of the sample; write them as part ``task``."""
+    task, start = item
+    sample = pq.read_table(path).slice(start, ANNOTATION_TASK_DOCS).to_pandas()
+    res = _annotator(json.dumps(config, sort_keys=True)).annotate(sample["text"].fillna("").tolist(), rubric)
     frame = pd.DataFrame({
         "doc_id": sample["doc_id"].astype(str), "source": sample["source"], "n_tokens": sample["n_tokens"],
         "stratum": sample["stratum"], "score": res.scores, "failure": res.failures, "raw": res.raw,
         "tokens_in": res.tokens_in or [0] * len(sample), "tokens_out": res.tokens_out or [0] * len(sample),
         "text": sample["text"],
     })
-    write_frame(frame, out / "annotations.parquet")
-    ok = frame["score"].notna()
-    summary = {
-        "annotator": annotator.model_id, "rubric": rubric.version, "rubric_name": rubric.name,
-        "annotated": int(ok.sum()), "failed": int((~ok).sum()),
-        "mean_score": round(float(frame.loc[ok, "score"].mean()), 4) if ok.any() else None,
-        "stats": res.stats.to_dict(),
-    }
-    write_json(out / "annotations.json", summary)
-    return {"annotation": summary}
+    parts.write_part(task, frame)
+    stats = dataclasses.asdict(res.stats)
+    return pd.DataFrame({"task": [task], "stats": [stats]})
+
+
+@functools.lru_cache(maxsize=4)
+def _annotator(config: str) -> Any:
+    """One annotator per worker process and configuration (the local judge's weights load once)."""
+    return get_annotator(json.loads(config))
+
+
+def worker_slots(client: Any) -> int:
+    """Tasks a client runs at once: its workers' threads (1 for the synchronous scheduler)."""
+    if client is None:
+        return 1
+    return max(1, sum(client.nthreads().values()))
+
+
+def share_budget(config: dict[str, Any], running: int) -> dict[str, Any]:
+    """``config`` with an HTTP judge's ``concurrency`` and ``rate_limit_rps`` divided among ``running`` tasks.
+
+    >>> share_budget({"backend": "openai", "concurrency": 8, "rate_limit_rps": 10.0}, 3)
+    {'backend': 'openai', 'concurrency': 2, 'rate_limit_rps': 3.3333333333333335}
+    >>> share_budget({"backend": "local", "batch_size": 8}, 2)
+    {'backend': 'local', 'batch_size': 8}
+    """
+    out = dict(config)
+    running = max(1, int(running))
+    if "concurrency" in out:
+        out["concurrency"] = max(1, int(out["concurrency"]) // running)
+    if out.get("rate_limit_rps"):
+        out["rate_limit_rps"] = float(out["rate_limit_rps"]) / running
+    return out
 
 
 # --------------------------------------------------------------------------- embeddings
