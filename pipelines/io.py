@@ -135,23 +135,28 @@ def ledger_rows(dropped: pd.DataFrame, stage: str) -> pd.DataFrame:
 
 
 def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """Documents and tokens in / kept / dropped (by reason), per source and language, for one partition."""
-    tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64")
-    lang = df["lang"].astype(object).fillna("und") if "lang" in df.columns else pd.Series("und", index=df.index, dtype=object)
-    frame = pd.DataFrame(
-        {
-            "source": df["source"].astype(object).fillna("unknown").to_numpy(),
-            "lang": lang.to_numpy(),
-            "reason": df[DROP_REASON].astype(object).to_numpy(),
-            "tokens": tokens.to_numpy(),
-        }
-    )
-    frame["kind"] = ["dropped" if isinstance(r, str) else "kept" for r in frame["reason"]]
-    frame["reason"] = frame["reason"].fillna("")
-    out = frame.groupby(["kind", "source", "lang", "reason"], sort=True).agg(
-        documents=("tokens", "size"), tokens=("tokens", "sum")
-    ).reset_index()
-    return out[list(COUNTS_META.columns)].astype(COUNTS_META.dtypes.to_dict())
+    """Documents and tokens in / kept / dropped (by reason), per source and language, for one partition.
+
+    One pass over plain lists (a pandas groupby cost ~30 ms per partition here, in every stage's
+    writer); rows sorted by (kind, source, lang, reason) as a groupby would give them.
+    """
+    tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64").tolist()
+    sources = df["source"].astype(object).fillna("unknown").tolist()
+    langs = df["lang"].astype(object).fillna("und").tolist() if "lang" in df.columns else ["und"] * len(df)
+    sums: dict[tuple[str, Any, Any, str], list[int]] = {}
+    for source, lang, reason, n in zip(sources, langs, df[DROP_REASON].tolist(), tokens, strict=True):
+        key = ("dropped", source, lang, reason) if isinstance(reason, str) else ("kept", source, lang, "")
+        acc = sums.get(key)
+        if acc is None:
+            sums[key] = [1, n]
+        else:
+            acc[0] += 1
+            acc[1] += n
+    keys = sorted(sums)
+    return pd.DataFrame({
+        "kind": [k[0] for k in keys], "source": [k[1] for k in keys], "lang": [k[2] for k in keys], "reason": [k[3] for k in keys],
+        "documents": [sums[k][0] for k in keys], "tokens": [sums[k][1] for k in keys],
+    }).astype(COUNTS_META.dtypes.to_dict())
 
 
 def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:

@@ -4,6 +4,11 @@
     python benchmarks/recipe/bench_recipe.py --mb 40 --workers 2           # and a 2-worker LocalCluster
     python benchmarks/recipe/bench_recipe.py --mb 40 --profile cpu         # the CPU profile
     python benchmarks/recipe/bench_recipe.py --mb 40 semdedup.model=minilm-static      # extra overrides
+    python benchmarks/recipe/bench_recipe.py --mb 40 --workers 2 --no-bound             # skip the tokenizer pass
+
+With ``--workers`` the two runs are also compared file by file: every document, ledger, shard,
+packing and manifest file of the cluster run must have the same bytes as the synchronous run's
+(``outputs_identical`` in the results).
 
 The corpus is real text: web pages' extracted text (WCXB, scrapinghub, Common Crawl WET/cc_net),
 code files grouped by repository, OpenStax modules, arXiv abstracts, Stacks Project chapters and
@@ -91,17 +96,42 @@ def run_recipe(corpus: Path, out: Path, scheduler_args: list[str], overrides: li
             "stages": stages}
 
 
+OUTPUT_FOLDERS = ("docs", "ledger", "shards", "packing", "manifests")
+
+
+def output_files(run: Path) -> dict[str, str]:
+    """relative path → sha256 of every output file of a run (documents, ledgers, shards, packing, manifests)."""
+    import hashlib
+
+    out = {}
+    for stage in sorted(p for p in run.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for folder in OUTPUT_FOLDERS:
+            for f in sorted((stage / folder).rglob("*")) if (stage / folder).is_dir() else []:
+                if f.is_file():
+                    out[str(f.relative_to(run))] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return out
+
+
+def compare_outputs(a: Path, b: Path) -> dict:
+    fa, fb = output_files(a), output_files(b)
+    differ = sorted(k for k in fa.keys() & fb.keys() if fa[k] != fb[k])
+    only = sorted(fa.keys() ^ fb.keys())
+    return {"files": len(fa), "identical": not differ and not only, "differ": differ[:10], "only_in_one": only[:10]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=40)
     ap.add_argument("--workers", type=int, default=0, help="also run on a LocalCluster of this many workers")
     ap.add_argument("--profile", default=None, help="a curate --profile (e.g. cpu)")
+    ap.add_argument("--no-bound", action="store_true", help="skip the tokenizer pass (the bound)")
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     corpus = WORK / f"corpus-{args.mb:g}mb"
     sizes = build_corpus(args.mb, corpus)
     mb = sum(sizes.values())
-    result = {"corpus_mb": sizes, "profile": args.profile, "overrides": args.overrides, **tokenizer_bound(corpus_texts(corpus))}
+    result = {"corpus_mb": sizes, "profile": args.profile, "overrides": args.overrides,
+              **({} if args.no_bound else tokenizer_bound(corpus_texts(corpus)))}
     runs = {"synchronous": ["--scheduler", "synchronous"]}
     if args.workers:
         runs[f"{args.workers} workers"] = ["--workers", str(args.workers)]
@@ -110,12 +140,24 @@ def main() -> None:
         subprocess.run(["rm", "-rf", str(out)], check=True)
         r = run_recipe(corpus, out, sched, [*(["--profile", args.profile] if args.profile else []), *args.overrides])
         r["recipe_mb_per_cpu_s"] = round(mb / r["cpu_s_all_processes"], 3)
-        r["tokenizer_ratio"] = round(result["hf_tokenizers_cpu_s"] / r["cpu_s_all_processes"], 3)
+        if "hf_tokenizers_cpu_s" in result:
+            r["tokenizer_ratio"] = round(result["hf_tokenizers_cpu_s"] / r["cpu_s_all_processes"], 3)
+        r["out"] = str(out)
         result[label] = r
-        print(label, json.dumps({k: v for k, v in r.items() if k != "stages"}), flush=True)
+        print(label, json.dumps({k: v for k, v in r.items() if k not in ("stages", "out")}), flush=True)
         for s in r["stages"]:
             print(f"  {s['stage']:<14} {s['docs_in']:>7} docs  {s['seconds']:>7.1f} s  {s['cpu_seconds'] or 0:>7.1f} CPU-s", flush=True)
-    (WORK / f"results-{args.mb:g}mb-{args.profile or 'default'}.json").write_text(json.dumps(result, indent=1))
+    if args.workers:
+        sync, cluster = result["synchronous"], result[f"{args.workers} workers"]
+        result["speedup"] = round(sync["wall_s"] / cluster["wall_s"], 3)
+        result["extra_cpu"] = round(cluster["cpu_s_all_processes"] / sync["cpu_s_all_processes"] - 1, 3)
+        result["outputs_identical"] = compare_outputs(Path(sync.pop("out")), Path(cluster.pop("out")))
+        print(f"{args.workers} workers: {result['speedup']}x faster, {result['extra_cpu']:+.0%} CPU; outputs identical: "
+              f"{result['outputs_identical']['identical']} ({result['outputs_identical']['files']} files)", flush=True)
+    for label in runs:
+        result[label].pop("out", None)
+    tag = "-".join(["results", f"{args.mb:g}mb", args.profile or "default", *([f"w{args.workers}"] if args.workers else [])])
+    (WORK / f"{tag}.json").write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if not isinstance(v, dict) or k == "corpus_mb"}))
 
 

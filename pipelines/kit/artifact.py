@@ -10,6 +10,12 @@ partitioning whatever the number of workers:
   to (column ``_part``) and named by the task ``MMMMM`` that wrote them; ``read_group(n)`` gives
   partition ``n`` every row meant for it (removals, cluster labels).
 
+- **routed** (``write_routed`` / ``read_routed``): an exchange between two graphs. Input partition
+  ``MMMMM`` writes one Arrow IPC file ``routed-MMMMM.arrow`` holding one record batch per output
+  partition (empty where it sends none, zstd-compressed); ``read_routed(n)`` memory-maps every file
+  and takes batch ``n`` of each, in input order. Many output partitions cost one file per input
+  partition, not one per pair (the mixture's shard exchange: benchmarks/recipe).
+
 Every file is written atomically (temp file, then rename), so a retried task overwrites cleanly.
 
 >>> import tempfile; a = Artifact(Path(tempfile.mkdtemp()))
@@ -21,6 +27,13 @@ Every file is written atomically (temp file, then rename), so a retried task ove
 3
 >>> a.read_group(2)["y"].tolist(), a.read_group(1) is None
 ([2, 3], True)
+>>> r = Artifact(Path(tempfile.mkdtemp()))
+>>> r.write_routed(pd.DataFrame({"z": [5, 6, 7]}), source=0, dest=np.array([2, 0, 2]), nparts=3)
+3
+>>> r.write_routed(pd.DataFrame({"z": [8]}), source=1, dest=np.array([2]), nparts=3)
+1
+>>> r.read_routed(2)["z"].tolist(), r.read_routed(0)["z"].tolist(), r.read_routed(1) is None
+([5, 7, 8], [6], True)
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.files import part_name
@@ -94,3 +108,34 @@ class Artifact:
         if not files:
             return None
         return pd.concat([pq.read_table(f, columns=columns).to_pandas() for f in files], ignore_index=True)
+
+    # -- routed ---------------------------------------------------------------------------
+    def write_routed(self, df: pd.DataFrame, source: int, dest: np.ndarray, nparts: int) -> int:
+        """Write ``df``'s rows as batch ``dest[i]`` of this input partition's file; return how many rows."""
+        from curation.files import atomic_path
+
+        dest = np.asarray(dest, dtype=np.int64)
+        if len(dest) and (dest.min() < 0 or dest.max() >= nparts):
+            raise ValueError(f"routed rows must go to partitions 0..{nparts - 1}")
+        order = np.argsort(dest, kind="stable")
+        table = pa.Table.from_pandas(df.iloc[order].reset_index(drop=True), preserve_index=False)
+        bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
+        self.path.mkdir(parents=True, exist_ok=True)
+        options = pa.ipc.IpcWriteOptions(compression="zstd")
+        with atomic_path(self.path / f"routed-{int(source):05d}.arrow") as tmp:
+            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+                for n in range(nparts):
+                    piece = table.slice(int(bounds[n]), int(bounds[n + 1] - bounds[n]))
+                    writer.write_batch(piece.combine_chunks().to_batches()[0] if piece.num_rows else
+                                       pa.RecordBatch.from_pylist([], schema=table.schema))
+        return len(df)
+
+    def read_routed(self, number: int) -> pd.DataFrame | None:
+        """Every row routed to partition ``number``, in input-partition order; ``None`` if there are none."""
+        batches = []
+        for f in sorted(self.path.glob("routed-*.arrow")):
+            with pa.memory_map(str(f)) as source:
+                batch = pa.ipc.open_file(source).get_batch(int(number))
+                if batch.num_rows:
+                    batches.append(pa.Table.from_batches([batch]).to_pandas())
+        return pd.concat(batches, ignore_index=True) if batches else None

@@ -86,7 +86,7 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     shared = share_budget(config, min(len(starts), worker_slots(ctx.client)))
     parts = Artifact(out / "parts")
     started = time.time()
-    graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), shared, rubric, parts),
+    graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), ANNOTATION_TASK_DOCS, shared, rubric, parts),
                         meta=ANNOTATE_META, enforce_metadata=False)
     done = ctx.compute(graph, "annotate")
     stats = AnnotationStats()
@@ -108,10 +108,10 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     return {"annotation": summary}
 
 
-def annotate_task(item: tuple[int, int], path: str, config: dict[str, Any], rubric: Any, parts: Artifact) -> pd.DataFrame:
-    """Annotate rows ``[start, start + ANNOTATION_TASK_DOCS)`` of the sample; write them as part ``task``."""
+def annotate_task(item: tuple[int, int], path: str, size: int, config: dict[str, Any], rubric: Any, parts: Artifact) -> pd.DataFrame:
+    """Annotate rows ``[start, start + size)`` of the sample; write them as part ``task``."""
     task, start = item
-    sample = pq.read_table(path).slice(start, ANNOTATION_TASK_DOCS).to_pandas()
+    sample = pq.read_table(path).slice(start, size).to_pandas()
     res = _annotator(json.dumps(config, sort_keys=True)).annotate(sample["text"].fillna("").tolist(), rubric)
     frame = pd.DataFrame({
         "doc_id": sample["doc_id"].astype(str), "source": sample["source"], "n_tokens": sample["n_tokens"],

@@ -3,13 +3,14 @@
 :func:`write_all_shards` runs two graphs. :func:`explode_partition` turns each input partition
 into one row per (document, phase, group) it enters, keyed ``phase|group|shard``, and
 :func:`route_partition` writes those rows grouped by the output partition of their shard
-(``Artifact.write_by_part``: ``pNNNNN/from-MMMMM.parquet`` in ``_exchange/``). Then one task per
+(``Artifact.write_routed``: one Arrow file per input partition in ``_exchange/``, one record
+batch per output partition). Then one task per
 output partition reads its rows (:func:`write_destination`), builds and writes every shard in it
 (and its packing file) and returns one record per shard with its path, size, sha256, documents and
 tokens — the only thing that reaches the client.
 
 The exchange goes through the stage's folder rather than a Dask shuffle: every kept document's
-text crosses once per phase, and as Parquet it is written and read by the workers that hold it,
+text crosses once per phase, and as Arrow batches it is written and read by the workers that hold it,
 never pickled through the scheduler's transfers (on 2 workers the Dask shuffle made this step
 slower than one process; benchmarks/recipe). A cluster run already needs a shared folder for the
 stage outputs. Shards do not depend on the order rows arrive in (``build_shard`` orders them by a
@@ -115,7 +116,7 @@ def write_all_shards(
         return RECORD_META.copy()
     dest, nparts = shard_destinations({k: n for k, n in n_shards.items() if k in live}, max_partitions)
     exchange = Artifact(ctx.work_dir / EXCHANGE)
-    routed = ctx.map_parts(docs, route_partition, exchange, dest, specs, policy, live, n_shards, opts.seed, opts.keep_meta,
+    routed = ctx.map_parts(docs, route_partition, exchange, dest, nparts, specs, policy, live, n_shards, opts.seed, opts.keep_meta,
                            meta=pd.Series(dtype="int64"))
     ctx.compute(routed, "route rows to shards")
     # Each shard goes to a partition of its own (consecutive shards share one only beyond
@@ -133,13 +134,12 @@ EXCHANGE = "_exchange"
 
 
 def route_partition(
-    number: int, df: pd.DataFrame, exchange: Artifact, dest: dict[str, int], specs: list[PhaseSpec], policy: Policy,
+    number: int, df: pd.DataFrame, exchange: Artifact, dest: dict[str, int], nparts: int, specs: list[PhaseSpec], policy: Policy,
     live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool,
 ) -> pd.Series:
     """Explode input partition ``number`` and write its rows under the output partition of their shard."""
     rows = with_destination(explode_partition(df, specs, policy, live, n_shards, seed, keep_meta), dest)
-    return pd.Series([exchange.write_by_part(rows.drop(columns="_dest"), source=number, part_column=rows["_dest"].to_numpy())],
-                     dtype="int64")
+    return pd.Series([exchange.write_routed(rows.drop(columns="_dest"), number, rows["_dest"].to_numpy(), nparts)], dtype="int64")
 
 
 def write_destination(
@@ -147,7 +147,7 @@ def write_destination(
     epochs: dict[tuple[str, str], float],
 ) -> pd.DataFrame:
     """Build and write the shards of output partition ``number`` from the rows routed to it."""
-    rows = exchange.read_group(number)
+    rows = exchange.read_routed(number)
     return RECORD_META.copy() if rows is None else write_shards(rows, work_dir, specs, opts, epochs)
 
 

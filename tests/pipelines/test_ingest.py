@@ -179,3 +179,18 @@ def test_every_kept_document_gets_its_natural_language_and_source_code_is_und(tm
     assert kept["lang"].to_dict() == {"zh": "zh", "zh-short": "zh", "en": "en", "code": "und", "digits": "und"}
     assert kept.loc["zh", "lang_score"] > 0.5 and kept.loc["code", "lang_score"] == 0.0
     assert kept.loc["code", "language"] == "Python"
+
+
+def test_an_up_to_date_ingest_is_skipped_without_planning_its_input(tmp_path, monkeypatch):
+    """Planning reads compressed files to cut them; the runner decides from the file list alone (issue 20)."""
+    from pipelines.stages.ingest import IngestStage
+
+    f = _write_jsonl(tmp_path / "in.jsonl.gz", [{"id": f"r{i}", "text": f"doc {i}", "source": "web"} for i in range(50)])
+    assert not _ingest([f], tmp_path / "out").skipped
+    planned = []
+    original = IngestStage.plan_inputs
+    monkeypatch.setattr(IngestStage, "plan_inputs", lambda self, *a, **k: planned.append(1) or original(self, *a, **k))
+    assert _ingest([f], tmp_path / "out").skipped and not planned
+    _write_jsonl(f, [{"id": "r0", "text": "a changed file", "source": "web"}])
+    res = _ingest([f], tmp_path / "out")
+    assert not res.skipped and planned == [1] and res.stats["kept"]["documents"] == 1

@@ -89,3 +89,20 @@ def test_lineage_lists_the_finished_earlier_stages_in_run_order(tmp_path: Path) 
     assert [g["folder"] for g in got] == ["00_ingest", "30_semdedup"]  # unfinished and later stages are not cited
     assert got[1]["config_hash"] == "h30_semdedup" and got[1]["config"] == {"k": "30_semdedup"}
     assert resolve_lineage("mixture", None) == []
+
+
+def test_routed_rows_reach_their_partition_in_input_order_and_empty_partitions_read_none(tmp_path: Path) -> None:
+    import numpy as np
+
+    routed = Artifact(tmp_path / "x")
+    a = pd.DataFrame({"k": ["a0", "a1", "a2", "a3"], "meta": [None, None, None, None]})  # an all-null column
+    b = pd.DataFrame({"k": ["b0", "b1"], "meta": ["{}", None]})
+    assert routed.write_routed(a, source=0, dest=np.array([3, 0, 3, 1]), nparts=5) == 4
+    assert routed.write_routed(b, source=1, dest=np.array([3, 1]), nparts=5) == 2
+    assert routed.read_routed(3)["k"].tolist() == ["a0", "a2", "b0"]
+    assert routed.read_routed(1)["k"].tolist() == ["a3", "b1"]
+    assert routed.read_routed(0)["k"].tolist() == ["a1"]
+    assert routed.read_routed(2) is None and routed.read_routed(4) is None
+    assert sorted(p.name for p in routed.path.iterdir()) == ["routed-00000.arrow", "routed-00001.arrow"]  # one file per input
+    with pytest.raises(ValueError, match="partitions 0..4"):
+        routed.write_routed(a, source=2, dest=np.array([0, 1, 2, 5]), nparts=5)

