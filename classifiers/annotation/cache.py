@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
+import socket
 import sqlite3
 import time
 from pathlib import Path
@@ -42,16 +44,22 @@ class CacheRecord:
 
 
 class AnnotationCache:
-    """SQLite file ``annotations.sqlite`` in ``folder``; safe to share between runs."""
+    """SQLite files ``annotations*.sqlite`` in ``folder``; safe to share between runs and workers.
+
+    Each process writes its own file (``annotations-<host>-<pid>.sqlite``) and reads every file
+    of the folder (an older run's single ``annotations.sqlite`` included). Annotation runs on the
+    workers, and on a cluster the folder is on a shared file system, where one SQLite file written
+    from several machines is not safe (its write-ahead log needs memory shared on one host); a
+    file with one writer, in SQLite's default rollback-journal mode, is.
+    """
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
-        self.path = self.folder / "annotations.sqlite"
+        self.path = self.folder / f"annotations-{_host()}-{os.getpid()}.sqlite"  #: this process's file
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, path: Path | None = None) -> sqlite3.Connection:
         self.folder.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=60)
-        con.execute("PRAGMA journal_mode=WAL")
+        con = sqlite3.connect(path or self.path, timeout=60)
         con.execute(
             "CREATE TABLE IF NOT EXISTS annotations (model_id TEXT, rubric_version TEXT, text_hash TEXT, "
             "score REAL, raw TEXT, failure TEXT, tokens_in INTEGER, tokens_out INTEGER, created REAL, "
@@ -59,23 +67,28 @@ class AnnotationCache:
         )
         return con
 
+    def files(self) -> list[Path]:
+        """Every cache file of the folder, in name order (a later file's answer wins)."""
+        return sorted(self.folder.glob("annotations*.sqlite")) if self.folder.is_dir() else []
+
     def get(self, model_id: str, rubric_version: str, hashes: list[str]) -> dict[str, CacheRecord]:
         """The cached records among ``hashes``."""
         out: dict[str, CacheRecord] = {}
-        con = self._connect()
-        try:
-            for start in range(0, len(hashes), 500):
-                chunk = hashes[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = con.execute(
-                    f"SELECT text_hash, score, raw, failure, tokens_in, tokens_out FROM annotations "
-                    f"WHERE model_id = ? AND rubric_version = ? AND text_hash IN ({marks})",
-                    [model_id, rubric_version, *chunk],
-                ).fetchall()
-                for h, score, raw, failure, tin, tout in rows:
-                    out[h] = CacheRecord(h, score, raw or "", failure, int(tin or 0), int(tout or 0))
-        finally:
-            con.close()
+        for path in self.files():
+            con = self._connect(path)
+            try:
+                for start in range(0, len(hashes), 500):
+                    chunk = hashes[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    rows = con.execute(
+                        f"SELECT text_hash, score, raw, failure, tokens_in, tokens_out FROM annotations "
+                        f"WHERE model_id = ? AND rubric_version = ? AND text_hash IN ({marks})",
+                        [model_id, rubric_version, *chunk],
+                    ).fetchall()
+                    for h, score, raw, failure, tin, tout in rows:
+                        out[h] = CacheRecord(h, score, raw or "", failure, int(tin or 0), int(tout or 0))
+            finally:
+                con.close()
         return out
 
     def put(self, model_id: str, rubric_version: str, records: list[CacheRecord]) -> None:
@@ -93,13 +106,19 @@ class AnnotationCache:
             con.close()
 
     def __len__(self) -> int:
-        if not self.path.exists():
-            return 0
-        con = self._connect()
-        try:
-            return int(con.execute("SELECT COUNT(*) FROM annotations").fetchone()[0])
-        finally:
-            con.close()
+        """Distinct (model, rubric, text) entries over every file."""
+        keys: set[tuple[str, str, str]] = set()
+        for path in self.files():
+            con = self._connect(path)
+            try:
+                keys.update(con.execute("SELECT model_id, rubric_version, text_hash FROM annotations").fetchall())
+            finally:
+                con.close()
+        return len(keys)
+
+
+def _host() -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in socket.gethostname()) or "host"
 
 
 class CachedAnnotator:

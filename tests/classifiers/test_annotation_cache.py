@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classifiers.annotation import AnnotationCache, AnnotationResult, AnnotationStats, CachedAnnotator, expected_score
+from classifiers.annotation import AnnotationCache, AnnotationResult, AnnotationStats, CachedAnnotator, CacheRecord, expected_score
 from classifiers.annotation.base import score_probs
 from classifiers.rubrics import Rubric, get_rubric
 
@@ -88,3 +88,26 @@ def test_stats_add_up():
 def test_result_lengths_must_agree():
     with pytest.raises(ValueError):
         AnnotationResult(np.zeros(2), ["a"], [None, None])
+
+
+def test_each_process_writes_its_own_file_and_reads_every_file(tmp_path, monkeypatch):
+    """Workers annotate: each writes one file (safe on a shared file system), all read them all."""
+    import sqlite3
+
+    from classifiers.annotation import cache as cache_module
+
+    here = AnnotationCache(tmp_path)
+    here.put("m", "v1", [CacheRecord("h1", 3.0, "3", None)])
+    monkeypatch.setattr(cache_module, "_host", lambda: "other-node")
+    there = AnnotationCache(tmp_path)
+    assert there.path != here.path
+    assert there.get("m", "v1", ["h1"])["h1"].score == 3.0  # another process's answer is found
+    there.put("m", "v1", [CacheRecord("h2", 1.0, "1", None)])
+    assert here.get("m", "v1", ["h1", "h2"]).keys() == {"h1", "h2"} and len(here) == 2
+    legacy = sqlite3.connect(tmp_path / "annotations.sqlite")  # the single file of earlier versions
+    legacy.execute("CREATE TABLE annotations (model_id TEXT, rubric_version TEXT, text_hash TEXT, score REAL, raw TEXT, "
+                   "failure TEXT, tokens_in INTEGER, tokens_out INTEGER, created REAL, PRIMARY KEY (model_id, rubric_version, text_hash))")
+    legacy.execute("INSERT INTO annotations VALUES ('m', 'v1', 'h0', 2.0, '2', NULL, 0, 0, 0)")
+    legacy.commit()
+    legacy.close()
+    assert here.get("m", "v1", ["h0"])["h0"].score == 2.0 and len(here) == 3
