@@ -12,7 +12,7 @@ partitioning whatever the number of workers:
 
 - **routed** (``write_routed`` / ``read_routed``): an exchange between two graphs. Input partition
   ``MMMMM`` writes one Arrow IPC file ``routed-MMMMM.arrow`` holding one record batch per output
-  partition (empty where it sends none, zstd-compressed); ``read_routed(n)`` memory-maps every file
+  partition (empty where it sends none, lz4-compressed); ``read_routed(n)`` memory-maps every file
   and takes batch ``n`` of each, in input order. Many output partitions cost one file per input
   partition, not one per pair (the mixture's shard exchange: benchmarks/recipe).
 
@@ -121,7 +121,7 @@ class Artifact:
         table = pa.Table.from_pandas(df.iloc[order].reset_index(drop=True), preserve_index=False)
         bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
         self.path.mkdir(parents=True, exist_ok=True)
-        options = pa.ipc.IpcWriteOptions(compression="zstd")
+        options = pa.ipc.IpcWriteOptions(compression="lz4")  # transient: fast, as Spark compresses its shuffle
         with atomic_path(self.path / f"routed-{int(source):05d}.arrow") as tmp:
             with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
                 for n in range(nparts):
