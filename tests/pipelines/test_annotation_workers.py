@@ -55,11 +55,12 @@ def test_local_judge_loads_on_the_workers_only(tmp_path, monkeypatch):
     inp = make_stage_dir(tmp_path / "in", corpus(12), nparts=2)
     monkeypatch.setattr(steps, "ANNOTATION_TASK_DOCS", 4)
     settings = ["edu_score.annotator=local", "edu_score.sample_size=8", "edu_score.min_annotations=4", "edu_score.annotator_threads=1"]
+    before = local.load_model.cache_info()  # other tests may have loaded it in this process
     with open_client(workers=2) as client:
         run_one("edu_score", inp, tmp_path / "b" / "cluster", settings, client=client)
-        loaded = client.run(lambda: local.load_model.cache_info().currsize)
-    assert local.load_model.cache_info().currsize == 0, "the driver loaded the judge"
-    assert sum(loaded.values()) >= 1
+        used = client.run(lambda: local.load_model.cache_info().hits + local.load_model.cache_info().misses)
+    assert local.load_model.cache_info() == before, "the driver loaded or used the judge"
+    assert sum(used.values()) >= 2  # each of the 2 tasks asked a worker's judge
     run_one("edu_score", inp, tmp_path / "a" / "sync", settings)
     a, b = _annotations(tmp_path / "b" / "cluster"), _annotations(tmp_path / "a" / "sync")
     assert len(a) == 8 and a["score"].notna().all()
