@@ -76,22 +76,26 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     """Annotate the sample on the workers (through the persistent cache); write scores, answers and failures.
 
     The sample is cut into tasks of :data:`ANNOTATION_TASK_DOCS` rows, each read, annotated and
-    written by a worker: the driver sends no request and loads no judge. An HTTP judge's
+    written by a worker: the driver sends no request and loads no judge (the vLLM engine is one
+    task on one worker: it takes a whole GPU). An HTTP judge's
     ``concurrency`` and ``rate_limit_rps`` are budgets for the whole run, shared by the tasks that
     run at once (:func:`share_budget`); the local judge loads once per worker process.
     """
     path = sample_dir / "sample.parquet"
     rows = pq.ParquetFile(path).metadata.num_rows
-    starts = list(range(0, rows, ANNOTATION_TASK_DOCS)) or [0]
+    # vLLM's offline engine takes a whole GPU and batches internally: one task, hence one engine,
+    # whatever the number of workers (to spread a sample over GPUs, serve replicas and use openai)
+    size = max(rows, 1) if config.get("backend") == "vllm" else ANNOTATION_TASK_DOCS
+    starts = list(range(0, rows, size)) or [0]
     shared = share_budget(config, min(len(starts), worker_slots(ctx.client)))
     parts = Artifact(out / "parts")
     started = time.time()
-    graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), ANNOTATION_TASK_DOCS, shared, rubric, parts),
+    graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), size, shared, rubric, parts),
                         meta=ANNOTATE_META, enforce_metadata=False)
     done = ctx.compute(graph, "annotate")
     stats = AnnotationStats()
     for item in done.sort_values("task")["stats"]:
-        stats = stats + AnnotationStats(**item)
+        stats = stats + AnnotationStats(**json.loads(item))
     stats.seconds = time.time() - started
     frame = parts.read_all()
     write_frame(frame, out / "annotations.parquet")
@@ -120,8 +124,7 @@ def annotate_task(item: tuple[int, int], path: str, size: int, config: dict[str,
         "text": sample["text"],
     })
     parts.write_part(task, frame)
-    stats = dataclasses.asdict(res.stats)
-    return pd.DataFrame({"task": [task], "stats": [stats]})
+    return pd.DataFrame({"task": [task], "stats": [json.dumps(dataclasses.asdict(res.stats))]})  # JSON: any string dtype carries it
 
 
 @functools.lru_cache(maxsize=4)

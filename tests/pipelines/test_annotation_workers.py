@@ -5,6 +5,7 @@ same on 2 workers as in one process."""
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import pandas as pd
 import pytest
@@ -65,3 +66,36 @@ def test_local_judge_loads_on_the_workers_only(tmp_path, monkeypatch):
     a, b = _annotations(tmp_path / "b" / "cluster"), _annotations(tmp_path / "a" / "sync")
     assert len(a) == 8 and a["score"].notna().all()
     pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-6)
+
+
+def test_a_vllm_sample_is_one_task_and_other_judges_are_cut_by_task_size(tmp_path, monkeypatch):
+    """The offline vLLM engine takes a whole GPU: one task (one engine) whatever the workers."""
+    import dask
+
+    from classifiers.annotation import AnnotationStats
+    from classifiers.rubrics import get_rubric
+    from pipelines.kit import StageContext
+
+    sample = pd.DataFrame({"doc_id": [f"d{i}" for i in range(600)], "source": "web", "n_tokens": 3, "stratum": "s", "text": "x"})
+    (tmp_path / "sample").mkdir()
+    sample.to_parquet(tmp_path / "sample" / "sample.parquet")
+    tasks: list[tuple[int, int, int]] = []
+
+    def fake_task(item, path, size, config, rubric, parts):
+        task, start = item
+        rows = sample.iloc[start : start + size]
+        tasks.append((task, start, size))
+        parts.write_part(task, rows.assign(score=1.0, failure=None, raw="1", tokens_in=0, tokens_out=0))
+        return pd.DataFrame({"task": [task], "stats": [json.dumps(vars(AnnotationStats(documents=len(rows))))]})
+
+    monkeypatch.setattr(steps, "annotate_task", fake_task)
+    ctx = StageContext(name="edu_score", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True)
+    with dask.config.set(scheduler="synchronous"):
+        for backend, expected in (("vllm", [(0, 0, 600)]), ("local", [(0, 0, 256), (1, 256, 256), (2, 512, 256)])):
+            tasks.clear()
+            out = tmp_path / backend
+            out.mkdir()
+            config = {"backend": backend, "model": "some/model"} if backend == "vllm" else {"backend": "local"}
+            figures = steps.annotate(tmp_path / "sample", config, get_rubric("edu"), out, ctx)
+            assert sorted(tasks) == expected
+            assert figures["annotation"]["annotated"] == 600 and len(pd.read_parquet(out / "annotations.parquet")) == 600
