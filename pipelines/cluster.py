@@ -60,8 +60,8 @@ class ReleaseMemory(WorkerPlugin):
     a cycle collection first) when the process is above ``after_task`` of its memory limit; and
     every ``check_seconds`` a collection and trim while it is above ``high`` (a paused worker runs
     no tasks). Below ``after_task`` the freed memory stays with the allocator for the next task:
-    handing it back after every task made the next task fault it in again, which cost a
-    2-worker run ~15 % more CPU than one process spends (benchmarks/recipe).
+    handing it back after every task made the next task fault it in again: one worker spent
+    23.7 CPU-s on code_quality's map against 14.5 in one process (benchmarks/recipe).
     """
 
     name = "curation-release-memory"
@@ -119,8 +119,9 @@ def _this_process() -> Any:
 
 #: The environment of the worker processes a LocalCluster starts (benchmarks/recipe, 2 workers
 #: against one process): Dask's ``MALLOC_TRIM_THRESHOLD_`` of 64 KiB made glibc hand back every
-#: freed block at once, so each task faulted its memory in again (+15 % CPU on a pure map stage;
-#: :class:`ReleaseMemory` trims when memory is actually high instead); the tokenizers' Rust pool
+#: freed block at once, so each task faulted its memory in again (with the per-task trim, one worker
+#: spent 1.6x the CPU of one process on a pure map stage; :class:`ReleaseMemory` now trims only
+#: when memory is actually high); the tokenizers' Rust pool
 #: (``RAYON_NUM_THREADS``) gets one thread per worker like the OpenMP, MKL, OpenBLAS and Arrow
 #: pools Dask already limits, so two workers on two cores do not run four busy-waiting threads.
 WORKER_ENVIRON = {

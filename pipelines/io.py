@@ -84,11 +84,26 @@ def _named(path: str, read: Any) -> Any:
         ) from None
 
 
-def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None) -> None:
+def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None, row_group_size: int | None = None) -> None:
     """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename)."""
     table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+
+
+def read_rows(path: Path | str, start: int, count: int) -> pd.DataFrame:
+    """Rows ``[start, start + count)`` of a Parquet file, reading only the row groups that hold them."""
+    pf = pq.ParquetFile(path)
+    groups, first, offset = [], None, 0
+    for g in range(pf.num_row_groups):
+        n = pf.metadata.row_group(g).num_rows
+        if offset + n > start and offset < start + count:
+            groups.append(g)
+            first = offset if first is None else first
+        offset += n
+    if not groups:
+        return pf.schema_arrow.empty_table().to_pandas()
+    return pf.read_row_groups(groups).slice(start - first, count).to_pandas()
 
 
 def docs_schema(df: pd.DataFrame) -> pa.Schema:

@@ -46,7 +46,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.files import part_name
+from curation.files import atomic_path, part_name
 
 PART_COLUMN = "_part"
 
@@ -112,8 +112,6 @@ class Artifact:
     # -- routed ---------------------------------------------------------------------------
     def write_routed(self, df: pd.DataFrame, source: int, dest: np.ndarray, nparts: int) -> int:
         """Write ``df``'s rows as batch ``dest[i]`` of this input partition's file; return how many rows."""
-        from curation.files import atomic_path
-
         dest = np.asarray(dest, dtype=np.int64)
         if len(dest) and (dest.min() < 0 or dest.max() >= nparts):
             raise ValueError(f"routed rows must go to partitions 0..{nparts - 1}")

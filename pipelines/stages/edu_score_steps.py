@@ -25,7 +25,7 @@ from classifiers.sampling import allocate, candidates, select, stratum_counts
 from classifiers.scorer import Batch
 from classifiers.vector_source import VectorSource
 from curation.quality.edu_bands import HIST_BINS, histogram_bins
-from pipelines.io import write_frame, write_json
+from pipelines.io import read_rows, write_frame, write_json
 from pipelines.kit import Artifact, StageContext
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,8 @@ def write_sample(docs: dd.DataFrame, key: dict[str, Any], out: Path, ctx: StageC
                                                           meta=docs[["doc_id", "text"]]._meta)
     texts = ctx.compute(texts_graph, "sample (texts)")
     sample = chosen.merge(texts.drop_duplicates("doc_id"), on="doc_id", how="left")
-    write_frame(sample.reset_index(drop=True), out / "sample.parquet")
+    # row groups of one annotation task each: a task reads its own rows, not the whole sample
+    write_frame(sample.reset_index(drop=True), out / "sample.parquet", row_group_size=ANNOTATION_TASK_DOCS)
     write_json(out / "sample.json", {"strata": counts, "quotas": quotas, "size": len(sample)})
 
 
@@ -115,7 +116,7 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
 def annotate_task(item: tuple[int, int], path: str, size: int, config: dict[str, Any], rubric: Any, parts: Artifact) -> pd.DataFrame:
     """Annotate rows ``[start, start + size)`` of the sample; write them as part ``task``."""
     task, start = item
-    sample = pq.read_table(path).slice(start, size).to_pandas()
+    sample = read_rows(path, start, size)
     res = _annotator(json.dumps(config, sort_keys=True)).annotate(sample["text"].fillna("").tolist(), rubric)
     frame = pd.DataFrame({
         "doc_id": sample["doc_id"].astype(str), "source": sample["source"], "n_tokens": sample["n_tokens"],

@@ -53,14 +53,6 @@ RECORD_META = pd.DataFrame({
 })
 
 
-def explode_meta(meta: pd.DataFrame) -> pd.DataFrame:
-    cols = [c for c in CARRIED if c in meta.columns]
-    out = meta[cols].copy()
-    for c, dtype in (("phase", object), ("group", object), ("unit", object), ("repeat", "float64"), ("_key", object)):
-        out[c] = pd.Series(dtype=dtype)
-    return out
-
-
 def explode_partition(
     df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy,
     live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool = False,

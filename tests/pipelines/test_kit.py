@@ -106,3 +106,12 @@ def test_routed_rows_reach_their_partition_in_input_order_and_empty_partitions_r
     assert sorted(p.name for p in routed.path.iterdir()) == ["routed-00000.arrow", "routed-00001.arrow"]  # one file per input
     with pytest.raises(ValueError, match="partitions 0..4"):
         routed.write_routed(a, source=2, dest=np.array([0, 1, 2, 5]), nparts=5)
+
+
+def test_read_rows_reads_a_range_across_row_groups(tmp_path: Path) -> None:
+    from pipelines.io import read_rows, write_frame
+
+    write_frame(pd.DataFrame({"a": range(1000)}), tmp_path / "x.parquet", row_group_size=256)
+    for start, count in [(0, 256), (256, 256), (100, 300), (990, 256), (0, 1000)]:
+        assert read_rows(tmp_path / "x.parquet", start, count)["a"].tolist() == list(range(start, min(start + count, 1000)))
+    assert read_rows(tmp_path / "x.parquet", 1000, 5).empty
