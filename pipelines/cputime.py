@@ -5,6 +5,8 @@ load); ``stats.json`` records both so benchmarks can report MB per CPU-second pe
 
 >>> cpu_seconds(None) >= 0
 True
+>>> driver, total = cpu_times(None); driver == total
+True
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ def _process_cpu() -> float:
 
 def cpu_seconds(client: Any) -> float:
     """User + system CPU seconds of this process and of the client's workers so far."""
-    total = _process_cpu()
+    return cpu_times(client)[1]
+
+
+def cpu_times(client: Any) -> tuple[float, float]:
+    """(this process, this process + the client's workers): CPU seconds so far. The first is the
+    driver's share, which on a cluster should be coordination only (and the scheduler, when it
+    runs in this process)."""
+    driver = _process_cpu()
     if client is None:
-        return total
+        return driver, driver
     try:
         per_worker = client.run(_process_cpu)
     except Exception as exc:  # a worker lost mid-read: the figure is informative, never fatal
         log.debug("worker CPU times unavailable: %s", exc)
-        return total
-    return total + sum(per_worker.values())
+        return driver, driver
+    return driver, driver + sum(per_worker.values())

@@ -22,7 +22,7 @@ import xxhash
 #: fingerprints (they hash the input files' absolute paths) and byte checksums of Parquet files
 #: (their bytes name the pyarrow version; their rows are digested by content instead).
 VOLATILE_KEYS = {
-    "created_by", "created_at", "versions", "seconds", "wall_seconds", "cpu_seconds", "host", "pid", "elapsed",
+    "created_by", "created_at", "versions", "seconds", "wall_seconds", "cpu_seconds", "driver_cpu_seconds", "host", "pid", "elapsed",
     "input_fingerprint", "output_fingerprint", "sha256",
 }
 SKIPPED_NAMES = {"stats.json", "_SUCCESS", "run.json", "_DONE", ".lock"}

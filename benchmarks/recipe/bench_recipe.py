@@ -93,7 +93,8 @@ def run_recipe(corpus: Path, out: Path, scheduler_args: list[str], overrides: li
     for s in run["stages"]:
         stats = json.loads((out / s["folder"] / "stats.json").read_text())
         stages.append({"stage": s["name"], "docs_in": stats["in"]["documents"], "tokens_in": stats["in"]["tokens"],
-                       "seconds": stats["seconds"], "cpu_seconds": stats.get("cpu_seconds")})
+                       "seconds": stats["seconds"], "cpu_seconds": stats.get("cpu_seconds"),
+                       "driver_cpu_seconds": stats.get("driver_cpu_seconds")})
     return {"wall_s": round(time.time() - wall, 1),
             "cpu_s_all_processes": round((after.children_user + after.children_system) - (before.children_user + before.children_system), 1),
             "stages": stages}
@@ -152,14 +153,16 @@ def main() -> None:
             tries[label].append(r)
             print(f"{label} (try {attempt + 1})", json.dumps({k: v for k, v in r.items() if k not in ("stages", "out")}), flush=True)
             for st in r["stages"]:
-                print(f"  {st['stage']:<14} {st['docs_in']:>7} docs  {st['seconds']:>7.1f} s  {st['cpu_seconds'] or 0:>7.1f} CPU-s", flush=True)
+                print(f"  {st['stage']:<14} {st['docs_in']:>7} docs  {st['seconds']:>7.1f} s  {st['cpu_seconds'] or 0:>7.1f} CPU-s"
+                      f"  (driver {st['driver_cpu_seconds'] or 0:.1f})", flush=True)
     for label, rs in tries.items():
         r = dict(rs[-1])
         r["wall_s"] = float(statistics.median(x["wall_s"] for x in rs))
         r["cpu_s_all_processes"] = float(statistics.median(x["cpu_s_all_processes"] for x in rs))
         r["tries"] = [{"wall_s": x["wall_s"], "cpu_s": x["cpu_s_all_processes"]} for x in rs]
         r["stages"] = [{**st, "seconds": statistics.median(x["stages"][i]["seconds"] for x in rs),
-                        "cpu_seconds": statistics.median((x["stages"][i]["cpu_seconds"] or 0) for x in rs)}
+                        "cpu_seconds": statistics.median((x["stages"][i]["cpu_seconds"] or 0) for x in rs),
+                        "driver_cpu_seconds": statistics.median((x["stages"][i]["driver_cpu_seconds"] or 0) for x in rs)}
                        for i, st in enumerate(rs[-1]["stages"])]
         r["recipe_mb_per_cpu_s"] = round(mb / r["cpu_s_all_processes"], 3)
         if "hf_tokenizers_cpu_s" in result:
