@@ -120,12 +120,12 @@ class Artifact:
         bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
         self.path.mkdir(parents=True, exist_ok=True)
         options = pa.ipc.IpcWriteOptions(compression="lz4")  # transient: fast, as Spark compresses its shuffle
-        with atomic_path(self.path / f"routed-{int(source):05d}.arrow") as tmp:
-            with pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
-                for n in range(nparts):
-                    piece = table.slice(int(bounds[n]), int(bounds[n + 1] - bounds[n]))
-                    writer.write_batch(piece.combine_chunks().to_batches()[0] if piece.num_rows else
-                                       pa.RecordBatch.from_pylist([], schema=table.schema))
+        with (atomic_path(self.path / f"routed-{int(source):05d}.arrow") as tmp,
+              pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer):
+            for n in range(nparts):
+                piece = table.slice(int(bounds[n]), int(bounds[n + 1] - bounds[n]))
+                writer.write_batch(piece.combine_chunks().to_batches()[0] if piece.num_rows else
+                                   pa.RecordBatch.from_pylist([], schema=table.schema))
         return len(df)
 
     def read_routed(self, number: int) -> pd.DataFrame | None:

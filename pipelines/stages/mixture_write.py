@@ -29,12 +29,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.files import atomic_path, part_name
 from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
 from curation.mixture.manifest import file_sha256
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, doc_groups
 from curation.mixture.shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
-from curation.files import atomic_path, part_name
 from pipelines.kit import Artifact, StageContext
 
 #: Input columns a shard row carries (those present).

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from classifiers.annotation import AnnotationCache, AnnotationResult, AnnotationStats, CachedAnnotator, CacheRecord, expected_score
+from classifiers.annotation import (
+    AnnotationCache,
+    AnnotationResult,
+    AnnotationStats,
+    CachedAnnotator,
+    CacheRecord,
+    expected_score,
+)
 from classifiers.annotation.base import score_probs
 from classifiers.rubrics import Rubric, get_rubric
 
