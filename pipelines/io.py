@@ -50,12 +50,21 @@ def docs_dir(path: Path) -> Path:
 
 def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
     """A Dask dataframe over a stage's ``docs/`` parts, one partition per file, in name order."""
-    folder = docs_dir(path)
-    files = sorted(str(p) for p in folder.glob("part-*.parquet"))
+    files = docs_files(path)
     if not files:
-        raise InputError(f"{folder} has no part-*.parquet files")
+        raise InputError(f"{docs_dir(path)} has no part-*.parquet files")
     meta = _meta_from_file(files[0], columns)
     return dd.from_map(_read_part, files, columns=columns, meta=meta, enforce_metadata=False)
+
+
+def docs_files(path: Path) -> list[str]:
+    """The ``docs/`` part files of a stage folder, in partition order (:func:`read_docs`'s)."""
+    return sorted(str(p) for p in docs_dir(path).glob("part-*.parquet"))
+
+
+def read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """One partition of :func:`read_docs`, read in the task that needs it."""
+    return _read_part(path, columns)
 
 
 def count_rows(path: Path) -> int:

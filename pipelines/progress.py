@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 
 
 def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool = False) -> Any:
-    """Compute ``collection`` (a Dask dataframe/series or delayed) with progress; return the result."""
+    """Compute ``collection`` (a Dask dataframe/series, a delayed or a list of delayed) with
+    progress; return the result (a list for a list)."""
     tty = sys.stderr.isatty()
     if client is None:
         if tty and not quiet:
@@ -29,14 +30,15 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
                 return dask.compute(collection)[0]
         return dask.compute(collection)[0]
     frame_like = isinstance(collection, (dd.DataFrame, dd.Series))
-    parts = collection.to_delayed() if frame_like else [collection]
+    several = isinstance(collection, list)
+    parts = collection.to_delayed() if frame_like else (collection if several else [collection])
     futures = client.compute(parts)
     _track(futures, label, quiet=quiet, tty=tty)
     results = client.gather(futures)
     if frame_like:
         frames = [r for r in results if r is not None]
         return pd.concat(frames) if frames else collection._meta
-    return results[0]
+    return list(results) if several else results[0]
 
 
 def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:

@@ -142,6 +142,7 @@ def _build_and_write(
     else:
         assert input_dir is not None
         docs = io.read_docs(Path(input_dir))
+        ctx.input_docs, ctx.input_files = docs, io.docs_files(Path(input_dir))
         missing = [c for c in stage.requires if c not in docs.columns]
         if missing:
             raise ConfigError(

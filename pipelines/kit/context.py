@@ -1,7 +1,8 @@
 """What the runner gives a stage: folders, the Dask client, resolved upstream artifacts, and the
-three verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
-``map_parts`` (a per-partition function that knows its partition number) and ``compute`` (a graph
-computed with progress, always returning a pandas object).
+verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
+``map_parts`` (a per-partition function that knows its partition number), ``write_sliced`` (a
+heavy row-wise step over row slices of every partition, written as an artifact) and ``compute``
+(a graph computed with progress, always returning a pandas object).
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class StageContext:
     lineage: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     extra_stats: dict[str, Any] = dataclasses.field(default_factory=dict)
     quiet: bool = False
+    #: the stage's input as the runner read it, and its files in partition order
+    #: (``write_sliced`` reads row slices of these files in its own tasks)
+    input_docs: Any = None
+    input_files: list[str] = dataclasses.field(default_factory=list)
 
     @staticmethod
     def versions() -> dict[str, str]:
@@ -107,6 +112,22 @@ class StageContext:
         """``docs.map_partitions`` where ``fn(number, part, *args, **kwargs)`` gets the partition number."""
         return docs.map_partitions(_numbered, fn, *args, meta=meta, **kwargs)
 
+    def write_sliced(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str) -> int:
+        """``fn(number, rows, *args)`` (a row-wise step returning a frame) over every partition,
+        each partition cut into row slices that run as tasks of their own
+        (:mod:`pipelines.kit.slices`), written as ``out``'s part ``number``; returns the rows
+        written. Same files as ``fn`` over whole partitions, on any number of workers."""
+        from dask import delayed
+
+        from pipelines.kit.slices import sliced_parts
+
+        if docs is self.input_docs and len(self.input_files) == docs.npartitions:
+            frames = sliced_parts(self.input_files, None, fn, *args)  # all columns: what read_docs gives
+        else:  # a frame the stage derived: whole partitions
+            frames = [delayed(fn)(number, part, *args) for number, part in enumerate(docs.to_delayed())]
+        writes = [delayed(_write_part)(out, number, frame) for number, frame in enumerate(frames)]
+        return int(sum(self.compute(writes, label)))
+
     def compute(self, collection: Any, label: str) -> Any:
         """Compute a Dask collection with progress; a dataframe or series comes back as one
         pandas object (never a list of pieces), anything else as computed."""
@@ -116,6 +137,11 @@ class StageContext:
         if isinstance(out, (list, tuple)) and out and all(isinstance(x, (pd.DataFrame, pd.Series)) for x in out):
             return pd.concat(out)
         return out
+
+
+def _write_part(out: Artifact, number: int, frame: pd.DataFrame) -> int:
+    out.write_part(number, frame)
+    return len(frame)
 
 
 def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:

@@ -1,7 +1,8 @@
 """The skeleton ``code_quality`` and ``code_web`` share, on the stage kit.
 
 1. :func:`score_step`: a cached sub-step ``scores`` (one ``part-NNNNN.parquet`` per input
-   partition) from ``score(number, df, *args) -> frame``; it returns ``{count_key: rows}``.
+   partition) from ``score(number, df, *args) -> frame``, a row-wise function run on row slices
+   of each partition; it returns ``{count_key: rows}``.
 2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
    summed on the client into tier cuts by the stage.
 3. :func:`decide`: per input partition, ``annotate(df, scores_of_that_partition or None, *args)``
@@ -26,18 +27,12 @@ from pipelines.kit import Artifact, StageContext
 
 def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str,
                score: Callable[..., pd.DataFrame], *args: Any) -> Artifact:
-    """The ``scores`` artifact: ``score(number, df, *args)`` of every partition, cached by ``params``."""
+    """The ``scores`` artifact: ``score(number, df, *args)`` of every partition (row-wise, so it
+    runs on row slices of each partition: ``ctx.write_sliced``), cached by ``params``."""
     def produce(folder: Path) -> dict[str, int]:
-        graph = ctx.map_parts(docs, _score_part, Artifact(folder), score, *args, meta=pd.Series(dtype="int64"))
-        return {count_key: int(np.sum(ctx.compute(graph, "score")))}
+        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score")}
 
     return ctx.step("scores", params, produce)
-
-
-def _score_part(number: int, df: pd.DataFrame, scores: Artifact, score: Callable[..., pd.DataFrame], *args: Any) -> pd.Series:
-    out = score(number, df, *args)
-    scores.write_part(number, out)
-    return pd.Series([len(out)], dtype="int64")
 
 
 def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:

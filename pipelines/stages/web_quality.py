@@ -36,7 +36,7 @@ from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from curation.schema import annotated_meta, mark_kept
 from pipelines.kit import Artifact, StageContext
 from pipelines.stages.web_quality_levels import Cuts, cuts_and_figures, read_scores, signal_columns
-from pipelines.stages.web_quality_score import score_part, vector_source
+from pipelines.stages.web_quality_score import score_rows, vector_source
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +122,7 @@ class WebQualityStage:
                   **({"vectors": vectors.tag()} if vectors is not None else {})}
 
         def produce(out: Any) -> dict[str, Any]:
-            graph = ctx.map_parts(docs, score_part, Artifact(out), cfg, name, vectors, meta=pd.Series(dtype="int64"))
-            return {"scored_documents": {name: int(ctx.compute(graph, f"score {name}").sum())}}
+            return {"scored_documents": {name: ctx.write_sliced(docs, Artifact(out), score_rows, cfg, name, vectors, label=f"score {name}")}}
 
         return ctx.step(f"scores-{name}", params, produce)
 

@@ -18,7 +18,6 @@ import pandas as pd
 
 from classifiers.scorer import Batch, score_with_details
 from classifiers.vector_source import VectorSource
-from pipelines.kit import Artifact
 
 
 def vector_source(scorer: Any, upstream: Any) -> VectorSource | None:
@@ -28,7 +27,9 @@ def vector_source(scorer: Any, upstream: Any) -> VectorSource | None:
     return VectorSource.build(upstream, scorer.embedder, who=f"web_quality ({scorer.name})")
 
 
-def score_part(number: int, df: pd.DataFrame, out: Artifact, cfg: Any, name: str, vectors: VectorSource | None) -> pd.Series:
+def score_rows(number: int, df: pd.DataFrame, cfg: Any, name: str, vectors: VectorSource | None) -> pd.DataFrame:
+    """The score artifact's rows for ``df`` (rows of partition ``number``): row-wise, so the
+    stage runs it on row slices of each partition (``ctx.write_sliced``)."""
     scope = df[df["source"].isin(cfg.sources)]
     texts = [t[: cfg.score_max_chars] if isinstance(t, str) else "" for t in scope["text"]]
     frame = pd.DataFrame({
@@ -52,8 +53,7 @@ def score_part(number: int, df: pd.DataFrame, out: Artifact, cfg: Any, name: str
                 values[todo] = details[col].to_numpy(dtype=np.float64)
                 frame[f"quality_signal_{col}"] = values
     frame["score"] = score
-    out.write_part(number, frame)
-    return pd.Series([len(frame)], dtype="int64")
+    return frame
 
 
 def _langs(scope: pd.DataFrame) -> np.ndarray:

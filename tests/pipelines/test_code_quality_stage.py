@@ -53,7 +53,7 @@ def test_changing_a_threshold_reuses_the_scores(tmp_path, monkeypatch):
     real = cq.score_frame
     monkeypatch.setattr(cq, "score_frame", lambda df, *a, **kw: calls.append(len(df)) or real(df, *a, **kw))
     first = run_one("code_quality", inp, tmp_path / "a", ["code_quality.tier_min_files=5"])
-    assert len(calls) == 2  # one per partition
+    assert len(calls) == 2  # one per partition: a small partition is one row slice
     second = run_one("code_quality", inp, tmp_path / "b", ["code_quality.tier_min_files=5", "code_quality.tier_low=50",
                                                            "code_quality.max_line_length=5000"])
     assert len(calls) == 2, "a decision parameter must not re-score"
