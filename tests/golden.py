@@ -47,7 +47,7 @@ def _scrub(value: Any) -> Any:
 def file_digest(path: Path) -> str:
     h = xxhash.xxh3_64()
     if path.suffix == ".parquet":
-        table = pq.read_table(path)
+        table = pq.read_table(path).combine_chunks()  # rows, not their row groups
         # string and large_string hold the same values; which one a column gets depends on whether
         # a partition crossed a process boundary, so the schema is digested with one spelling
         h.update(str(table.schema.remove_metadata()).replace("large_string", "string").encode())
