@@ -93,11 +93,19 @@ def _named(path: str, read: Any) -> Any:
         ) from None
 
 
-def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None, row_group_size: int | None = None) -> None:
-    """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename)."""
+def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None, row_group_size: int | None = None,
+                groups: list[int] | None = None) -> None:
+    """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename); with
+    ``groups`` (row offsets ``[0, …, len(df)]``), one row group per range."""
     table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+        if groups is None or len(groups) <= 2:
+            pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+            return
+        with pq.ParquetWriter(tmp, table.schema, compression="zstd") as writer:
+            for a, b in zip(groups[:-1], groups[1:], strict=True):
+                if b > a:
+                    writer.write_table(table.slice(a, b - a))
 
 
 def read_rows(path: Path | str, start: int, count: int) -> pd.DataFrame:
@@ -136,7 +144,11 @@ def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) ->
     dropped_mask = reasons.notna().to_numpy()
     kept = df.loc[~dropped_mask].drop(columns=[DROP_REASON, DROP_DETAIL])
     dropped = df.loc[dropped_mask]
-    write_frame(kept.reset_index(drop=True), Path(work_dir) / "docs" / name, docs_schema(kept))
+    from pipelines.kit.slices import slice_groups
+
+    # row groups of ~SLICE_CHARS of text: the next stage's scorers run one task per group (pipelines.kit.slices)
+    write_frame(kept.reset_index(drop=True), Path(work_dir) / "docs" / name, docs_schema(kept),
+                groups=slice_groups(kept["text"] if "text" in kept.columns else None, len(kept)))
     ledger = ledger_rows(dropped, stage)
     write_frame(ledger, Path(work_dir) / "ledger" / name, pa.schema(list(LEDGER_COLUMNS.items()) + [("preview", pa.string())]))
     return partition_counts(df)

@@ -2,28 +2,27 @@
 
 A scoring step that reads one source works on that source's partitions only, and a corpus with
 few partitions per source leaves workers idle: 3 web partitions on 2 workers take two rounds,
-at most 1.5× one process (benchmarks/recipe). :func:`sliced_parts` cuts each partition into
-``ceil(text bytes / SLICE_BYTES)`` (at most :data:`MAX_SLICES`) contiguous row ranges of
-near-equal characters of ``text``, runs the step on each range as a task of its own, and
-concatenates the pieces in row order.
+at most 1.5× one process (benchmarks/recipe). So every stage writes its ``docs/`` parts in row
+groups of about :data:`SLICE_CHARS` characters of ``text`` (at most :data:`MAX_SLICES` per
+part, :func:`slice_groups`), and :func:`sliced_parts` runs a step on each row group of a part
+as a task of its own that reads that group alone, then concatenates the pieces in row order.
 
-Each slice task reads its partition's file itself. Handed a partition read by another task,
-Dask's scheduler places the slices on the worker that holds it (it chooses among the holders of
-a task's dependencies), and a first version that did so measured no gain; tasks with no
-dependency are queued to whichever worker is free. The price is one read of the partition per
-slice, a few tens of milliseconds against seconds of scoring.
+Each slice task reads its own rows. Handed a partition read by another task, Dask's scheduler
+places the slices on the worker that holds it (it chooses among the holders of a task's
+dependencies), and a first version that did so measured no gain; a version whose slice tasks
+read the whole part and cut it spent the gain on the extra reads. Tasks with no dependency are
+queued to whichever worker is free, and a row group is read once.
 
-The cut depends on the partition's file alone (the text column's size in its footer, the texts'
-lengths), never on the workers, so a run gives the same output on any cluster and in one
-process. For a row-wise step (each output row depends on its input row only, as every scorer
-here) the concatenation equals the step over the whole partition; a partition under
-``SLICE_BYTES`` is one task, exactly as before.
+The cut depends on the texts alone, never on the workers, so a run gives the same output on any
+cluster and in one process. For a row-wise step (each output row depends on its input row only,
+as every scorer here) the concatenation equals the step over the whole part; a part written
+with one row group (a small one, or by an older version) is one task, exactly as before.
 
 >>> df = pd.DataFrame({"text": ["a" * 10, "b" * 10, "c" * 10, "d" * 10]})
->>> [b - a for a, b in zip(*(lambda b: (b[:-1], b[1:]))(slice_bounds(df["text"], 3)))]
-[1, 2, 1]
->>> slice_bounds(df["text"], 4), slice_bounds(df["text"], 1), slice_bounds(df["text"].iloc[:0], 2)
-([0, 1, 2, 3, 4], [0, 4], [0, 0, 0])
+>>> slice_bounds(df["text"], 3), slice_bounds(df["text"], 4), slice_bounds(df["text"], 1)
+([0, 1, 3, 4], [0, 1, 2, 3, 4], [0, 4])
+>>> slice_groups(df["text"], 4, slice_chars=15), slice_groups(df["text"], 4, slice_chars=100), slice_groups(None, 0)
+([0, 1, 3, 4], [0, 4], [0, 0])
 """
 
 from __future__ import annotations
@@ -36,28 +35,30 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-#: Bytes of text per slice: 2 MB of code score in ~1 s on one core (code_quality, the slowest
-#: scorer of the CPU profile), long enough that a task's fixed cost and the extra read are small.
-SLICE_BYTES = 2_000_000
+#: Characters of text per slice: 2M characters of code score in ~1 s on one core (code_quality,
+#: the slowest scorer of the CPU profile), long enough that a task's fixed cost is small.
+SLICE_CHARS = 2_000_000
 #: Slices per partition at most: enough to balance a handful of partitions per source on a few
-#: workers. On a corpus with many partitions per source slicing balances nothing and adds tasks
-#: and reads, so it stays small (a 128 MB partition is 4 slices of 32 MB).
+#: workers. On a corpus with many partitions per source slicing balances nothing and adds
+#: tasks, so it stays small (a 128 MB partition is 4 row groups of 32 MB).
 MAX_SLICES = 4
 
 
-def slice_count(path: str, column: str = "text", slice_bytes: int | None = None, max_slices: int | None = None) -> int:
-    """Slices for the Parquet file ``path``: its ``column``'s uncompressed bytes (from the footer,
-    no data read; as encoded, so a text repeated in a row group counts about once) over
-    ``slice_bytes``, between 1 and ``max_slices``."""
-    slice_bytes = SLICE_BYTES if slice_bytes is None else slice_bytes
+def slice_groups(texts: pd.Series | None, n: int, slice_chars: int | None = None, max_slices: int | None = None) -> list[int]:
+    """Row-group offsets for a part of ``n`` rows: ``ceil(characters / slice_chars)`` groups
+    (between 1 and ``max_slices``) of near-equal characters of ``texts``."""
+    slice_chars = SLICE_CHARS if slice_chars is None else slice_chars
     max_slices = MAX_SLICES if max_slices is None else max_slices
-    md = pq.ParquetFile(path).metadata
-    names = [md.schema.column(i).path for i in range(md.num_columns)]
-    if column not in names:
-        return 1
-    idx = names.index(column)
-    size = sum(md.row_group(g).column(idx).total_uncompressed_size for g in range(md.num_row_groups))
-    return max(1, min(max_slices, math.ceil(size / slice_bytes)))
+    if texts is None or not n:
+        return [0, n]
+    total = sum(len(t) for t in texts if isinstance(t, str))
+    k = max(1, min(max_slices, n, math.ceil(total / slice_chars)))
+    return slice_bounds(texts, k)
+
+
+def slice_count(path: str) -> int:
+    """Slices of the Parquet part ``path``: its row groups (footer only), at most ``MAX_SLICES``."""
+    return max(1, min(MAX_SLICES, pq.ParquetFile(path).metadata.num_row_groups))
 
 
 def slice_bounds(texts: pd.Series | None, k: int, n: int | None = None) -> list[int]:
@@ -82,15 +83,17 @@ def slice_bounds(texts: pd.Series | None, k: int, n: int | None = None) -> list[
 
 
 def run_slice(path: str, columns: list[str] | None, j: int, k: int, fn: Callable[..., pd.DataFrame], number: int, *args: Any) -> pd.DataFrame | None:
-    """``fn(number, rows, *args)`` on slice ``j`` of ``k`` of the partition file ``path``;
-    ``None`` for an empty slice after the first (the first always runs, so a partition the step
-    has nothing to do in is still seen once, as before)."""
+    """``fn(number, rows, *args)`` on slice ``j`` of ``k`` of the part ``path`` (its share of the
+    row groups, read alone); ``None`` for an empty slice after the first (the first always runs,
+    so a part the step has nothing to do in is still seen once, as before)."""
     from pipelines.io import read_part
 
-    df = read_part(path, columns)
-    if k > 1:
-        bounds = slice_bounds(df["text"] if "text" in df.columns else None, k, len(df))
-        df = df.iloc[bounds[j]:bounds[j + 1]]
+    if k == 1:
+        df = read_part(path, columns)
+    else:
+        pf = pq.ParquetFile(path)
+        g = pf.metadata.num_row_groups
+        df = pf.read_row_groups(list(range(j * g // k, (j + 1) * g // k)), columns=columns).to_pandas()
     if j and not len(df):
         return None
     return fn(number, df, *args)

@@ -15,7 +15,7 @@ from pipelines import io
 from pipelines.cluster import open_client
 from pipelines.kit import Artifact, StageContext
 from pipelines.kit import slices as kit_slices
-from pipelines.kit.slices import concat_pieces, run_slice, slice_bounds, slice_count
+from pipelines.kit.slices import concat_pieces, slice_bounds, slice_count, slice_groups
 
 
 def _frame(n: int, seed: int = 0, offset: int = 0) -> pd.DataFrame:
@@ -26,9 +26,10 @@ def _frame(n: int, seed: int = 0, offset: int = 0) -> pd.DataFrame:
 
 
 def _stage_dir(root: Path, frames: list[pd.DataFrame]) -> Path:
+    """A stage folder whose docs/ parts are written as every stage writes them (row groups by text)."""
     (root / "docs").mkdir(parents=True)
     for i, f in enumerate(frames):
-        f.to_parquet(root / "docs" / f"part-{i:05d}.parquet", index=False)
+        io.write_frame(f, root / "docs" / f"part-{i:05d}.parquet", groups=slice_groups(f["text"], len(f)))
     return root
 
 
@@ -43,24 +44,27 @@ def test_slices_cover_every_row_once_in_order_at_near_equal_characters() -> None
     assert slice_bounds(None, 2, n=5) == [0, 2, 5] or slice_bounds(None, 2, n=5) == [0, 3, 5]  # rows when there is no text
 
 
-def test_the_number_of_slices_follows_the_files_text_size(tmp_path: Path) -> None:
+def test_parts_are_written_in_row_groups_of_the_slice_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(1)
-    big = pd.DataFrame({"text": ["".join(rng.choice(list("abcdefgh"), 1000)) for _ in range(100)]})  # 100 kB of distinct texts
-    big.to_parquet(tmp_path / "big.parquet", index=False)
-    assert slice_count(str(tmp_path / "big.parquet"), slice_bytes=10**7) == 1
-    assert slice_count(str(tmp_path / "big.parquet"), slice_bytes=40_000) == 3
-    assert slice_count(str(tmp_path / "big.parquet"), slice_bytes=1_000) == 4  # at most MAX_SLICES
-    pd.DataFrame({"other": [1, 2]}).to_parquet(tmp_path / "none.parquet", index=False)
-    assert slice_count(str(tmp_path / "none.parquet"), slice_bytes=1) == 1
+    df = pd.DataFrame({"text": ["".join(rng.choice(list("abcdefgh"), 1000)) for _ in range(100)], "n": range(100)})  # 100k characters
+    for chars, groups in ((10**7, 1), (40_000, 3), (1_000, 4)):  # at most MAX_SLICES
+        path = tmp_path / f"p{chars}.parquet"
+        io.write_frame(df, path, groups=slice_groups(df["text"], len(df), slice_chars=chars))
+        assert slice_count(str(path)) == groups
+        pd.testing.assert_frame_equal(pd.read_parquet(path), df)  # the same rows back
+    # a stage's writer cuts its docs parts the same way
+    monkeypatch.setattr(kit_slices, "SLICE_CHARS", 40_000)
+    df["doc_id"], df["source"], df["n_tokens"], df["lang"] = [f"d{i}" for i in range(100)], "web", 10, "en"
+    df["drop_reason"], df["drop_detail"] = None, None
+    io.write_partition(0, df, str(tmp_path / "stage"), "demo")
+    assert slice_count(str(tmp_path / "stage" / "docs" / "part-00000.parquet")) == 3
 
 
-def test_pieces_concatenate_without_their_empty_ones(tmp_path: Path) -> None:
+def test_pieces_concatenate_without_their_empty_ones() -> None:
     full = pd.DataFrame({"a": [1.5, 2.5]}, index=[5, 6])
     empty = pd.DataFrame({"b": pd.Series([], dtype=object)})  # other columns: left out
     pd.testing.assert_frame_equal(concat_pieces([full.iloc[:1], empty, None, full.iloc[1:]]), full.reset_index(drop=True))
     assert concat_pieces([empty, None, None]) is empty
-    pd.DataFrame({"text": ["a"]}).to_parquet(tmp_path / "one.parquet", index=False)
-    assert run_slice(str(tmp_path / "one.parquet"), None, 2, 3, _score, 0, 1.0) is None  # an empty later slice runs nothing
 
 
 def _score(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
@@ -77,7 +81,7 @@ def _score(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
 
 @pytest.mark.parametrize("scheduler", ["synchronous", "workers"])
 def test_write_sliced_writes_what_the_step_gives_over_whole_partitions(tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kit_slices, "SLICE_BYTES", 2_000)  # ~13 rows of text per slice
+    monkeypatch.setattr(kit_slices, "SLICE_CHARS", 2_000)  # ~10 rows of text per row group
     parts = [_frame(30, seed=s, offset=30 * s) for s in range(3)]
     src = _stage_dir(tmp_path / "in", parts)
     docs = io.read_docs(src)
