@@ -54,7 +54,7 @@ def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
     if not files:
         raise InputError(f"{docs_dir(path)} has no part-*.parquet files")
     meta = _meta_from_file(files[0], columns)
-    return dd.from_map(_read_part, files, columns=columns, meta=meta, enforce_metadata=False)
+    return dd.from_map(read_part, files, columns=columns, meta=meta, enforce_metadata=False)
 
 
 def docs_files(path: Path) -> list[str]:
@@ -62,17 +62,13 @@ def docs_files(path: Path) -> list[str]:
     return sorted(str(p) for p in docs_dir(path).glob("part-*.parquet"))
 
 
-def read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
-    """One partition of :func:`read_docs`, read in the task that needs it."""
-    return _read_part(path, columns)
-
-
 def count_rows(path: Path) -> int:
     """Rows in a stage's docs/ from Parquet footers (no data read)."""
-    return sum(_named(str(p), lambda q: pq.ParquetFile(q).metadata.num_rows) for p in sorted(docs_dir(path).glob("part-*.parquet")))
+    return sum(_named(p, lambda q: pq.ParquetFile(q).metadata.num_rows) for p in docs_files(path))
 
 
-def _read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
+def read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
+    """One partition of :func:`read_docs` (also read by a task that needs its file alone)."""
     return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
 
 

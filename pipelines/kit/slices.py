@@ -51,9 +51,9 @@ def slice_groups(texts: pd.Series | None, n: int, slice_chars: int | None = None
     max_slices = MAX_SLICES if max_slices is None else max_slices
     if texts is None or not n:
         return [0, n]
-    total = sum(len(t) for t in texts if isinstance(t, str))
-    k = max(1, min(max_slices, n, math.ceil(total / slice_chars)))
-    return slice_bounds(texts, k)
+    sizes = _sizes(texts)
+    k = max(1, min(max_slices, n, math.ceil(int(sizes.sum()) / slice_chars)))
+    return _bounds(sizes, k)
 
 
 def slice_count(path: str) -> int:
@@ -61,13 +61,17 @@ def slice_count(path: str) -> int:
     return max(1, min(MAX_SLICES, pq.ParquetFile(path).metadata.num_row_groups))
 
 
-def slice_bounds(texts: pd.Series | None, k: int, n: int | None = None) -> list[int]:
+def slice_bounds(texts: pd.Series, k: int) -> list[int]:
     """``k + 1`` row offsets cutting the rows into ``k`` contiguous slices of near-equal
-    characters of ``texts`` (equal rows when there is no text column: pass ``n``)."""
-    if texts is None:
-        sizes = np.ones(n or 0, dtype=np.int64)
-    else:
-        sizes = np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), dtype=np.int64, count=len(texts))
+    characters of ``texts``."""
+    return _bounds(_sizes(texts), k)
+
+
+def _sizes(texts: pd.Series) -> np.ndarray:
+    return np.fromiter((len(t) if isinstance(t, str) else 0 for t in texts), dtype=np.int64, count=len(texts))
+
+
+def _bounds(sizes: np.ndarray, k: int) -> list[int]:
     rows = len(sizes)
     cum = np.concatenate([[0], np.cumsum(sizes)])  # cum[i]: characters before row i
     total = int(cum[-1])
