@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-#: The tokenizer of a recipe that names none (``ingest.tokenizer``, ``mixture.tokenizer``).
-DEFAULT_TOKENIZER = "qwen"
 MAX_CHARS_PER_CALL = 1_000_000
 # Characters per encode_batch call: an Encoding keeps ids, offsets, masks and token strings (~100+
 # bytes per token), so a whole 128 MB partition in one call took several GB; 1M characters keep it

@@ -195,8 +195,11 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.cluster import open_client, start_worker_server, stop_worker_server
-    from pipelines.recipe import load_recipe, profile_overrides, run_tokenizers
+    from pipelines.cluster import open_client
+    from pipelines.recipe import check_configs, load_recipe, profile_overrides
+    from pipelines.runner import enabled_stages, run_recipe, run_stage
+    from pipelines.safety import check_overlap
+    from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
     recipe_path = args.recipe if stage is None else args.config
@@ -204,33 +207,17 @@ def _run(args: argparse.Namespace) -> int:
     recipe = load_recipe(recipe_path, overrides, stage=stage)
     if args.source:
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
-    tokenizers = run_tokenizers(recipe)
-    # The local workers' forkserver imports and loads what they need on the other core while this
-    # process imports the stages and checks the recipe (open_client stops it when the run ends).
-    started = not args.scheduler and not args.dry_run and start_worker_server(tokenizers)
-    try:
-        from pipelines.recipe import check_configs
-        from pipelines.runner import enabled_stages
-        from pipelines.safety import check_overlap
-
-        names = enabled_stages(recipe) if stage is None else [stage]
-        check_configs(recipe, names)
-        if stage is None or stage == "ingest":
-            check_overlap(args.output, args.input)
-        else:
-            check_overlap(args.output, args.input[:1])
-        cluster = recipe.get("cluster") or {}
-        workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
-    except BaseException:
-        if started:
-            stop_worker_server()
-        raise
+    names = enabled_stages(recipe) if stage is None else [stage]
+    check_configs(recipe, names)
+    if stage is None or stage == "ingest":
+        check_overlap(args.output, args.input)
+    else:
+        check_overlap(args.output, args.input[:1])
+    cluster = recipe.get("cluster") or {}
+    workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     if args.dry_run:
         return _dry_run(recipe, names, args)
-    from pipelines.runner import run_recipe, run_stage
-    from pipelines.summary import funnel_table
-
-    with open_client(args.scheduler, workers, args.memory_limit, tokenizers=tokenizers) as client:
+    with open_client(args.scheduler, workers, args.memory_limit) as client:
         if stage is None:
             results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet)
         elif stage == "ingest":

@@ -135,9 +135,6 @@ WORKER_ENVIRON = {
 #: ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=True`` for the dashboard's profile page.
 LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False}
 
-#: Modules the forkserver of the workers imports (see :mod:`pipelines.worker_preload`).
-FORKSERVER_PRELOAD = ["distributed", "pipelines.worker_preload"]
-
 #: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
 CONNECT_TIMEOUT_S = 15
 
@@ -196,68 +193,8 @@ def _workers_ignore_sigint() -> Iterator[None]:
 
 
 def _env_key(key: str) -> str:
-    """The environment variable that sets a Dask config key."""
+    """The environment variable that sets a Dask config key (the user's choice wins over ours)."""
     return "DASK_" + key.upper().replace(".", "__").replace("-", "_")
-
-
-def _forkserver_available() -> bool:
-    """Workers start through a forkserver unless the platform has none (Windows) or the user
-    chose another start method (``DASK_DISTRIBUTED__WORKER__MULTIPROCESSING_METHOD`` or the config)."""
-    import multiprocessing
-
-    env = os.environ.get(_env_key("distributed.worker.multiprocessing-method"))
-    chosen = env or dask.config.get("distributed.worker.multiprocessing-method", "spawn")
-    return chosen in ("spawn", "forkserver") and (env is None or env == "forkserver") and "forkserver" in multiprocessing.get_all_start_methods()
-
-
-def start_worker_server(tokenizers: tuple[str, ...] = ()) -> bool:
-    """Start the forkserver the LocalCluster's workers are forked from, unless already running.
-
-    The server is a fresh Python process (no state of this one leaks into the workers, as with
-    ``spawn``), started with the environment Dask gives a spawned worker (its
-    ``pre-spawn-environ``: one OpenMP/BLAS/Rayon thread, the hash seed) so thread pools sized at
-    import are sized for a worker; it imports :mod:`pipelines.worker_preload` (the stage modules,
-    ``tokenizers``, the language-ID model) once, and each worker forks from it with all of that
-    loaded instead of importing and loading it again (benchmarks/recipe/RESULTS.md). Returns
-    whether the workers start this way.
-    """
-    if not _forkserver_available():
-        return False
-    import multiprocessing
-    from multiprocessing import forkserver
-
-    from distributed.utils import get_mp_context
-
-    from pipelines.worker_preload import TOKENIZERS_ENV
-
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
-        get_mp_context()  # distributed sets its own preload list once; ours replaces it below
-    multiprocessing.get_context("forkserver").set_forkserver_preload(FORKSERVER_PRELOAD)
-    # What a Nanny puts in os.environ before it starts a worker process (distributed.nanny).
-    with dask.config.set(WORKER_ENVIRON):
-        spawn_env = dask.config.get("distributed.nanny.pre-spawn-environ")
-    environ = {k: os.environ.get(k, str(v)) for k, v in spawn_env.items() if v is not None}
-    if environ.get("PYTHONHASHSEED") in (None, "0"):
-        environ["PYTHONHASHSEED"] = "6640"
-    os.environ.update(environ)
-    os.environ[TOKENIZERS_ENV] = ",".join(t for t in tokenizers if t)
-    try:
-        forkserver.ensure_running()
-    finally:
-        del os.environ[TOKENIZERS_ENV]
-    return True
-
-
-def stop_worker_server() -> None:
-    """Stop the workers' forkserver and wait for it, after the workers it forked have ended: its
-    CPU and theirs (it reaps them) then count in this process's children, as spawned workers' do
-    (``time``, ``os.times()``, the benchmarks' CPU figures). The next cluster starts a new one."""
-    from multiprocessing import forkserver
-
-    stop = getattr(forkserver._forkserver, "_stop", None)  # CPython's own (its tests use it)
-    if stop is not None:
-        with contextlib.suppress(Exception):
-            stop()
 
 
 def _register(client: Any) -> None:
@@ -270,16 +207,9 @@ def open_client(
     workers: int | None = None,
     memory_limit: str = "auto",
     threads_per_worker: int = 1,
-    tokenizers: tuple[str, ...] = (),
 ) -> Iterator[Any]:
-    """Yield a ``distributed.Client`` (or ``None`` for the synchronous scheduler).
-
-    ``tokenizers``: those the run counts with; the workers of a LocalCluster are forked with them
-    loaded (:func:`start_worker_server`).
-    """
-    method = "forkserver" if _forkserver_available() else None
-    settings = {"distributed.worker.multiprocessing-method": method} if method and not scheduler else {}
-    with dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks", **WORKER_ENVIRON, **settings}):
+    """Yield a ``distributed.Client`` (or ``None`` for the synchronous scheduler)."""
+    with dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks", **WORKER_ENVIRON}):
         if scheduler == "synchronous":
             with dask.config.set(scheduler="synchronous"):
                 yield None
@@ -301,7 +231,6 @@ def open_client(
         n = check_workers(workers) or os.cpu_count() or 1
         local = {k: v for k, v in LOCAL_CLUSTER_CONFIG.items() if _env_key(k) not in os.environ}
         with _workers_ignore_sigint(), dask.config.set(local):
-            forked = start_worker_server(tokenizers)
             cluster = LocalCluster(
                 n_workers=n,
                 threads_per_worker=threads_per_worker,
@@ -309,9 +238,6 @@ def open_client(
                 memory_limit=memory_limit,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
-                # forked workers get the environment the server started with: hand them this
-                # process's, as a spawned worker would have it
-                **({"env": dict(os.environ)} if forked else {}),
             )
             client = Client(cluster)
         _register(client)
@@ -326,5 +252,3 @@ def open_client(
         finally:
             client.close()
             cluster.close()
-            if forked:
-                stop_worker_server()

@@ -120,23 +120,3 @@ def stage_settings(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
             raise ConfigError(f"stage {stage.name} reads setting {ref!r}, which stage {other} does not have")
         out[key] = values[field]
     return out
-
-
-
-def run_tokenizers(recipe: dict[str, Any]) -> tuple[str, ...]:
-    """The tokenizers a run of ``recipe`` counts with, read from its sections without loading the
-    stages (the workers' forkserver starts before they load): every ``tokenizer`` key, and the
-    default one wherever a stage that counts tokens leaves it out. A hint for what the workers load
-    before their first task; a tokenizer missed here is loaded by the task that needs it.
-
-    >>> run_tokenizers(load_recipe(None, ["ingest.tokenizer=whitespace", "mixture.tokenizer=whitespace"]))
-    ('whitespace',)
-    """
-    from curation.tokens import DEFAULT_TOKENIZER
-
-    found: list[str] = []
-    for name in ("ingest", "mixture"):  # the stages with a tokenizer key (code_web reads ingest's)
-        value = (recipe.get("stages", {}).get(name) or {}).get("tokenizer", DEFAULT_TOKENIZER)
-        if isinstance(value, str) and value not in found:
-            found.append(value)
-    return tuple(found)

@@ -36,7 +36,7 @@ from curation.ingest.readers import read_spec
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, annotated_meta, empty_docs
-from curation.tokens import DEFAULT_TOKENIZER, count_tokens
+from curation.tokens import count_tokens
 from pipelines.io import read_docs, write_frame
 from pipelines.kit import Artifact, StageContext
 from pipelines.stages.ingest_extract import extract_all, mark_url_duplicates
@@ -48,7 +48,7 @@ EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 
 @dataclasses.dataclass(frozen=True)
 class IngestConfig(StageConfig):
-    tokenizer: str = DEFAULT_TOKENIZER
+    tokenizer: str = "qwen"
     blocksize_mb: int = 128
     min_block_mb: int = 8
     min_partitions: int = 16

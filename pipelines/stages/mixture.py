@@ -45,7 +45,6 @@ from curation.mixture.policy import Policy
 from curation.mixture.repo_concat import RepoHeaders
 from curation.mixture.shards import ShardOptions
 from curation.schema import annotated_meta
-from curation.tokens import DEFAULT_TOKENIZER
 from pipelines.kit import StageContext
 from pipelines.stages.mixture_manifests import write_manifests
 from pipelines.stages.mixture_write import write_all_shards
@@ -54,7 +53,7 @@ from pipelines.stages.mixture_write import write_all_shards
 @dataclasses.dataclass(frozen=True)
 class MixtureConfig(StageConfig):
     seed: int | None = None
-    tokenizer: str = DEFAULT_TOKENIZER
+    tokenizer: str = "qwen"
     shard_target_mb: float = 256.0
     materialize_repeats: bool = False
     keep_meta: bool = False
