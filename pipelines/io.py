@@ -67,9 +67,19 @@ def count_rows(path: Path) -> int:
     return sum(_named(p, lambda q: pq.ParquetFile(q).metadata.num_rows) for p in docs_files(path))
 
 
-def read_part(path: str, columns: list[str] | None = None) -> pd.DataFrame:
-    """One partition of :func:`read_docs` (also read by a task that needs its file alone)."""
-    return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
+def read_part(path: str, columns: list[str] | None = None, share: tuple[int, int] | None = None) -> pd.DataFrame:
+    """One partition of :func:`read_docs` (also read by a task that needs its file alone); with
+    ``share=(j, k)``, only the ``j``-th of ``k`` contiguous shares of its row groups."""
+    if share is None:
+        return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
+    j, k = share
+
+    def read(p: str) -> pd.DataFrame:
+        pf = pq.ParquetFile(p)
+        g = pf.metadata.num_row_groups
+        return pf.read_row_groups(list(range(j * g // k, (j + 1) * g // k)), columns=columns).to_pandas()
+
+    return _named(path, read)
 
 
 def _meta_from_file(path: str, columns: list[str] | None) -> pd.DataFrame:

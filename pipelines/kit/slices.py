@@ -92,12 +92,7 @@ def run_slice(path: str, columns: list[str] | None, j: int, k: int, fn: Callable
     so a part the step has nothing to do in is still seen once, as before)."""
     from pipelines.io import read_part
 
-    if k == 1:
-        df = read_part(path, columns)
-    else:
-        pf = pq.ParquetFile(path)
-        g = pf.metadata.num_row_groups
-        df = pf.read_row_groups(list(range(j * g // k, (j + 1) * g // k)), columns=columns).to_pandas()
+    df = read_part(path, columns, None if k == 1 else (j, k))
     if j and not len(df):
         return None
     return fn(number, df, *args)
