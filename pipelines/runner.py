@@ -24,6 +24,7 @@ from curation.config import ConfigError, config_hash
 from pipelines import io
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
+from pipelines.kit.context import SCRATCH
 from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
     MARKER,
     WRITER,
@@ -155,6 +156,7 @@ def _build_and_write(
         check_produces(stage, annotated.columns)
         counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
         counts = ctx.compute(counts_graph, "write")
+        shutil.rmtree(work / SCRATCH, ignore_errors=True)
     except Exception as exc:
         if type(exc).__name__ == "KilledWorker":
             raise WorkerLostError(killed_worker_message(name, exc, client, recipe)) from exc

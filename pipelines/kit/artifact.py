@@ -128,12 +128,26 @@ class Artifact:
                                    pa.RecordBatch.from_pylist([], schema=table.schema))
         return len(df)
 
-    def read_routed(self, number: int) -> pd.DataFrame | None:
-        """Every row routed to partition ``number``, in input-partition order; ``None`` if there are none."""
+    def read_routed(self, number: int, objects: bool = False) -> pd.DataFrame | None:
+        """Every row routed to partition ``number``, in input-partition order; ``None`` if there are none.
+
+        With ``objects``, columns written from object dtype come back as object (``None`` where
+        missing) rather than as pandas' ``str``."""
         batches = []
         for f in sorted(self.path.glob("routed-*.arrow")):
             with pa.memory_map(str(f)) as source:
                 batch = pa.ipc.open_file(source).get_batch(int(number))
                 if batch.num_rows:
-                    batches.append(pa.Table.from_batches([batch]).to_pandas())
+                    table = pa.Table.from_batches([batch])
+                    batches.append(_with_objects(table) if objects else table.to_pandas())
         return pd.concat(batches, ignore_index=True) if batches else None
+
+
+def _with_objects(table: pa.Table) -> pd.DataFrame:
+    df = table.to_pandas()
+    for col in (table.schema.pandas_metadata or {}).get("columns", []):
+        name = col.get("name")
+        if col.get("numpy_type") == "object" and name in df.columns and df[name].dtype != object:
+            values = df[name]
+            df[name] = values.astype(object).where(values.notna().to_numpy(), None)
+    return df

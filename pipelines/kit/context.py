@@ -1,8 +1,9 @@
 """What the runner gives a stage: folders, the Dask client, resolved upstream artifacts, and the
 verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
 ``map_parts`` (a per-partition function that knows its partition number), ``write_sliced`` (a
-heavy row-wise step over row slices of every partition, written as an artifact) and ``compute``
-(a graph computed with progress, always returning a pandas object).
+heavy row-wise step over row slices of every partition, written as an artifact), ``shuffle``
+(rows regrouped by a key through a file exchange) and ``compute`` (a graph computed with
+progress, always returning a pandas object).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
 STEP_STATS = "_STATS.json"
+#: A stage's transient files (``shuffle``'s exchanges), under its work folder; the runner removes
+#: it once the stage's output is written, before the marker lists the files.
+SCRATCH = "_scratch"
 
 
 @dataclasses.dataclass
@@ -54,6 +58,7 @@ class StageContext:
     #: (``write_sliced`` reads row slices of these files in its own tasks)
     input_docs: Any = None
     input_files: list[str] = dataclasses.field(default_factory=list)
+    exchanges: int = 0  #: file exchanges (``shuffle``) made so far, to name their scratch folders
 
     @staticmethod
     def versions() -> dict[str, str]:
@@ -127,6 +132,20 @@ class StageContext:
             frames = [delayed(fn)(number, part, *args) for number, part in enumerate(docs.to_delayed())]
         writes = [delayed(_write_part)(out, number, frame) for number, frame in enumerate(frames)]
         return int(sum(self.compute(writes, label)))
+
+    def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None) -> dd.DataFrame:
+        """The partitions ``frames.shuffle(on=on, npartitions=npartitions)`` would give, through a
+        file exchange (:mod:`pipelines.kit.exchange`: one task per input and one per output
+        partition instead of Dask's one per pair). The routing is computed now, into the stage's
+        scratch folder (removed when the stage's output is written); the frame returned reads it."""
+        from pipelines.kit.exchange import read_exchanged, route_part
+
+        keys = [on] if isinstance(on, str) else list(on)
+        n = max(1, npartitions or frames.npartitions)
+        self.exchanges += 1
+        folder = Artifact(self.work_dir / SCRATCH / f"exchange-{self.exchanges:03d}")
+        self.compute(self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64")), f"{label} (exchange)")
+        return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
 
     def compute(self, collection: Any, label: str) -> Any:
         """Compute a Dask collection with progress; a dataframe or series comes back as one

@@ -134,7 +134,7 @@ def _duplicate_ids(parsed: Artifact, ctx: StageContext) -> dict[int, tuple[str, 
     """``_ord`` of every later copy of an id → (file, line) of its first occurrence."""
     ids = read_docs(parsed.path, columns=["doc_id", "_ord", "_file", "_line", DROP_REASON])
     ids = ids[ids[DROP_REASON].isna()][["doc_id", "_ord", "_file", "_line"]]
-    dups = ctx.compute(ids.shuffle(on="doc_id").map_partitions(find_duplicate_ids, meta=find_duplicate_ids(ids._meta)), "duplicate ids")
+    dups = ctx.compute(ctx.shuffle(ids, "doc_id", "duplicate ids").map_partitions(find_duplicate_ids, meta=find_duplicate_ids(ids._meta)), "duplicate ids")
     return {int(o): (f, int(n)) for o, f, n in dups[["_ord", "first_file", "first_line"]].itertuples(index=False)}
 
 

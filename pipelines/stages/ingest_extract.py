@@ -132,7 +132,7 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext
     def produce(out: Path) -> dict[str, int]:
         keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
         keys = keys.map_partitions(_scoped, meta=keys._meta)
-        removals = keys.shuffle(on="url_normalized").map_partitions(find_url_duplicates, meta=REMOVAL_META)
+        removals = ctx.shuffle(keys, "url_normalized", "duplicate URLs").map_partitions(find_url_duplicates, meta=REMOVAL_META)
         return {"duplicate_urls": write_removals(removals, out, ctx, "duplicate URLs")}
 
     removals = ctx.step("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)

@@ -56,7 +56,7 @@ def signatures_step(docs: dd.DataFrame, opts: dict[str, Any], ctx: StageContext,
 def buckets_step(sigs: Artifact, nparts: int, bands: int, rows: int, large: int, ctx: StageContext, out: Path) -> dict[str, Any]:
     """Band keys shuffled on ``(band, band_hash)``; star edges of each bucket, by the partition of ``v``."""
     band = dd.from_map(parts.band_part, list(range(nparts)), args=[sigs, bands, rows], meta=BAND_META, enforce_metadata=False)
-    shuffled = band.shuffle(on=["band", "band_hash"], npartitions=max(nparts, 1))
+    shuffled = ctx.shuffle(band, ["band", "band_hash"], "buckets", npartitions=max(nparts, 1))
     counts = ctx.compute(ctx.map_parts(shuffled, parts.star_part, Artifact(out), large, meta=COUNTS_META, enforce_metadata=False), "buckets")
     stats = fold_counts(counts[counts["kind"] != "hist"])
     stats["bucket_sizes"] = histogram_rows(counts)
@@ -104,7 +104,7 @@ def clusters_step(
     ``docs`` (``doc_id`` and the key column) only for ``keep = highest:<column>``.
     """
     members = over_parts(docs, nparts, parts.members_part, sigs, comps, keep, meta=MEMBER_META)
-    shuffled = members.shuffle(on="label", npartitions=max(nparts, 1))
+    shuffled = ctx.shuffle(members, "label", "clusters", npartitions=max(nparts, 1))
     counts = ctx.compute(ctx.map_parts(shuffled, parts.keeper_part, out, keep, meta=COUNTS_META, enforce_metadata=False), "clusters")
     stats = fold_counts(counts[counts["kind"] != "hist"])
     stats["cluster_sizes"] = histogram_rows(counts)

@@ -174,7 +174,7 @@ def similarity_step(vectors: Vectors, clusters: Artifact, nparts: int, sources: 
     members = dd.from_map(_members_part, list(range(nparts)), vectors=vectors, clusters=clusters, sources=sources,
                           languages=languages, meta=MEMBERS_META, enforce_metadata=False)
     # The whole cluster must sit in one partition: shuffle (doc_id, vector, keep key) on the cluster id.
-    shuffled = members.shuffle(on="cluster", npartitions=max(1, nparts))
+    shuffled = ctx.shuffle(members, "cluster", "similarity pass", npartitions=max(1, nparts))
     counts = ctx.map_parts(shuffled, _similarity_part, Artifact(out), block_rows, sweep, meta=SWEEP_META)
     summary = fold_sweep(ctx.compute(counts, "similarity pass"))
     (out / "sweep.json").write_text(json.dumps(summary, indent=2, sort_keys=True))

@@ -108,6 +108,50 @@ def test_routed_rows_reach_their_partition_in_input_order_and_empty_partitions_r
         routed.write_routed(a, source=2, dest=np.array([0, 1, 2, 5]), nparts=5)
 
 
+def _frames() -> dd.DataFrame:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({
+        "key": pd.Series([f"k{i}" for i in rng.integers(0, 60, n)], dtype=object),
+        "band": rng.integers(0, 4, n).astype("int64"),
+        "band_hash": rng.integers(0, 2**63, n, dtype=np.uint64),
+        "note": pd.Series([None if i % 3 else f"n{i}" for i in range(n)], dtype=object),
+        "blob": pd.Series([bytes([i % 256]) * 3 for i in range(n)], dtype=object),
+        "row": np.arange(n, dtype="int64"),
+    })
+    return dd.from_pandas(df, npartitions=5, sort=False)
+
+
+@pytest.mark.parametrize(("on", "nparts"), [("key", None), (["band", "band_hash"], 3), ("band", 7)])
+def test_shuffle_gives_each_partition_the_rows_and_order_of_dasks_shuffle(tmp_path: Path, on, nparts) -> None:
+    with dask.config.set(scheduler="synchronous", **{"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}):
+        frames = _frames()  # the settings open_client runs every stage with
+        ctx = _ctx(tmp_path)
+        ours = ctx.shuffle(frames, on, "test", npartitions=nparts)
+        theirs = frames.shuffle(on=on, npartitions=nparts)
+        assert ours.npartitions == theirs.npartitions == (nparts or 5)
+        for n in range(ours.npartitions):
+            mine = ours.get_partition(n).compute().reset_index(drop=True)
+            dask_part = theirs.get_partition(n).compute().reset_index(drop=True)
+            pd.testing.assert_frame_equal(mine, dask_part)  # same rows, same order, same dtypes (None kept)
+        assert sum(len(ours.get_partition(n).compute()) for n in range(ours.npartitions)) == 400
+    # one routed file per input partition, under the stage's scratch folder (one task per input)
+    assert len(list((tmp_path / "work" / "_scratch" / "exchange-001").glob("routed-*.arrow"))) == 5
+
+
+def test_the_runner_removes_the_scratch_folder_before_it_lists_the_output(tmp_path: Path) -> None:
+    from pipelines.marker import read_marker
+    from tests.helpers import docs_frame, make_stage_dir, run_one
+
+    inp = make_stage_dir(tmp_path / "in", docs_frame([{"text": "same words here"}, {"text": "same words here"}, {"text": "other"}]))
+    result = run_one("exact_dedup", inp, tmp_path / "out")
+    assert result.stats["dropped"]["documents"] == 1  # the exchange ran: one copy removed
+    assert not (tmp_path / "out" / "_scratch").exists()
+    assert not any("_scratch" in str(f) for f in read_marker(tmp_path / "out")["files"])
+
+
 def test_read_rows_reads_a_range_across_row_groups(tmp_path: Path) -> None:
     from pipelines.io import read_rows, write_frame
 
