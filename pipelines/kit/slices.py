@@ -4,8 +4,10 @@ A scoring step that reads one source works on that source's partitions only, and
 few partitions per source leaves workers idle: 3 web partitions on 2 workers take two rounds,
 at most 1.5× one process (benchmarks/recipe). So every stage writes its ``docs/`` parts in row
 groups of about :data:`SLICE_CHARS` characters of ``text`` (at most :data:`MAX_SLICES` per
-part, :func:`slice_groups`), and :func:`sliced_parts` runs a step on each row group of a part
-as a task of its own that reads that group alone, then concatenates the pieces in row order.
+part, :func:`slice_groups`), and :func:`sliced_pieces` runs a step on each row group of a part
+as a task of its own that reads that group alone; the task that writes the part concatenates
+the pieces in row order (:func:`concat_pieces`; a task apart for the concatenation cost a
+scheduler round trip per part for no work).
 
 Each slice task reads its own rows. Handed a partition read by another task, Dask's scheduler
 places the slices on the worker that holds it (it chooses among the holders of a task's
@@ -110,14 +112,10 @@ def concat_pieces(pieces: list[pd.DataFrame | None]) -> pd.DataFrame:
     return pd.concat(full, ignore_index=True)
 
 
-def sliced_parts(files: Sequence[str], columns: list[str] | None, fn: Callable[..., pd.DataFrame], *args: Any) -> list[Any]:
-    """One ``dask.delayed`` frame per partition file: ``fn(number, rows, *args)`` over the
-    file's row slices (``columns`` read), concatenated."""
+def sliced_pieces(files: Sequence[str], columns: list[str] | None, fn: Callable[..., pd.DataFrame], *args: Any) -> list[list[Any]]:
+    """Per partition file, its ``dask.delayed`` pieces: ``fn(number, rows, *args)`` over each of
+    the file's row slices (``columns`` read); :func:`concat_pieces` puts them back in row order."""
     from dask import delayed
 
-    out = []
-    for number, path in enumerate(files):
-        k = slice_count(path)
-        pieces = [delayed(run_slice)(path, columns, j, k, fn, number, *args) for j in range(k)]
-        out.append(delayed(concat_pieces)(pieces))
-    return out
+    return [[delayed(run_slice)(path, columns, j, k, fn, number, *args) for j in range(k)]
+            for number, path, k in ((n, p, slice_count(p)) for n, p in enumerate(files))]

@@ -141,6 +141,19 @@ def test_shuffle_gives_each_partition_the_rows_and_order_of_dasks_shuffle(tmp_pa
     assert len(list((tmp_path / "work" / "_scratch" / "exchange-001").glob("routed-*.arrow"))) == 5
 
 
+def test_shuffle_hands_a_very_wide_exchange_to_dask(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.kit import context
+
+    monkeypatch.setattr(context, "EXCHANGE_MAX_PARTITIONS", 4)  # 5 input partitions: over the limit
+    with dask.config.set(scheduler="synchronous", **{"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}):
+        frames = _frames()
+        ours = _ctx(tmp_path).shuffle(frames, "key", "test")
+        assert sorted(ours.compute()["row"].tolist()) == list(range(400))
+        for n in range(5):
+            assert ours.get_partition(n).compute()["key"].isin(frames.shuffle(on="key").get_partition(n).compute()["key"]).all()
+    assert not (tmp_path / "work" / "_scratch").exists()  # no files: Dask's own shuffle ran
+
+
 def test_the_runner_removes_the_scratch_folder_before_it_lists_the_output(tmp_path: Path) -> None:
     from pipelines.marker import read_marker
     from tests.helpers import docs_frame, make_stage_dir, run_one
