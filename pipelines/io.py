@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dask.dataframe as dd
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,6 +32,7 @@ COUNTS_META = pd.DataFrame(
         "reason": pd.Series(dtype=object),
         "documents": pd.Series(dtype="int64"),
         "tokens": pd.Series(dtype="int64"),
+        "part": pd.Series(dtype="int64"),
     }
 )
 
@@ -157,7 +159,7 @@ def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) ->
                 groups=slice_groups(kept["text"] if "text" in kept.columns else None, len(kept)))
     ledger = ledger_rows(dropped, stage)
     write_frame(ledger, Path(work_dir) / "ledger" / name, pa.schema(list(LEDGER_COLUMNS.items()) + [("preview", pa.string())]))
-    return partition_counts(df)
+    return partition_counts(df).assign(part=np.int64(number))
 
 
 def ledger_rows(dropped: pd.DataFrame, stage: str) -> pd.DataFrame:
@@ -197,8 +199,20 @@ def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
     keys = sorted(sums)
     return pd.DataFrame({
         "kind": [k[0] for k in keys], "source": [k[1] for k in keys], "lang": [k[2] for k in keys], "reason": [k[3] for k in keys],
-        "documents": [sums[k][0] for k in keys], "tokens": [sums[k][1] for k in keys],
+        "documents": [sums[k][0] for k in keys], "tokens": [sums[k][1] for k in keys], "part": 0,
     }).astype(COUNTS_META.dtypes.to_dict())
+
+
+def kept_tokens_by_part(counts: pd.DataFrame, nparts: int) -> dict[str, list[int]]:
+    """Kept tokens per source and output partition (``stats.json``'s ``kept_tokens_by_part``: the
+    next stage orders its steps' partitions by them, largest first)."""
+    kept = counts[counts["kind"] == "kept"]
+    out = {}
+    for source, g in kept.groupby("source", sort=True):
+        tokens = np.zeros(nparts, dtype=np.int64)
+        np.add.at(tokens, g["part"].to_numpy(dtype=np.int64), g["tokens"].to_numpy(dtype=np.int64))
+        out[str(source)] = tokens.tolist()
+    return out
 
 
 def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:

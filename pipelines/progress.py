@@ -18,9 +18,11 @@ import pandas as pd
 log = logging.getLogger(__name__)
 
 
-def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool = False) -> Any:
+def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool = False, costs: list[int] | None = None) -> Any:
     """Compute ``collection`` (a Dask dataframe/series, a delayed or a list of delayed) with
-    progress; return the result (a list for a list)."""
+    progress; return the result (a list for a list). With ``costs`` (one per partition of a
+    dataframe) a cluster starts the costliest partitions first (largest first: the step's last
+    task is a short one)."""
     tty = sys.stderr.isatty()
     if client is None:
         if tty and not quiet:
@@ -32,13 +34,26 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
     frame_like = isinstance(collection, (dd.DataFrame, dd.Series))
     several = isinstance(collection, list)
     parts = collection.to_delayed() if frame_like else (collection if several else [collection])
-    futures = client.compute(parts)
+    if costs is not None and len(costs) == len(parts) > 1:
+        futures = _largest_first(client, parts, costs)
+    else:
+        futures = client.compute(parts)
     _track(futures, label, quiet=quiet, tty=tty)
     results = client.gather(futures)
     if frame_like:
         frames = [r for r in results if r is not None]
         return pd.concat(frames) if frames else collection._meta
     return list(results) if several else results[0]
+
+
+def _largest_first(client: Any, parts: list[Any], costs: list[int]) -> list[Any]:
+    """One submission per part, costliest first with the highest priority (Dask's ``priority``
+    outranks its graph order), so the first task a free worker gets is the costliest left."""
+    order = sorted(range(len(parts)), key=lambda i: (-costs[i], i))
+    futures: list[Any] = [None] * len(parts)
+    for rank, i in enumerate(order):
+        futures[i] = client.compute(parts[i], priority=len(parts) - rank)
+    return futures
 
 
 def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:

@@ -144,6 +144,7 @@ def _build_and_write(
         assert input_dir is not None
         docs = io.read_docs(Path(input_dir))
         ctx.input_docs, ctx.input_files = docs, io.docs_files(Path(input_dir))
+        ctx.input_tokens = _input_tokens(Path(input_dir), len(ctx.input_files))
         missing = [c for c in stage.requires if c not in docs.columns]
         if missing:
             raise ConfigError(
@@ -155,7 +156,7 @@ def _build_and_write(
         annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
         check_produces(stage, annotated.columns)
         counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
-        counts = ctx.compute(counts_graph, "write")
+        counts = ctx.compute(counts_graph, "write", costs=ctx.costs())
         shutil.rmtree(work / SCRATCH, ignore_errors=True)
     except Exception as exc:
         if type(exc).__name__ == "KilledWorker":
@@ -175,6 +176,7 @@ def _build_and_write(
         "seconds": round(time.time() - started, 3),
         **_cpu_figures(client, driver_cpu_started, cpu_started),
         **summary,
+        "kept_tokens_by_part": io.kept_tokens_by_part(counts, annotated.npartitions),
         "extra": ctx.extra_stats,
     }
     io.write_json(work / "stats.json", stats)
@@ -191,6 +193,18 @@ def _build_and_write(
         },
     )
     return stats
+
+
+def _input_tokens(input_dir: Path, nparts: int) -> dict[str, list[int]]:
+    """Kept tokens per source and partition of the stage folder ``input_dir`` (its ``stats.json``),
+    or ``{}`` where it records none or another partitioning (the steps then keep Dask's order)."""
+    try:
+        recorded = json.loads((input_dir / "stats.json").read_text()).get("kept_tokens_by_part") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    if not isinstance(recorded, dict) or any(not isinstance(v, list) or len(v) != nparts for v in recorded.values()):
+        return {}
+    return {str(k): [int(x) for x in v] for k, v in recorded.items()}
 
 
 def _cpu_figures(client: Any, driver_started: float, total_started: float) -> dict[str, float]:

@@ -63,6 +63,8 @@ class StageContext:
     input_docs: Any = None
     input_files: list[str] = dataclasses.field(default_factory=list)
     exchanges: int = 0  #: file exchanges (``shuffle``) made so far, to name their scratch folders
+    #: kept tokens per source and input partition, from the input stage's stats.json (``costs``)
+    input_tokens: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 
     @staticmethod
     def versions() -> dict[str, str]:
@@ -154,12 +156,23 @@ class StageContext:
         self.compute(self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64")), f"{label} (exchange)")
         return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
 
-    def compute(self, collection: Any, label: str) -> Any:
+    def costs(self, sources: Any = None) -> list[int] | None:
+        """Tokens per input partition of ``sources`` (all sources: ``None``) for ``compute``'s
+        ``costs``; ``None`` where the input stage recorded none."""
+        if not self.input_tokens:
+            return None
+        chosen = [v for k, v in self.input_tokens.items() if sources is None or k in set(sources)]
+        return [int(sum(col)) for col in zip(*chosen, strict=True)] if chosen else [0] * len(self.input_files)
+
+    def compute(self, collection: Any, label: str, costs: list[int] | None = None) -> Any:
         """Compute a Dask collection with progress; a dataframe or series comes back as one
-        pandas object (never a list of pieces), anything else as computed."""
+        pandas object (never a list of pieces), anything else as computed. ``costs`` (one per
+        partition of a dataframe, e.g. :meth:`costs`) start the costliest partitions first on a
+        cluster: Dask would order them by their keys as strings (9, 8, …, 2, 10, 1, 0), and the
+        costliest last made the step wait on it alone (benchmarks/recipe)."""
         from pipelines.progress import compute_with_progress
 
-        out = compute_with_progress(collection, self.client, f"{self.name}: {label}", self.quiet)
+        out = compute_with_progress(collection, self.client, f"{self.name}: {label}", self.quiet, costs)
         if isinstance(out, (list, tuple)) and out and all(isinstance(x, (pd.DataFrame, pd.Series)) for x in out):
             return pd.concat(out)
         return out

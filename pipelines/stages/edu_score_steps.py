@@ -168,7 +168,7 @@ def embed_missing(docs: dd.DataFrame, sources: tuple[str, ...], vectors: VectorS
     started = time.time()
     graph = ctx.map_parts(docs[["doc_id", "text", "source"]], embed_part, Artifact(out), vectors, sources,
                           {"device": cfg.embed_device, "batch_size": cfg.embed_batch_size}, meta=EMBED_META)
-    stats = ctx.compute(graph, "embed missing")
+    stats = ctx.compute(graph, "embed missing", costs=ctx.costs(sources))
     embedded = int(stats["embedded"].sum())
     card = {
         "embedder": dict(settings), "name": embedder_name(settings["model"], settings["max_seq_length"], settings["mask_digits"]),
@@ -202,7 +202,7 @@ def write_scores(docs: dd.DataFrame, scorer_dir: Path, sources: tuple[str, ...],
     started = time.time()
     graph = ctx.map_parts(docs[["doc_id", "text", "source"]], score_part, Artifact(out), str(scorer_dir), sources, vectors,
                           cfg.embed_device, cfg.embed_batch_size, meta=SCORE_META)
-    hist = ctx.compute(graph, "score")
+    hist = ctx.compute(graph, "score", costs=ctx.costs(sources))
     histogram = {}
     for source, g in hist[hist["bin"] >= 0].groupby("source"):
         counts = np.zeros(HIST_BINS, dtype=np.int64)

@@ -76,7 +76,7 @@ def embed_step(docs: dd.DataFrame, settings: dict[str, Any], sources: tuple[str,
     the card's :data:`CARD_FIGURES` come back under ``figure``."""
     started = time.time()
     graph = ctx.map_parts(docs[["doc_id", "text", "source"]], _embed_part, Artifact(out), settings, sources, dtype, meta=STATS_META)
-    stats = ctx.compute(graph, f"embed ({settings['model']})")
+    stats = ctx.compute(graph, f"embed ({settings['model']})", costs=ctx.costs(sources))
     seconds = time.time() - started
     count = int(stats["documents"].sum())
     # The card names the embedder so consumers embed missing documents with the same settings.

@@ -165,6 +165,37 @@ def test_the_runner_removes_the_scratch_folder_before_it_lists_the_output(tmp_pa
     assert not any("_scratch" in str(f) for f in read_marker(tmp_path / "out")["files"])
 
 
+def _when(df: pd.DataFrame) -> pd.DataFrame:
+    import time
+
+    time.sleep(0.05)
+    return pd.DataFrame({"part": df["part"].iloc[:1], "at": [time.monotonic()]})
+
+
+def test_compute_with_costs_starts_the_costliest_partitions_first_on_a_cluster(tmp_path: Path) -> None:
+    from pipelines.cluster import open_client
+
+    costs = [1, 5, 3, 9, 2, 7, 4, 8, 6, 0, 10]  # 11 partitions: Dask alone would run 10 second to last
+    with open_client(workers=1) as client:
+        frames = dd.from_pandas(pd.DataFrame({"part": range(11)}), npartitions=11, sort=False)
+        graph = frames.map_partitions(_when, meta=pd.DataFrame({"part": pd.Series(dtype="int64"), "at": pd.Series(dtype="float64")}))
+        ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True, client=client)
+        out = ctx.compute(graph, "timed", costs=costs)
+        assert sorted(out["part"]) == list(range(11))  # every partition once, results in partition order
+        assert out["part"].tolist() == list(range(11))
+        ran = out.sort_values("at")["part"].tolist()
+        assert ran == sorted(range(11), key=lambda i: -costs[i])
+
+
+def test_costs_come_from_the_input_stage_tokens_per_source(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path)
+    assert ctx.costs(["web"]) is None  # no recorded tokens: Dask's own order
+    ctx.input_tokens, ctx.input_files = {"web": [5, 0, 2], "code": [1, 9, 0]}, ["a", "b", "c"]
+    assert ctx.costs(["web"]) == [5, 0, 2]
+    assert ctx.costs() == [6, 9, 2]
+    assert ctx.costs(["math_science"]) == [0, 0, 0]
+
+
 def test_read_rows_reads_a_range_across_row_groups(tmp_path: Path) -> None:
     from pipelines.io import read_rows, write_frame
 
