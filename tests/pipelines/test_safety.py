@@ -329,6 +329,9 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_inprogress(tmp_path):
     raw = _corpus(tmp_path)
     out = tmp_path / "run"
     script = (
+        # a terminal's Ctrl-C: Python's handler even when the tests run as a background job, whose
+        # processes inherit SIGINT ignored (and a run started that way rightly ignores Ctrl-C)
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import sys, time, pipelines.stages.exact_dedup as s\n"
         "orig = s.pick_duplicates\n"
         "def slow(*a, **k):\n    time.sleep(60)\n    return orig(*a, **k)\n"
