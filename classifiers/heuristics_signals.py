@@ -22,7 +22,6 @@ signal of :mod:`classifiers.heuristics`).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from collections.abc import Iterable
 from itertools import repeat
@@ -220,12 +219,30 @@ def _codes(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-@functools.cache
-def _alpha_upper_tables() -> tuple[np.ndarray, np.ndarray]:
-    """(str.isalpha, str.isupper) of every code point, for texts whose case mapping changes length."""
-    every = "".join(map(chr, range(0x110000)))
-    return (np.fromiter(map(str.isalpha, every), dtype=bool, count=len(every)),
-            np.fromiter(map(str.isupper, every), dtype=bool, count=len(every)))
+class _AlphaUpper:
+    """(str.isalpha, str.isupper) of code points, for texts whose case mapping changes length.
+
+    Filled in as code points are met: the whole Unicode range costs ~0.5 CPU-s to classify, paid
+    again by every worker process of a cluster run (benchmarks/recipe), while a process meets a
+    few thousand distinct code points. The answers are ``str.isalpha``/``str.isupper`` either way.
+    """
+
+    def __init__(self) -> None:
+        self.known = np.zeros(0x110000, dtype=bool)
+        self.alpha = np.zeros(0x110000, dtype=bool)
+        self.upper = np.zeros(0x110000, dtype=bool)
+
+    def __call__(self, cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        new = np.unique(cp[~self.known[cp]])
+        if len(new):
+            chars = "".join(map(chr, new.tolist()))
+            self.alpha[new] = np.fromiter(map(str.isalpha, chars), dtype=bool, count=len(new))
+            self.upper[new] = np.fromiter(map(str.isupper, chars), dtype=bool, count=len(new))
+            self.known[new] = True
+        return self.alpha[cp], self.upper[cp]
+
+
+_alpha_upper = _AlphaUpper()
 
 
 def _char_classes(text: str, lower: str) -> tuple[float, float]:
@@ -235,9 +252,8 @@ def _char_classes(text: str, lower: str) -> tuple[float, float]:
     cp, low, up = _codes(text), _codes(lower), _codes(text.upper())
     digits = float(np.count_nonzero((cp >= 48) & (cp <= 57))) / len(cp)
     if len(low) != len(cp) or len(up) != len(cp):  # a few letters change length when cased
-        is_alpha, is_upper = _alpha_upper_tables()
-        letters = int(np.count_nonzero(is_alpha[cp]))
-        return int(np.count_nonzero(is_upper[cp])) / max(letters, 1), digits
+        is_alpha, is_upper = _alpha_upper(cp)
+        return int(np.count_nonzero(is_upper)) / max(int(np.count_nonzero(is_alpha)), 1), digits
     cased = np.count_nonzero(low != up)
     return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
 

@@ -15,6 +15,7 @@ import gc
 import logging
 import os
 import signal
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -208,6 +209,27 @@ def _env_key(key: str) -> str:
     return "DASK_" + key.upper().replace(".", "__").replace("-", "_")
 
 
+def _exit_without_teardown() -> None:
+    """Make this worker process end with ``os._exit`` once its worker has closed.
+
+    Run on the embedded cluster's own workers when a run ends: the worker closes as usual (its
+    tasks, plugins and scratch folder), and the process then skips the interpreter's teardown
+    of every module and object it loaded, which kept ``cluster.close()`` waiting ~0.5 s (and
+    ~0.4 CPU-s per worker) after each run (benchmarks/recipe). Registered last, this handler runs
+    first of the ``atexit`` handlers; the streams are flushed first. Never on a ``--scheduler``'s
+    workers: their processes are not ours.
+    """
+    import atexit
+
+    def leave() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(0)
+
+    atexit.register(leave)
+
+
 def _register(client: Any) -> None:
     client.register_plugin(ReleaseMemory(), name=ReleaseMemory.name)
 
@@ -260,6 +282,9 @@ def open_client(
             for name in ("distributed", "asyncio"):
                 logging.getLogger(name).setLevel(logging.CRITICAL)
             raise
+        else:
+            with contextlib.suppress(Exception):
+                client.run(_exit_without_teardown)
         finally:
             client.close()
             cluster.close()

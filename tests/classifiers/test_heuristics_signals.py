@@ -117,6 +117,25 @@ def test_uppercase_and_urls() -> None:
     assert text_signals("İstanbul")["uppercase_frac"] > 0  # a letter that changes length when lowered
 
 
+def test_length_changing_case_is_classified_per_code_point_as_python_does() -> None:
+    """The upper-case share of texts whose case mapping changes length uses a table filled in as
+    code points are met: it must answer as str.isalpha / str.isupper for every code point, the
+    surrogates that ``surrogatepass`` lets through included."""
+    from classifiers.heuristics_signals import _AlphaUpper
+
+    table = _AlphaUpper()
+    rng = np.random.default_rng(7)
+    cps = [np.array([ord(c) for c in "İßǅﬁΣ"], dtype=np.uint32), rng.integers(0, 0x110000, 5000).astype(np.uint32),
+           np.arange(0xD7F0, 0xE010, dtype=np.uint32)]
+    for cp in cps:
+        alpha, upper = table(cp)
+        assert alpha.tolist() == [chr(c).isalpha() for c in cp.tolist()]
+        assert upper.tolist() == [chr(c).isupper() for c in cp.tolist()]
+    assert table.known.sum() == len(np.unique(np.concatenate(cps)))  # only what was met
+    s = text_signals("STRAßE İstanbul ǅ")  # STRA, E and İ of 15 letters (ß is lower case, ǅ title case)
+    assert s["uppercase_frac"] == pytest.approx(6 / 15)
+
+
 def test_rule_passes_uses_published_thresholds() -> None:
     x = signal_matrix([ARTICLE * 5, "buy"])
     passes = rule_passes(x)

@@ -37,3 +37,50 @@ def test_local_cluster_settings_reach_workers_and_scheduler_and_the_user_can_ove
         monkeypatch.delenv("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED")
         monkeypatch.delenv("DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL")
         dask.config.refresh()
+
+
+def _mark_at_exit(path: str, dask_worker=None) -> tuple[int, str]:
+    """An atexit handler of the worker process (registered before the run ends), and where the
+    worker keeps its scratch files."""
+    import atexit
+    import os
+
+    atexit.register(lambda: open(path, "w").close())
+    return os.getpid(), dask_worker.local_directory
+
+
+def _gone(pids: list[int], timeout: float = 10.0) -> bool:
+    import time
+
+    import psutil
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if not any(psutil.pid_exists(p) for p in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_workers_of_a_finished_run_close_then_skip_the_interpreter_teardown(tmp_path):
+    """After a run, each embedded worker closes as usual (its scratch folder is removed) and its
+    process then ends with ``os._exit``: the handlers registered before (here one that writes a
+    file) and the teardown of every loaded module are skipped, which held ``cluster.close()``
+    ~0.5 s. After an error the workers end the usual way."""
+    import os
+
+    import pytest
+
+    marks = [tmp_path / f"ok-{i}" for i in range(2)]
+    with open_client(workers=2) as client:
+        workers = list(client.scheduler_info()["workers"])
+        seen = [client.run(_mark_at_exit, str(m), workers=[w])[w] for m, w in zip(marks, workers, strict=True)]
+    assert _gone([pid for pid, _ in seen])
+    assert not any(os.path.exists(folder) for _, folder in seen)  # the worker's own close ran
+    assert not any(m.exists() for m in marks)  # the later teardown did not
+
+    failed = tmp_path / "failed"
+    with pytest.raises(RuntimeError, match="stage failed"), open_client(workers=1) as client:
+        ((pid, _),) = client.run(_mark_at_exit, str(failed)).values()
+        raise RuntimeError("stage failed")
+    assert _gone([pid]) and failed.exists()
