@@ -110,15 +110,28 @@ def write_all_shards(
     exchange = Artifact(ctx.work_dir / EXCHANGE)
     routed = ctx.map_parts(docs, route_partition, exchange, dest, nparts, specs, policy, live, n_shards, opts.seed, opts.keep_meta,
                            meta=pd.Series(dtype="int64"))
-    ctx.compute(routed, "route rows to shards")
+    chars = ctx.compute(routed, "route rows to shards")
     # Each shard goes to a partition of its own (consecutive shards share one only beyond
     # max_partitions; a hash shuffle once put two or three 32 MB shards in one partition and
     # killed a 1 GB worker building them).
     written = dd.from_map(write_destination, list(range(nparts)), args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, epochs),
                           meta=RECORD_META, enforce_metadata=False)
-    records = ctx.compute(written, "write shards")
+    records = ctx.compute(written, "write shards", costs=destination_costs(chars, dest, nparts, epochs))
     shutil.rmtree(exchange.path, ignore_errors=True)
     return records.sort_values(["phase", "group", "shard"]).reset_index(drop=True)
+
+
+def destination_costs(chars: pd.Series, dest: dict[str, int], nparts: int, epochs: dict[tuple[str, str], float]) -> list[int]:
+    """What building each output partition's shards costs: the characters routed to each shard
+    key (``chars``, summed over the input partitions) times its group's epochs (a shard holds that
+    many copies of its documents, a sample of them below one), summed per output partition. The writer starts the costliest
+    first: the shards differ by 100x in size, and Dask's own order left a large one to run alone
+    at the end of the step (benchmarks/recipe)."""
+    out = np.zeros(nparts, dtype=np.float64)
+    for key, n in chars.groupby(level=0).sum().items():
+        phase, group, _shard = str(key).split(KEY_SEP)
+        out[dest[str(key)]] += float(n) * epochs.get((phase, group), 1.0)
+    return [int(c) for c in out]
 
 
 #: The folder of the stage's in-progress output that holds the rows in transit (removed after).
@@ -129,9 +142,11 @@ def route_partition(
     number: int, df: pd.DataFrame, exchange: Artifact, dest: dict[str, int], nparts: int, specs: list[PhaseSpec], policy: Policy,
     live: set[tuple[str, str]], n_shards: dict[tuple[str, str], int], seed: int, keep_meta: bool,
 ) -> pd.Series:
-    """Explode input partition ``number`` and write its rows under the output partition of their shard."""
+    """Explode input partition ``number``, write its rows under the output partition of their
+    shard; return the characters of text routed to each shard key (the writer's costs)."""
     rows = with_destination(explode_partition(df, specs, policy, live, n_shards, seed, keep_meta), dest)
-    return pd.Series([exchange.write_routed(rows.drop(columns="_dest"), number, rows["_dest"].to_numpy(), nparts)], dtype="int64")
+    exchange.write_routed(rows.drop(columns="_dest"), number, rows["_dest"].to_numpy(), nparts)
+    return rows["text"].str.len().groupby(rows["_key"].to_numpy(), sort=True).sum().astype("int64")
 
 
 def write_destination(
