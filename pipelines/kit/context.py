@@ -140,11 +140,14 @@ class StageContext:
         writes = [delayed(_write_pieces)(out, number, each) for number, each in enumerate(pieces)]
         return int(sum(self.compute(writes, label)))
 
-    def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None) -> dd.DataFrame:
+    def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None,
+                costs: list[int] | None = None) -> dd.DataFrame:
         """The partitions ``frames.shuffle(on=on, npartitions=npartitions)`` would give, through a
         file exchange (:mod:`pipelines.kit.exchange`: one task per input and one per output
         partition instead of Dask's one per pair). The routing is computed now, into the stage's
-        scratch folder (removed when the stage's output is written); the frame returned reads it."""
+        scratch folder (removed when the stage's output is written), with ``costs`` (one per
+        input partition, as :meth:`compute`'s) when computing ``frames`` is the work; the frame
+        returned reads it."""
         from pipelines.kit.exchange import read_exchanged, route_part
 
         keys = [on] if isinstance(on, str) else list(on)
@@ -153,7 +156,7 @@ class StageContext:
             return frames.shuffle(on=keys, npartitions=n)
         self.exchanges += 1
         folder = Artifact(self.work_dir / SCRATCH / f"exchange-{self.exchanges:03d}")
-        self.compute(self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64")), f"{label} (exchange)")
+        self.compute(self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64")), f"{label} (exchange)", costs)
         return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
 
     def costs(self, sources: Any = None) -> list[int] | None:

@@ -38,7 +38,7 @@ class ExactDedupStage:
     def build(self, docs: dd.DataFrame, cfg: ExactDedupConfig, ctx: StageContext) -> dd.DataFrame:
         def identify(out: Path) -> dict[str, Any]:
             keys = keys_with_part(docs, exact_keys, KEYS_META)
-            removals = ctx.shuffle(keys, "hash", "identify").map_partitions(pick_duplicates, cfg.keep, meta=REMOVAL_META)
+            removals = ctx.shuffle(keys, "hash", "identify", costs=ctx.costs()).map_partitions(pick_duplicates, cfg.keep, meta=REMOVAL_META)
             return {"duplicates": write_removals(removals, out, ctx, "identify")}
 
         removals = ctx.step("removals", {"keep": cfg.keep, "version": self.version}, identify)

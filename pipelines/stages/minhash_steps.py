@@ -44,7 +44,7 @@ def over_parts(docs: dd.DataFrame | None, nparts: int, fn: Any, *args: Any, meta
 def signatures_step(docs: dd.DataFrame, opts: dict[str, Any], ctx: StageContext, out: Path) -> dict[str, Any]:
     """One ``part-NNNNN.parquet`` of signatures per input partition, and ``signatures.json``."""
     graph = over_parts(docs[["doc_id", "text", "source"]], docs.npartitions, parts.sign_part, Artifact(out), opts)
-    counts = ctx.compute(graph, "signatures")
+    counts = ctx.compute(graph, "signatures", costs=ctx.costs())  # shingling: the step's work, ~ its tokens
     write_json(out / "signatures.json", {
         **{k: opts[k] for k in ("num_perm", "seed", "scheme", "hash", "shingle", "source_shingle")},
         "columns": {"uid": "partition << 32 | row", "sig": f"uint32[{opts['num_perm']}]"},

@@ -187,6 +187,30 @@ def test_compute_with_costs_starts_the_costliest_partitions_first_on_a_cluster(t
         assert ran == sorted(range(11), key=lambda i: -costs[i])
 
 
+def _log_part(df: pd.DataFrame, path: str) -> pd.DataFrame:
+    with open(path, "a") as f:
+        f.write(f"{int(df['part'].iloc[0])}\n")
+    return df
+
+
+def test_shuffle_with_costs_routes_the_costliest_input_partitions_first(tmp_path: Path) -> None:
+    """exact_dedup hashes its documents in the exchange's routing step: with the input's costs
+    the costliest partitions are hashed first, and the partitions that come out are the same."""
+    from pipelines.cluster import open_client
+
+    costs = [1, 5, 3, 9, 2, 7, 4, 8, 6, 0, 10]
+    frames = dd.from_pandas(pd.DataFrame({"part": range(11), "key": [i % 3 for i in range(11)]}), npartitions=11, sort=False)
+    log = tmp_path / "order.txt"
+    with open_client(workers=1) as client:
+        ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True, client=client)
+        logged = frames.map_partitions(_log_part, str(log), meta=frames._meta)
+        ours = ctx.shuffle(logged, "key", "test", costs=costs)
+        assert [int(x) for x in log.read_text().split()] == sorted(range(11), key=lambda i: -costs[i])
+        plain = ctx.shuffle(frames, "key", "test")
+        for n in range(11):
+            assert ours.get_partition(n).compute().equals(plain.get_partition(n).compute())
+
+
 def test_costs_come_from_the_input_stage_tokens_per_source(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path)
     assert ctx.costs(["web"]) is None  # no recorded tokens: Dask's own order
