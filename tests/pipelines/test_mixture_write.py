@@ -23,9 +23,10 @@ def test_rows_outside_the_plan_are_a_bug_not_a_silent_drop():
         with_destination(pd.DataFrame({"_key": ["p|web/low|00000"]}), dest)
 
 
-def test_the_writer_costs_are_routed_characters_times_epochs_per_output_partition():
+def test_the_writer_costs_are_routed_characters_times_epochs_above_one_per_output_partition():
     """The shards of an output partition cost what they will hold: the characters routed to their
-    keys, summed over the input partitions, times their group's epochs (copies, or a sample below one)."""
+    keys, summed over the input partitions, times their group's epochs where a shard holds copies;
+    below one epoch every routed document is still read and written (a sample is marked, not cut)."""
     from pipelines.stages.mixture_write import destination_costs
 
     web, code = shard_key("p", "web/high", 0), shard_key("p", "code/high", 0)
@@ -34,5 +35,5 @@ def test_the_writer_costs_are_routed_characters_times_epochs_per_output_partitio
     assert nparts == 2 and dest == {code: 0, web: 0, web1: 1}
     chars = pd.concat([pd.Series({code: 100, web: 10}), pd.Series({web: 5, web1: 40})])  # two input partitions
     costs = destination_costs(chars, dest, nparts, {("p", "web/high"): 3.0, ("p", "code/high"): 0.5})
-    assert costs == [100 * 0.5 + 15 * 3, 40 * 3]
+    assert costs == [100 * 1 + 15 * 3, 40 * 3]
     assert destination_costs(pd.Series(dtype="int64"), dest, nparts, {}) == [0, 0]
