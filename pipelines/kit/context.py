@@ -1,7 +1,8 @@
 """What the runner gives a stage: folders, the Dask client, resolved upstream artifacts, and the
 verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
 ``map_parts`` (a per-partition function that knows its partition number), ``write_sliced`` (a
-heavy row-wise step over row slices of every partition, written as an artifact), ``shuffle``
+heavy row-wise step over row slices of every partition, written as an artifact; ``sliced_steps``:
+several such cached steps in one graph), ``shuffle``
 (rows regrouped by a key through a file exchange) and ``compute`` (a graph computed with
 progress, always returning a pandas object).
 """
@@ -34,6 +35,18 @@ SCRATCH = "_scratch"
 #: file exchange's output tasks each open every input's file (N x M reads: 16M at 4,096, at
 #: ~0.1 ms each), where Dask's staged task shuffle (or its p2p method on a cluster) grows slower.
 EXCHANGE_MAX_PARTITIONS = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class SlicedStep:
+    """One of :meth:`StageContext.sliced_steps`: a cached step ``name`` (keyed by ``params``)
+    whose artifact is ``fn(number, rows, *args)`` over row slices of every partition."""
+
+    name: str
+    params: Any
+    fn: Callable[..., pd.DataFrame]
+    args: tuple[Any, ...] = ()
+    figures: Callable[[int], dict[str, Any]] | None = None  #: the step's figures, from the rows it wrote
 
 
 @dataclasses.dataclass
@@ -97,21 +110,57 @@ class StageContext:
         the stage's cache (``<output parent>/.cache/<stage>/``), so an interrupted run or a run with
         only a changed decision parameter reuses it; it is hard-linked into ``artifacts/<name>/``.
         """
-        key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
-        final = self.cache_dir / f"{name}-{key}"
+        final, key = self._step_folder(name, params)
         if not (final / "_DONE").exists():
-            tmp = self.cache_dir / f".{name}-{key}.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir(parents=True)
-            log.info("%s: computing %s", self.name, name)
-            figures = produce(tmp)
-            if figures:
-                (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
-            (tmp / "_DONE").write_text(key)
-            shutil.rmtree(final, ignore_errors=True)
-            os.replace(tmp, final)
+            tmp = self._open_step(name, key)
+            self._close_step(tmp, final, key, produce(tmp))
         else:
             log.info("%s: reusing %s from %s", self.name, name, final)
+        return self._use_step(name, final)
+
+    def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None) -> list[Artifact]:
+        """Several :meth:`step` s, each one ``write_sliced(docs, folder, step.fn, *step.args)``,
+        computed as one graph: the tasks of the second fill the first one's tail (web_quality's
+        scorers were two computes, each ending on one worker). Each keeps its own cache folder,
+        figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
+        artifacts come back in the order of ``steps``."""
+        todo = []
+        for s in steps:
+            final, key = self._step_folder(s.name, s.params)
+            if not (final / "_DONE").exists():
+                tmp = self._open_step(s.name, key)
+                todo.append((s, final, key, tmp, self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources)))
+            else:
+                log.info("%s: reusing %s from %s", self.name, s.name, final)
+        if todo:
+            rows = self.compute([w for *_, writes in todo for w in writes], label)
+            at = 0
+            for s, final, key, tmp, writes in todo:
+                n = int(sum(rows[at:at + len(writes)]))
+                at += len(writes)
+                self._close_step(tmp, final, key, s.figures(n) if s.figures is not None else None)
+        return [self._use_step(s.name, self._step_folder(s.name, s.params)[0]) for s in steps]
+
+    def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
+        key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
+        return self.cache_dir / f"{name}-{key}", key
+
+    def _open_step(self, name: str, key: str) -> Path:
+        tmp = self.cache_dir / f".{name}-{key}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        log.info("%s: computing %s", self.name, name)
+        return tmp
+
+    @staticmethod
+    def _close_step(tmp: Path, final: Path, key: str, figures: dict[str, Any] | None) -> None:
+        if figures:
+            (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
+        (tmp / "_DONE").write_text(key)
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+
+    def _use_step(self, name: str, final: Path) -> Artifact:
         if (final / STEP_STATS).exists():
             _merge(self.extra_stats, json.loads((final / STEP_STATS).read_text()))
         link_tree(final, self.artifacts_dir / name)
@@ -123,22 +172,34 @@ class StageContext:
         """``docs.map_partitions`` where ``fn(number, part, *args, **kwargs)`` gets the partition number."""
         return docs.map_partitions(_numbered, fn, *args, meta=meta, **kwargs)
 
-    def write_sliced(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str) -> int:
+    def write_sliced(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str,
+                     sources: Any = None) -> int:
         """``fn(number, rows, *args)`` (a row-wise step returning a frame) over every partition,
         each partition cut into row slices that run as tasks of their own
         (:mod:`pipelines.kit.slices`), written as ``out``'s part ``number``; returns the rows
-        written. Same files as ``fn`` over whole partitions, on any number of workers."""
+        written. Same files as ``fn`` over whole partitions, on any number of workers.
+
+        ``sources``: the sources ``fn`` works on. A partition without a token of them (the input
+        stage's ``costs``) runs as one task: ``fn`` has nothing to do there, and its slices were
+        tasks of 10–20 ms that cost the scheduler more than they did (a web scorer over a code
+        partition; 84 of web_quality's 243 tasks on a 116 MB recipe, benchmarks/recipe). The
+        files are the same: the step is row-wise."""
+        return int(sum(self.compute(self._sliced_writes(docs, out, fn, *args, sources=sources), label)))
+
+    def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, sources: Any) -> list[Any]:
+        """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows."""
         from dask import delayed
 
         from pipelines.kit.slices import sliced_pieces
 
         if docs is self.input_docs and len(self.input_files) == docs.npartitions:
             # all columns (what read_docs gives); the pieces are put together in the writing task
-            pieces = sliced_pieces(self.input_files, None, fn, *args)
+            costs = self.costs(sources) if sources is not None else None
+            whole = {number for number, cost in enumerate(costs or []) if cost == 0}
+            pieces = sliced_pieces(self.input_files, None, fn, *args, whole=whole)
         else:  # a frame the stage derived: whole partitions
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
-        writes = [delayed(_write_pieces)(out, number, each) for number, each in enumerate(pieces)]
-        return int(sum(self.compute(writes, label)))
+        return [delayed(_write_pieces)(out, number, each) for number, each in enumerate(pieces)]
 
     def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None,
                 costs: list[int] | None = None) -> dd.DataFrame:

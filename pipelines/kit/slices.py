@@ -30,7 +30,7 @@ with one row group (a small one, or by an older version) is one task, exactly as
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,10 +112,12 @@ def concat_pieces(pieces: list[pd.DataFrame | None]) -> pd.DataFrame:
     return pd.concat(full, ignore_index=True)
 
 
-def sliced_pieces(files: Sequence[str], columns: list[str] | None, fn: Callable[..., pd.DataFrame], *args: Any) -> list[list[Any]]:
+def sliced_pieces(files: Sequence[str], columns: list[str] | None, fn: Callable[..., pd.DataFrame], *args: Any,
+                  whole: Collection[int] = ()) -> list[list[Any]]:
     """Per partition file, its ``dask.delayed`` pieces: ``fn(number, rows, *args)`` over each of
-    the file's row slices (``columns`` read); :func:`concat_pieces` puts them back in row order."""
+    the file's row slices (``columns`` read); :func:`concat_pieces` puts them back in row order.
+    The partitions numbered in ``whole`` run as one piece (the step has nothing to do there)."""
     from dask import delayed
 
     return [[delayed(run_slice)(path, columns, j, k, fn, number, *args) for j in range(k)]
-            for number, path, k in ((n, p, slice_count(p)) for n, p in enumerate(files))]
+            for number, path, k in ((n, p, 1 if n in whole else slice_count(p)) for n, p in enumerate(files))]

@@ -105,7 +105,7 @@ class CodeQualityStage:
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
     def build(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> dd.DataFrame:
-        scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", _score, cfg)
+        scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg)
         hist = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
         default, overrides = cfg.tiers.rules()
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)

@@ -25,12 +25,13 @@ from curation.quality.code_tiers import score_histogram
 from pipelines.kit import Artifact, StageContext
 
 
-def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str,
+def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str, sources: Any,
                score: Callable[..., pd.DataFrame], *args: Any) -> Artifact:
     """The ``scores`` artifact: ``score(number, df, *args)`` of every partition (row-wise, so it
-    runs on row slices of each partition: ``ctx.write_sliced``), cached by ``params``."""
+    runs on row slices of each partition: ``ctx.write_sliced``), cached by ``params``; ``score``
+    works on the documents of ``sources``."""
     def produce(folder: Path) -> dict[str, int]:
-        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score")}
+        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score", sources=sources)}
 
     return ctx.step("scores", params, produce)
 

@@ -182,7 +182,7 @@ class CodeWebStage:
         log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
         ctx.extra_stats["html_artifact"] = html_dir is not None
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None}
-        scores = score_step(ctx, docs, params, "scored_pages", _score, cfg, tokenizer, html_dir)
+        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir)
         hist = tier_histogram(ctx, scores, _hist, cfg)
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)

@@ -34,7 +34,7 @@ from classifiers.web_quality import get_scorer
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from curation.schema import annotated_meta, mark_kept
-from pipelines.kit import Artifact, StageContext
+from pipelines.kit import Artifact, SlicedStep, StageContext
 from pipelines.stages.web_quality_levels import Cuts, cuts_and_figures, read_scores, signal_columns
 from pipelines.stages.web_quality_score import score_rows, vector_source
 
@@ -104,7 +104,7 @@ class WebQualityStage:
     }
 
     def build(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> dd.DataFrame:
-        folders = {name: self._score(docs, cfg, name, ctx) for name in cfg.scorers}
+        folders = self._score(docs, cfg, ctx)
         cuts, figures = cuts_and_figures(folders, cfg, ctx)
         ctx.extra_stats.update(figures)
         signal_cols = signal_columns(folders, [n for n in cfg.scorers if cfg.keep_signals and has_details(cfg.scorer(n))])
@@ -112,19 +112,21 @@ class WebQualityStage:
         meta = annotated_meta(docs._meta, produces)
         return ctx.map_parts(docs, decide_part, folders, cuts, signal_cols, cfg, list(meta.columns), meta=meta)
 
-    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, name: str, ctx: StageContext) -> Artifact:
-        """``scores-<name>``: the scorer over every partition (reused while its model and inputs are)."""
-        scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
-        vectors = vector_source(scorer, ctx.upstream.get("embeddings"))
-        params = {"scorer": scorer.version, "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
-                  "signals": bool(cfg.keep_signals and has_details(scorer)), "stage": self.version,
-                  "languages": sorted(cfg.scorer_languages.get(name, [])),
-                  **({"vectors": vectors.tag()} if vectors is not None else {})}
-
-        def produce(out: Any) -> dict[str, Any]:
-            return {"scored_documents": {name: ctx.write_sliced(docs, Artifact(out), score_rows, cfg, name, vectors, label=f"score {name}")}}
-
-        return ctx.step(f"scores-{name}", params, produce)
+    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> dict[str, Artifact]:
+        """``scores-<name>`` per scorer: the scorer over every partition, each a cached step of
+        its own (reused while its model and inputs are), the missing ones computed together."""
+        steps = []
+        for name in cfg.scorers:
+            scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
+            vectors = vector_source(scorer, ctx.upstream.get("embeddings"))
+            params = {"scorer": scorer.version, "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
+                      "signals": bool(cfg.keep_signals and has_details(scorer)), "stage": self.version,
+                      "languages": sorted(cfg.scorer_languages.get(name, [])),
+                      **({"vectors": vectors.tag()} if vectors is not None else {})}
+            steps.append(SlicedStep(f"scores-{name}", params, score_rows, (cfg, name, vectors),
+                                    figures=lambda rows, name=name: {"scored_documents": {name: rows}}))
+        arts = ctx.sliced_steps(docs, steps, f"score {', '.join(cfg.scorers)}", sources=cfg.sources)
+        return dict(zip(cfg.scorers, arts, strict=True))
 
 
 def decide_part(number: int, df: pd.DataFrame, folders: dict[str, Artifact], cuts: Cuts, signal_cols: list[str],

@@ -102,3 +102,73 @@ def test_write_sliced_writes_what_the_step_gives_over_whole_partitions(tmp_path:
         assert (again["slice_rows"] == 30).all()
     if scheduler == "workers":
         assert Artifact(tmp_path / "sliced").read_all()["pid"].ne(os.getpid()).all()  # on the workers, not the driver
+
+
+def test_a_partition_without_the_steps_sources_runs_as_one_task_and_writes_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sources``: where the input stage recorded no token of them in a partition, its slices
+    would be tasks with nothing to do; it runs whole. Partition 1 is told to hold no code (its
+    rows still have some), so what it writes shows the step saw all of its rows at once, and
+    that the rows are those of the sliced run."""
+    monkeypatch.setattr(kit_slices, "SLICE_CHARS", 2_000)
+    parts = [_frame(30, seed=s, offset=30 * s) for s in range(3)]
+    src = _stage_dir(tmp_path / "in", parts)
+    docs = io.read_docs(src)
+    ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True,
+                       input_docs=docs, input_files=io.docs_files(src), input_tokens={"code": [5, 0, 7], "web": [1, 4, 2]})
+    with open_client("synchronous"):
+        ctx.write_sliced(docs, Artifact(tmp_path / "scoped"), _score, 2.0, label="score", sources=["code"])
+        ctx.write_sliced(docs, Artifact(tmp_path / "all"), _score, 2.0, label="score")
+    cols = ["doc_id", "score", "part"]
+    for i in range(3):
+        scoped, every = Artifact(tmp_path / "scoped").read_part(i), Artifact(tmp_path / "all").read_part(i)
+        pd.testing.assert_frame_equal(scoped[cols], every[cols])
+        assert (scoped["slice_rows"] == 30).all() if i == 1 else (scoped["slice_rows"] < 30).all()
+        assert (every["slice_rows"] < 30).all()
+
+
+def _scaled(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
+    return _score(number, df, scale).drop(columns=["pid", "slice_rows"])
+
+
+def test_sliced_steps_compute_the_missing_steps_in_one_graph_and_keep_each_steps_cache(tmp_path: Path) -> None:
+    """web_quality's scorers: two cached steps computed together. Each writes what write_sliced
+    alone writes, keeps its own figures and reuse, and a changed parameter re-runs that step alone."""
+    from pipelines.kit import SlicedStep
+
+    parts = [_frame(30, seed=s, offset=30 * s) for s in range(3)]
+    src = _stage_dir(tmp_path / "in", parts)
+    docs = io.read_docs(src)
+
+    def ctx_and_computes() -> tuple[StageContext, list[str]]:
+        ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True,
+                           input_docs=docs, input_files=io.docs_files(src))
+        labels: list[str] = []
+        compute = ctx.compute
+        ctx.compute = lambda graph, label, costs=None: (labels.append(label), compute(graph, label, costs))[1]  # type: ignore[method-assign]
+        return ctx, labels
+
+    def steps(b: float) -> list[SlicedStep]:
+        return [SlicedStep(f"scores-{n}", {"scale": s}, _scaled, (s,), figures=lambda rows, n=n: {"rows": {n: rows}})
+                for n, s in (("a", 1.0), ("b", b))]
+
+    with open_client("synchronous"):
+        first, labels = ctx_and_computes()
+        a, b = first.sliced_steps(docs, steps(2.0), "score a, b")
+        assert labels == ["score a, b"]  # one graph for both
+        alone = StageContext(name="demo", work_dir=tmp_path / "w2", cache_dir=tmp_path / "c2", input_fingerprint="x", quiet=True,
+                             input_docs=docs, input_files=io.docs_files(src))
+        ref = alone.write_sliced(docs, Artifact(tmp_path / "ref"), _scaled, 2.0, label="score")
+        pd.testing.assert_frame_equal(b.read_all(), Artifact(tmp_path / "ref").read_all())
+        assert first.extra_stats == {"rows": {"a": ref, "b": ref}} and ref > 0
+        assert a.read_all()["score"].sum() * 2 == pytest.approx(b.read_all()["score"].sum())
+
+        again, labels = ctx_and_computes()
+        assert [x.path for x in again.sliced_steps(docs, steps(2.0), "score a, b")] == [a.path, b.path]
+        assert labels == [] and again.extra_stats == first.extra_stats  # both reused, figures reported
+
+        written = {p: p.stat().st_mtime_ns for p in a.parts()}
+        changed, labels = ctx_and_computes()
+        a3, b3 = changed.sliced_steps(docs, steps(3.0), "score a, b")
+        assert labels == ["score a, b"] and b3.path != b.path and b3.read_all()["score"].sum() > b.read_all()["score"].sum()
+        assert a3.path == a.path and {p: p.stat().st_mtime_ns for p in a3.parts()} == written  # b alone ran again
+        assert (changed.artifacts_dir / "scores-a" / "part-00000.parquet").exists()
