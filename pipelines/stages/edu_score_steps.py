@@ -67,33 +67,33 @@ def write_sample(docs: dd.DataFrame, key: dict[str, Any], out: Path, ctx: StageC
 # --------------------------------------------------------------------------- annotate
 
 
-#: Documents per annotation task: fixed, so the tasks (and the judge's batches within them) are the
-#: same whatever the number of workers.
+#: Documents per annotation task of an HTTP judge (see :func:`task_docs`): fixed, so the tasks (and
+#: the judge's batches within them) are the same whatever the number of workers.
 ANNOTATION_TASK_DOCS = 256
+#: Documents per task of the local CPU judge: small, so that a sample spreads over every worker.
+LOCAL_TASK_DOCS = 4
 ANNOTATE_META = pd.DataFrame({"task": pd.Series(dtype="int64"), "stats": pd.Series(dtype=object)})
 
 
 def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, ctx: StageContext) -> dict[str, Any]:
     """Annotate the sample on the workers (through the persistent cache); write scores, answers and failures.
 
-    The sample is cut into tasks of :data:`ANNOTATION_TASK_DOCS` rows, each read, annotated and
-    written by a worker: the driver sends no request and loads no judge (the vLLM engine is one
-    task on one worker: it takes a whole GPU). An HTTP judge's
+    The sample is cut into tasks of :func:`task_docs` rows, each read, annotated and written by a
+    worker, the costliest first: the driver sends no request and loads no judge (the vLLM engine
+    is one task on one worker: it takes a whole GPU). An HTTP judge's
     ``concurrency`` and ``rate_limit_rps`` are budgets for the whole run, shared by the tasks that
     run at once (:func:`share_budget`); the local judge loads once per worker process.
     """
     path = sample_dir / "sample.parquet"
     rows = pq.ParquetFile(path).metadata.num_rows
-    # vLLM's offline engine takes a whole GPU and batches internally: one task, hence one engine,
-    # whatever the number of workers (to spread a sample over GPUs, serve replicas and use openai)
-    size = max(rows, 1) if config.get("backend") == "vllm" else ANNOTATION_TASK_DOCS
+    size = task_docs(config, rows)
     starts = list(range(0, rows, size)) or [0]
     shared = share_budget(config, min(len(starts), worker_slots(ctx.client)))
     parts = Artifact(out / "parts")
     started = time.time()
     graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), size, shared, rubric, parts),
                         meta=ANNOTATE_META, enforce_metadata=False)
-    done = ctx.compute(graph, "annotate")
+    done = ctx.compute(graph, "annotate", costs=task_costs(path, size, config.get("doc_tokens") or rubric.doc_tokens))
     stats = AnnotationStats()
     for item in done.sort_values("task")["stats"]:
         stats = stats + AnnotationStats(**json.loads(item))
@@ -111,6 +111,36 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     log.info("edu_score: annotated %d documents in %d tasks, %d at a time", len(frame), len(starts), min(len(starts), worker_slots(ctx.client)))
     write_json(out / "annotations.json", summary)
     return {"annotation": summary}
+
+
+def task_docs(config: dict[str, Any], rows: int) -> int:
+    """Sample rows per annotation task; from the configuration only, never from the number of workers.
+
+    - ``vllm``: the whole sample. The offline engine takes a whole GPU and batches internally, so
+      one task, hence one engine, whatever the workers (to spread a sample over GPUs, serve
+      replicas and use ``openai``).
+    - ``local``: :data:`LOCAL_TASK_DOCS`. A CPU judge takes about a second per document; in
+      tasks of 256 rows the sample run's 24 documents were one task on one worker (92 s) while
+      the other idled.
+    - HTTP judges: :data:`ANNOTATION_TASK_DOCS`; each task gets its share of the run's concurrency.
+
+    >>> task_docs({"backend": "vllm"}, 600), task_docs({"backend": "local"}, 600), task_docs({"backend": "openai"}, 600)
+    (600, 4, 256)
+    """
+    backend = config.get("backend", "local")
+    if backend == "vllm":
+        return max(rows, 1)
+    if backend == "local":
+        return LOCAL_TASK_DOCS
+    return ANNOTATION_TASK_DOCS
+
+
+def task_costs(path: Path, size: int, doc_tokens: int | None) -> list[int]:
+    """Each task's tokens (``n_tokens`` capped at the judge's document budget), so the longest start first."""
+    tokens = pq.read_table(path, columns=["n_tokens"]).column("n_tokens").to_numpy(zero_copy_only=False)
+    if doc_tokens:
+        tokens = np.minimum(tokens, int(doc_tokens))
+    return [int(tokens[i : i + size].sum()) for i in range(0, len(tokens), size)] or [0]
 
 
 def annotate_task(item: tuple[int, int], path: str, size: int, config: dict[str, Any], rubric: Any, parts: Artifact) -> pd.DataFrame:

@@ -90,3 +90,16 @@ def test_chinese_documents_are_scored_through_the_local_judge(annotator):
     assert res.failures == [None, None]
     assert ((res.scores >= 0) & (res.scores <= 5)).all()
     assert res.stats.tokens_in > 2 * 400  # the Chinese document fills its token budget, not 4 characters a token
+
+
+def test_batches_group_similar_lengths_and_pad_little():
+    from classifiers.annotation.local import length_batches
+
+    lengths = [512, 100, 105, 512, 98, 300, 510, 101]
+    batches = length_batches(lengths, 3)
+    assert sorted(i for b in batches for i in b) == list(range(8))               # every document once
+    assert all(len(b) <= 3 for b in batches)
+    for b in batches:                                                           # padding within 10 %
+        assert max(lengths[i] for i in b) * len(b) <= 1.1 * sum(lengths[i] for i in b)
+    assert batches == [[4, 1, 7], [2], [5], [6, 0, 3]]
+    assert length_batches([], 8) == [] and length_batches([7], 1) == [[0]]

@@ -54,7 +54,6 @@ def test_local_judge_loads_on_the_workers_only(tmp_path, monkeypatch):
     from classifiers.annotation import local
 
     inp = make_stage_dir(tmp_path / "in", corpus(12), nparts=2)
-    monkeypatch.setattr(steps, "ANNOTATION_TASK_DOCS", 4)
     settings = ["edu_score.annotator=local", "edu_score.sample_size=8", "edu_score.min_annotations=4", "edu_score.annotator_threads=1"]
     before = local.load_model.cache_info()  # other tests may have loaded it in this process
     with open_client(workers=2) as client:
@@ -91,11 +90,22 @@ def test_a_vllm_sample_is_one_task_and_other_judges_are_cut_by_task_size(tmp_pat
     monkeypatch.setattr(steps, "annotate_task", fake_task)
     ctx = StageContext(name="edu_score", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True)
     with dask.config.set(scheduler="synchronous"):
-        for backend, expected in (("vllm", [(0, 0, 600)]), ("local", [(0, 0, 256), (1, 256, 256), (2, 512, 256)])):
+        cases = (("vllm", [(0, 0, 600)]), ("openai", [(0, 0, 256), (1, 256, 256), (2, 512, 256)]),
+                 ("local", [(i, 4 * i, 4) for i in range(150)]))
+        for backend, expected in cases:
             tasks.clear()
             out = tmp_path / backend
             out.mkdir()
-            config = {"backend": backend, "model": "some/model"} if backend == "vllm" else {"backend": "local"}
+            config = {"backend": backend, "model": "some/model"} if backend != "local" else {"backend": "local"}
             figures = steps.annotate(tmp_path / "sample", config, get_rubric("edu"), out, ctx)
             assert sorted(tasks) == expected
             assert figures["annotation"]["annotated"] == 600 and len(pd.read_parquet(out / "annotations.parquet")) == 600
+
+
+def test_task_costs_are_each_tasks_tokens_within_the_judges_budget(tmp_path):
+    """The costs that start the longest annotation tasks first: tokens per task, capped per document."""
+    pd.DataFrame({"doc_id": list("abcde"), "n_tokens": [10, 5000, 30, 40, 2]}).to_parquet(tmp_path / "s.parquet")
+    assert steps.task_costs(tmp_path / "s.parquet", 2, 1000) == [1010, 70, 2]
+    assert steps.task_costs(tmp_path / "s.parquet", 2, None) == [5010, 70, 2]
+    assert steps.task_docs({"backend": "local", "batch_size": 3}, 5) == steps.LOCAL_TASK_DOCS
+    assert steps.task_docs({"backend": "vllm"}, 5) == 5 and steps.task_docs({"backend": "openai"}, 5) == steps.ANNOTATION_TASK_DOCS
