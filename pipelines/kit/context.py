@@ -124,9 +124,10 @@ class StageContext:
         scorers were two computes, each ending on one worker). Each keeps its own cache folder,
         figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
         artifacts come back in the order of ``steps``."""
-        todo = []
+        todo, finals = [], []
         for s in steps:
             final, key = self._step_folder(s.name, s.params)
+            finals.append(final)
             if not (final / "_DONE").exists():
                 tmp = self._open_step(s.name, key)
                 todo.append((s, final, key, tmp, self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources)))
@@ -139,7 +140,7 @@ class StageContext:
                 n = int(sum(rows[at:at + len(writes)]))
                 at += len(writes)
                 self._close_step(tmp, final, key, s.figures(n) if s.figures is not None else None)
-        return [self._use_step(s.name, self._step_folder(s.name, s.params)[0]) for s in steps]
+        return [self._use_step(s.name, final) for s, final in zip(steps, finals, strict=True)]
 
     def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
         key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
