@@ -118,14 +118,31 @@ def load_fast_counter(name: str) -> Any:
     normalizer = (spec.get("normalizer") or {}).get("type")
     if pattern is None or model.get("type") != "BPE" or model.get("byte_fallback") or normalizer not in (None, "NFC"):
         return None
-    u2b = {c: b for b, c in _bytes_to_unicode().items()}
     try:
-        ranks = {bytes(u2b[c] for c in token): i for token, i in model["vocab"].items()}
-    except KeyError:  # a token outside the byte alphabet: not a byte-level vocabulary
+        ranks = _byte_ranks(model["vocab"])
+    except UnicodeEncodeError:  # a token outside the byte alphabet: not a byte-level vocabulary
         return None
     special = {t["content"]: t["id"] for t in spec.get("added_tokens", [])}
     enc = tiktoken.Encoding(f"curation:{path}", pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
     return enc, normalizer == "NFC"
+
+
+def _byte_ranks(vocab: dict[str, int]) -> dict[bytes, int]:
+    """Each byte-level token's bytes → its id. ``str.translate`` maps the printable alphabet back
+    to bytes in C (twice as fast as a generator per token: ~0.1 s of each worker's first task
+    for Qwen's 151k tokens); a character outside the alphabet maps to U+FFFF, which fails the
+    Latin-1 encoding with ``UnicodeEncodeError``.
+
+    >>> _byte_ranks({"Ġhi": 0, "!": 1})
+    {b' hi': 0, b'!': 1}
+    >>> _byte_ranks({"a b": 0})
+    Traceback (most recent call last):
+    ...
+    UnicodeEncodeError: 'latin-1' codec can't encode character '\\uffff' in position 1: ordinal not in range(256)
+    """
+    table: dict[int, int | str] = dict.fromkeys(range(256), "\uffff")  # below 256 but not in the alphabet
+    table.update({ord(c): b for b, c in _bytes_to_unicode().items()})
+    return {token.translate(table).encode("latin-1"): i for token, i in vocab.items()}
 
 
 def _byte_level_split(spec: dict[str, Any]) -> str | None:

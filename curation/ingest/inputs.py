@@ -114,6 +114,34 @@ def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = 8
     return min(blocksize_mb << 20, max(min_block_mb << 20, total_bytes // max(min_partitions, 1)))
 
 
+def spec_costs(specs: Sequence[InputSpec]) -> list[int]:
+    """Bytes per partition, to start the largest first: a JSONL chunk's byte range (decompressed
+    bytes for a compressed file), otherwise an equal share of its file's size on disk. An
+    estimate for ordering only; the partitions themselves never depend on it.
+
+    >>> a = InputSpec(Path("a.jsonl"), "jsonl", None, FieldMap(), 0, 300)
+    >>> b = InputSpec(Path("a.jsonl"), "jsonl", None, FieldMap(), 300, 400)
+    >>> spec_costs([a, b])
+    [300, 100]
+    """
+    shares: dict[Path, int] = {}
+    for s in specs:
+        shares[s.path] = shares.get(s.path, 0) + 1
+    sizes: dict[Path, int] = {}
+    out = []
+    for s in specs:
+        if s.fmt == "jsonl" and s.end >= 0:
+            out.append(s.end - s.start)
+            continue
+        if s.path not in sizes:
+            try:
+                sizes[s.path] = _disk_bytes(s.path)
+            except OSError:
+                sizes[s.path] = 0
+        out.append(sizes[s.path] // shares[s.path])
+    return out
+
+
 def _disk_bytes(path: Path) -> int:
     if path.is_dir():
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

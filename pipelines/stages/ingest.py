@@ -31,7 +31,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
-from curation.ingest.inputs import InputError, InputSpec, find_inputs, plan_inputs
+from curation.ingest.inputs import InputError, InputSpec, find_inputs, plan_inputs, spec_costs
 from curation.ingest.readers import read_spec
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
@@ -107,7 +107,8 @@ class IngestStage:
 def _parse_all(specs: list[InputSpec], cfg: IngestConfig, out: Artifact, ctx: StageContext) -> None:
     tasks = dd.from_map(_parse_part, specs, list(range(len(specs))), args=(cfg, out), meta=pd.Series(dtype="int64"),
                         enforce_metadata=False)
-    ctx.compute(tasks, "parse")
+    # the largest chunks first: a file's last, shorter chunk then fills a tail (benchmarks/recipe)
+    ctx.compute(tasks, "parse", costs=spec_costs(specs))
 
 
 def _parse_part(spec: InputSpec, number: int, cfg: IngestConfig, out: Artifact) -> pd.Series:

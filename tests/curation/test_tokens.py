@@ -72,3 +72,17 @@ def test_a_tokenizer_json_without_a_byte_level_split_uses_hf(tmp_path):
     assert tokens.load_fast_counter(str(path)) is None
     n = tokens.count_tokens(["two words"], str(path)).tolist()
     assert n == [len(tokens.load_tokenizer(str(path)).encode("two words", add_special_tokens=False).ids)]
+
+
+def test_a_vocabulary_outside_the_byte_alphabet_uses_hf(tmp_path):
+    """A token with a character the byte-level alphabet lacks (here a space, which byte-level
+    vocabularies write as 'Ġ') is not a byte-level vocabulary: the fast counter declines it."""
+    import json
+
+    spec = json.loads(tokens.qwen_tokenizer_path().read_text(encoding="utf-8"))
+    vocab = spec["model"]["vocab"]
+    token = next(t for t in vocab if t.startswith("Ġ") and len(t) > 2)
+    vocab[" " + token[1:]] = vocab.pop(token)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    assert tokens.load_fast_counter(str(path)) is None
