@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from curation.ingest.inputs import InputError
+from pipelines.cluster import SchedulerError, check_workers
 from pipelines.commands import add_module_parsers
 from pipelines.recipe import profiles
+from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
-
-# Light imports only: `main` starts the workers' forkserver before the heavy libraries load
-# (pipelines/worker_start.py); the rest is imported where it is used.
+from pipelines.worker_loss import WorkerLostError
 
 log = logging.getLogger("curate")
 
@@ -74,8 +75,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _workers_arg(text: str) -> int | None:
-    from pipelines.cluster import check_workers
-
     try:
         return check_workers(text)
     except ConfigError as exc:
@@ -124,22 +123,8 @@ QUIET_ENV = {
 def main(argv: list[str] | None = None) -> int:
     import os
 
-    from pipelines.worker_start import local_cluster_ahead, server_running, start_server, stop_server
-
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
-    # the workers' forkserver, started here so that its imports run beside ours; stopped (and
-    # waited for) at the end, so that its CPU and its workers' count as this process's children's
-    commands = {"run", *(name.replace("_", "-") for name in STAGES)}
-    ours = local_cluster_ahead(sys.argv[1:] if argv is None else argv, commands) and not server_running() and start_server()
-    try:
-        return _main(argv)
-    finally:
-        if ours:
-            stop_server()
-
-
-def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     _split_overrides(parser, args, extra)
@@ -171,11 +156,6 @@ def _main(argv: list[str] | None) -> int:
 
 def _failure(exc: BaseException) -> tuple[int | None, str]:
     """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
-    from curation.ingest.inputs import InputError
-    from pipelines.cluster import SchedulerError
-    from pipelines.safety import LockError, OutputError
-    from pipelines.worker_loss import WorkerLostError
-
     if isinstance(exc, WorkerLostError):
         return 3, str(exc)
     if isinstance(exc, OutputError):
@@ -215,7 +195,7 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.cluster import check_workers, open_client
+    from pipelines.cluster import open_client
     from pipelines.recipe import check_configs, load_recipe, profile_overrides
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
@@ -275,7 +255,6 @@ def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace)
 
 def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
     """Columns available to the first stage: the document schema after ingest, else the input's."""
-    from curation.ingest.inputs import InputError
     from curation.schema import DOC_COLUMNS
     from pipelines.io import docs_dir
 

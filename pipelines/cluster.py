@@ -14,6 +14,7 @@ import functools
 import gc
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -21,11 +22,6 @@ from typing import Any
 
 import dask
 from distributed.diagnostics.plugin import WorkerPlugin
-
-from pipelines import worker_start
-from pipelines.worker_start import LOCAL_CLUSTER_CONFIG, WORKER_ENVIRON
-
-__all__ = ["LOCAL_CLUSTER_CONFIG", "WORKER_ENVIRON", "open_client", "check_workers", "release_memory"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +118,35 @@ def _this_process() -> Any:
     return None
 
 
+#: The environment of the worker processes a LocalCluster starts (benchmarks/recipe, 2 workers
+#: against one process): Dask's ``MALLOC_TRIM_THRESHOLD_`` of 64 KiB made glibc hand back every
+#: freed block at once, so each task faulted its memory in again (with the per-task trim, one worker
+#: spent 1.6x the CPU of one process on a pure map stage; :class:`ReleaseMemory` now trims only
+#: when memory is actually high); the tokenizers' Rust pool
+#: (``RAYON_NUM_THREADS``) gets one thread per worker like the OpenMP, MKL, OpenBLAS and Arrow
+#: pools Dask already limits, so two workers on two cores do not run four busy-waiting threads.
+WORKER_ENVIRON = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.nanny.pre-spawn-environ.RAYON_NUM_THREADS": 1,
+}
+
+#: Dask settings of an embedded LocalCluster (benchmarks/recipe). The workers' statistical
+#: profiler (a stack sample every 10 ms, merged on the worker's event loop every second) cost ~2
+#: CPU-s per worker over the 70 MB recipe, measured by thread. The periodic callbacks of an idle
+#: 2-worker cluster (scheduler, client, nannies and workers: the 20 ms tick of every server, the
+#: 500 ms system monitor, the 100 ms work stealing) cost 0.11 CPU-s per second of run, on the
+#: two cores the tasks need; with the tick at 200 ms (it only measures event-loop stalls, for a
+#: warning after 3 s), the monitor at 2 s (dashboard plots) and stealing every 500 ms, 0.044.
+#: The memory monitor keeps its 100 ms: it enforces the memory limit. A ``DASK_…`` environment
+#: variable for any of these keys wins, e.g. ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=True``
+#: for the dashboard's profile page.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "200ms",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.scheduler.work-stealing-interval": "500ms",
+}
+
 #: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
 CONNECT_TIMEOUT_S = 15
 
@@ -162,6 +187,26 @@ def _connect(scheduler: str) -> Any:
             f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); "
             "check the address and that `dask scheduler` runs there, or omit --scheduler for a local cluster"
         ) from None
+
+
+@contextlib.contextmanager
+def _workers_ignore_sigint() -> Iterator[None]:
+    """Start worker processes with SIGINT ignored: Ctrl-C reaches this process alone, which closes
+    the cluster, instead of every worker printing its own KeyboardInterrupt traceback."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _env_key(key: str) -> str:
+    """The environment variable that sets a Dask config key (the user's choice wins over ours)."""
+    return "DASK_" + key.upper().replace(".", "__").replace("-", "_")
 
 
 def _exit_without_teardown() -> None:
@@ -217,9 +262,8 @@ def open_client(
                 client.close()
             return
         n = check_workers(workers) or os.cpu_count() or 1
-        local = worker_start.local_settings()
-        env = worker_start.environ_changes() if worker_start.start_server() else {}
-        with worker_start.workers_ignore_sigint(), dask.config.set(local):
+        local = {k: v for k, v in LOCAL_CLUSTER_CONFIG.items() if _env_key(k) not in os.environ}
+        with _workers_ignore_sigint(), dask.config.set(local):
             cluster = LocalCluster(
                 n_workers=n,
                 threads_per_worker=threads_per_worker,
@@ -227,7 +271,6 @@ def open_client(
                 memory_limit=memory_limit,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
-                env=env,
             )
             client = Client(cluster)
         _register(client)
