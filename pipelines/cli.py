@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
-from curation.ingest.inputs import InputError
-from pipelines.cluster import SchedulerError, check_workers
 from pipelines.commands import add_module_parsers
 from pipelines.recipe import profiles
-from pipelines.safety import LockError, OutputError
 from pipelines.stages import STAGES, folder_name
-from pipelines.worker_loss import WorkerLostError
+
+# Light imports only: a spawned worker imports the driver's __main__ (this module under
+# `python -m pipelines.cli`, or `curate`, which imports it) before it joins, and pandas, pyarrow
+# and distributed here made each worker import them on the way (benchmarks/recipe). The rest is
+# imported where it is used.
 
 log = logging.getLogger("curate")
 
@@ -75,6 +76,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _workers_arg(text: str) -> int | None:
+    from pipelines.cluster import check_workers
+
     try:
         return check_workers(text)
     except ConfigError as exc:
@@ -156,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _failure(exc: BaseException) -> tuple[int | None, str]:
     """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
+    from curation.ingest.inputs import InputError
+    from pipelines.cluster import SchedulerError
+    from pipelines.safety import LockError, OutputError
+    from pipelines.worker_loss import WorkerLostError
+
     if isinstance(exc, WorkerLostError):
         return 3, str(exc)
     if isinstance(exc, OutputError):
@@ -195,7 +203,7 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.cluster import open_client
+    from pipelines.cluster import check_workers, open_client
     from pipelines.recipe import check_configs, load_recipe, profile_overrides
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
@@ -255,6 +263,7 @@ def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace)
 
 def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
     """Columns available to the first stage: the document schema after ingest, else the input's."""
+    from curation.ingest.inputs import InputError
     from curation.schema import DOC_COLUMNS
     from pipelines.io import docs_dir
 
