@@ -12,8 +12,10 @@ partitions, and every output, are the same however the run is scheduled.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import json
+from collections import Counter
 from collections.abc import Sequence
 from fnmatch import fnmatch
 from pathlib import Path
@@ -124,22 +126,16 @@ def spec_costs(specs: Sequence[InputSpec]) -> list[int]:
     >>> spec_costs([a, b])
     [300, 100]
     """
-    shares: dict[Path, int] = {}
-    for s in specs:
-        shares[s.path] = shares.get(s.path, 0) + 1
-    sizes: dict[Path, int] = {}
-    out = []
-    for s in specs:
-        if s.fmt == "jsonl" and s.end >= 0:
-            out.append(s.end - s.start)
-            continue
-        if s.path not in sizes:
-            try:
-                sizes[s.path] = _disk_bytes(s.path)
-            except OSError:
-                sizes[s.path] = 0
-        out.append(sizes[s.path] // shares[s.path])
-    return out
+    shares = Counter(s.path for s in specs)
+
+    @functools.cache
+    def size(path: Path) -> int:
+        try:
+            return _disk_bytes(path)
+        except OSError:
+            return 0
+
+    return [s.end - s.start if s.fmt == "jsonl" and s.end >= 0 else size(s.path) // shares[s.path] for s in specs]
 
 
 def _disk_bytes(path: Path) -> int:
