@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import pipelines.cli  # noqa: E402,F401
 
 
-def thread_cpu(dask_worker: object = None) -> list[list]:
+def thread_cpu() -> list[list]:
     """[name, user s, system s] of every thread of this process."""
     names = {t.native_id: t.name for t in threading.enumerate()}
     tick = os.sysconf("SC_CLK_TCK")
