@@ -13,8 +13,8 @@ ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score"
 
 HEADER = """# Benchmarks
 
-Every figure below was measured on the development machine — 2 cores (Intel Xeon; the sixth
-session of issue 20 in benchmarks/recipe ran on 2 cores of an AMD EPYC, and says so), 24 GiB, no
+Every figure below was measured on the development machine — 2 cores (Intel Xeon; the sixth to
+eleventh sessions of issue 20 in benchmarks/recipe ran on 2 cores of an AMD EPYC, and say so), 24 GiB, no
 GPU, Python 3.11 — with the command next to it, against the peer named beside it **in the same
 run**. While these were measured, other jobs shared the two cores (load average often 10–20), so
 wall-clock figures are slower than on an idle machine and vary between runs; comparisons between

@@ -50,7 +50,7 @@ EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 class IngestConfig(StageConfig):
     tokenizer: str = "qwen"
     blocksize_mb: int = 128
-    min_block_mb: int = 8
+    min_block_mb: int = 16
     min_partitions: int = 16
     max_chars: int = 20_000_000
     on_error: str = "ledger"

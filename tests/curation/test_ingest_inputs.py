@@ -59,8 +59,8 @@ def test_a_large_parquet_row_group_is_cut_into_row_ranges(tmp_path):
 
 def test_block_size_comes_from_the_inputs_total_within_its_bounds():
     mb = 1 << 20
-    assert block_bytes(3 * mb) == 8 * mb  # a small corpus: the min block (the sample keeps one partition a file)
-    assert block_bytes(160 * mb) == 10 * mb  # total / min_partitions
+    assert block_bytes(3 * mb) == 16 * mb  # a small corpus: the min block (the sample keeps one partition a file)
+    assert block_bytes(320 * mb) == 20 * mb  # total / min_partitions
     assert block_bytes(100_000 * mb) == 128 * mb  # blocksize_mb is the upper bound
     assert block_bytes(160 * mb, blocksize_mb=4) == 4 * mb  # and wins over min_block_mb
     assert block_bytes(160 * mb, min_partitions=4, blocksize_mb=32) == 32 * mb
