@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-# Spawned workers import the driver's __main__ before they join (see task_cpu.py).
-import pipelines.cli  # noqa: E402
+# Spawned workers import the driver's __main__ before they join: task_cpu imports the CLI, as
+# `curate` would make them.
+from task_cpu import run_curate  # noqa: E402
 
 
 def record(out: str, args: list[str]) -> None:
@@ -42,11 +43,7 @@ def record(out: str, args: list[str]) -> None:
             last[0] = time.time()
 
     progress.compute_with_progress = timed
-    try:
-        pipelines.cli.main(args)
-    except SystemExit as exc:
-        if exc.code:
-            raise
+    run_curate(args)
     wall = time.time() - t0
     Path(out).write_text(json.dumps({"wall_s": wall, "computes": rows}, indent=0))
     print(f"wall {wall:.1f} s, {len(rows)} computes in {out}")

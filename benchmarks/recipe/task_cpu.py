@@ -52,6 +52,15 @@ def thread_cpu() -> list[list]:
     return out
 
 
+def run_curate(args: list[str]) -> None:
+    """``curate ARGS`` in this process; a zero exit is not an error."""
+    try:
+        pipelines.cli.main(args)
+    except SystemExit as exc:
+        if exc.code:
+            raise
+
+
 def _digests(dask_worker: object) -> list[list]:
     return [[[str(x) for x in k] if isinstance(k, tuple) else [str(k)], v] for k, v in dask_worker.digests_total.items()]
 
@@ -98,11 +107,7 @@ def measure(out: str, args: list[str]) -> None:
 
     cluster.open_client = measured_client
     wall = time.time()
-    try:
-        pipelines.cli.main(args)
-    except SystemExit as exc:
-        if exc.code:
-            raise
+    run_curate(args)
     result["wall_s"] = time.time() - wall
     for prefix, (cpu, task_wall, n) in sync.items():
         result["tasks"][prefix] = {"cpu": cpu, "noncpu": task_wall - cpu, "n": n}

@@ -27,8 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("DASK_DISTRIBUTED__SCHEDULER__DASHBOARD__TASKS__TASK_STREAM_LENGTH", "10000000")
 
-# Spawned workers import the driver's __main__ before they join (see task_cpu.py).
-import pipelines.cli  # noqa: E402
+# Spawned workers import the driver's __main__ before they join: task_cpu imports the CLI, as
+# `curate` would make them.
+from task_cpu import run_curate  # noqa: E402
 
 
 def record(out: str, args: list[str]) -> None:
@@ -52,11 +53,7 @@ def record(out: str, args: list[str]) -> None:
             Path(out).write_text(json.dumps({"rows": rows}))
 
     cluster.open_client = streamed_client
-    try:
-        pipelines.cli.main(args)
-    except SystemExit as exc:
-        if exc.code:
-            raise
+    run_curate(args)
     print(f"wall {time.time() - t0:.1f} s; task stream in {out}")
 
 
