@@ -29,6 +29,10 @@ from curation.ingest.records import FieldMap
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+#: The smallest JSONL block, MB: a partition's fixed cost (~0.8 s over the recipe: its Parquet reads,
+#: writes and tasks) stays small against its work; 8 MB blocks cost a 133 MB run 6 % more
+#: (benchmarks/recipe/RESULTS.md).
+MIN_BLOCK_MB = 16
 
 
 class InputError(ValueError):
@@ -58,7 +62,7 @@ class _Rules:
 
 
 def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
-                inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = 16,
+                inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
                 min_partitions: int = 16) -> list[InputSpec]:
     """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
 
@@ -105,12 +109,10 @@ def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
     return list(first.values())
 
 
-def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = 16, min_partitions: int = 16) -> int:
+def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB, min_partitions: int = 16) -> int:
     """The JSONL chunk size in bytes: the inputs' total (on-disk) size over ``min_partitions``,
     clamped to [``min_block_mb``, ``blocksize_mb``] MB (``blocksize_mb`` wins if they cross): a
     small corpus gets several partitions; the inputs alone decide, never the number of workers.
-    The 16 MB floor keeps a partition's fixed cost (~0.8 s over the recipe: its Parquet reads,
-    writes and tasks) small against its work; 8 MB blocks cost a 133 MB run 6 % more.
 
     >>> [block_bytes(mb << 20) >> 20 for mb in (3, 300, 1000, 10_000)]
     [16, 18, 62, 128]

@@ -31,7 +31,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
-from curation.ingest.inputs import InputError, InputSpec, find_inputs, plan_inputs, spec_costs
+from curation.ingest.inputs import MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_inputs, spec_costs
 from curation.ingest.readers import read_spec
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
@@ -50,7 +50,7 @@ EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 class IngestConfig(StageConfig):
     tokenizer: str = "qwen"
     blocksize_mb: int = 128
-    min_block_mb: int = 16
+    min_block_mb: int = MIN_BLOCK_MB
     min_partitions: int = 16
     max_chars: int = 20_000_000
     on_error: str = "ledger"
