@@ -68,8 +68,11 @@ def compare(first: str, second: str, workers: int = 2) -> None:
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["--compare"]:
-        workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else 2
-        paths = [p for p in argv[1:] if p != "--workers" and p != str(workers)]
+        paths, workers = argv[1:], 2
+        if "--workers" in paths:
+            i = paths.index("--workers")
+            workers = int(paths[i + 1])
+            del paths[i : i + 2]
         if len(paths) != 2:
             raise SystemExit(__doc__)
         compare(paths[0], paths[1], workers)
