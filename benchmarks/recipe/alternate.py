@@ -3,7 +3,9 @@ run, the settings in turn, for several turns; the pairs' ratios and the medians.
 
     python benchmarks/recipe/alternate.py --mb 250 --turns 2 b8:ingest.min_block_mb=8 b16:ingest.min_block_mb=16
 
-Each argument is ``name:override,override`` (``name:`` alone is the recipe's defaults). Every turn
+Each argument is ``name:override,override`` (``name:`` alone is the recipe's defaults); an
+override whose key is in capitals (``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False``) is set in
+the runs' environment instead. Every turn
 also checks that the 2-worker outputs are byte-identical to the one-process run's. The corpora come
 from ``bench_recipe.py`` (``--mb 250`` is 133 MB); runs go under benchmarks/_work/recipe/alternate/.
 """
@@ -42,7 +44,9 @@ def main() -> None:
             for label, sched in runs.items():
                 out = WORK / "alternate" / f"{name}-{label.replace(' ', '')}"
                 subprocess.run(["rm", "-rf", str(out)], check=True)
-                r = run_recipe(corpus, out, sched, ["--profile", args.profile, *overrides])
+                env = dict(o.split("=", 1) for o in overrides if o.split("=", 1)[0].isupper())
+                recipe = [o for o in overrides if not o.split("=", 1)[0].isupper()]
+                r = run_recipe(corpus, out, sched, ["--profile", args.profile, *recipe], env)
                 res[name][label].append([r["wall_s"], r["cpu_s_all_processes"]])
                 outs.append(out)
             one, cluster = (res[name][label][-1][0] for label in runs)

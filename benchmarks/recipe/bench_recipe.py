@@ -79,12 +79,14 @@ def tokenizer_bound(texts: list[str]) -> dict[str, float]:
     return {"hf_tokenizers_cpu_s": round(hf_s, 2), "tiktoken_cpu_s": round(time.process_time() - t0, 2)}
 
 
-def run_recipe(corpus: Path, out: Path, scheduler_args: list[str], overrides: list[str]) -> dict:
+def run_recipe(corpus: Path, out: Path, scheduler_args: list[str], overrides: list[str], env: dict[str, str] | None = None) -> dict:
+    """One ``curate run`` of the recipe in a process of its own (``env``: variables added to its
+    environment); its wall time, the CPU of all its processes and each stage's figures."""
     cmd = [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", str(corpus),
            "--output", str(out), "--quiet", *scheduler_args, *overrides]
     before = os.times()
     wall = time.time()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})})
     after = os.times()
     if proc.returncode != 0:
         raise SystemExit(f"recipe failed ({proc.returncode}):\n{proc.stderr[-3000:]}")

@@ -134,7 +134,9 @@ class StageContext:
             else:
                 log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
-            rows = self.compute([w for *_, writes in todo for w in writes], label)
+            each = [self._write_costs(docs, sources, len(writes)) for *_, writes in todo]
+            costs = None if None in each else [c for step_costs in each for c in step_costs]
+            rows = self.compute([w for *_, writes in todo for w in writes], label, costs=costs)
             at = 0
             for s, final, key, tmp, writes in todo:
                 n = int(sum(rows[at:at + len(writes)]))
@@ -185,10 +187,25 @@ class StageContext:
         tasks of 10–20 ms that cost the scheduler more than they did (a web scorer over a code
         partition: web_quality went from 243 tasks to 169 on a 116 MB recipe, benchmarks/recipe). The
         files are the same: the step is row-wise."""
-        return int(sum(self.compute(self._sliced_writes(docs, out, fn, *args, sources=sources), label)))
+        writes = self._sliced_writes(docs, out, fn, *args, sources=sources)
+        return int(sum(self.compute(writes, label, costs=self._write_costs(docs, sources, len(writes)))))
+
+    def _write_costs(self, docs: dd.DataFrame, sources: Any, n: int) -> list[int] | None:
+        """The input stage's tokens of ``sources`` per partition, as :meth:`compute`'s ``costs``
+        for a sliced step's ``n`` writes (its slices and writes are keyed by partition, so the
+        costliest partition's slices start first and a short one ends the step: code_quality's
+        scoring ended on one worker's 2 s slice while the other sat idle, benchmarks/recipe);
+        ``None`` for a frame the stage derived, whose partitions are not the input's."""
+        if docs is not self.input_docs or len(self.input_files) != n:
+            return None
+        costs = self.costs(sources)
+        return costs if costs is not None and len(costs) == n else None
 
     def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, sources: Any) -> list[Any]:
-        """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows."""
+        """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows (its
+        key ends with the partition number, as its slices' keys do)."""
+        import uuid
+
         from dask import delayed
 
         from pipelines.kit.slices import sliced_pieces
@@ -200,7 +217,8 @@ class StageContext:
             pieces = sliced_pieces(self.input_files, None, fn, *args, whole=whole)
         else:  # a frame the stage derived: whole partitions
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
-        return [delayed(_write_pieces)(out, number, each) for number, each in enumerate(pieces)]
+        token = uuid.uuid4().hex
+        return [delayed(_write_pieces)(out, number, each, dask_key_name=(f"write_pieces-{token}", number)) for number, each in enumerate(pieces)]
 
     def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None,
                 costs: list[int] | None = None) -> dd.DataFrame:

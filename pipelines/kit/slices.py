@@ -116,8 +116,13 @@ def sliced_pieces(files: Sequence[str], columns: list[str] | None, fn: Callable[
                   whole: Collection[int] = ()) -> list[list[Any]]:
     """Per partition file, its ``dask.delayed`` pieces: ``fn(number, rows, *args)`` over each of
     the file's row slices (``columns`` read); :func:`concat_pieces` puts them back in row order.
-    The partitions numbered in ``whole`` run as one piece (the step has nothing to do there)."""
+    The partitions numbered in ``whole`` run as one piece (the step has nothing to do there).
+    Each piece's key ends with its partition number, as a dataframe's partitions' keys do, so
+    :func:`pipelines.progress.compute_with_progress`'s ``costs`` rank the pieces by partition."""
+    import uuid
+
     from dask import delayed
 
-    return [[delayed(run_slice)(path, columns, j, k, fn, number, *args) for j in range(k)]
+    token = uuid.uuid4().hex
+    return [[delayed(run_slice)(path, columns, j, k, fn, number, *args, dask_key_name=(f"run_slice-{token}-{j}", number)) for j in range(k)]
             for number, path, k in ((n, p, 1 if n in whole else slice_count(p)) for n, p in enumerate(files))]

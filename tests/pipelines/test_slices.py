@@ -126,6 +126,41 @@ def test_a_partition_without_the_steps_sources_runs_as_one_task_and_writes_the_s
         assert (every["slice_rows"] < 30).all()
 
 
+def _timed(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
+    import time
+
+    out = _score(number, df, scale)
+    out["at"] = time.monotonic()
+    return out
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_sliced_writes_start_with_the_costliest_partitions_slices_on_a_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
+    """With the input stage's tokens, a sliced step's slices run partition by partition, the
+    costliest first (one worker: the order Dask's scheduler hands them out), and a partition
+    without the step's sources (one task) last. Two cached steps in one graph
+    (``sliced_steps``) share each partition's rank."""
+    from pipelines.kit import SlicedStep
+
+    monkeypatch.setattr(kit_slices, "SLICE_CHARS", 2_000)
+    parts = [_frame(30, seed=s, offset=30 * s) for s in range(5)]
+    src = _stage_dir(tmp_path / "in", parts)
+    docs = io.read_docs(src)
+    code = [3, 0, 9, 1, 5]
+    with open_client(workers=1) as client:
+        ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", client=client, quiet=True,
+                           input_docs=docs, input_files=io.docs_files(src), input_tokens={"code": code, "web": [9, 9, 9, 9, 9]})
+        if steps == 1:
+            ctx.write_sliced(docs, Artifact(tmp_path / "out"), _timed, 2.0, label="score", sources=["code"])
+            ran = [Artifact(tmp_path / "out").read_all()]
+        else:
+            arts = ctx.sliced_steps(docs, [SlicedStep(f"s{i}", {"i": i}, _timed, (2.0,)) for i in range(2)], "score", sources=["code"])
+            ran = [a.read_all() for a in arts]
+    for rows in ran:  # a worker holds its next task or two: the order is by each partition's slices on average
+        assert rows.groupby("part")["at"].mean().sort_values().index.tolist() == [2, 4, 0, 3, 1]
+        assert rows["at"].idxmax() in rows.index[rows["part"] == 1]  # the partition without code ends the step
+
+
 def _scaled(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
     return _score(number, df, scale).drop(columns=["pid", "slice_rows"])
 
