@@ -50,9 +50,10 @@ def _largest_first(client: Any, parts: list[Any], costs: list[int]) -> list[Any]
     """The parts in one submission, each task prioritised by the cost rank of its partition
     (Dask's ``priority`` outranks its graph order), so the first task a free worker gets is the
     costliest left. ``costs[i]`` is part ``i``'s; parts that name the same partition (a sliced
-    step's writes for several steps) share its rank, and so do the slices each depends on. One submission, not one per part: each ``client.compute`` serialises the
-    whole graph, and a stage's 16-part write sent it 16 times (1.9 s of the driver's CPU over a
-    116 MB recipe on 2 workers, py-spy, benchmarks/recipe)."""
+    step's writes for several steps) share its rank, and so do the slices each depends on. One
+    submission, not one per part: each ``client.compute`` serialises the whole graph, and a
+    stage's 16-part write sent it 16 times (1.9 s of the driver's CPU over a 116 MB recipe on 2
+    workers, py-spy, benchmarks/recipe)."""
     cost: dict[int, int] = {}
     for i, (part, c) in enumerate(zip(parts, costs, strict=True)):
         number = _part_number(part.key, i)
