@@ -32,20 +32,22 @@ def main() -> None:
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("settings", nargs="+", help="name:override,override")
     args = ap.parse_args()
-    settings = [(a.split(":", 1)[0], [o for o in a.partition(":")[2].split(",") if o]) for a in args.settings]
+    settings = []  # name, recipe overrides, environment
+    for a in args.settings:
+        overrides = [o for o in a.partition(":")[2].split(",") if o]
+        env = dict(o.split("=", 1) for o in overrides if o.split("=", 1)[0].isupper())
+        settings.append((a.split(":", 1)[0], [o for o in overrides if o.split("=", 1)[0] not in env], env))
     corpus = WORK / f"corpus-{args.mb:g}mb"
     if not corpus.is_dir():
         build_corpus(args.mb, corpus)
     runs = {"one process": ["--scheduler", "synchronous"], f"{args.workers} workers": ["--workers", str(args.workers)]}
-    res: dict = {name: {label: [] for label in runs} | {"pairs": [], "identical": []} for name, _ in settings}
+    res: dict = {name: {label: [] for label in runs} | {"pairs": [], "identical": []} for name, _, _ in settings}
     for turn in range(args.turns):
-        for name, overrides in settings:
+        for name, recipe, env in settings:
             outs = []
             for label, sched in runs.items():
                 out = WORK / "alternate" / f"{name}-{label.replace(' ', '')}"
                 subprocess.run(["rm", "-rf", str(out)], check=True)
-                env = dict(o.split("=", 1) for o in overrides if o.split("=", 1)[0].isupper())
-                recipe = [o for o in overrides if not o.split("=", 1)[0].isupper()]
                 r = run_recipe(corpus, out, sched, ["--profile", args.profile, *recipe], env)
                 res[name][label].append([r["wall_s"], r["cpu_s_all_processes"]])
                 outs.append(out)

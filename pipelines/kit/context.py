@@ -130,15 +130,15 @@ class StageContext:
             finals.append(final)
             if not (final / "_DONE").exists():
                 tmp = self._open_step(s.name, key)
-                todo.append((s, final, key, tmp, self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources)))
+                todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources)))
             else:
                 log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
-            each = [self._write_costs(docs, sources, len(writes)) for *_, writes in todo]
+            each = [costs for *_, costs in todo]
             costs = None if None in each else [c for step_costs in each for c in step_costs]
-            rows = self.compute([w for *_, writes in todo for w in writes], label, costs=costs)
+            rows = self.compute([w for *_, writes, _ in todo for w in writes], label, costs=costs)
             at = 0
-            for s, final, key, tmp, writes in todo:
+            for s, final, key, tmp, writes, _ in todo:
                 n = int(sum(rows[at:at + len(writes)]))
                 at += len(writes)
                 self._close_step(tmp, final, key, s.figures(n) if s.figures is not None else None)
@@ -187,38 +187,34 @@ class StageContext:
         tasks of 10–20 ms that cost the scheduler more than they did (a web scorer over a code
         partition: web_quality went from 243 tasks to 169 on a 116 MB recipe, benchmarks/recipe). The
         files are the same: the step is row-wise."""
-        writes = self._sliced_writes(docs, out, fn, *args, sources=sources)
-        return int(sum(self.compute(writes, label, costs=self._write_costs(docs, sources, len(writes)))))
+        writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources)
+        return int(sum(self.compute(writes, label, costs=costs)))
 
-    def _write_costs(self, docs: dd.DataFrame, sources: Any, n: int) -> list[int] | None:
-        """The input stage's tokens of ``sources`` per partition, as :meth:`compute`'s ``costs``
-        for a sliced step's ``n`` writes (its slices and writes are keyed by partition, so the
-        costliest partition's slices start first and a short one ends the step: code_quality's
-        scoring ended on one worker's 2 s slice while the other sat idle, benchmarks/recipe);
-        ``None`` for a frame the stage derived, whose partitions are not the input's."""
-        if docs is not self.input_docs or len(self.input_files) != n:
-            return None
-        costs = self.costs(sources)
-        return costs if costs is not None and len(costs) == n else None
-
-    def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, sources: Any) -> list[Any]:
+    def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any,
+                       sources: Any) -> tuple[list[Any], list[int] | None]:
         """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows (its
-        key ends with the partition number, as its slices' keys do)."""
+        key ends with the partition number, as its slices' keys do), and the writes' costs for
+        :meth:`compute`: the input stage's tokens of ``sources`` per partition, so the costliest
+        partition's slices start first and a short one ends the step (code_quality's scoring ended
+        on one worker's 2 s slice while the other sat idle, benchmarks/recipe); ``None`` for a
+        frame the stage derived, whose partitions are not the input's."""
         import uuid
 
         from dask import delayed
 
         from pipelines.kit.slices import sliced_pieces
 
+        costs = None
         if docs is self.input_docs and len(self.input_files) == docs.npartitions:
             # all columns (what read_docs gives); the pieces are put together in the writing task
-            costs = self.costs(sources) if sources is not None else None
-            whole = {number for number, cost in enumerate(costs or []) if cost == 0}
+            costs = self.costs(sources)
+            whole = {number for number, cost in enumerate(costs or []) if cost == 0} if sources is not None else set()
             pieces = sliced_pieces(self.input_files, None, fn, *args, whole=whole)
         else:  # a frame the stage derived: whole partitions
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
         token = uuid.uuid4().hex
-        return [delayed(_write_pieces)(out, number, each, dask_key_name=(f"write_pieces-{token}", number)) for number, each in enumerate(pieces)]
+        writes = [delayed(_write_pieces)(out, number, each, dask_key_name=(f"write_pieces-{token}", number)) for number, each in enumerate(pieces)]
+        return writes, costs
 
     def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None,
                 costs: list[int] | None = None) -> dd.DataFrame:
