@@ -85,6 +85,50 @@ def count_tokens(texts: list[str], name: str = "qwen") -> np.ndarray:
     return out
 
 
+def encode(texts: list[str], name: str = "qwen") -> list[np.ndarray]:
+    """Token ids of ``texts`` (no special tokens added), exactly what :func:`count_tokens` counts.
+
+    >>> [len(ids) for ids in encode(["hello world", ""], "qwen")]
+    [2, 0]
+    """
+    if name == "whitespace":
+        raise ValueError("the whitespace tokenizer counts words and has no token ids; set the recipe's tokenizer to "
+                         "qwen or a tokenizer.json path to export")
+    fast = load_fast_counter(name)
+    if fast is not None:
+        enc, nfc = fast
+        out = []
+        for t in texts:
+            pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
+            if nfc:
+                pieces = [unicodedata.normalize("NFC", p) for p in pieces]
+            ids = [enc.encode(p, allowed_special="all") for p in pieces]
+            out.append(np.fromiter((i for part in ids for i in part), dtype=np.int64) if len(ids) > 1 else np.asarray(ids[0], dtype=np.int64))
+        return out
+    tok = load_tokenizer(name)
+    out = []
+    for t in texts:
+        pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
+        out.append(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in tok.encode_batch(pieces, add_special_tokens=False)])
+                   if pieces else np.zeros(0, dtype=np.int64))
+    return out
+
+
+def token_id(name: str, token: str) -> int:
+    """The id of ``token`` (e.g. ``<|endoftext|>``) in the tokenizer named; a clear error when it has none."""
+    if name == "whitespace":
+        raise ValueError("the whitespace tokenizer has no token ids; export with qwen or a tokenizer.json")
+    tid = load_tokenizer(name).token_to_id(token)
+    if tid is None:
+        raise ValueError(f"tokenizer {name!r} has no token {token!r}; give its end-of-document token with --eod-token")
+    return int(tid)
+
+
+def vocab_size(name: str) -> int:
+    """Ids the tokenizer can produce (its vocabulary with the added tokens)."""
+    return int(load_tokenizer(name).get_vocab_size(with_added_tokens=True))
+
+
 def _split_at_whitespace(text: str, size: int) -> list[str]:
     pieces, start = [], 0
     while start < len(text):

@@ -39,6 +39,7 @@ log = logging.getLogger("curate")
 #: Extra commands: name → module with ``add_arguments(parser)`` and ``main(args) -> int``.
 COMMANDS: dict[str, str] = {
     "train-classifier": "pipelines.commands.train_classifier",
+    "export": "pipelines.commands.export",
     "manifest": "pipelines.commands.manifest",
     "report": "pipelines.commands.report",
     "verify": "pipelines.commands.verify",

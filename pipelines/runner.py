@@ -37,7 +37,7 @@ from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the finge
 )
 from pipelines.recipe import check_configs, stage_config, stage_settings
 from pipelines.run_record import remove_run_record, run_record
-from pipelines.safety import check_overlap, check_replaceable, folder_lock
+from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
 from pipelines.stages import STAGES, folder_name, load_stage
 from pipelines.worker_loss import WorkerLostError, killed_worker_message
 
@@ -105,7 +105,7 @@ def _run_stage_locked(
     try:
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet)
-        _swap_into_place(work, stage_dir)
+        swap_into_place(work, stage_dir)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -212,16 +212,6 @@ def _cpu_figures(client: Any, driver_started: float, total_started: float) -> di
     runs in the driver, so this is coordination: graphs, scheduling, the stage's global steps)."""
     driver, total = cpu_times(client)
     return {"cpu_seconds": round(total - total_started, 3), "driver_cpu_seconds": round(driver - driver_started, 3)}
-
-
-def _swap_into_place(work: Path, stage_dir: Path) -> None:
-    """Rename the finished ``work`` folder to ``stage_dir``; the old output (checked to be ours) goes last."""
-    old = stage_dir.parent / f".{stage_dir.name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if stage_dir.exists():
-        stage_dir.rename(old)
-    work.rename(stage_dir)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def enabled_stages(recipe: dict[str, Any]) -> list[str]:

@@ -17,6 +17,7 @@ import fcntl
 import glob
 import json
 import os
+import shutil
 import socket
 import sys
 import time
@@ -60,6 +61,16 @@ def check_replaceable(stage_dir: Path) -> None:
             f"{stage_dir} holds files curate did not write ({', '.join(foreign[:3])}"
             f"{'…' if len(foreign) > 3 else ''}); move them away or choose another --output"
         )
+
+
+def swap_into_place(work: Path, target: Path) -> None:
+    """Rename the finished ``work`` folder to ``target``; the old output (checked to be ours) goes last."""
+    old = target.parent / f".{target.name}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    work.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def input_paths(args: list[Any]) -> list[Path]:

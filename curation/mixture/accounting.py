@@ -2,8 +2,7 @@
 
 :func:`account` runs per input partition (the sums add up across partitions, see :func:`sum_accounts`);
 :func:`group_stats` turns the sums into the planner's :class:`~curation.mixture.plan.GroupStat`,
-:func:`built_stats` replaces them with what the written shards hold, and :func:`language_table`
-gives the manifests' per-language figures.
+and :func:`language_table` gives the manifests' per-language figures.
 
 >>> from curation.mixture.phases import PhaseSpec
 >>> from curation.mixture.policy import Policy
@@ -76,29 +75,21 @@ def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
     return out
 
 
-def built_stats(agg: pd.DataFrame, records: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
-    """:func:`group_stats` with each written group's unique tokens and documents taken from its shard records."""
-    stats = group_stats(agg)
-    for (phase, group), g in records.groupby(["phase", "group"], sort=True):
-        old = stats[phase][group]
-        stats[phase][group] = GroupStat(int(g["unique_tokens"].sum()), old.repeat, int(g["unique_documents"].sum()))
-    return stats
-
-
 def live_groups(plans: Mapping[str, PhasePlan]) -> set[tuple[str, str]]:
     """(phase, group) pairs the plan gives epochs and tokens: the ones that get shards."""
     return {(p, g.group) for p, plan in plans.items() for g in plan.groups if g.epochs > 0 and g.tokens > 0}
 
 
-def planned_epochs(plans: Mapping[str, PhasePlan]) -> dict[tuple[str, str], float]:
-    """(phase, group) → the epochs the plan gives it."""
-    return {(p, g.group): g.epochs for p, plan in plans.items() for g in plan.groups}
-
-
-def shard_counts(agg: pd.DataFrame, live: set[tuple[str, str]], target_chars: float) -> dict[tuple[str, str], int]:
-    """How many shards each live group is written in (its characters over the target shard size)."""
-    chars = {k: int(v) for k, v in agg.groupby(["phase", "group"])["chars"].sum().items()}
-    return {key: shard_count(chars.get(key, 0), target_chars) for key in sorted(live)}
+def shard_counts(agg: pd.DataFrame, live: set[tuple[str, str]], target_chars: float,
+                 scopes: Mapping[str, str] | None = None) -> dict[tuple[str, str], int]:
+    """How many shards each live group is written in (its characters over the target shard size),
+    the same in every phase of a cap scope (:func:`~curation.mixture.groups.cap_scopes`)."""
+    scopes = scopes or {}
+    chars: dict[tuple[str, str], int] = {}
+    for (phase, group), v in agg.groupby(["phase", "group"])["chars"].sum().items():
+        key = (scopes.get(phase, phase), group)
+        chars[key] = max(chars.get(key, 0), int(v))
+    return {(p, g): shard_count(chars.get((scopes.get(p, p), g), 0), target_chars) for p, g in sorted(live)}
 
 
 def language_table(agg: pd.DataFrame) -> dict[str, dict[str, dict[str, dict[str, int]]]]:

@@ -5,6 +5,8 @@
   caps; where the data cannot give them while keeping the phases' proportions, say so.
 - **concentration**: a group of few documents that takes a large share of a phase (two pages
   holding most of phase 1's tokens) is a mixture nobody meant; warn, or fail when configured.
+- **replay**: a group whose shards replay more than 2 % off its planned tokens (whole copies of
+  few or long documents cannot reach a fractional epoch), and the phase when its total does.
 
 >>> from curation.mixture.phases import PhaseSpec
 >>> from curation.mixture.plan import GroupPlan, PhasePlan
@@ -76,3 +78,28 @@ def check_plans(
         if bad:
             raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
     return warnings
+
+
+def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02) -> list[dict[str, Any]]:
+    """Warnings for the groups of ``phase`` (manifest entries) whose replay is off the plan by more than ``tolerance``.
+
+    >>> g = [{"name": "a/b", "planned_tokens": 100, "replay_tokens": 50}, {"name": "c/d", "planned_tokens": 900, "replay_tokens": 900}]
+    >>> [w["check"] for w in check_replay("p", g, 1000)]
+    ['replay']
+    """
+    off = [g for g in groups if abs(g["replay_tokens"] - g["planned_tokens"]) > tolerance * g["planned_tokens"]]
+    if not off:
+        return []
+    replay = sum(g["replay_tokens"] for g in groups)
+    off.sort(key=lambda g: -abs(g["replay_tokens"] - g["planned_tokens"]))
+    listed = "; ".join(f"{g['name']} planned {g['planned_tokens']:,}, replayed {g['replay_tokens']:,}" for g in off[:5])
+    more = f" and {len(off) - 5} more" if len(off) > 5 else ""
+    w = {
+        "check": "replay", "phase": phase, "value": round(replay / planned, 6) if planned else 0.0, "limit": tolerance,
+        "groups": [{"group": g["name"], "planned_tokens": g["planned_tokens"], "replay_tokens": g["replay_tokens"]} for g in off],
+        "message": (f"phase {phase}: {len(off)} group(s) replay more than {tolerance:.0%} off their plan ({listed}{more}); "
+                    f"the phase replays {replay:,} of {planned:,} planned tokens: whole copies of these groups' documents "
+                    "cannot reach a fractional epoch (too few or too long documents): add data or raise mixture.scale"),
+    }
+    log.warning("mixture: %s", w["message"])
+    return [w]

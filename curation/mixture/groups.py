@@ -25,7 +25,7 @@ from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import doc_groups
 from curation.mixture.repo_threads import parse_meta
 
-__all__ = ["doc_groups", "memberships", "assign_shards", "shard_count", "order_key", "stable_hash", "aggregate"]
+__all__ = ["doc_groups", "memberships", "assign_shards", "cap_scopes", "shard_count", "order_key", "stable_hash", "aggregate"]
 
 #: Columns of earlier stages copied into a shard's ``provenance`` JSON when present.
 PROVENANCE_COLUMNS = (
@@ -134,11 +134,22 @@ def stable_hash(keys: Sequence[str]) -> np.ndarray:
     return pd.util.hash_array(np.asarray(list(keys), dtype=object), categorize=False)
 
 
-def assign_shards(members: pd.DataFrame, n_shards: Mapping[tuple[str, str], int], seed: int) -> np.ndarray:
-    """Shard number of each membership row: a hash of (seed, phase, group, unit) modulo the group's shard count."""
+def cap_scopes(specs: Sequence[PhaseSpec]) -> dict[str, str]:
+    """phase → the scope its caps hold over: ``pretrain`` for every pre-training phase (their caps
+    are shared), the phase itself otherwise."""
+    return {s.name: "pretrain" if s.stage == "pretrain" else s.name for s in specs}
+
+
+def assign_shards(members: pd.DataFrame, n_shards: Mapping[tuple[str, str], int], seed: int,
+                  scopes: Mapping[str, str] | None = None) -> np.ndarray:
+    """Shard number of each membership row: a hash of (seed, scope, group, unit) modulo the group's
+    shard count. The scope (:func:`cap_scopes`) leaves the phase out for pre-training, so a group's
+    documents share a shard in every pre-training phase and its copies can be kept within the cap
+    they share (:mod:`curation.mixture.replay`)."""
     if members.empty:
         return np.zeros(0, dtype=np.int64)
-    keys = [f"{seed}|{p}|{g}|{u}" for p, g, u in zip(members["phase"], members["group"], members["unit"], strict=True)]
+    scopes = scopes or {}
+    keys = [f"{seed}|{scopes.get(p, p)}|{g}|{u}" for p, g, u in zip(members["phase"], members["group"], members["unit"], strict=True)]
     h = stable_hash(keys)
     n = np.array([n_shards.get((p, g), 1) for p, g in zip(members["phase"], members["group"], strict=True)], dtype=np.uint64)
     return (h % n).astype(np.int64)

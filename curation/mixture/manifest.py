@@ -1,15 +1,17 @@
-"""Phase manifests: build them from a plan and the written shards (exports in
-:mod:`.manifest_export`, validation in :mod:`.manifest_check`).
+"""Phase manifests: build them from a plan and the written shards (validation in :mod:`.manifest_check`).
 
-A manifest is the contract with the training job (DESIGN.md §3): one versioned JSON per phase,
-checked against ``curation/schemas/manifest.schema.json``. Paths are relative to ``base_dir``
-(the stage folder), itself relative to the manifest's folder.
+A manifest is the contract with the training job: one versioned JSON per phase, checked against
+``curation/schemas/manifest.schema.json``, with the plan (budget, epochs, weights, caps) and what
+the shards replay next to it (``replay_tokens``: Σ copies × tokens). The files a trainer loads
+are written from it by ``curate export`` (:mod:`pipelines.export`). Paths are relative to
+``base_dir`` (the stage folder), itself relative to the manifest's folder.
 
->>> shard = {"path": "shards/p/web/high/part-00000.parquet", "bytes": 1, "sha256": "0", "documents": 3, "tokens": 30}
+>>> shard = {"path": "shards/p/web/high/part-00000.parquet", "bytes": 1, "sha256": "0", "documents": 3, "tokens": 30,
+...          "replay_documents": 6, "replay_tokens": 60}
 >>> plan = GroupPlan("web/high", "web", 30, 3, 2.0, 1.0, 2.0, 4.0, epochs=2.0, planned_tokens=60, weight=1.0)
 >>> entry = group_entry(plan, [shard], fim=None, packing=None)
->>> entry["tokens"], entry["replay_tokens"], entry["epochs"]
-(30, 30, 2.0)
+>>> entry["tokens"], entry["replay_tokens"], entry["epochs"], entry["replay_epochs"]
+(30, 60, 2.0, 2.0)
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ from typing import Any
 
 import pandas as pd
 
-from curation.mixture.manifest_export import interleave_export, megatron_blend, replay_tokens
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.plan import GroupPlan, PhasePlan
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "2.0"
 MANIFEST_KIND = "curation.mixture.manifest"
 
 
@@ -47,8 +48,20 @@ def _cap(value: float) -> float | None:
     return None if math.isinf(value) else round(value, 9)
 
 
+#: How far a group's or a phase's replayed tokens may be from the plan (GLM-4.5's budgets are
+#: token counts; a trainer that reads every copy of every shard sees the replay).
+REPLAY_TOLERANCE = 0.02
+
+
+def replay_tokens(shard: Mapping[str, Any]) -> int:
+    """Tokens a shard holds at the plan's epochs (its rows × their ``copies``)."""
+    return int(shard.get("replay_tokens", shard["tokens"]))
+
+
 def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, int] | None, packing: dict[str, Any] | None) -> dict[str, Any]:
     """A manifest group from its plan and its shard records (sums taken from the shards)."""
+    unique = sum(s.get("unique_tokens", s["tokens"]) for s in shards)
+    replay = sum(replay_tokens(s) for s in shards)
     return {
         "name": plan.group,
         "kind": plan.kind,
@@ -61,9 +74,10 @@ def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, in
         "documents": sum(s["documents"] for s in shards),
         "tokens": sum(s["tokens"] for s in shards),
         "unique_documents": sum(s.get("unique_documents", s["documents"]) for s in shards),
-        "unique_tokens": sum(s.get("unique_tokens", s["tokens"]) for s in shards),
+        "unique_tokens": unique,
         "replay_documents": sum(s.get("replay_documents", s["documents"]) for s in shards),
-        "replay_tokens": sum(replay_tokens(s) for s in shards),
+        "replay_tokens": replay,
+        "replay_epochs": round(replay / unique, 9) if unique else 0.0,
         "planned_tokens": plan.planned_tokens,
         "shortfall_tokens": plan.shortfall_tokens,
         "fim": fim,
@@ -80,11 +94,15 @@ def build_manifest(
     provenance: Mapping[str, Any],
     fim: Mapping[str, Any],
     repeats: str,
+    tokenizer: str,
+    exclusion_reasons: Mapping[str, str] | None = None,
     languages: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
     warnings: list[dict[str, Any]] | None = None,
+    eod_tokens: int = 1,
 ) -> dict[str, Any]:
-    """The manifest of one phase. ``groups`` come from :func:`group_entry`; ``languages`` is
-    group → language → unique documents/tokens (the plan's epochs give the planned tokens)."""
+    """The manifest of one phase. ``groups`` come from :func:`group_entry`; ``exclusion_reasons``
+    is group → the ledger's reason for a group the policy excludes; ``languages`` is group →
+    language → unique documents/tokens (the plan's epochs give the planned tokens)."""
     shipped = [g for g in groups if g["shards"]]
     epochs = {g.group: g.epochs for g in plan.groups}
     per_lang: dict[str, dict[str, float]] = {}
@@ -100,10 +118,11 @@ def build_manifest(
     lang_out = {k: {"documents": int(v["documents"]), "tokens": int(v["tokens"]), "planned_tokens": int(round(v["planned_tokens"])),
                     "share": round(v["planned_tokens"] / planned_all, 6)} for k, v in sorted(per_lang.items())}
     excluded = [
-        {"name": g.group, "documents": g.documents, "tokens": g.tokens, "reason": "zero_weight"}
+        {"name": g.group, "documents": g.documents, "tokens": g.tokens, "reason": (exclusion_reasons or {}).get(g.group, "zero_weight")}
         for g in plan.groups if g.weight <= 0
     ]
-    packing: dict[str, Any] = {"mode": spec.packing}
+    replay = sum(g["replay_tokens"] for g in shipped)
+    packing: dict[str, Any] = {"mode": spec.packing, "eod_tokens": eod_tokens}
     if spec.packing == "none":
         packing["truncation"] = spec.truncation
     else:
@@ -121,6 +140,7 @@ def build_manifest(
         "schema_version": SCHEMA_VERSION,
         "kind": MANIFEST_KIND,
         "phase": spec.name,
+        "tokenizer": tokenizer,
         "stage": spec.stage,
         "builder": spec.builder,
         "base_dir": "..",
@@ -131,7 +151,9 @@ def build_manifest(
             "nominal_tokens": plan.nominal_tokens,
             "unique_tokens": plan.unique_tokens,
             "planned_tokens": plan.planned_tokens,
-            "met": plan.budget_met,
+            "replay_tokens": replay,
+            "replay_ratio": round(replay / plan.planned_tokens, 9) if plan.planned_tokens else 0.0,
+            "met": plan.budget_met and replay_within(replay, plan.planned_tokens),
             "scale": round(plan.scale, 12),
             "recipe_scale": plan.recipe_scale,
             "full_scale_tokens": spec.tokens,
@@ -152,8 +174,12 @@ def build_manifest(
         },
         "languages": lang_out,
         "warnings": list(warnings or []),
-        "exports": {"megatron_data_path": megatron_blend(shipped), "interleave_datasets": interleave_export(shipped)},
     }
+
+
+def replay_within(replay: int, planned: int, tolerance: float = REPLAY_TOLERANCE) -> bool:
+    """Whether ``replay`` tokens are within ``tolerance`` of ``planned`` (both zero counts as within)."""
+    return abs(replay - planned) <= tolerance * planned if planned else replay == 0
 
 
 def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -190,10 +216,13 @@ def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tu
 
 def phase_summary(plan: PhasePlan, manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The figures of one phase that ``stats.json`` keeps (budget, tokens, shards, epochs and weights per group)."""
+    replayed = {g["name"]: g["replay_tokens"] for g in manifest["groups"]}
     return {
-        "budget_tokens": plan.budget_tokens, "planned_tokens": plan.planned_tokens, "budget_met": plan.budget_met,
+        "budget_tokens": plan.budget_tokens, "planned_tokens": plan.planned_tokens, "budget_met": manifest["budget"]["met"],
         "replay_tokens": manifest["totals"]["replay_tokens"], "languages": manifest["languages"],
         "shard_tokens": manifest["totals"]["tokens"], "shards": manifest["totals"]["shards"],
         "fill_rate": manifest["packing"].get("fill_rate"), "shortfalls": plan.shortfalls,
-        "groups": {g.group: {"epochs": round(g.epochs, 6), "weight": round(g.weight, 6), "tokens": g.tokens} for g in plan.groups},
+        "groups": {g.group: {"epochs": round(g.epochs, 6), "weight": round(g.weight, 6), "tokens": g.tokens, "planned_tokens": g.planned_tokens,
+                             "replay_tokens": replayed.get(g.group, 0), "cap": None if math.isinf(g.cap) else round(g.cap, 9)}
+                   for g in plan.groups},
     }

@@ -32,7 +32,7 @@ def validate_schema(manifest: Mapping[str, Any]) -> list[str]:
 
 
 def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
-    """Internal consistency: group sums = shard sums, totals = group sums, weights and probabilities sum to 1."""
+    """Internal consistency: group sums = shard sums, totals = group sums, weights sum to 1, replayed tokens = their shards' sum."""
     errors: list[str] = []
     for g in manifest["groups"]:
         for key in ("documents", "tokens"):
@@ -51,12 +51,15 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
     weights = sum(g["weight"] for g in manifest["groups"])
     if manifest["groups"] and any(g["weight"] > 0 for g in manifest["groups"]) and abs(weights - 1.0) > 1e-6:
         errors.append(f"group weights sum to {weights}, not 1")
-    probs = manifest["exports"]["interleave_datasets"]["probabilities"]
-    if probs and abs(sum(probs) - 1.0) > 1e-6:
-        errors.append(f"interleave probabilities sum to {sum(probs)}, not 1")
     for g in manifest["groups"]:
         if g["cap"] is not None and g["epochs"] > g["cap"] + 1e-9:
             errors.append(f"group {g['name']}: epochs {g['epochs']} above its cap {g['cap']}")
+        replay = sum(s.get("replay_tokens", s["tokens"]) for s in g["shards"])
+        if replay != g["replay_tokens"]:
+            errors.append(f"group {g['name']}: replay_tokens {g['replay_tokens']} != sum over its shards {replay}")
+    replay = sum(g["replay_tokens"] for g in manifest["groups"])
+    if replay != manifest["budget"]["replay_tokens"]:
+        errors.append(f"budget.replay_tokens {manifest['budget']['replay_tokens']} != sum over groups {replay}")
     return errors
 
 

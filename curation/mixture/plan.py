@@ -235,16 +235,18 @@ def plan_phases(
     return plans
 
 
-def with_epochs(plan: PhasePlan, epochs: Mapping[str, float]) -> PhasePlan:
-    """``plan`` with the given groups' epochs fixed (the epochs its shards were written with), tokens and weights recomputed.
+def with_built_tokens(plan: PhasePlan, tokens: Mapping[str, int]) -> PhasePlan:
+    """``plan`` with the unique tokens of the groups built after planning (repository documents,
+    issue threads: their headers and formatting are counted only once built) taken from their
+    shards; their epochs stay those the shards were written with, planned tokens and weights follow.
 
-    Repository documents are built after planning and carry headers the plan did not count; their
-    shards hold the planned epochs of the *built* tokens, and the manifest says so rather than
-    re-planning epochs that no shard holds.
+    >>> p = PhasePlan("p", 100, 100, 100, 100, 1.0, [GroupPlan("code/repo_level", "code", 50, 1, 1.0, 1.0, 1.0, 4.0, 2.0, 100, 1.0)], [])
+    >>> with_built_tokens(p, {"code/repo_level": 60}).groups[0].planned_tokens
+    120
     """
     for g in plan.groups:
-        if g.group in epochs:
-            g.epochs = float(epochs[g.group])
+        if g.group in tokens:
+            g.tokens = int(tokens[g.group])
             g.planned_tokens = int(round(g.epochs * g.tokens))
     plan.planned_tokens = sum(g.planned_tokens for g in plan.groups)
     for g in plan.groups:

@@ -120,14 +120,24 @@ def doc_groups(df: pd.DataFrame, policy: Policy | Mapping[str, float]) -> pd.Dat
     )
 
 
+def group_exclusion_reason(group: str, policy: Policy) -> str:
+    """The ledger reason for the documents of a group that no phase gives epochs: the recipe's rule
+    where its repeat factor is 0 (``low_quality``, ``code_low_tier``, ``code_web_low_tier``), else ``zero_weight``.
+
+    >>> group_exclusion_reason("web/low", Policy(repeat={"web/low": 0.0}))
+    'low_quality'
+    """
+    if policy.table_repeat(group) <= 0:
+        return EXCLUSION_REASON.get(group.split("/", 1)[0], DropReason.ZERO_WEIGHT).value
+    return DropReason.ZERO_WEIGHT.value
+
+
 def exclusion(row: Mapping[str, Any], group: str, kind: str, rule: str, policy: Policy) -> tuple[str, str]:
     """(ledger reason, detail JSON) of a document the policy excludes (repeat factor 0)."""
-    table = policy.table_repeat(group)
-    if table <= 0:
-        reason = EXCLUSION_REASON.get(kind, DropReason.ZERO_WEIGHT).value
+    reason = group_exclusion_reason(group, policy)
+    if policy.table_repeat(group) <= 0:
         decided = f"mixture.repeat[{group}] = 0"
     else:
-        reason = DropReason.ZERO_WEIGHT.value
         lang = row.get("lang")
         decided = f"mixture.language_repeat[{lang if isinstance(lang, str) and lang else UNKNOWN_LANG}] = 0"
     scores = {}

@@ -7,7 +7,7 @@ content does not depend on how the input was partitioned.
 
 >>> rows = pd.DataFrame({"doc_id": ["b", "a"], "text": ["x y", "z"], "source": "web", "n_tokens": [2, 1], "unit": ["b", "a"]})
 >>> spec = PhaseSpec("p", mix={"web": 1.0})
->>> shard, spans, fim = build_shard(rows, spec, "web/all", 1.0, ShardOptions(seed=1))
+>>> shard, spans, fim = build_shard(rows, spec, "web/all", CopyPlan((("p", 1.0),)), ShardOptions(seed=1))
 >>> sorted(shard["doc_id"]), spans is None
 (['a', 'b'], True)
 """
@@ -24,12 +24,16 @@ import pandas as pd
 import pyarrow as pa
 
 from curation.mixture.fim import FimSentinels, fim_many
-from curation.mixture.groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key, stable_hash
+from curation.mixture.groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key
 from curation.mixture.packing import best_fit_pack
 from curation.mixture.phases import PhaseSpec
+from curation.mixture.replay import CopyPlan, shard_copies
 from curation.mixture.repo_concat import BuiltDoc, RepoHeaders, concat_repo
 from curation.mixture.repo_threads import concat_threads
 from curation.tokens import count_tokens
+
+#: Tokens a trainer adds after every document (its end-of-document token); packing reserves them.
+EOD_TOKENS = 1
 
 SHARD_SCHEMA = pa.schema([
     ("doc_id", pa.string()), ("copy", pa.int64()), ("text", pa.string()), ("source", pa.string()),
@@ -133,39 +137,16 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
     })
 
 
-def repeat_copies(doc_ids: list[str], epochs: float, seed: int, phase: str, n_tokens: np.ndarray | None = None) -> np.ndarray:
-    """Copies per document for ``epochs``: ⌊e⌋ each, plus one for the documents of a hashed prefix
-    that holds the nearest to ``e − ⌊e⌋`` of the tokens (of the documents, without ``n_tokens``).
-
-    >>> repeat_copies(["a", "b", "c", "d"], 2.5, 0, "p", np.array([10, 10, 10, 10])).sum()
-    np.int64(10)
-    """
-    whole = int(np.floor(epochs + 1e-9))
-    frac = max(epochs - whole, 0.0)
-    copies = np.full(len(doc_ids), whole, dtype=np.int64)
-    if frac <= 1e-9 or not len(doc_ids):
-        return copies
-    weight = np.ones(len(doc_ids)) if n_tokens is None else np.asarray(n_tokens, dtype=np.float64)
-    order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
-    cum = np.cumsum(weight[order])
-    target = frac * cum[-1]
-    k = int(np.searchsorted(cum, target, side="left"))  # the first prefix reaching the target …
-    if k > 0 and (k == len(cum) or target - cum[k - 1] < cum[k] - target):
-        k -= 1  # … or the one before it, whichever is nearer
-    copies[order[: k + 1]] += 1
-    return copies
-
-
 def build_shard(
-    rows: pd.DataFrame, spec: PhaseSpec, group: str, epochs: float, opts: ShardOptions
+    rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions
 ) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int]]:
     """(shard frame, packing spans or None, FIM mode counts) for one shard's membership rows."""
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
     frame = frame.drop_duplicates("doc_id")
     frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
     frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
-    # copies: how many times the phase's plan shows each document (``epochs``, token-weighted fraction)
-    copies = repeat_copies(frame["doc_id"].tolist(), epochs, opts.seed, spec.name, frame["n_tokens"].to_numpy())
+    # copies: how many times the phase's plan shows each document (curation.mixture.replay)
+    copies = shard_copies(frame["doc_id"].tolist(), frame["n_tokens"].to_numpy(), plan, opts.seed)
     if opts.materialize_repeats:
         frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
         frame["copies"] = np.int64(1)  # every written row is one of them
@@ -188,13 +169,19 @@ def build_shard(
             frame.loc[mask, "text"] = pd.Series(texts, index=frame.index[mask], dtype=object)
             frame.loc[mask, "fim"] = pd.Series(modes, index=frame.index[mask], dtype=object)
             fim_counts = dict(sorted(Counter(modes).items()))
+            # n_tokens is what the trainer sees: a FIM'd text carries three sentinels, and its
+            # two cuts can split tokens the whole text merged (count them again, once)
+            cut = frame.index[mask][np.isin(modes, ("psm", "spm"))]
+            if len(cut):
+                frame.loc[cut, "n_tokens"] = count_tokens(frame.loc[cut, "text"].tolist(), opts.tokenizer)
     frame = frame[SHARD_SCHEMA.names]
     spans = None
     if spec.packing == "best_fit":
         # every copy the plan asks for is packed (a repeated long document fills as many sequences)
         rows = np.repeat(np.arange(len(frame)), frame["copies"].to_numpy())
         copy = frame["copy"].to_numpy()[rows] + pd.Series(rows).groupby(rows).cumcount().to_numpy()
-        p = best_fit_pack(frame["n_tokens"].to_numpy()[rows], spec.seq_length)
+        # a document takes its tokens and its end-of-document token (EOD) in a sequence
+        p = best_fit_pack(frame["n_tokens"].to_numpy()[rows] + EOD_TOKENS, spec.seq_length)
         s = p.spans
         at = s["doc"].to_numpy()
         spans = pd.DataFrame({

@@ -110,13 +110,17 @@ class Artifact:
         return pd.concat([pq.read_table(f, columns=columns).to_pandas() for f in files], ignore_index=True)
 
     # -- routed ---------------------------------------------------------------------------
-    def write_routed(self, df: pd.DataFrame, source: int, dest: np.ndarray, nparts: int) -> int:
-        """Write ``df``'s rows as batch ``dest[i]`` of this input partition's file; return how many rows."""
+    def write_routed(self, df: pd.DataFrame | pa.Table, source: int, dest: np.ndarray, nparts: int) -> int:
+        """Write ``df``'s rows (a pandas or Arrow table) as batch ``dest[i]`` of this input partition's
+        file; return how many rows."""
         dest = np.asarray(dest, dtype=np.int64)
         if len(dest) and (dest.min() < 0 or dest.max() >= nparts):
             raise ValueError(f"routed rows must go to partitions 0..{nparts - 1}")
         order = np.argsort(dest, kind="stable")
-        table = pa.Table.from_pandas(df.iloc[order].reset_index(drop=True), preserve_index=False)
+        if isinstance(df, pa.Table):
+            table = df.take(pa.array(order))
+        else:
+            table = pa.Table.from_pandas(df.iloc[order].reset_index(drop=True), preserve_index=False)
         bounds = np.searchsorted(dest[order], np.arange(nparts + 1))
         self.path.mkdir(parents=True, exist_ok=True)
         options = pa.ipc.IpcWriteOptions(compression="lz4")  # transient: fast, as Spark compresses its shuffle
@@ -127,6 +131,16 @@ class Artifact:
                 writer.write_batch(piece.combine_chunks().to_batches()[0] if piece.num_rows else
                                    pa.RecordBatch.from_pylist([], schema=table.schema))
         return len(df)
+
+    def read_routed_table(self, number: int) -> pa.Table | None:
+        """Every row routed to partition ``number`` as one Arrow table, in input-partition order; ``None`` if none."""
+        tables = []
+        for f in sorted(self.path.glob("routed-*.arrow")):
+            with pa.OSFile(str(f), "rb") as source:  # read into memory: the table outlives the file handle
+                batch = pa.ipc.open_file(source).get_batch(int(number))
+                if batch.num_rows:
+                    tables.append(pa.Table.from_batches([batch]))
+        return pa.concat_tables(tables) if tables else None
 
     def read_routed(self, number: int, objects: bool = False) -> pd.DataFrame | None:
         """Every row routed to partition ``number``, in input-partition order; ``None`` if there are none.

@@ -33,15 +33,16 @@ from curation.mixture.accounting import (
     account,
     group_stats,
     live_groups,
-    planned_epochs,
     shard_counts,
     sum_accounts,
 )
 from curation.mixture.annotate import annotate
 from curation.mixture.fim import FimSentinels
+from curation.mixture.groups import cap_scopes
 from curation.mixture.phases import DEFAULT_PHASES, DEFAULT_REPEATS, PhaseSpec, merged_phases
 from curation.mixture.plan import ON_CAP, plan_phases, resolve_scale
 from curation.mixture.policy import Policy
+from curation.mixture.replay import copy_plans
 from curation.mixture.repo_concat import RepoHeaders
 from curation.mixture.shards import ShardOptions
 from curation.schema import annotated_meta
@@ -137,7 +138,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "1"
+    version = "2"
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
@@ -153,13 +154,13 @@ class MixtureStage:
         stats = group_stats(agg)
         scale = resolve_scale(cfg.scale, specs, stats, cfg.max_epochs, tuple(cfg.scale_fit))
         plans = plan_phases(specs, stats, cfg.max_epochs, cfg.on_cap, scale)
-        live, epochs = live_groups(plans), planned_epochs(plans)
+        live, copies = live_groups(plans), copy_plans(plans, specs, cfg.max_epochs)
         # shards
-        n_shards = shard_counts(agg, live, cfg.shard_target_mb * 1e6)
-        records = write_all_shards(docs, ctx, specs, policy, live, n_shards, epochs, cfg.shard_options(seed), cfg.max_shuffle_partitions)
+        n_shards = shard_counts(agg, live, cfg.shard_target_mb * 1e6, cap_scopes(specs))
+        records = write_all_shards(docs, ctx, specs, policy, live, n_shards, copies, cfg.shard_options(seed), cfg.max_shuffle_partitions)
         # manifests
         created_by = {"stage": self.name, "stage_version": self.version, "versions": ctx.versions()}
-        ctx.extra_stats.update(write_manifests(cfg, ctx, specs, seed, agg, records, scale, epochs, created_by))
+        ctx.extra_stats.update(write_manifests(cfg, ctx, specs, seed, agg, records, plans, scale, created_by))
         # annotate
         return docs.map_partitions(annotate, specs, policy, live, meta=annotated_meta(docs._meta, self.produces))
 

@@ -1,9 +1,8 @@
-"""The mixture's manifests step: re-plan from the written shards, check the plan, write one manifest per phase.
+"""The mixture's manifests step: check the plan and what the shards replay, write one manifest per phase.
 
-The plan is made again with each written group's unique tokens taken from its shard records, so
-the manifests' sums are the shards' own; the groups built after planning (repository documents,
-issue threads) keep the epochs their shards were written with. The figures returned go to
-``stats.json``.
+A manifest holds the plan the shards were written with (epochs, planned tokens, weights) and the
+shards' own sums next to it (unique and replayed tokens), so a trainer reads both side by side.
+The figures returned go to ``stats.json``.
 """
 
 from __future__ import annotations
@@ -12,13 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from curation.mixture.accounting import built_stats, language_table
-from curation.mixture.checks import check_plans
+from curation.mixture.accounting import language_table
+from curation.mixture.checks import check_plans, check_replay
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary
 from curation.mixture.manifest_check import validate_schema
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.plan import plan_phases, pretrain_epochs, with_epochs
+from curation.mixture.plan import PhasePlan, pretrain_epochs, with_built_tokens
+from curation.mixture.policy import group_exclusion_reason
+from curation.mixture.shards import EOD_TOKENS
 from pipelines.io import write_json
 from pipelines.kit import StageContext
 
@@ -30,19 +31,23 @@ FIM_SPLIT = "character, two uniform points (Bavarian et al. 2022); SPM as prefix
 
 def write_manifests(
     cfg: MixtureConfig, ctx: StageContext, specs: list[PhaseSpec], seed: int, agg: pd.DataFrame, records: pd.DataFrame,
-    scale: float, epochs: dict[tuple[str, str], float], created_by: dict[str, Any],
+    plans: dict[str, PhasePlan], scale: float, created_by: dict[str, Any],
 ) -> dict[str, Any]:
     """Write ``manifests/<phase>.json`` into the stage folder; return the figures for ``stats.json``."""
-    plans = plan_phases(specs, built_stats(agg, records), cfg.max_epochs, cfg.on_cap, scale)
-    for name, plan in plans.items():  # built groups: the epochs their shards were written with (see with_epochs)
-        with_epochs(plan, {g: e for (p, g), e in epochs.items() if p == name and g in (REPO_GROUP, THREADS_GROUP)})
+    for name, plan in plans.items():  # built groups: planned on the tokens their shards hold
+        built = records[(records["phase"] == name) & records["group"].isin([REPO_GROUP, THREADS_GROUP])]
+        with_built_tokens(plan, {g: int(t) for g, t in built.groupby("group")["unique_tokens"].sum().items()})
+    entries = {s.name: group_entries(s, plans[s.name], records[records["phase"] == s.name]) for s in specs}
     warnings = check_plans(plans, specs, top_group=cfg.top_group, min_top_epochs=cfg.min_top_epochs,
                            max_share=cfg.concentration_max_share, max_documents=cfg.concentration_max_documents,
                            on_concentration=cfg.on_concentration)
+    for s in specs:
+        warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
     if not ctx.quiet:
         for w in warnings:
             print(f"WARNING (mixture plan) {w['message']}", flush=True)  # the console, besides the log and the manifests
     langs = language_table(agg)
+    policy = cfg.policy()
     provenance = {
         "created_by": created_by, "config_hash": ctx.config_hash, "input_fingerprint": ctx.input_fingerprint,
         "upstream": ctx.lineage, "seed": seed,
@@ -54,11 +59,13 @@ def write_manifests(
     summary: dict[str, Any] = {}
     for spec in specs:
         plan = plans[spec.name]
-        entries, fim_total = group_entries(spec, plan, records[records["phase"] == spec.name])
+        groups, fim_total = entries[spec.name]
         manifest = build_manifest(
-            spec, plan, entries, provenance=provenance, fim={**fim_base, "documents": fim_total},
-            repeats="materialized" if cfg.materialize_repeats else "weights",
+            spec, plan, groups, provenance=provenance, fim={**fim_base, "documents": fim_total},
+            repeats="materialized" if cfg.materialize_repeats else "weights", tokenizer=cfg.tokenizer,
+            exclusion_reasons={g.group: group_exclusion_reason(g.group, policy) for g in plan.groups if g.weight <= 0},
             languages=langs.get(spec.name, {}), warnings=[w for w in warnings if w["phase"] in (None, spec.name)],
+            eod_tokens=EOD_TOKENS,
         )
         errors = validate_schema(manifest)
         if errors:
@@ -72,4 +79,3 @@ def write_manifests(
         "warnings": warnings,
         "languages": langs,
     }
-

@@ -30,10 +30,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.files import atomic_path, part_name
-from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, memberships
+from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, cap_scopes, memberships
 from curation.mixture.manifest import file_sha256
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, doc_groups
+from curation.mixture.replay import CopyPlan
 from curation.mixture.shards import PACKING_SCHEMA, SHARD_SCHEMA, ShardOptions, build_shard
 from pipelines.kit import Artifact, StageContext
 
@@ -65,7 +66,7 @@ def explode_partition(
     m = memberships(df, specs, doc_groups(df, policy))
     ok = np.array([(p, g) in live and r > 0 for p, g, r in zip(m["phase"], m["group"], m["repeat"], strict=True)], dtype=bool)
     m = m[ok].reset_index(drop=True)  # a boolean array: an empty *list* would select no columns
-    shard = assign_shards(m, n_shards, seed)
+    shard = assign_shards(m, n_shards, seed, cap_scopes(specs))
     cols = [c for c in CARRIED if c in df.columns]
     out = df[cols].iloc[m["row"].to_numpy()].reset_index(drop=True)
     out["phase"] = m["phase"].to_numpy()
@@ -101,7 +102,7 @@ def with_destination(df: pd.DataFrame, dest: dict[str, int]) -> pd.DataFrame:
 
 def write_all_shards(
     docs: dd.DataFrame, ctx: StageContext, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]],
-    n_shards: dict[tuple[str, str], int], epochs: dict[tuple[str, str], float], opts: ShardOptions, max_partitions: int,
+    n_shards: dict[tuple[str, str], int], copies: dict[tuple[str, str], CopyPlan], opts: ShardOptions, max_partitions: int,
 ) -> pd.DataFrame:
     """Write every shard of the live groups into the stage folder; their records, sorted by phase, group, shard."""
     if not live:
@@ -114,14 +115,14 @@ def write_all_shards(
     # Each shard goes to a partition of its own (consecutive shards share one only beyond
     # max_partitions; a hash shuffle once put two or three 32 MB shards in one partition and
     # killed a 1 GB worker building them).
-    written = dd.from_map(write_destination, list(range(nparts)), args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, epochs),
+    written = dd.from_map(write_destination, list(range(nparts)), args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, copies),
                           meta=RECORD_META, enforce_metadata=False)
-    records = ctx.compute(written, "write shards", costs=destination_costs(chars, dest, nparts, epochs))
+    records = ctx.compute(written, "write shards", costs=destination_costs(chars, dest, nparts, copies))
     shutil.rmtree(exchange.path, ignore_errors=True)
     return records.sort_values(["phase", "group", "shard"]).reset_index(drop=True)
 
 
-def destination_costs(chars: pd.Series, dest: dict[str, int], nparts: int, epochs: dict[tuple[str, str], float]) -> list[int]:
+def destination_costs(chars: pd.Series, dest: dict[str, int], nparts: int, copies: dict[tuple[str, str], CopyPlan]) -> list[int]:
     """What building each output partition's shards costs: the characters routed to each shard
     key (``chars``, summed over the input partitions) times its group's epochs where they are
     above one (a shard holds that many copies of its documents), summed per output partition.
@@ -133,7 +134,8 @@ def destination_costs(chars: pd.Series, dest: dict[str, int], nparts: int, epoch
     out = np.zeros(nparts, dtype=np.float64)
     for key, n in chars.groupby(level=0).sum().items():
         phase, group, _shard = str(key).split(KEY_SEP)
-        out[dest[str(key)]] += float(n) * max(1.0, epochs.get((phase, group), 1.0))
+        plan = copies.get((phase, group))
+        out[dest[str(key)]] += float(n) * max(1.0, plan.epochs if plan is not None else 1.0)
     return [int(c) for c in out]
 
 
@@ -154,11 +156,11 @@ def route_partition(
 
 def write_destination(
     number: int, exchange: Artifact, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
-    epochs: dict[tuple[str, str], float],
+    copies: dict[tuple[str, str], CopyPlan],
 ) -> pd.DataFrame:
     """Build and write the shards of output partition ``number`` from the rows routed to it."""
     rows = exchange.read_routed(number)
-    return RECORD_META.copy() if rows is None else write_shards(rows, work_dir, specs, opts, epochs)
+    return RECORD_META.copy() if rows is None else write_shards(rows, work_dir, specs, opts, copies)
 
 
 def _write(table: pa.Table, path: Path) -> None:
@@ -168,7 +170,7 @@ def _write(table: pa.Table, path: Path) -> None:
 
 def write_shards(
     df: pd.DataFrame, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
-    epochs: dict[tuple[str, str], float],
+    copies: dict[tuple[str, str], CopyPlan],
 ) -> pd.DataFrame:
     """Build and write every shard whose rows are in ``df``; one record per shard."""
     records = []
@@ -176,7 +178,7 @@ def write_shards(
     for key, rows in df.groupby("_key", sort=True):
         phase, group, shard_s = str(key).split(KEY_SEP)
         spec = specs[phase]
-        frame, spans, fim = build_shard(rows, spec, group, epochs.get((phase, group), 1.0), opts)
+        frame, spans, fim = build_shard(rows, spec, group, copies[(phase, group)], opts)
         rel = f"shards/{phase}/{group}/{part_name(int(shard_s))}"
         _write(pa.Table.from_pandas(frame, schema=SHARD_SCHEMA, preserve_index=False), root / rel)
         first = frame["copy"].to_numpy() == 0

@@ -8,7 +8,6 @@ import pytest
 
 from curation.mixture.manifest import build_manifest, file_sha256, group_entry
 from curation.mixture.manifest_check import load_schema, validate_manifest, validate_schema, validate_sums
-from curation.mixture.manifest_export import interleave_export, megatron_blend
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.plan import GroupStat, plan_phase
 from curation.mixture.shards import SHARD_SCHEMA
@@ -39,7 +38,8 @@ def stage(tmp_path):
     groups = [group_entry(g, shards.get(g.group, []), None, None) for g in plan.groups]
     prov = {"created_by": {"stage": "mixture", "stage_version": "1", "versions": {"python": "3"}}, "config_hash": "0" * 64,
             "input_fingerprint": "x", "upstream": [], "seed": 1}
-    manifest = build_manifest(spec, plan, groups, provenance=prov, fim={"enabled": True, "rate": 0.5}, repeats="weights")
+    manifest = build_manifest(spec, plan, groups, provenance=prov, fim={"enabled": True, "rate": 0.5}, repeats="weights",
+                              tokenizer="qwen", exclusion_reasons={"web/low": "low_quality"})
     path = tmp_path / "manifests" / "pretrain_phase1.json"
     path.parent.mkdir()
     path.write_text(json.dumps(manifest))
@@ -52,8 +52,9 @@ def test_a_built_manifest_is_valid_against_schema_sums_and_files(stage):
     assert manifest["totals"] == {"documents": 5, "tokens": 100, "shards": 3, "bytes": sum(s["bytes"] for g in manifest["groups"] for s in g["shards"]),
                                   "replay_tokens": 160}
     assert [g["name"] for g in manifest["groups"]] == ["code/high", "web/high"]
-    assert manifest["excluded_groups"] == [{"name": "web/low", "documents": 1, "tokens": 9, "reason": "zero_weight"}]
-    assert load_schema()["properties"]["schema_version"]["const"] == manifest["schema_version"] == "1.1"
+    # the ledger's reason for the group the policy excludes, not a generic one
+    assert manifest["excluded_groups"] == [{"name": "web/low", "documents": 1, "tokens": 9, "reason": "low_quality"}]
+    assert load_schema()["properties"]["schema_version"]["const"] == manifest["schema_version"] == "2.0"
 
 
 def test_schema_rejects_missing_and_malformed_fields(stage):
@@ -100,16 +101,27 @@ def test_files_are_checked_for_bytes_checksum_rows_and_tokens(stage):
     assert any("outside" in e for e in validate_manifest(path))
 
 
-def test_exports_weight_by_tokens_and_sample_by_documents(stage):
+def test_replay_sits_next_to_the_plan_and_decides_budget_met(stage):
     _, _, manifest = stage
-    blend = manifest["exports"]["megatron_data_path"].split()
-    weights = dict(zip(blend[1::2], map(float, blend[::2]), strict=True))
-    assert sum(weights.values()) == pytest.approx(1.0)
-    # web/high: 2 epochs × 60 tokens = 120 of 160 planned; split over its shards by their tokens (30 and 30).
-    assert weights["shards/pretrain_phase1/web/high/part-00000"] == pytest.approx(0.75 * 30 / 60)
-    inter = interleave_export(manifest["groups"])
-    assert inter["groups"] == ["code/high", "web/high"]
-    # rows after repeating each `copies` times: code 2, web 3 × 2 = 6 → 0.25 / 0.75
-    assert inter["documents"] == [2, 6] and inter["copies_column"] == "copies"
-    assert inter["probabilities"] == pytest.approx([0.25, 0.75])
-    assert megatron_blend([{"name": "a/b", "weight": 0.0, "tokens": 5, "shards": []}]) == ""
+    web = next(g for g in manifest["groups"] if g["name"] == "web/high")
+    # web/high: 2 epochs of 60 tokens planned, its shards hold every row twice
+    assert (web["planned_tokens"], web["replay_tokens"], web["replay_epochs"]) == (120, 120, 2.0)
+    assert manifest["budget"]["replay_tokens"] == manifest["totals"]["replay_tokens"] == 160
+    assert manifest["budget"]["met"] is True and manifest["budget"]["replay_ratio"] == 1.0
+    bad = copy.deepcopy(manifest)
+    bad["groups"][1]["replay_tokens"] += 5
+    assert any("replay_tokens 125 != sum over its shards 120" in e for e in validate_sums(bad))
+
+
+def test_budget_is_not_met_when_the_replay_is_more_than_two_percent_off(tmp_path):
+    spec = PhaseSpec("p", tokens=100, mix={"web": 1.0})
+    plan = plan_phase(spec, {"web/high": GroupStat(100, 1.0, 1)}, {"*": 4.0})
+    shard = write_shard(tmp_path, "shards/p/web/high/part-00000.parquet", [100])
+    shard["replay_tokens"] = 97  # 3 % short of the 100 planned
+    entry = group_entry(plan.groups[0], [shard], None, None)
+    manifest = build_manifest(spec, plan, [entry], provenance={}, fim={}, repeats="weights", tokenizer="qwen")
+    assert plan.budget_met and manifest["budget"]["met"] is False
+    shard["replay_tokens"] = 99
+    manifest = build_manifest(spec, plan, [group_entry(plan.groups[0], [shard], None, None)], provenance={}, fim={}, repeats="weights",
+                              tokenizer="qwen")
+    assert manifest["budget"]["met"] is True

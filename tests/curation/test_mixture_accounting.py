@@ -7,11 +7,9 @@ import pytest
 
 from curation.mixture.accounting import (
     account,
-    built_stats,
     group_stats,
     language_table,
     live_groups,
-    planned_epochs,
     shard_counts,
     sum_accounts,
 )
@@ -20,6 +18,7 @@ from curation.mixture.manifest import group_entries, phase_summary
 from curation.mixture.phases import DEFAULT_PHASES, PhaseSpec, merged_phases
 from curation.mixture.plan import GroupStat, fit_scale, plan_phases, resolve_scale
 from curation.mixture.policy import Policy
+from curation.mixture.replay import copy_plans
 
 POLICY = Policy(repeat={"web/high": 4.0, "web/medium": 1.0, "web/low": 0.0, "*": 1.0})
 SPECS = [PhaseSpec("p1", tokens=1000, mix={"web": 1.0}), PhaseSpec("p2", tokens=500, mix={"web": 0.5, "agent": 1.0}, stage="midtrain")]
@@ -53,21 +52,15 @@ def test_group_stats_keep_the_size_of_zero_weight_groups_with_repeat_zero():
     assert set(stats["p2"]) == {"web/high", "web/medium", "web/low", "agent/all"}
 
 
-def test_built_stats_take_unique_tokens_and_documents_from_the_shard_records():
-    agg = account(corpus(), SPECS, POLICY)
-    records = pd.DataFrame({"phase": ["p1", "p1"], "group": ["web/high", "web/high"], "unique_tokens": [30, 15], "unique_documents": [1, 1]})
-    stats = built_stats(agg, records)
-    assert stats["p1"]["web/high"] == GroupStat(45, 4.0, 2)
-    assert stats["p1"]["web/medium"] == group_stats(agg)["p1"]["web/medium"]
-
-
 def test_live_groups_planned_epochs_and_shard_counts():
     agg = account(corpus(), SPECS, POLICY)
     plans = plan_phases(SPECS, group_stats(agg), {"*": 100.0}, scale=1.0)
     live = live_groups(plans)
     assert ("p1", "web/high") in live and ("p1", "web/low") not in live and ("p2", "agent/all") in live
-    epochs = planned_epochs(plans)
-    assert epochs[("p1", "web/low")] == 0.0 and epochs[("p1", "web/high")] == pytest.approx(4 * epochs[("p1", "web/medium")])
+    copies = copy_plans(plans, SPECS, {"*": 100.0})
+    assert copies[("p1", "web/low")].epochs == 0.0
+    assert copies[("p1", "web/high")].epochs == pytest.approx(4 * copies[("p1", "web/medium")].epochs)
+    assert copies[("p2", "web/high")].steps == (("p2", copies[("p2", "web/high")].epochs),)  # mid-training: on its own
     counts = shard_counts(agg, live, target_chars=3)
     assert counts[("p1", "web/high")] == 2 and counts[("p1", "web/medium")] == 1  # 4 characters, 2 chars; at least one shard
     assert set(counts) == live
@@ -119,6 +112,8 @@ def test_group_entries_sum_shards_fim_and_packing_files():
     (entry,) = entries
     assert entry["tokens"] == 30 and len(entry["shards"]) == 2 and entry["fim"] == {"psm": 3, "spm": 1}
     assert entry["packing"]["sequences"] == 4 and entry["packing"]["fill_rate"] == 0.75
-    manifest = {"totals": {"replay_tokens": 30, "tokens": 30, "shards": 2}, "languages": {}, "packing": {"fill_rate": 0.75}}
+    manifest = {"totals": {"replay_tokens": 30, "tokens": 30, "shards": 2}, "languages": {}, "packing": {"fill_rate": 0.75},
+                "budget": {"met": False}, "groups": entries}
     summary = phase_summary(plan, manifest)
     assert summary["shards"] == 2 and summary["groups"]["web/high"]["tokens"] == 30
+    assert summary["groups"]["web/high"]["replay_tokens"] == 30 and summary["budget_met"] is False

@@ -253,6 +253,7 @@ def _mixture(df: pd.DataFrame, cfg: FakeConfig, ctx: Any) -> pd.DataFrame:
                 "name": name, "kind": kind, "repeat": float(members["repeat"].iloc[0]), "mix": mix[kind], "nominal_epochs": wanted,
                 "epochs": epochs, "cap": cap, "documents": docs, "tokens": tokens, "unique_documents": docs, "unique_tokens": tokens,
                 "planned_tokens": int(round(epochs * tokens)), "shortfall_tokens": short, "fim": None, "packing": None,
+                "replay_documents": docs, "replay_tokens": tokens, "replay_epochs": 1.0,
                 "shards": [{"path": rel, "bytes": (ctx.work_dir / rel).stat().st_size, "sha256": _sha(ctx.work_dir / rel), "documents": docs, "tokens": tokens}],
             })
         if not groups:
@@ -268,25 +269,20 @@ def _manifest(phase: str, stage: str, seq: int, packing: str, groups: list, excl
     planned = sum(g["planned_tokens"] for g in groups)
     for g in groups:
         g["weight"] = g["planned_tokens"] / planned if planned else 0.0
-    probs = [g["planned_tokens"] / (g["tokens"] / g["documents"]) for g in groups]
-    probs = [p / sum(probs) for p in probs] if probs else []
     return {
-        "schema_version": SCHEMA_VERSION, "kind": "curation.mixture.manifest", "phase": phase, "stage": stage, "builder": "documents",
+        "schema_version": SCHEMA_VERSION, "kind": "curation.mixture.manifest", "phase": phase, "tokenizer": "whitespace",
+        "stage": stage, "builder": "documents",
         "base_dir": "..", "created_by": {"stage": "mixture", "stage_version": "fake-1", "versions": {}},
         "config_hash": "0" * 64, "input_fingerprint": ctx.input_fingerprint, "upstream": [], "seed": 1,
         "budget": {"spec": {"fraction": 1.0}, "tokens": planned, "nominal_tokens": planned + sum(s["tokens"] for s in shortfalls),
-                   "unique_tokens": sum(g["tokens"] for g in groups), "planned_tokens": planned, "met": not shortfalls, "scale": 1.0,
+                   "unique_tokens": sum(g["tokens"] for g in groups), "planned_tokens": planned, "replay_tokens": sum(g["replay_tokens"] for g in groups),
+                   "met": not shortfalls, "scale": 1.0,
                    "full_scale_tokens": None},
         "seq_length": seq,
         "packing": {"mode": packing, "truncation": "random"} if packing == "none" else {"mode": packing, "sequences": 0, "tokens": 0, "fill_rate": 1.0},
         "fim": {"enabled": False}, "repeats": "weights", "groups": groups, "excluded_groups": excluded, "shortfalls": shortfalls,
         "totals": {"documents": sum(g["documents"] for g in groups), "tokens": sum(g["tokens"] for g in groups),
                    "shards": len(groups), "bytes": sum(s["bytes"] for g in groups for s in g["shards"])},
-        "exports": {
-            "megatron_data_path": " ".join(f"{g['weight']:.10g} {g['shards'][0]['path'][:-8]}" for g in groups),
-            "interleave_datasets": {"groups": [g["name"] for g in groups], "data_files": [[g["shards"][0]["path"]] for g in groups],
-                                    "probabilities": probs, "stopping_strategy": "all_exhausted"},
-        },
     }
 
 

@@ -58,7 +58,8 @@ def corpus() -> pd.DataFrame:
 
 
 def max_doc_tokens(out: Path, group: dict) -> int:
-    return max(int(pq.read_table(out / s["path"], columns=["n_tokens"]).column("n_tokens").to_numpy().max()) for s in group["shards"])
+    sizes = [pq.read_table(out / s["path"], columns=["n_tokens"]).column("n_tokens").to_numpy() for s in group["shards"]]
+    return max((int(x.max()) for x in sizes if len(x)), default=0)
 
 
 def manifests(stage_dir: Path) -> dict[str, dict]:
@@ -122,10 +123,8 @@ def test_five_manifests_valid_with_token_sums_equal_to_their_shards(stage_run):
     assert (top < 3.2) == bool(warned)  # the plan's outcome, reported when short
     assert p1["languages"]["zh"]["tokens"] > 0 and p1["languages"]["en"]["tokens"] > 0
     assert {e["name"] for e in p1["excluded_groups"]} == {"web/low", "code/low", "code_web/low"}
-    assert p1["packing"] == {"mode": "none", "truncation": "random"} and p1["seq_length"] == 4096
-    blend = p1["exports"]["megatron_data_path"].split()
-    assert sum(float(w) for w in blend[::2]) == pytest.approx(1.0)
-    assert all((out / f"{prefix}.parquet").exists() for prefix in blend[1::2])
+    assert p1["packing"] == {"mode": "none", "truncation": "random", "eod_tokens": 1} and p1["seq_length"] == 4096
+    assert p1["tokenizer"] == "whitespace" and "exports" not in p1  # the trainer's files come from `curate export`
 
 
 def test_midtraining_sets_are_built_and_packed(stage_run):
@@ -144,7 +143,8 @@ def test_midtraining_sets_are_built_and_packed(stage_run):
         assert mm["packing"]["mode"] == "best_fit" and 0 < mm["packing"]["fill_rate"] <= 1
         for g in mm["groups"]:
             spans = read_parts(out / Path(g["packing"]["files"][0]["path"]).parent)
-            assert spans["length"].sum() == g["replay_tokens"]  # every planned copy is packed, not each document once
+            # every planned copy is packed, not each document once, each with its end-of-document token
+            assert spans["length"].sum() == g["replay_tokens"] + g["replay_documents"]
             assert abs(g["replay_tokens"] - g["planned_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(out, g))
             assert (spans["position"] + spans["length"] <= mm["seq_length"]).all()
     long_groups = {g["name"] for g in manifests(out)["midtrain_long_context_128k"]["groups"]}
@@ -168,48 +168,36 @@ def test_fim_is_applied_to_code_and_marked(stage_run):
     assert manifests(out)["midtrain_repo_code_32k"]["fim"] == {"enabled": False}
 
 
-def replay_megatron(blend: str, total_samples: int) -> dict[str, int]:
-    """Megatron-LM's BlendedDataset index (build_blending_indices): each sample goes to the dataset furthest below its weight."""
-    items = blend.split()
-    weights = [float(w) for w in items[::2]]
-    prefixes = items[1::2]
-    counts = [0] * len(weights)
-    for n in range(total_samples):
-        i = max(range(len(weights)), key=lambda k: weights[k] * (n + 1) - counts[k])
-        counts[i] += 1
-    return dict(zip(prefixes, counts, strict=True))
-
-
-@pytest.mark.parametrize("phase", ["pretrain_phase1", "pretrain_phase2", "midtrain_long_context_128k"])
-def test_exports_replay_to_the_planned_tokens(stage_run, phase):
-    """The trainer-facing exports, replayed as docs/mixture.md shows, give every group its planned tokens within 2 %."""
-    datasets = pytest.importorskip("datasets")
+def test_replay_equals_plan_and_no_group_passes_its_cap(stage_run):
+    """What the shards replay (Σ copies × tokens) is the plan: each group within 2 % or one document,
+    each phase within 2 %, and over the pre-training phases no group above its cap."""
     _, out, _ = stage_run
-    m = manifests(out)[phase]
-    x = m["exports"]["interleave_datasets"]
-    parts = []
-    for fs in x["data_files"]:
-        ds = datasets.load_dataset("parquet", data_files=[str(out / f) for f in fs], split="train", cache_dir=str(out.parent / "hf"))
-        ds = ds.map(lambda b: {k: [v for v, c in zip(b[k], b["copies"], strict=True) for _ in range(c)] for k in b}, batched=True)
-        parts.append(ds)
-    mixed = datasets.concatenate_datasets(parts).shuffle(seed=0)
-    got = mixed.to_pandas().groupby("group")["n_tokens"].sum()
-    planned = {g["name"]: g["planned_tokens"] for g in m["groups"]}
-    assert len(mixed) == sum(x["documents"])
-    for name, want in planned.items():
-        # within 2 %, or one document where a group is too small for 2 % to be reachable at document granularity
-        assert abs(got[name] - want) <= max(0.02 * want, max_doc_tokens(out, {"shards": m["groups"][[g["name"] for g in m["groups"]].index(name)]["shards"]}))
-    big = [g["name"] for g in m["groups"] if g["planned_tokens"] >= 50 * max_doc_tokens(out, g)]
-    for name in big:
-        assert got[name] == pytest.approx(planned[name], rel=0.02)
-    # Megatron: samples drawn by the blend's weights, per group, against planned token shares
-    samples = replay_megatron(m["exports"]["megatron_data_path"], 20_000)
-    total = sum(planned.values())
-    for g in m["groups"]:
-        drawn = sum(samples[s["path"][: -len(".parquet")]] for s in g["shards"])
-        assert drawn / 20_000 == pytest.approx(g["planned_tokens"] / total, rel=0.02, abs=1e-4)
-    # the old recipe (all_exhausted over unrepeated shards) is no longer what the manifest asks for
-    assert x["stopping_strategy"] == "first_exhausted" and x["copies_column"] == "copies"
+    ms = manifests(out)
+    for m in ms.values():
+        for g in m["groups"]:
+            rows = read_parts(out / Path(g["shards"][0]["path"]).parent)
+            assert int((rows["copies"] * rows["n_tokens"]).sum()) == g["replay_tokens"]
+            assert abs(g["replay_tokens"] - g["planned_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(out, g))
+        b = m["budget"]
+        if abs(b["replay_tokens"] - b["planned_tokens"]) > 0.02 * b["planned_tokens"]:
+            assert not b["met"]  # a replay off the plan never passes as met
+    replayed: dict[str, float] = {}
+    for name in ("pretrain_phase1", "pretrain_phase2"):
+        for g in ms[name]["groups"]:
+            replayed[g["name"]] = replayed.get(g["name"], 0.0) + g["replay_tokens"] / g["unique_tokens"]
+    assert replayed and all(e <= 4.0 + 1e-9 for e in replayed.values())  # max_epochs {"*": 4.0} holds for the replay
+    p1, p2 = ms["pretrain_phase1"]["budget"], ms["pretrain_phase2"]["budget"]
+    assert p1["replay_tokens"] / p2["replay_tokens"] == pytest.approx(15 / 7, rel=0.03)
+
+
+def test_a_fractional_epoch_never_gives_every_document_a_copy(tmp_path):
+    """A long-context budget smaller than one document replays nothing and says so; it is not 8x its plan."""
+    inp = make_stage_dir(tmp_path / "in", corpus(), nparts=2)
+    run_one("mixture", inp, tmp_path / "out", [*FAST, "mixture.phases.midtrain_long_context_128k.budget={tokens: 10}"])
+    m = manifests(tmp_path / "out")["midtrain_long_context_128k"]
+    assert m["budget"]["planned_tokens"] == 10 and m["budget"]["replay_tokens"] <= 15
+    if m["budget"]["replay_tokens"] != 10:
+        assert not m["budget"]["met"] and any(w["check"] == "replay" for w in m["warnings"])
 
 
 def test_manifest_validate_command_catches_a_changed_shard(stage_run, tmp_path, capsys):

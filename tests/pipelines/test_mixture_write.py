@@ -27,6 +27,7 @@ def test_the_writer_costs_are_routed_characters_times_epochs_above_one_per_outpu
     """The shards of an output partition cost what they will hold: the characters routed to their
     keys, summed over the input partitions, times their group's epochs where a shard holds copies;
     below one epoch every routed document is still read and written (a sample is marked, not cut)."""
+    from curation.mixture.replay import CopyPlan
     from pipelines.stages.mixture_write import destination_costs
 
     web, code = shard_key("p", "web/high", 0), shard_key("p", "code/high", 0)
@@ -34,6 +35,6 @@ def test_the_writer_costs_are_routed_characters_times_epochs_above_one_per_outpu
     dest, nparts = shard_destinations({("p", "web/high"): 2, ("p", "code/high"): 1}, max_partitions=2)
     assert nparts == 2 and dest == {code: 0, web: 0, web1: 1}
     chars = pd.concat([pd.Series({code: 100, web: 10}), pd.Series({web: 5, web1: 40})])  # two input partitions
-    costs = destination_costs(chars, dest, nparts, {("p", "web/high"): 3.0, ("p", "code/high"): 0.5})
+    costs = destination_costs(chars, dest, nparts, {("p", "web/high"): CopyPlan((("p", 3.0),)), ("p", "code/high"): CopyPlan((("p", 0.5),))})
     assert costs == [100 * 1 + 15 * 3, 40 * 3]
     assert destination_costs(pd.Series(dtype="int64"), dest, nparts, {}) == [0, 0]

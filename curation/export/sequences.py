@@ -1,0 +1,106 @@
+"""What a trainer's sample holds, from one shard: documents with their end-of-document token,
+best-fit bins as whole sequences, the rows of a shuffled phase, random truncation.
+
+Every document reaches the trainer as its token ids followed by one end-of-document id (EOD),
+the ``n_tokens + 1`` positions the mixture's packing reserved for it. A best-fit bin (a sequence
+of a mid-training phase) is the concatenation of its spans (``packing/…/part-*.parquet``: rows'
+token ranges); the spans of one sequence never exceed its length.
+
+>>> tokens = with_eod([np.array([1, 2, 3]), np.array([4])], eod=0)
+>>> spans = pd.DataFrame({"sequence": [0, 0, 1], "position": [0, 4, 0], "row": [0, 1, 0], "doc_id": ["a", "b", "a"],
+...                       "copy": [0, 0, 1], "offset": [0, 0, 0], "length": [4, 2, 4]})
+>>> [(b.tolist(), n) for b, n, _ in packed_bins(tokens, spans, seq_length=6)]
+[([1, 2, 3, 0, 4, 0], [4, 2]), ([1, 2, 3, 0], [4])]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from curation.mixture.groups import stable_hash
+
+
+class TokenCountError(ValueError):
+    """A document's token ids do not match the ``n_tokens`` its shard records (the counts a plan
+    and a packing were made with): the tokenizer differs from the run's."""
+
+
+def with_eod(ids: Sequence[np.ndarray], eod: int) -> list[np.ndarray]:
+    """Each document's ids followed by the end-of-document id."""
+    return [np.append(np.asarray(x, dtype=np.int64), np.int64(eod)) for x in ids]
+
+
+def check_counts(ids: Sequence[np.ndarray], n_tokens: Sequence[int], doc_ids: Sequence[str], where: str) -> None:
+    """Raise :class:`TokenCountError` at the first document whose ids differ from its ``n_tokens``."""
+    for x, n, d in zip(ids, n_tokens, doc_ids, strict=True):
+        if len(x) != int(n):
+            raise TokenCountError(
+                f"{where}: document {d} has {len(x)} tokens with this tokenizer, its shard records {int(n)}; "
+                "export with the tokenizer the run counted with (its manifests name it)"
+            )
+
+
+def packed_bins(tokens: Sequence[np.ndarray], spans: pd.DataFrame, seq_length: int) -> Iterator[tuple[np.ndarray, list[int], list[str]]]:
+    """(ids, document lengths, document ids) of every sequence in ``spans``, in sequence order.
+
+    ``tokens`` are the shard's rows with their EOD (:func:`with_eod`); a span takes
+    ``tokens[row][offset:offset + length]``, so a document longer than the sequence arrives in
+    chunks, each a document of its sequence.
+    """
+    ordered = spans.sort_values(["sequence", "position"], kind="stable")
+    seq = ordered["sequence"].to_numpy()
+    rows, offs, lens = ordered["row"].to_numpy(), ordered["offset"].to_numpy(), ordered["length"].to_numpy()
+    ids = ordered["doc_id"].astype(object).to_numpy()
+    bounds = np.flatnonzero(np.diff(seq)) + 1
+    for part in np.split(np.arange(len(seq)), bounds) if len(seq) else []:
+        pieces = []
+        for i in part:
+            doc = tokens[int(rows[i])]
+            end = int(offs[i]) + int(lens[i])
+            if end > len(doc):
+                raise TokenCountError(f"span of {ids[i]} ends at token {end}, the document has {len(doc)} with its EOD")
+            pieces.append(doc[int(offs[i]):end])
+        out = np.concatenate(pieces)
+        if len(out) > seq_length:
+            raise ValueError(f"sequence {int(seq[part[0]])} holds {len(out)} tokens, more than {seq_length}")
+        yield out, [int(lens[i]) for i in part], [str(ids[i]) for i in part]
+
+
+def padded(ids: np.ndarray, seq_length: int, pad: int) -> np.ndarray:
+    """``ids`` padded with ``pad`` to exactly ``seq_length`` (a bin as one Megatron sample)."""
+    return np.concatenate([ids, np.full(seq_length - len(ids), pad, dtype=np.int64)]) if len(ids) < seq_length else ids
+
+
+def row_keys(seed: int, phase: str, doc_ids: Sequence[str], copies: Sequence[int]) -> np.ndarray:
+    """The seeded order of a phase's rows: a hash of (seed, phase, document, copy), so the order does
+    not depend on how shards were written or on the number of workers."""
+    return stable_hash([f"{seed}|{phase}|row|{d}|{c}" for d, c in zip(doc_ids, copies, strict=True)])
+
+
+def repeated(copies: np.ndarray, first_copy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(row index, copy number) of every time the plan shows a row: row ``i`` ``copies[i]`` times.
+
+    >>> [x.tolist() for x in repeated(np.array([2, 0, 1]))]
+    [[0, 0, 2], [0, 1, 0]]
+    """
+    copies = np.asarray(copies, dtype=np.int64)
+    rows = np.repeat(np.arange(len(copies)), copies)
+    nth = np.arange(len(rows)) - np.repeat(np.cumsum(copies) - copies, copies)
+    base = np.zeros(len(copies), dtype=np.int64) if first_copy is None else np.asarray(first_copy, dtype=np.int64)
+    return rows, base[rows] + nth
+
+
+def random_window(ids: np.ndarray, seq_length: int, key: int) -> tuple[np.ndarray, int]:
+    """``ids`` cut to ``seq_length`` at an offset drawn from ``key`` when longer (GLM-4.5's random
+    truncation of pre-training documents); (window, offset).
+
+    >>> random_window(np.arange(10), 4, key=9)
+    (array([2, 3, 4, 5]), 2)
+    """
+    if len(ids) <= seq_length:
+        return ids, 0
+    start = int(key % (len(ids) - seq_length + 1))
+    return ids[start:start + seq_length], start

@@ -1,0 +1,176 @@
+"""How many times each document of a shard is shown: the plan's epochs as whole copies, replayed exactly.
+
+A group's epochs ``e`` in a phase become ``⌊e⌋`` copies of every document plus one more copy
+for a subset of the documents that holds the nearest to ``(e − ⌊e⌋) × T`` tokens. The subset is a
+hashed, token-weighted choice: documents are taken in the order of a seeded hash of their id while
+they fit under the target (so the choice does not depend on how the input was partitioned), then
+one more document if it brings the total nearer — never "at least one each" (a 0.01-epoch group of
+one long document is shown 0 times, not once). Where that lands more than 0.5 % off (a group of a
+few long documents), the longest-first order is tried too and the nearer choice kept. A shard holds 10⁴–10⁵ documents at full scale, so
+its replay is within a few tokens of its share of the plan; on a tiny sample it is within one
+document.
+
+Caps bound the replay, not only the plan. Pre-training caps hold over the pre-training phases
+together, and a group's documents land in the same shard in every pre-training phase (the shard
+hash leaves the phase out), so each phase's shard task replays the earlier phases' choices on the
+same documents and keeps their sum within the cap: no group's replayed epochs exceed its cap.
+
+>>> plan = CopyPlan(steps=(("p1", 2.5),), cap=4.0)
+>>> shard_copies(["a", "b", "c", "d"], np.array([10, 10, 10, 10]), plan, seed=0).tolist()
+[3, 2, 2, 3]
+>>> shard_copies(["a"], np.array([500]), CopyPlan(steps=(("p", 0.01),)), seed=0).tolist()  # nearer to 5 tokens: none
+[0]
+>>> two = CopyPlan(steps=(("p1", 2.5), ("p2", 1.5)), cap=4.0)  # phase 2 after phase 1's choice, within the cap
+>>> c1 = shard_copies(["a", "b", "c"], np.array([10, 20, 30]), CopyPlan(steps=(("p1", 2.5),), cap=4.0), seed=0)
+>>> c2 = shard_copies(["a", "b", "c"], np.array([10, 20, 30]), two, seed=0)
+>>> int(((c1 + c2) * [10, 20, 30]).sum()) <= 4 * 60
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from curation.mixture.groups import stable_hash
+from curation.mixture.phases import PhaseSpec
+from curation.mixture.plan import PhasePlan, lookup
+
+
+@dataclasses.dataclass(frozen=True)
+class CopyPlan:
+    """The epochs a group gets in each phase of its cap's scope, up to and including the shard's
+    own phase (the last step), and the cap over that scope (``inf`` for none)."""
+
+    steps: tuple[tuple[str, float], ...]
+    cap: float = math.inf
+
+    @property
+    def epochs(self) -> float:
+        """The epochs of the shard's own phase."""
+        return self.steps[-1][1] if self.steps else 0.0
+
+
+def copy_plans(plans: Mapping[str, PhasePlan], specs: Sequence[PhaseSpec], max_epochs: Mapping[str, float]) -> dict[tuple[str, str], CopyPlan]:
+    """(phase, group) → its :class:`CopyPlan`: pre-training phases carry the epochs of the
+    pre-training phases before them (their caps are shared); mid-training phases stand alone."""
+    out: dict[tuple[str, str], CopyPlan] = {}
+    before: dict[str, list[tuple[str, float]]] = {}
+    for spec in specs:
+        plan = plans.get(spec.name)
+        if plan is None:
+            continue
+        for g in plan.groups:
+            cap = lookup(max_epochs, g.group, math.inf)
+            if spec.stage == "pretrain":
+                steps = before.setdefault(g.group, [])
+                steps.append((spec.name, g.epochs))
+                out[(spec.name, g.group)] = CopyPlan(tuple(steps), cap)
+            else:
+                out[(spec.name, g.group)] = CopyPlan(((spec.name, g.epochs),), cap)
+    return out
+
+
+def shard_copies(doc_ids: Sequence[str], tokens: np.ndarray, plan: CopyPlan, seed: int) -> np.ndarray:
+    """Copies of each document in the shard's own phase (the plan's last step)."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    total = int(tokens.sum())
+    room = plan.cap * total if math.isfinite(plan.cap) else math.inf
+    copies = np.zeros(len(doc_ids), dtype=np.int64)
+    for phase, epochs in plan.steps:
+        copies = phase_copies(doc_ids, tokens, epochs, room, seed, phase)
+        room -= int((copies * tokens).sum())
+    return copies
+
+
+def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room: float, seed: int, phase: str) -> np.ndarray:
+    """Copies for ``epochs`` of the shard's tokens, at most ``room`` tokens in all."""
+    n = len(doc_ids)
+    total = int(tokens.sum())
+    if not n or epochs <= 0:
+        return np.zeros(n, dtype=np.int64)
+    if total == 0:
+        return np.full(n, int(math.floor(epochs + 1e-9)), dtype=np.int64)
+    target = min(epochs * total, max(room, 0.0))
+    whole = int(math.floor(target / total + 1e-9))
+    copies = np.full(n, whole, dtype=np.int64)
+    rest = target - whole * total
+    if rest > 0.5:
+        upper = max(room, 0.0) - whole * total
+        order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
+        if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
+            chosen = order[best_subset(tokens[order], rest, upper)]
+        else:
+            chosen = order[extra_choice(tokens[order], rest, upper)]
+        if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
+            # few or long documents: the longest first reaches a fraction that the hash order misses
+            longest = order[np.argsort(-tokens[order], kind="stable")]
+            other = longest[extra_choice(tokens[longest], rest, upper)]
+            if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
+                chosen = other
+        copies[chosen] += 1
+    return copies
+
+
+#: The hashed choice's distance to its target below which no other order is tried (a shard of a
+#: real corpus holds ~10⁴ documents, and the hash order lands within a few tokens).
+CLOSE_ENOUGH = 0.005
+#: Up to this many documents in a shard, the extra copies go to the subset nearest the target
+#: (all 2^n sums, in two halves of 2^(n/2)); above it the greedy choices are within a document.
+EXACT_UP_TO = 20
+
+
+def best_subset(tokens: np.ndarray, target: float, upper: float) -> np.ndarray:
+    """Mask of the subset of ``tokens`` whose sum is nearest ``target`` without passing ``upper``
+    (the first in the order given among equals).
+
+    >>> best_subset(np.array([343, 390, 440, 44398, 53487]), 97527, 97885).tolist()
+    [False, False, False, True, True]
+    """
+    n = len(tokens)
+    half = n // 2
+
+    def sums(part: np.ndarray) -> np.ndarray:
+        bits = (np.arange(1 << len(part))[:, None] >> np.arange(len(part))) & 1
+        return bits @ part.astype(np.int64)
+
+    low, high = sums(tokens[:half]), sums(tokens[half:])
+    total = low[:, None] + high[None, :]
+    cost = np.where(total <= upper, np.abs(total - target), np.inf)
+    i, j = np.unravel_index(int(np.argmin(cost)), cost.shape)
+    if not np.isfinite(cost[i, j]):
+        return np.zeros(n, dtype=bool)
+    return np.concatenate([(i >> np.arange(half)) & 1, (j >> np.arange(n - half)) & 1]).astype(bool)
+
+
+def extra_choice(tokens: np.ndarray, target: float, upper: float) -> np.ndarray:
+    """Mask of the documents (in the order given) that get one more copy: those that fit under
+    ``target`` in order, then the one document that brings the sum nearest to ``target``
+    without passing ``upper``, if it does.
+
+    >>> extra_choice(np.array([5, 50, 3, 4]), 10, 100).tolist()  # 5 + 3 = 8, then 4 → 12 is no nearer
+    [True, False, True, False]
+    >>> extra_choice(np.array([5, 50, 3, 6]), 14, 100).tolist()  # 5 + 3 = 8, then 6 → 14
+    [True, False, True, True]
+    """
+    chosen = np.zeros(len(tokens), dtype=bool)
+    cum = np.cumsum(tokens)
+    k = int(np.searchsorted(cum, target, side="right"))  # the first k fit
+    chosen[:k] = True
+    total = int(cum[k - 1]) if k else 0
+    for i in range(k, len(tokens)):  # the gap left is below tokens[k]: only smaller documents can fill it
+        t = int(tokens[i])
+        if total + t <= target:
+            chosen[i] = True
+            total += t
+            if total == target:
+                break
+    gap = target - total
+    if gap > 0:
+        free = np.flatnonzero(~chosen & (tokens <= upper - total) & (np.abs(tokens - gap) < gap))
+        if len(free):
+            chosen[free[np.argmin(np.abs(tokens[free] - gap))]] = True
+    return chosen

@@ -1,0 +1,52 @@
+"""Write what a trainer loads from a finished run: ``curate export megatron|datasets RUN --output DIR``.
+
+``megatron``: per phase, megatron-core indexed datasets (``.bin``/``.idx``) and ``DIR/<phase>.data-args``
+for Megatron-LM's ``--data-args-path`` (docs/export.md). ``datasets``: per phase, a folder that
+``datasets.load_from_disk`` reads, rows in training order. Both read every shard once, checked
+against its manifest, tokenize with the tokenizer the run counted with, and run one task per shard
+on the cluster (``--workers``, ``--scheduler`` as for ``curate run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+log = logging.getLogger("curate.export")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("format", choices=("megatron", "datasets"), help="megatron (.bin/.idx + data-args) or datasets (load_from_disk)")
+    parser.add_argument("run_dir", type=Path, help="a run folder written by `curate run`")
+    parser.add_argument("--output", type=Path, required=True, help="the export folder (replaced only if an earlier export wrote it)")
+    parser.add_argument("--phase", action="append", default=None, help="export this phase only (repeat for several; default: all)")
+    parser.add_argument("--eod-token", default="<|endoftext|>", help="the end-of-document token after every document (default <|endoftext|>)")
+    parser.add_argument("--truncation", choices=("none", "random"), default="none",
+                        help="datasets, pre-training phases: cut documents longer than seq_length at a seeded random offset (adds input_ids)")
+    parser.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
+    parser.add_argument("--workers", default=None, help="workers of the embedded LocalCluster (default: one per core)")
+    parser.add_argument("--memory-limit", default="auto", help="memory limit per worker of the embedded LocalCluster")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
+
+
+def main(args: argparse.Namespace) -> int:
+    from pipelines.cluster import check_workers, open_client
+    from pipelines.exports.common import export_folder, open_run
+
+    run = open_run(args.run_dir, args.phase)
+    workers = check_workers(args.workers)
+    with export_folder(args.output, run, args.format) as work, open_client(args.scheduler, workers, args.memory_limit) as client:
+        if args.format == "megatron":
+            from pipelines.exports.megatron import export_megatron
+
+            out = export_megatron(run, work, args.output, client, eod_token=args.eod_token, quiet=args.quiet)
+        else:
+            from pipelines.exports.hf_datasets import export_datasets
+
+            out = export_datasets(run, work, client, eod_token=args.eod_token, truncation=args.truncation, quiet=args.quiet)
+    for phase, p in out["phases"].items():
+        where = args.output / (p.get("data_args") or p["folder"])
+        log.info("%s: %s", phase, where)
+    print(f"wrote {args.output}: {', '.join(out['phases'])} ({args.format}); see {args.output / 'export.json'}")
+    return 0

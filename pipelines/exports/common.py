@@ -1,0 +1,148 @@
+"""What every export shares: the finished run it reads, the shards it reads them from, the folder it writes.
+
+An export reads only a finished run (``run.json`` written, the mixture's ``_SUCCESS`` and files as
+recorded) and every shard it reads is checked against its manifest's sha256 on the way; anything
+else is one line and exit code 4, with nothing written. It writes into ``.<output>.inprogress``
+beside the output folder and renames it into place when every phase is done, so an interrupted
+export leaves nothing that loads as complete; an existing output folder is replaced only when its
+``_SUCCESS`` says curate wrote it (the rules of every ``curate`` command).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.ingest.inputs import InputError
+from curation.mixture.manifest_check import validate_schema
+from pipelines.io import write_json
+from pipelines.marker import MARKER, WRITER, check_files, file_records, read_marker
+from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
+
+#: Columns an export reads from a shard.
+SHARD_COLUMNS = ["doc_id", "copy", "copies", "text", "group", "source", "n_tokens"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunExport:
+    """A finished run's mixture, as an export reads it."""
+
+    run_dir: Path
+    stage_dir: Path
+    manifests: dict[str, dict[str, Any]]
+
+    @property
+    def tokenizer(self) -> str:
+        names = {m["tokenizer"] for m in self.manifests.values()}
+        if len(names) != 1:
+            raise InputError(f"{self.stage_dir}: the manifests count with different tokenizers {sorted(names)}")
+        return names.pop()
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardJob:
+    """One shard of one phase: what a task reads (paths relative to the mixture folder, with their sha256)."""
+
+    phase: str
+    group: str
+    number: int
+    path: str
+    sha256: str
+    bytes: int
+    packing_path: str | None = None
+    packing_sha256: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        """``<phase>/<group>/part-NNNNN``: where the shard's export goes (its path names its group)."""
+        return f"{self.phase}/{self.group}/part-{self.number:05d}"
+
+
+def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
+    """The finished run at ``run_dir`` and the manifests of ``phases`` (all by default).
+
+    Raises :class:`InputError` (exit 4) for a run that did not finish, a mixture folder whose files
+    are not as recorded, or a manifest that does not match its schema; ``ValueError`` (exit 2)
+    for an unknown phase.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir} is not a folder; give the run folder that `curate run` wrote")
+    if not (run_dir / "run.json").is_file():
+        raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
+                         "finish it by running the same `curate run` command again, then export")
+    stage_dir = next(iter(sorted(p for p in run_dir.glob("*_mixture") if p.is_dir())), None)
+    marker = read_marker(stage_dir) if stage_dir else None
+    if stage_dir is None or not marker:
+        raise InputError(f"{run_dir} has no finished mixture stage (NN_mixture/ with its _SUCCESS); enable the mixture and re-run")
+    damage = check_files(stage_dir, marker)
+    if damage:
+        raise InputError(f"{stage_dir}: {damage[0]}; the run's output changed since it was written: re-run it, then export")
+    manifests = {}
+    for path in sorted((stage_dir / "manifests").glob("*.json")):
+        manifest = json.loads(path.read_text())
+        errors = validate_schema(manifest)
+        if errors:
+            raise InputError(f"{path} does not match the manifest schema ({errors[0]}); re-run the mixture with this version of curate")
+        manifests[manifest["phase"]] = manifest
+    unknown = sorted(set(phases or []) - set(manifests))
+    if unknown:
+        raise ValueError(f"--phase {unknown[0]}: the run has no such phase; its phases are {', '.join(manifests)}")
+    chosen = {p: m for p, m in manifests.items() if not phases or p in phases}
+    return RunExport(run_dir, stage_dir, chosen)
+
+
+def shard_jobs(manifest: dict[str, Any]) -> list[ShardJob]:
+    """One job per shard of the phase's groups, with the group's packing file of the same number."""
+    jobs = []
+    for g in manifest["groups"]:
+        packing = {Path(f["path"]).name: f for f in (g.get("packing") or {}).get("files", [])}
+        for s in g["shards"]:
+            name = Path(s["path"]).name
+            number = int(name.removeprefix("part-").removesuffix(".parquet"))
+            pk = packing.get(name)
+            jobs.append(ShardJob(manifest["phase"], g["name"], number, s["path"], s["sha256"], int(s["bytes"]),
+                                 pk["path"] if pk else None, pk["sha256"] if pk else None))
+    return jobs
+
+
+def read_verified(stage_dir: Path, rel: str, sha256: str, columns: list[str] | None = None) -> pa.Table:
+    """A shard or packing file of the mixture, read once and checked against its manifest's sha256."""
+    path = Path(stage_dir) / rel
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc.strerror}); the run is damaged: re-run it, then export") from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise InputError(f"{path} does not match its manifest's sha256 (changed after the run wrote it); re-run the run, then export")
+    return pq.read_table(pa.BufferReader(data), columns=columns)
+
+
+@contextlib.contextmanager
+def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
+    """Yield the in-progress folder of ``output``; on success write its marker and rename it into place."""
+    output = Path(output)
+    check_overlap(output, [run.run_dir])
+    check_replaceable(output)
+    with folder_lock(run.run_dir):
+        work = output.parent / f".{output.name}.inprogress"
+        shutil.rmtree(work, ignore_errors=True)
+        try:
+            work.mkdir(parents=True)
+            yield work
+            write_json(work / MARKER, {"writer": WRITER, "stage": f"export_{kind}", "run": str(run.run_dir.resolve()),
+                                       "mixture": read_marker(run.stage_dir).get("output_fingerprint"),
+                                       "phases": sorted(run.manifests), "files": file_records(work)})
+            swap_into_place(work, output)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise

@@ -1,0 +1,114 @@
+"""``curate export megatron``: each phase's shards as megatron-core indexed datasets plus the blend Megatron-LM reads.
+
+One task per shard on the cluster reads the shard (checked against its sha256), tokenizes its
+documents once with the tokenizer the run counted with, and writes ``<phase>/<group>/part-NNNNN``
+``.bin``/``.idx`` (:class:`~curation.export.megatron_index.IndexedWriter`):
+
+- **pre-training** phases: every document of the shard once, its ids then the end-of-document id
+  (EOD), FIM'd code as the shard holds it. Megatron's ``GPTDataset`` concatenates documents and
+  cuts them into ``seq_length + 1`` windows; its ``BlendedDataset`` draws each prefix by its
+  weight, so a prefix's weight is its share of the tokens the plan replays (Σ copies ×
+  (n_tokens + 1)) and a group gets its planned epochs over ``train_samples`` samples.
+- **mid-training** phases (best-fit packed): every bin of the packing as one sequence of exactly
+  ``seq_length`` tokens — its documents, each with its EOD, then EOD padding — so each bin is one
+  sample (Megatron's sample index steps by ``seq_length``) and a prefix's weight is its share of
+  the bins. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
+  and positions restart after every EOD, and the loss skips every position whose input is an EOD
+  (the padding, and the one position whose label would be the next sample's first token).
+
+``DIR/<phase>.data-args`` holds ``weight prefix …`` with absolute prefixes, the form of
+Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dask
+
+from curation.export.megatron_index import IndexedWriter, token_dtype
+from curation.export.sequences import check_counts, packed_bins, padded, with_eod
+from curation.tokens import encode, token_id, vocab_size
+from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
+from pipelines.io import write_json
+from pipelines.progress import compute_with_progress
+
+PACKED_FLAGS = ["--reset-attention-mask", "--reset-position-ids", "--eod-mask-loss"]
+
+
+def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eod_token: str, quiet: bool = False) -> dict[str, Any]:
+    """Write every phase of ``run`` into ``work`` (which becomes ``output``); return ``export.json``'s content."""
+    tok = run.tokenizer
+    eod, vocab = token_id(tok, eod_token), vocab_size(tok)
+    jobs = [(job, m["seq_length"], m["packing"]["mode"]) for m in run.manifests.values() for job in shard_jobs(m)]
+    tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, eod, vocab, seq, mode, dask_key_name=f"megatron-{i}")
+             for i, (job, seq, mode) in enumerate(jobs)]
+    records = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job.bytes for job, _, _ in jobs]) if tasks else []
+    phases = {}
+    for phase, manifest in run.manifests.items():
+        mine = [r for r in records if r["phase"] == phase]
+        phases[phase] = phase_blend(manifest, mine, Path(output).resolve())
+        (work / f"{phase}.data-args").write_text(phases[phase]["data_args"] + "\n")
+        phases[phase]["data_args"] = f"{phase}.data-args"
+    out = {
+        "kind": "curation.export", "format": "megatron", "run": str(run.run_dir.resolve()), "tokenizer": tok,
+        "eod_token": eod_token, "eod_id": eod, "dtype": token_dtype(vocab).name, "phases": phases,
+    }
+    write_json(work / "export.json", out)
+    return out
+
+
+def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vocab: int, seq_length: int, mode: str) -> dict[str, Any]:
+    """Tokenize one shard and write its indexed dataset; its figures."""
+    table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS)
+    ids = encode(table.column("text").to_pylist(), tok)
+    n_tokens = table.column("n_tokens").to_numpy()
+    check_counts(ids, n_tokens, table.column("doc_id").to_pylist(), job.path)
+    rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix}
+    with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
+        if mode == "best_fit":
+            if job.packing_path is None or job.packing_sha256 is None:
+                raise ValueError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
+            spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
+            tokens = 0
+            for bin_ids, _lengths, _docs in packed_bins(with_eod(ids, eod), spans, seq_length):
+                writer.add(padded(bin_ids, seq_length, eod))
+                tokens += len(bin_ids)
+            rec.update(sequences=len(writer.lengths), tokens=tokens, samples=len(writer.lengths))
+        else:
+            for x in with_eod(ids, eod):
+                writer.add(x)
+            copies = table.column("copies").to_numpy()
+            rec.update(sequences=len(writer.lengths), tokens=int((n_tokens + 1).sum()),
+                       replay_tokens=int((copies * (n_tokens + 1)).sum()))
+    return rec
+
+
+def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: Path) -> dict[str, Any]:
+    """The blend of one phase: a weight per prefix (sum 1), the samples a trainer asks for, the flags."""
+    packed = manifest["packing"]["mode"] == "best_fit"
+    seq = int(manifest["seq_length"])
+    size = {r["prefix"]: (r["samples"] if packed else r["replay_tokens"]) for r in records}
+    total = sum(size.values())
+    weights = {p: (n / total if total else 0.0) for p, n in sorted(size.items()) if n > 0}
+    samples = total if packed else total // seq  # Megatron drops a last partial sample
+    groups: dict[str, dict[str, Any]] = {}
+    for r in records:
+        g = groups.setdefault(r["group"], {"prefixes": [], "weight": 0.0, "tokens": 0, "sequences": 0})
+        g["prefixes"].append(r["prefix"])
+        g["weight"] += weights.get(r["prefix"], 0.0)
+        g["tokens"] += r["tokens"]
+        g["sequences"] += r["sequences"]
+    for g in groups.values():
+        g["weight"] = round(g["weight"], 12)
+    flags = ["--data-args-path", str(root / f"{manifest['phase']}.data-args"), "--seq-length", str(seq), "--train-samples", str(samples),
+             "--split", "100,0,0", *(PACKED_FLAGS if packed else [])]
+    return {
+        "data_args": " ".join(f"{w:.12g} {root / p}" for p, w in weights.items()),
+        "seq_length": seq, "packing": manifest["packing"]["mode"], "train_samples": samples,
+        "tokens": int(sum(r["tokens"] for r in records)),
+        "planned_tokens": manifest["budget"]["planned_tokens"], "replay_tokens": manifest["budget"]["replay_tokens"],
+        "groups": dict(sorted(groups.items())), "megatron_flags": flags,
+    }
+
