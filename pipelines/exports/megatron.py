@@ -7,8 +7,8 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
 - **pre-training** phases: every document of the shard once, its ids then the end-of-document id
   (EOD), FIM'd code as the shard holds it. Megatron's ``GPTDataset`` concatenates documents and
   cuts them into ``seq_length + 1`` windows; its ``BlendedDataset`` draws each prefix by its
-  weight, so a prefix's weight is its share of the tokens the plan replays (Σ copies ×
-  (n_tokens + 1)) and a group gets its planned epochs over ``train_samples`` samples.
+  weight, so a prefix's weight is its share of the phase's planned tokens (with one EOD per
+  document) and a group gets its planned epochs, fractions included, over ``train_samples``.
 - **mid-training** phases (best-fit packed): every bin of the packing as one sequence of exactly
   ``seq_length`` tokens — its documents, each with its EOD, then EOD padding — so each bin is one
   sample (Megatron's sample index steps by ``seq_length``) and a prefix's weight is its share of
@@ -79,20 +79,33 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
         else:
             for x in with_eod(ids, eod):
                 writer.add(x)
-            copies = table.column("copies").to_numpy()
+            first = table.column("copy").to_numpy() == 0
             rec.update(sequences=len(writer.lengths), tokens=int((n_tokens + 1).sum()),
-                       replay_tokens=int((copies * (n_tokens + 1)).sum()))
+                       unique_tokens=int(n_tokens[first].sum()), unique_documents=int(first.sum()))
     return rec
+
+
+def planned_sizes(manifest: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, float]:
+    """Tokens (with their EODs) each pre-training prefix gives at the plan's epochs: its group's
+    planned tokens shared by the group's shards in proportion to their unique tokens. Megatron
+    samples a fraction of an epoch as readily as a whole one, so the blend replays the plan itself,
+    not the whole copies the Parquet shards round it to."""
+    planned = {g["name"]: g["planned_tokens"] for g in manifest["groups"]}
+    unique: dict[str, int] = {}
+    for r in records:
+        unique[r["group"]] = unique.get(r["group"], 0) + r["unique_tokens"]
+    return {r["prefix"]: planned.get(r["group"], 0) * (r["unique_tokens"] + r["unique_documents"]) / unique[r["group"]]
+            for r in records if unique[r["group"]]}
 
 
 def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: Path) -> dict[str, Any]:
     """The blend of one phase: a weight per prefix (sum 1), the samples a trainer asks for, the flags."""
     packed = manifest["packing"]["mode"] == "best_fit"
     seq = int(manifest["seq_length"])
-    size = {r["prefix"]: (r["samples"] if packed else r["replay_tokens"]) for r in records}
+    size = {r["prefix"]: r["samples"] for r in records} if packed else planned_sizes(manifest, records)
     total = sum(size.values())
     weights = {p: (n / total if total else 0.0) for p, n in sorted(size.items()) if n > 0}
-    samples = total if packed else total // seq  # Megatron drops a last partial sample
+    samples = int(total if packed else total // seq)  # Megatron drops a last partial sample
     groups: dict[str, dict[str, Any]] = {}
     for r in records:
         g = groups.setdefault(r["group"], {"prefixes": [], "weight": 0.0, "tokens": 0, "sequences": 0})

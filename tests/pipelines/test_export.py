@@ -1,0 +1,253 @@
+"""`curate export`: what the trainer's own loaders read (megatron-core, datasets.load_from_disk) is the plan."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipelines.cli import main as curate
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "sample_data"
+PRETRAIN = ["pretrain_phase1", "pretrain_phase2"]
+MIDTRAIN = ["midtrain_repo_code_32k", "midtrain_reasoning_32k", "midtrain_long_context_128k"]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    if not (SAMPLE / "web").is_dir():
+        pytest.skip("sample_data/ has not been generated")
+    out = tmp_path_factory.mktemp("export") / "run"
+    rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE), "--output", str(out), "--scheduler", "synchronous",
+                 "--quiet", "--profile", "cpu"])  # the whole recipe, at its CPU settings
+    assert rc == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def megatron_export(run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("megatron") / "export"
+    assert curate(["export", "megatron", str(run), "--output", str(out), "--workers", "2", "--quiet"]) == 0  # a real LocalCluster
+    return out
+
+
+@pytest.fixture(scope="module")
+def datasets_export(run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("datasets") / "export"
+    assert curate(["export", "datasets", str(run), "--output", str(out), "--scheduler", "synchronous", "--quiet"]) == 0
+    return out
+
+
+def manifest(run: Path, phase: str) -> dict:
+    return json.loads((run / "80_mixture" / "manifests" / f"{phase}.json").read_text())
+
+
+def planned_shares(m: dict) -> dict[str, float]:
+    total = sum(g["planned_tokens"] for g in m["groups"])
+    return {g["name"]: g["planned_tokens"] / total for g in m["groups"] if g["planned_tokens"]}
+
+
+def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
+    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b))
+
+
+MEGATRON_LOADER = r'''
+import json, os, sys, warnings
+warnings.filterwarnings("ignore")
+import numpy as np, torch, torch.distributed as dist
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[3])
+dist.init_process_group("gloo", rank=0, world_size=1)
+from megatron.core.datasets.blended_megatron_dataset_builder import BlendedMegatronDatasetBuilder
+from megatron.core.datasets.gpt_dataset import GPTDataset, GPTDatasetConfig
+from megatron.core.datasets.utils import get_blend_from_list
+out, phase = sys.argv[1], sys.argv[2]
+exp = json.load(open(os.path.join(out, "export.json")))
+p = exp["phases"][phase]
+blend = get_blend_from_list(open(os.path.join(out, p["data_args"])).read().split())
+class Tokenizer:
+    eod = exp["eod_id"]; pad = exp["eod_id"] + 1; vocab_size = 151669; unique_identifiers = {"class": "test"}
+packed = p["packing"] == "best_fit"
+cfg = GPTDatasetConfig(random_seed=1, sequence_length=p["seq_length"], blend=blend, split="100,0,0", tokenizer=Tokenizer(),
+                       reset_position_ids=packed, reset_attention_mask=packed, eod_mask_loss=packed, create_attention_mask=False,
+                       path_to_cache=os.path.join(sys.argv[4], phase))
+n = p["train_samples"] * int(sys.argv[5])
+train, _, _ = BlendedMegatronDatasetBuilder(GPTDataset, [n, 0, 0], lambda: True, cfg).build()
+drawn, samples = {}, []
+for i in range(n):
+    ds = train.datasets[int(train.dataset_index[i])]
+    group = "/".join(ds.dataset_path.split("/")[-3:-1])
+    drawn[group] = drawn.get(group, 0) + 1
+    if packed:
+        s = train[i]
+        samples.append({"group": group, "tokens": s["tokens"].tolist(), "last_loss": float(s["loss_mask"][-1])})
+json.dump({"drawn": drawn, "samples": samples}, sys.stdout)
+'''
+
+
+def megatron_draws(export: Path, phase: str, tmp: Path, passes: int = 1) -> dict:
+    """What megatron-core's BlendedMegatronDatasetBuilder draws for ``phase`` over ``passes`` times its
+    ``train_samples`` (in a process of its own: gloo, torch)."""
+    pytest.importorskip("megatron.core")
+    port = str(29500 + (os.getpid() + len(phase)) % 400)
+    proc = subprocess.run([sys.executable, "-c", MEGATRON_LOADER, str(export), phase, port, str(tmp), str(passes)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_megatron_indexed_datasets_hold_each_document_once_with_its_eod(run, megatron_export):
+    from megatron.core.datasets.indexed_dataset import IndexedDataset  # noqa: F401 - the trainer's reader must import
+
+    from curation.tokens import encode
+
+    exp = json.loads((megatron_export / "export.json").read_text())
+    m = manifest(run, "pretrain_phase1")
+    g = next(g for g in m["groups"] if g["name"].startswith("code/"))  # FIM'd code, as the shard holds it
+    shard = pd.read_parquet(run / "80_mixture" / g["shards"][0]["path"])
+    ds = IndexedDataset(str(megatron_export / "pretrain_phase1" / g["name"] / "part-00000"))
+    assert len(ds) == len(shard)
+    ids = encode(shard["text"].tolist(), "qwen")
+    for i in range(len(shard)):
+        assert ds[i].tolist() == [*ids[i].tolist(), exp["eod_id"]]
+    assert exp["dtype"] == "int32" and exp["tokenizer"] == m["tokenizer"] == "qwen"
+
+
+@pytest.mark.parametrize("phase", PRETRAIN)
+def test_megatron_blend_draws_the_planned_shares(run, megatron_export, phase, tmp_path):
+    m = manifest(run, phase)
+    p = json.loads((megatron_export / "export.json").read_text())["phases"][phase]
+    prefixes = (megatron_export / p["data_args"]).read_text().split()[1::2]
+    assert all(Path(x).is_absolute() and Path(x + ".bin").is_file() and Path(x + ".idx").is_file() for x in prefixes)
+    # the samples a trainer asks for hold the planned tokens (with one EOD per document)
+    with_eod = {g["name"]: g["planned_tokens"] * (1 + g["unique_documents"] / g["unique_tokens"]) for g in m["groups"] if g["unique_tokens"]}
+    assert p["train_samples"] * p["seq_length"] == pytest.approx(sum(with_eod.values()), rel=0.02, abs=p["seq_length"])
+    # the loader's draws over 20 passes (the sample's phases are 50-110 samples: one pass quantises shares by 1/50)
+    draws = megatron_draws(megatron_export, phase, tmp_path, passes=20)["drawn"]
+    total = sum(draws.values())
+    assert total == 20 * p["train_samples"] > 0
+    shares = {g: n / total for g, n in draws.items()}
+    assert total_variation(shares, {g: v / sum(with_eod.values()) for g, v in with_eod.items()}) <= 0.01
+    assert total_variation(shares, planned_shares(m)) <= 0.02
+
+
+@pytest.mark.parametrize("phase", MIDTRAIN)
+def test_megatron_draws_each_best_fit_bin_as_one_sample(run, megatron_export, datasets_export, phase, tmp_path):
+    import datasets
+
+    m = manifest(run, phase)
+    p = json.loads((megatron_export / "export.json").read_text())["phases"][phase]
+    assert "--eod-mask-loss" in p["megatron_flags"] and "--reset-attention-mask" in p["megatron_flags"]
+    if not p["train_samples"]:
+        pytest.skip(f"{phase} replays no bin on the sample")
+    eod = json.loads((megatron_export / "export.json").read_text())["eod_id"]
+    bins = datasets.load_from_disk(str(datasets_export / phase))
+    padded = {tuple(ids + [eod] * (m["seq_length"] - len(ids))) for ids in bins["input_ids"]}
+    for s in megatron_draws(megatron_export, phase, tmp_path)["samples"]:
+        assert len(s["tokens"]) == m["seq_length"]
+        assert tuple(s["tokens"]) in padded  # one whole bin, never split or merged with the next
+        assert s["last_loss"] == 0.0  # the label that crosses into the next sample is masked (input EOD)
+
+
+@pytest.mark.parametrize("phase", PRETRAIN)
+def test_datasets_rows_replay_the_plan_in_a_shuffled_order(run, datasets_export, phase):
+    import datasets
+
+    m = manifest(run, phase)
+    ds = datasets.load_from_disk(str(datasets_export / phase))
+    rows = ds.to_pandas()
+    assert {"doc_id", "copy", "text", "group", "n_tokens"} <= set(rows.columns)
+    got = rows.groupby("group")["n_tokens"].sum()
+    assert got.to_dict() == {g["name"]: g["replay_tokens"] for g in m["groups"] if g["replay_tokens"]}  # the shards' replay, exactly
+    assert m["budget"]["met"]  # on the sample the replay is within 2 % of the plan (the manifest says so otherwise)
+    assert total_variation((got / got.sum()).to_dict(), planned_shares(m)) <= 0.02
+    assert got.sum() == pytest.approx(m["budget"]["planned_tokens"], rel=0.02)
+    # each document as many times as the plan uses it, copies numbered 0..k-1
+    copies = pd.concat([pd.read_parquet(run / "80_mixture" / s["path"], columns=["doc_id", "copies"]) for g in m["groups"] for s in g["shards"]])
+    shown = rows.groupby("doc_id")["copy"].agg(["count", "max"])
+    want = copies.set_index("doc_id")["copies"]
+    assert shown["count"].to_dict() == want[want > 0].to_dict()
+    assert (shown["max"] == shown["count"] - 1).all()
+    # the rows are shuffled across groups, not one group after another
+    runs = (rows["group"] != rows["group"].shift()).sum()
+    assert runs > 3 * rows["group"].nunique()
+
+
+def test_datasets_midtraining_rows_are_packed_sequences(run, datasets_export):
+    import datasets
+
+    for phase in MIDTRAIN:
+        m = manifest(run, phase)
+        ds = datasets.load_from_disk(str(datasets_export / phase))
+        assert set(ds.column_names) >= {"input_ids", "document_lengths", "group"}
+        for row in ds:
+            assert 0 < len(row["input_ids"]) <= m["seq_length"]
+            assert sum(row["document_lengths"]) == len(row["input_ids"])
+        packing = sum(g["packing"]["sequences"] for g in m["groups"] if g.get("packing"))
+        assert len(ds) == packing
+
+
+def test_datasets_random_truncation_cuts_long_documents_at_a_seeded_offset(run, tmp_path):
+    import datasets
+
+    from curation.tokens import encode
+
+    out = tmp_path / "trunc"
+    args = ["export", "datasets", str(run), "--output", str(out), "--phase", "pretrain_phase1", "--truncation", "random",
+            "--scheduler", "synchronous", "--quiet"]
+    assert curate(args) == 0
+    rows = datasets.load_from_disk(str(out / "pretrain_phase1")).to_pandas()
+    long = rows[rows["n_tokens"] + 1 > 4096]
+    assert len(long) and (long["input_ids"].map(len) == 4096).all()
+    short = rows[rows["n_tokens"] + 1 <= 4096]
+    assert (short["input_ids"].map(len) == short["n_tokens"] + 1).all()  # whole, with its EOD
+    r = long.iloc[0]
+    full = encode([r["text"]], "qwen")[0]
+    assert full[r["truncated_at"]:r["truncated_at"] + 4096].tolist() == list(r["input_ids"])
+    assert long["truncated_at"].nunique() > 1  # offsets are drawn, not all at the start
+    again = tmp_path / "trunc2"
+    assert curate([*args[:4], str(again), *args[5:]]) == 0
+    assert (again / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes() == (out / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes()
+
+
+def test_exports_refuse_unfinished_or_damaged_runs_and_write_nothing(run, tmp_path, caplog):
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(run, unfinished)
+    (unfinished / "run.json").unlink()
+    out = tmp_path / "out"
+    assert curate(["export", "megatron", str(unfinished), "--output", str(out), "--scheduler", "synchronous"]) == 4
+    assert "not a finished run" in caplog.text and not out.exists()
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(run, damaged)
+    m = manifest(damaged, "pretrain_phase2")
+    shard = damaged / "80_mixture" / m["groups"][-1]["shards"][0]["path"]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size: only the checksum can tell
+    shard.write_bytes(bytes(data))
+    assert curate(["export", "datasets", str(damaged), "--output", str(out), "--scheduler", "synchronous"]) == 4
+    assert "sha256" in caplog.text and not out.exists() and not list(tmp_path.glob(".out*"))
+
+    assert curate(["export", "megatron", str(run), "--output", str(out), "--phase", "no_such_phase"]) == 2
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert curate(["export", "megatron", str(run), "--output", str(foreign), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous"]) == 5
+    assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_an_export_replaces_only_its_own_earlier_export(run, tmp_path):
+    out = tmp_path / "again"
+    args = ["export", "megatron", str(run), "--output", str(out), "--phase", "midtrain_reasoning_32k", "--scheduler", "synchronous", "--quiet"]
+    assert curate(args) == 0
+    first = json.loads((out / "export.json").read_text())
+    assert curate(args) == 0
+    assert json.loads((out / "export.json").read_text()) == first
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "export.json", "midtrain_reasoning_32k", "midtrain_reasoning_32k.data-args"]
+    assert np.isclose(sum(float(w) for w in (out / "midtrain_reasoning_32k.data-args").read_text().split()[::2]), 1.0)
