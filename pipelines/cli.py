@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="print the funnel of a run")
     stats.add_argument("run_dir", type=Path)
     stats.add_argument("--json", action="store_true", help="print the stats as JSON")
+    stats.add_argument("--mixture", action="store_true", help="per phase: each group's planned and replayed tokens, shares, epochs, cap")
     add_module_parsers(sub, COMMANDS, "handler")
     return parser
 
@@ -280,8 +281,11 @@ def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from pipelines.summary import funnel_table, load_run_stats
+    from pipelines.summary import funnel_table, load_run_stats, mixture_table
 
+    if args.mixture:
+        print(mixture_table(args.run_dir))
+        return 0
     stats = load_run_stats(args.run_dir)
     if not stats:
         log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)

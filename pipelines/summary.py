@@ -45,9 +45,45 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
             f"{s.get('seconds', 0):.1f}",
             ", ".join(f"{r}={v['documents']:,}" for r, v in reasons) or _annotated(s),
         ])
+    return text_table(header, rows, left=(0, 7))
+
+
+def text_table(header: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,)) -> str:
+    """Columns padded to their widest cell, numbers right-aligned (the columns in ``left`` left-aligned)."""
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     lines = []
     for row in [header, *rows]:
-        cells = [str(c).ljust(w) if j in (0, 7) else str(c).rjust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [str(c).ljust(w) if j in left else str(c).rjust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def mixture_table(run_dir: Path) -> str:
+    """Per phase: its budget line, then each group's planned and replayed tokens, shares, epochs and
+    cap, then the warnings of its manifest (``curate stats RUN --mixture``)."""
+    from curation.stats.mixture import manifests, mixture_replay
+    from curation.stats.run import open_run
+
+    run = open_run(run_dir)
+    ms = manifests(run)
+    if not ms:
+        return f"{run_dir}: no mixture manifests (the mixture stage did not run or did not finish)"
+    table = mixture_replay(run)
+    out = []
+    for phase, m in sorted(ms.items(), key=lambda kv: (kv[1]["stage"] != "pretrain", kv[0])):
+        b = m["budget"]
+        out.append(f"{phase} ({m['stage']}, {m['seq_length']:,} tokens, packing {m['packing']['mode']}): budget {b['tokens']:,}, "
+                   f"planned {b['planned_tokens']:,}, replayed {b['replay_tokens']:,} ({'met' if b['met'] else 'NOT met'})")
+        rows = [[r.group, f"{r.planned_tokens:,}", f"{r.replay_tokens:,}", f"{r.planned_share:.3f}", f"{r.replay_share:.3f}",
+                 _num(r.epochs, ".3f"), _num(r.replay_epochs, ".3f"), _num(r.cap, "g"), _num(r.off, "+.1%")]
+                for r in table[table["phase"] == phase].itertuples(index=False)]
+        header = ["group", "planned", "replayed", "share", "replayed share", "epochs", "replayed epochs", "cap", "off"]
+        out.append("  " + text_table(header, rows).replace("\n", "\n  "))
+        out += [f"  warning ({w['check']}): {w['message']}" for w in m.get("warnings", [])]
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def _num(value: Any, spec: str) -> str:
+    """``value`` formatted, or blank where there is none (None or NaN)."""
+    return "" if value is None or value != value else format(value, spec)

@@ -2,6 +2,7 @@
 
 >>> # mixture_phases(run)        # one row per phase: budget, planned tokens, shortfall, packing
 >>> # mixture_composition(run)   # one row per phase × group: tokens, weight, epochs, cap
+>>> # mixture_replay(run)        # one row per phase × group: planned against replayed tokens, shares, epochs, cap
 >>> # mixture_by_kind(run)       # per phase and kind (source): tokens, share, epochs
 >>> # pretrain_epochs(run)       # epochs of each group summed over the pre-training phases
 >>> # mixture_languages(run)     # per phase and language: documents, tokens, planned tokens, share
@@ -102,6 +103,32 @@ def mixture_composition(run: Run) -> pd.DataFrame:
                 "epochs": 0.0, "cap": None, "shortfall_tokens": 0,
             })
     return pd.DataFrame(rows, columns=GROUP_COLUMNS)
+
+
+REPLAY_COLUMNS = ["phase", "group", "planned_tokens", "replay_tokens", "planned_share", "replay_share", "epochs", "replay_epochs",
+                  "cap", "off"]
+
+
+def mixture_replay(run: Run) -> pd.DataFrame:
+    """One row per phase × shipped group, then one ``(phase)`` row per phase: the plan (tokens,
+    share, epochs) next to what the shards replay (Σ copies × tokens), the cap, and ``off``
+    (replayed / planned − 1; within ±0.02 the manifest counts the plan as met)."""
+    rows = []
+    for phase, m in manifests(run).items():
+        groups = m.get("groups", [])
+        planned = sum(int(g.get("planned_tokens", 0)) for g in groups)
+        replay = sum(int(g.get("replay_tokens", 0)) for g in groups)
+        for g in groups:
+            p, r = int(g.get("planned_tokens", 0)), int(g.get("replay_tokens", 0))
+            rows.append({
+                "phase": phase, "group": g["name"], "planned_tokens": p, "replay_tokens": r,
+                "planned_share": p / planned if planned else 0.0, "replay_share": r / replay if replay else 0.0,
+                "epochs": g.get("epochs"), "replay_epochs": g.get("replay_epochs"), "cap": g.get("cap"),
+                "off": r / p - 1 if p else None,
+            })
+        rows.append({"phase": phase, "group": "(phase)", "planned_tokens": planned, "replay_tokens": replay, "planned_share": 1.0,
+                     "replay_share": 1.0, "epochs": None, "replay_epochs": None, "cap": None, "off": replay / planned - 1 if planned else None})
+    return pd.DataFrame(rows, columns=REPLAY_COLUMNS)
 
 
 def mixture_by_kind(run: Run) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from curation.stats.mixture import (
     mixture_exclusions,
     mixture_languages,
     mixture_phases,
+    mixture_replay,
     mixture_shortfalls,
     mixture_warnings,
     pretrain_epochs,
@@ -216,6 +217,7 @@ def mixture_section(run: Run) -> Section:
            "exclusions (web/low, code/low, code_web/low) and every repeat factor (mixture.repeat). Each phase's budget "
            "is its GLM-4.5 token count × one scale, so phase 1 : phase 2 is 15 : 7 (docs/mixture.md).")
     s.table(phases, "phases")
+    s.table(mixture_replay(run), "plan against replay: planned and replayed tokens per group (off = replayed / planned − 1)")
     warnings = mixture_warnings(run)
     if not warnings.empty:
         s.table(warnings, "warnings: checks of the plan")

@@ -22,6 +22,7 @@ from curation.stats.mixture import (
     mixture_by_kind,
     mixture_composition,
     mixture_phases,
+    mixture_replay,
     mixture_shortfalls,
     pretrain_epochs,
 )
@@ -236,6 +237,13 @@ def test_mixture_views_equal_manifest_fields(run, run_dir):
         assert sorted(excluded["group"]) == sorted(g["name"] for g in m["excluded_groups"])
         if len(rows):
             assert rows["token_share"].sum() == pytest.approx(1.0)
+    replay = mixture_replay(run)
+    for name, m in ms.items():
+        rows = replay[replay["phase"] == name].set_index("group")
+        for g in m["groups"]:
+            assert (rows.at[g["name"], "planned_tokens"], rows.at[g["name"], "replay_tokens"]) == (g["planned_tokens"], g["replay_tokens"])
+        total = rows.loc["(phase)"]
+        assert total["replay_tokens"] == m["budget"]["replay_tokens"] and total["planned_tokens"] == m["budget"]["planned_tokens"]
     kinds = mixture_by_kind(run).set_index(["phase", "kind"])
     for name, m in ms.items():
         for kind in {g["kind"] for g in m["groups"]}:

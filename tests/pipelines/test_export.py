@@ -251,3 +251,14 @@ def test_an_export_replaces_only_its_own_earlier_export(run, tmp_path):
     assert json.loads((out / "export.json").read_text()) == first
     assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "export.json", "midtrain_reasoning_32k", "midtrain_reasoning_32k.data-args"]
     assert np.isclose(sum(float(w) for w in (out / "midtrain_reasoning_32k.data-args").read_text().split()[::2]), 1.0)
+
+
+def test_stats_mixture_shows_each_phase_planned_against_replayed(run, capsys):
+    assert curate(["stats", str(run), "--mixture"]) == 0
+    out = capsys.readouterr().out
+    for phase in [*PRETRAIN, *MIDTRAIN]:
+        b = manifest(run, phase)["budget"]
+        assert f"{phase} (" in out and f"planned {b['planned_tokens']:,}, replayed {b['replay_tokens']:,}" in out
+    g = manifest(run, "pretrain_phase1")["groups"][0]
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith(g["name"] + " "))
+    assert f"{g['planned_tokens']:,}" in line and f"{g['replay_tokens']:,}" in line
