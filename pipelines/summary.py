@@ -75,9 +75,9 @@ def mixture_table(run_dir: Path) -> str:
         out.append(f"{phase} ({m['stage']}, {m['seq_length']:,} tokens, packing {m['packing']['mode']}): budget {b['tokens']:,}, "
                    f"planned {b['planned_tokens']:,}, replayed {b['replay_tokens']:,} ({'met' if b['met'] else 'NOT met'})")
         rows = [[r.group, f"{r.planned_tokens:,}", f"{r.replay_tokens:,}", f"{r.planned_share:.3f}", f"{r.replay_share:.3f}",
-                 _num(r.epochs, ".3f"), _num(r.replay_epochs, ".3f"), _num(r.cap, "g"), _num(r.off, "+.1%")]
+                 _num(r.epochs, ".3f"), _num(r.replay_epochs, ".3f"), _num(r.cap, ".3f"), _num(r.replay_cap, ".3f"), _num(r.off, "+.1%")]
                 for r in table[table["phase"] == phase].itertuples(index=False)]
-        header = ["group", "planned", "replayed", "share", "replayed share", "epochs", "replayed epochs", "cap", "off"]
+        header = ["group", "planned", "replayed", "share", "replayed share", "epochs", "replayed epochs", "cap", "replay cap", "off"]
         out.append("  " + text_table(header, rows).replace("\n", "\n  "))
         out += [f"  warning ({w['check']}): {w['message']}" for w in m.get("warnings", [])]
         out.append("")

@@ -19,14 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.plan import GroupPlan, PhasePlan
+from curation.mixture.plan import GroupPlan, PhasePlan, lookup
 
 SCHEMA_VERSION = "2.0"
 MANIFEST_KIND = "curation.mixture.manifest"
@@ -212,6 +212,22 @@ def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tu
                        "min_sequences": sum(f["min_sequences"] for f in files), "files": files}
         entries.append(group_entry(gp, shards, fim or None, packing))
     return entries, fim_total
+
+
+def with_replay_caps(entries: Mapping[str, tuple[list[dict[str, Any]], Any]], specs: Sequence[PhaseSpec], max_epochs: Mapping[str, float]) -> None:
+    """Give every group entry its ``replay_cap``: the cap less what the earlier pre-training phases
+    replayed of the group (a group's pre-training phases share one cap and the same documents).
+    ``cap`` is the plan's (the cap less the earlier phases' planned epochs); a phase's whole copies
+    may use what an earlier phase's copies left below its plan, never more than the cap."""
+    used: dict[str, float] = {}
+    for spec in specs:
+        for g in entries[spec.name][0]:
+            if spec.stage != "pretrain":
+                g["replay_cap"] = g["cap"]
+                continue
+            cap = lookup(max_epochs, g["name"], math.inf)
+            g["replay_cap"] = None if math.isinf(cap) else round(max(cap - used.get(g["name"], 0.0), 0.0), 9)
+            used[g["name"]] = used.get(g["name"], 0.0) + g["replay_epochs"]
 
 
 def phase_summary(plan: PhasePlan, manifest: Mapping[str, Any]) -> dict[str, Any]:

@@ -54,6 +54,8 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
     for g in manifest["groups"]:
         if g["cap"] is not None and g["epochs"] > g["cap"] + 1e-9:
             errors.append(f"group {g['name']}: epochs {g['epochs']} above its cap {g['cap']}")
+        if g.get("replay_cap") is not None and g["replay_epochs"] > g["replay_cap"] + 1e-6:
+            errors.append(f"group {g['name']}: replays {g['replay_epochs']} epochs, above its replay cap {g['replay_cap']}")
         replay = sum(s.get("replay_tokens", s["tokens"]) for s in g["shards"])
         if replay != g["replay_tokens"]:
             errors.append(f"group {g['name']}: replay_tokens {g['replay_tokens']} != sum over its shards {replay}")

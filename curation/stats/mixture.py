@@ -106,12 +106,13 @@ def mixture_composition(run: Run) -> pd.DataFrame:
 
 
 REPLAY_COLUMNS = ["phase", "group", "planned_tokens", "replay_tokens", "planned_share", "replay_share", "epochs", "replay_epochs",
-                  "cap", "off"]
+                  "cap", "replay_cap", "off"]
 
 
 def mixture_replay(run: Run) -> pd.DataFrame:
     """One row per phase × shipped group, then one ``(phase)`` row per phase: the plan (tokens,
-    share, epochs) next to what the shards replay (Σ copies × tokens), the cap, and ``off``
+    share, epochs) next to what the shards replay (Σ copies × tokens), the plan's cap and the replay's
+    (the cap less the earlier pre-training phases' replayed epochs), and ``off``
     (replayed / planned − 1; within ±0.02 the manifest counts the plan as met)."""
     rows = []
     for phase, m in manifests(run).items():
@@ -124,10 +125,10 @@ def mixture_replay(run: Run) -> pd.DataFrame:
                 "phase": phase, "group": g["name"], "planned_tokens": p, "replay_tokens": r,
                 "planned_share": p / planned if planned else 0.0, "replay_share": r / replay if replay else 0.0,
                 "epochs": g.get("epochs"), "replay_epochs": g.get("replay_epochs"), "cap": g.get("cap"),
-                "off": r / p - 1 if p else None,
+                "replay_cap": g.get("replay_cap", g.get("cap")), "off": r / p - 1 if p else None,
             })
         rows.append({"phase": phase, "group": "(phase)", "planned_tokens": planned, "replay_tokens": replay, "planned_share": 1.0,
-                     "replay_share": 1.0, "epochs": None, "replay_epochs": None, "cap": None, "off": replay / planned - 1 if planned else None})
+                     "replay_share": 1.0, "epochs": None, "replay_epochs": None, "cap": None, "replay_cap": None, "off": replay / planned - 1 if planned else None})
     return pd.DataFrame(rows, columns=REPLAY_COLUMNS)
 
 

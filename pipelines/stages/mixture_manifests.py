@@ -14,7 +14,7 @@ import pandas as pd
 from curation.mixture.accounting import language_table
 from curation.mixture.checks import check_plans, check_replay
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
-from curation.mixture.manifest import build_manifest, group_entries, phase_summary
+from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.plan import PhasePlan, pretrain_epochs, with_built_tokens
@@ -38,6 +38,7 @@ def write_manifests(
         built = records[(records["phase"] == name) & records["group"].isin([REPO_GROUP, THREADS_GROUP])]
         with_built_tokens(plan, {g: int(t) for g, t in built.groupby("group")["unique_tokens"].sum().items()})
     entries = {s.name: group_entries(s, plans[s.name], records[records["phase"] == s.name]) for s in specs}
+    with_replay_caps(entries, specs, cfg.max_epochs)
     warnings = check_plans(plans, specs, top_group=cfg.top_group, min_top_epochs=cfg.min_top_epochs,
                            max_share=cfg.concentration_max_share, max_documents=cfg.concentration_max_documents,
                            on_concentration=cfg.on_concentration)

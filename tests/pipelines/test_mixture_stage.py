@@ -146,6 +146,7 @@ def test_midtraining_sets_are_built_and_packed(stage_run):
             # every planned copy is packed, not each document once, each with its end-of-document token
             assert spans["length"].sum() == g["replay_tokens"] + g["replay_documents"]
             assert abs(g["replay_tokens"] - g["planned_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(out, g))
+            assert g["replay_cap"] is None or g["replay_epochs"] <= g["replay_cap"] + 1e-6  # each manifest's own figure
             assert (spans["position"] + spans["length"] <= mm["seq_length"]).all()
     long_groups = {g["name"] for g in manifests(out)["midtrain_long_context_128k"]["groups"]}
     assert long_groups == {"long_docs/all", "agent/all"}
@@ -178,6 +179,7 @@ def test_replay_equals_plan_and_no_group_passes_its_cap(stage_run):
             rows = read_parts(out / Path(g["shards"][0]["path"]).parent)
             assert int((rows["copies"] * rows["n_tokens"]).sum()) == g["replay_tokens"]
             assert abs(g["replay_tokens"] - g["planned_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(out, g))
+            assert g["replay_cap"] is None or g["replay_epochs"] <= g["replay_cap"] + 1e-6  # each manifest's own figure
         b = m["budget"]
         if abs(b["replay_tokens"] - b["planned_tokens"]) > 0.02 * b["planned_tokens"]:
             assert not b["met"]  # a replay off the plan never passes as met
