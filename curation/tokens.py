@@ -115,17 +115,38 @@ def encode(texts: list[str], name: str = "qwen") -> list[np.ndarray]:
 
 
 def token_id(name: str, token: str) -> int:
-    """The id of ``token`` (e.g. ``<|endoftext|>``) in the tokenizer named; a clear error when it has none."""
+    """The id of ``token`` (e.g. ``<|endoftext|>``) in the tokenizer named; a clear error when it has none.
+
+    >>> token_id("qwen", "<|endoftext|>") == load_tokenizer("qwen").token_to_id("<|endoftext|>")
+    True
+    """
     if name == "whitespace":
         raise ValueError("the whitespace tokenizer has no token ids; export with qwen or a tokenizer.json")
-    tid = load_tokenizer(name).token_to_id(token)
+    fast = load_fast_counter(name)  # the exports' own encoder: the tokenizers file is not loaded a second time
+    if fast is not None:
+        enc = fast[0]
+        tid = enc._special_tokens.get(token)
+        if tid is None:
+            try:
+                tid = enc.encode_single_token(token.encode("utf-8"))
+            except KeyError:
+                tid = None
+    else:
+        tid = load_tokenizer(name).token_to_id(token)
     if tid is None:
         raise ValueError(f"tokenizer {name!r} has no token {token!r}; give its end-of-document token with --eod-token")
     return int(tid)
 
 
 def vocab_size(name: str) -> int:
-    """Ids the tokenizer can produce (its vocabulary with the added tokens)."""
+    """Ids the tokenizer can produce (its vocabulary with the added tokens).
+
+    >>> vocab_size("qwen") == load_tokenizer("qwen").get_vocab_size(with_added_tokens=True)
+    True
+    """
+    fast = load_fast_counter(name)
+    if fast is not None:
+        return int(fast[0].n_vocab)
     return int(load_tokenizer(name).get_vocab_size(with_added_tokens=True))
 
 

@@ -28,9 +28,25 @@ class TokenCountError(ValueError):
     and a packing were made with): the tokenizer differs from the run's."""
 
 
-def with_eod(ids: Sequence[np.ndarray], eod: int) -> list[np.ndarray]:
-    """Each document's ids followed by the end-of-document id."""
-    return [np.append(np.asarray(x, dtype=np.int64), np.int64(eod)) for x in ids]
+def with_eod(ids: Sequence[np.ndarray | None], eod: int) -> list[np.ndarray | None]:
+    """Each document's ids followed by the end-of-document id (``None``, a row left untokenized, stays)."""
+    return [None if x is None else np.append(np.asarray(x, dtype=np.int64), np.int64(eod)) for x in ids]
+
+
+def shard_ids(texts: Sequence[str], n_tokens: Sequence[int], doc_ids: Sequence[str], tok: str, where: str,
+              rows: Sequence[int] | None = None) -> list[np.ndarray | None]:
+    """The ids of a shard's rows (only ``rows`` when given; the others are ``None``), each checked
+    against the ``n_tokens`` its shard records. A best-fit phase's spans name the rows its
+    sequences use: a row the plan shows 0 times is never tokenized."""
+    from curation.tokens import encode
+
+    idx = range(len(texts)) if rows is None else sorted({int(r) for r in rows})
+    ids = encode([texts[i] for i in idx], tok)
+    check_counts(ids, [n_tokens[i] for i in idx], [doc_ids[i] for i in idx], where)
+    out: list[np.ndarray | None] = [None] * len(texts)
+    for i, x in zip(idx, ids, strict=True):
+        out[i] = x
+    return out
 
 
 def check_counts(ids: Sequence[np.ndarray], n_tokens: Sequence[int], doc_ids: Sequence[str], where: str) -> None:

@@ -30,9 +30,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.export.sequences import check_counts, packed_bins, random_window, repeated, row_keys, with_eod
+from curation.export.sequences import packed_bins, random_window, repeated, row_keys, shard_ids, with_eod
 from curation.mixture.groups import stable_hash
-from curation.tokens import encode, token_id
+from curation.tokens import token_id
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
 from pipelines.io import write_json
 from pipelines.kit import Artifact
@@ -109,8 +109,8 @@ def document_rows(table: pa.Table, job: ShardJob, opts: dict[str, Any]) -> pa.Ta
     keys = row_keys(opts["seed"], job.phase, [docs[r] for r in rows], copy.tolist())
     out = out.add_column(1, "copy", pa.array(copy, pa.int64()))
     if opts["truncation"] == "random":
-        ids = encode(table.column("text").to_pylist(), opts["tok"])
-        check_counts(ids, table.column("n_tokens").to_numpy(), docs, job.path)
+        ids = shard_ids(table.column("text").to_pylist(), table.column("n_tokens").to_numpy(), docs, opts["tok"], job.path,
+                        rows=rows)  # only the documents the plan shows
         full = with_eod(ids, opts["eod"])
         cuts = stable_hash([f"{opts['seed']}|{job.phase}|truncate|{docs[r]}|{c}" for r, c in zip(rows, copy, strict=True)])
         windows = [random_window(full[r], opts["seq_length"], int(k)) for r, k in zip(rows, cuts, strict=True)]
@@ -121,8 +121,8 @@ def document_rows(table: pa.Table, job: ShardJob, opts: dict[str, Any]) -> pa.Ta
 
 def bin_rows(table: pa.Table, spans: Any, job: ShardJob, opts: dict[str, Any]) -> pa.Table:
     """Every best-fit bin of a mid-training shard as one row, with its order key."""
-    ids = encode(table.column("text").to_pylist(), opts["tok"])
-    check_counts(ids, table.column("n_tokens").to_numpy(), table.column("doc_id").to_pylist(), job.path)
+    ids = shard_ids(table.column("text").to_pylist(), table.column("n_tokens").to_numpy(), table.column("doc_id").to_pylist(),
+                    opts["tok"], job.path, rows=spans["row"].to_numpy())
     bins = list(packed_bins(with_eod(ids, opts["eod"]), spans, opts["seq_length"]))
     keys = stable_hash([f"{opts['seed']}|{job.phase}|bin|{job.group}|{job.number}|{i}" for i in range(len(bins))])
     return pa.table({

@@ -28,8 +28,8 @@ from typing import Any
 import dask
 
 from curation.export.megatron_index import IndexedWriter, token_dtype
-from curation.export.sequences import check_counts, packed_bins, padded, with_eod
-from curation.tokens import encode, token_id, vocab_size
+from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
+from curation.tokens import token_id, vocab_size
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
 from pipelines.io import write_json
 from pipelines.progress import compute_with_progress
@@ -62,21 +62,22 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
 def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vocab: int, seq_length: int, mode: str) -> dict[str, Any]:
     """Tokenize one shard and write its indexed dataset; its figures."""
     table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS)
-    ids = encode(table.column("text").to_pylist(), tok)
+    texts, docs = table.column("text").to_pylist(), table.column("doc_id").to_pylist()
     n_tokens = table.column("n_tokens").to_numpy()
-    check_counts(ids, n_tokens, table.column("doc_id").to_pylist(), job.path)
     rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix}
     with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
         if mode == "best_fit":
             if job.packing_path is None or job.packing_sha256 is None:
                 raise ValueError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
             spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
+            ids = shard_ids(texts, n_tokens, docs, tok, job.path, rows=spans["row"].to_numpy())
             tokens = 0
             for bin_ids, _lengths, _docs in packed_bins(with_eod(ids, eod), spans, seq_length):
                 writer.add(padded(bin_ids, seq_length, eod))
                 tokens += len(bin_ids)
             rec.update(sequences=len(writer.lengths), tokens=tokens, samples=len(writer.lengths))
         else:
+            ids = shard_ids(texts, n_tokens, docs, tok, job.path)
             for x in with_eod(ids, eod):
                 writer.add(x)
             first = table.column("copy").to_numpy() == 0
