@@ -102,7 +102,7 @@ STOP_WORDS = frozenset(
 #: pronouns, copula, common prepositions and conjunctions, negation, measure word 个.
 ZH_STOP_WORDS = frozenset("的了是在和有不这也就都我你他她它们着过吗呢吧啊与及或而但把被让给对从到为以之其所个一上中要会能可那")
 #: The Gopher rule's eight most frequent English function words, and the eight most frequent
-#: Chinese ones (frequency order of the Chinese text in ../shared/data).
+#: Chinese ones (frequency order in real Chinese technical notes and reviews).
 GOPHER_STOP_WORDS_BY_LANG = {"en": GOPHER_STOP_WORDS, "zh": frozenset("的是在了和不有这")}
 STOP_WORDS_BY_LANG = {"en": STOP_WORDS, "zh": ZH_STOP_WORDS}
 #: Languages written without spaces between words.

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-#: Core document columns, in order, with their Arrow types (DESIGN.md §3).
+#: Core document columns, in order, with their Arrow types (the document contract every stage reads and writes).
 DOC_COLUMNS: dict[str, pa.DataType] = {
     "doc_id": pa.string(),
     "text": pa.string(),

@@ -19,7 +19,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: DESIGN.md §7 ("clusters of ~10⁴–10⁵ members") and SemDeDup's LAION run (440M images, 50k clusters,
+#: Clusters of ~10⁴–10⁵ members, as in SemDeDup's LAION run (440M images, 50k clusters,
 #: ~8.8k per cluster): k defaults to one cluster per this many documents.
 DEFAULT_CLUSTER_SIZE = 10_000
 #: faiss warns below 39 training points per centroid; we sample up to this many per centroid.

@@ -3,7 +3,7 @@
 Scores (0–10, one column per scorer) are combined into one number per file; per language,
 thresholds come either from percentiles of that language's scores in the run (``percentile``)
 or from absolute scores (``absolute``). Percentiles are read from fixed-bin histograms, which
-merge by addition, so the global step is a reduction of small counts (DESIGN.md §7).
+merge by addition, so the global step is a reduction of small counts.
 
 >>> rule = TierRule(mode="absolute", high=7.0, low=4.0)
 >>> assign_tiers(np.array([8.0, 5.0, 1.0]), np.array(["Go"] * 3), {}, rule)
