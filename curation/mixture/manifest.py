@@ -58,10 +58,18 @@ def replay_tokens(shard: Mapping[str, Any]) -> int:
     return int(shard.get("replay_tokens", shard["tokens"]))
 
 
-def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, int] | None, packing: dict[str, Any] | None) -> dict[str, Any]:
-    """A manifest group from its plan and its shard records (sums taken from the shards)."""
+def group_entry(
+    plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, int] | None, packing: dict[str, Any] | None,
+    text_tokens: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """A manifest group from its plan and its shard records (sums taken from the shards).
+
+    ``text_tokens`` is (unique, replayed) tokens of the documents' own text, before FIM's sentinels:
+    ``replay_epochs`` is their ratio, so that it counts showings of the same documents in every phase
+    (the quantity the cap bounds); without it, the shards' ``n_tokens`` are used."""
     unique = sum(s.get("unique_tokens", s["tokens"]) for s in shards)
     replay = sum(replay_tokens(s) for s in shards)
+    e_unique, e_replay = text_tokens if text_tokens is not None else (unique, replay)
     return {
         "name": plan.group,
         "kind": plan.kind,
@@ -77,7 +85,7 @@ def group_entry(plan: GroupPlan, shards: list[dict[str, Any]], fim: dict[str, in
         "unique_tokens": unique,
         "replay_documents": sum(s.get("replay_documents", s["documents"]) for s in shards),
         "replay_tokens": replay,
-        "replay_epochs": round(replay / unique, 9) if unique else 0.0,
+        "replay_epochs": round(e_replay / e_unique, 9) if e_unique else 0.0,
         "planned_tokens": plan.planned_tokens,
         "shortfall_tokens": plan.shortfall_tokens,
         "fim": fim,
@@ -210,7 +218,10 @@ def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tu
             toks = sum(f["tokens"] for f in files)
             packing = {"sequences": seqs, "tokens": toks, "fill_rate": round(toks / (seqs * spec.seq_length), 6) if seqs else 1.0,
                        "min_sequences": sum(f["min_sequences"] for f in files), "files": files}
-        entries.append(group_entry(gp, shards, fim or None, packing))
+        text = None
+        if "text_unique_tokens" in g.columns:
+            text = (int(g["text_unique_tokens"].sum()), int(g["text_replay_tokens"].sum()))
+        entries.append(group_entry(gp, shards, fim or None, packing, text))
     return entries, fim_total
 
 

@@ -2,12 +2,13 @@
 
 Pure pandas: :func:`build_shard` gets the membership rows of one (phase, group, shard) and
 returns the frame to write (columns :data:`SHARD_SCHEMA`), the packing spans (for best-fit
-phases) and FIM counts. Order inside a shard is a hash of (seed, phase, doc_id), so a shard's
+phases), FIM counts, and each row's tokens before FIM (the text's own tokens: a document's epochs and
+caps are counted on them, the same in every phase, while ``n_tokens`` is what the trainer sees). Order inside a shard is a hash of (seed, phase, doc_id), so a shard's
 content does not depend on how the input was partitioned.
 
 >>> rows = pd.DataFrame({"doc_id": ["b", "a"], "text": ["x y", "z"], "source": "web", "n_tokens": [2, 1], "unit": ["b", "a"]})
 >>> spec = PhaseSpec("p", mix={"web": 1.0})
->>> shard, spans, fim = build_shard(rows, spec, "web/all", CopyPlan((("p", 1.0),)), ShardOptions(seed=1))
+>>> shard, spans, fim, text_tokens = build_shard(rows, spec, "web/all", CopyPlan((("p", 1.0),)), ShardOptions(seed=1))
 >>> sorted(shard["doc_id"]), spans is None
 (['a', 'b'], True)
 """
@@ -139,8 +140,9 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
 
 def build_shard(
     rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions
-) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int]]:
-    """(shard frame, packing spans or None, FIM mode counts) for one shard's membership rows."""
+) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int], np.ndarray]:
+    """(shard frame, packing spans or None, FIM mode counts, each row's tokens before FIM) for one
+    shard's membership rows."""
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
     frame = frame.drop_duplicates("doc_id")
     frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
@@ -152,6 +154,7 @@ def build_shard(
         frame["copies"] = np.int64(1)  # every written row is one of them
     else:
         frame["copies"] = copies
+    frame["_text_tokens"] = frame["n_tokens"]  # before FIM's sentinels
     frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     if opts.materialize_repeats:
         frame = frame.assign(_o=order_key(opts.seed, spec.name, [f"{d}#{c}" for d, c in zip(frame["doc_id"], frame["copy"], strict=True)]))
@@ -174,6 +177,7 @@ def build_shard(
             cut = frame.index[mask][np.isin(modes, ("psm", "spm"))]
             if len(cut):
                 frame.loc[cut, "n_tokens"] = count_tokens(frame.loc[cut, "text"].tolist(), opts.tokenizer)
+    text_tokens = frame["_text_tokens"].to_numpy(dtype=np.int64)
     frame = frame[SHARD_SCHEMA.names]
     spans = None
     if spec.packing == "best_fit":
@@ -189,4 +193,4 @@ def build_shard(
             "doc_id": frame["doc_id"].to_numpy()[rows[at]], "copy": copy[at],
             "offset": s["offset"].to_numpy(), "length": s["length"].to_numpy(),
         })
-    return frame, spans, fim_counts
+    return frame, spans, fim_counts, text_tokens
