@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +158,32 @@ def test_sample_run_embeds_each_document_once(sample_run):
     assert sem["count"] > 0 and sem["name"] == edu["name"]
     assert edu["reused_upstream"] > 0
     assert edu["count"] == 0, f"edu_score embedded {edu['count']} documents again"
+
+
+def _readme_block(marker: str) -> list[str]:
+    text = (REPO / "README.md").read_text()
+    at = text.index(f"<!-- {marker} -->")
+    body = text[at:].split("```", 2)[1]
+    return [line for line in body.splitlines()[1:] if line.strip()]
+
+
+def _funnel_row(line: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """(stage, its five counts, its reasons as a set): the seconds column and reason order aside."""
+    cells = line.split()
+    first = next((i for i, c in enumerate(cells[1:], 1) if not re.fullmatch(r"[\d,.]+", c)), len(cells))
+    rest = " ".join(cells[first:]).removeprefix("annotated ")
+    return cells[0], tuple(cells[1:6]), frozenset(r.strip() for r in rest.split(",") if r.strip())
+
+
+def test_readme_funnel_is_the_sample_runs(sample_run):
+    """The README shows what command 1 prints today: every stage's counts and drop reasons."""
+    out, proc = sample_run
+    stats = subprocess.run([sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True)
+    assert stats.returncode == 0, stats.stderr
+    printed = [line for line in stats.stdout.splitlines() if line.strip()][1:]
+    readme = _readme_block("funnel: sample run")[1:]
+    assert [_funnel_row(r) for r in readme] == [_funnel_row(p) for p in printed[: len(readme)]], (
+        "README.md's funnel differs from the sample run: paste `curate stats runs/sample` (without the seconds column)")
+    assert len(readme) == len(printed[: len(readme)]) == len(json.loads((out / "run.json").read_text())["stages"])
+    for line in _readme_block("warning: sample run"):
+        assert line in proc.stderr, f"the sample run no longer warns: {line}"
