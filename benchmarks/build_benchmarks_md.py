@@ -1,6 +1,8 @@
-"""Rebuild BENCHMARKS.md from the per-stage RESULTS.md files (run after a benchmark changes).
+"""Rebuild BENCHMARKS.md from the per-topic RESULTS.md files (run after a benchmark changes).
 
     python benchmarks/build_benchmarks_md.py
+
+``tests/test_benchmarks_doc.py`` fails when BENCHMARKS.md is not what this script makes of them.
 """
 
 from __future__ import annotations
@@ -13,21 +15,22 @@ ORDER = ["minhash_dedup", "semdedup", "web_quality", "code_quality", "edu_score"
 
 HEADER = """# Benchmarks
 
-Every figure below was measured on the development machine — 2 cores (Intel Xeon; the sixth to
-eleventh sessions of issue 20 in benchmarks/recipe ran on 2 cores of an AMD EPYC, and say so), 24 GiB, no
-GPU, Python 3.11 — with the command next to it, against the peer named beside it **in the same
-run**. While these were measured, other jobs shared the two cores (load average often 10–20), so
-wall-clock figures are slower than on an idle machine and vary between runs; comparisons between
-peers in one run, and per-CPU-second figures where given, are the ones to read. No GPU was lent
-to this task: the CUDA, faiss-gpu and vLLM paths exist and are tested for their CPU fallbacks, but
-have not been timed.
+One section per topic: each figure with the command that reproduces it and the peer it was
+measured against **in the same run**.
 
-The sections are the stages' own result files (`benchmarks/<stage>/RESULTS.md`), gathered by
-`python benchmarks/build_benchmarks_md.py`.
+**Machine**, unless a section names another: 2 cores (Intel Xeon), 24 GiB, no GPU, Python 3.11.
+Other jobs shared the two cores (load average often 10–20), so wall-clock figures are slower
+than on an idle machine and vary between runs: read the comparisons between peers of one run,
+and the per-CPU-second figures where given. The CUDA, faiss-gpu and vLLM paths exist and are
+tested for their CPU fallbacks, but have not been timed.
+
+The sections are the topics' own result files (`benchmarks/<topic>/RESULTS.md`), gathered by
+`python benchmarks/build_benchmarks_md.py`; the history of each figure is in `git log`.
 """
 
 
-def main() -> None:
+def render() -> str:
+    """BENCHMARKS.md's text: the header, then every topic's RESULTS.md with headings one level down."""
     parts = [HEADER]
     others = sorted(p.parent.name for p in (ROOT / "benchmarks").glob("*/RESULTS.md") if p.parent.name not in ORDER)
     for name in ORDER + others:
@@ -35,14 +38,18 @@ def main() -> None:
         if not path.exists():
             continue
         text = path.read_text().strip()
-        # demote headings one level so each stage is a section of this page
+        # demote headings one level so each topic is a section of this page
         lines, fenced = [], False
         for ln in text.splitlines():
             if ln.startswith("```"):
                 fenced = not fenced
             lines.append("#" + ln if ln.startswith("#") and not fenced else ln)
         parts.append("\n".join(lines))
-    (ROOT / "BENCHMARKS.md").write_text("\n\n".join(parts) + "\n")
+    return "\n\n".join(parts) + "\n"
+
+
+def main() -> None:
+    (ROOT / "BENCHMARKS.md").write_text(render())
 
 
 if __name__ == "__main__":

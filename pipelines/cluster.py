@@ -120,8 +120,8 @@ def _this_process() -> Any:
 
 #: The environment of the worker processes a LocalCluster starts (benchmarks/recipe, 2 workers
 #: against one process): Dask's ``MALLOC_TRIM_THRESHOLD_`` of 64 KiB made glibc hand back every
-#: freed block at once, so each task faulted its memory in again (with the per-task trim, one worker
-#: spent 1.6x the CPU of one process on a pure map stage; :class:`ReleaseMemory` now trims only
+#: freed block at once, so each task faulted its memory in again (with a trim after every task, one
+#: worker spent 1.6x the CPU of one process on a pure map stage; :class:`ReleaseMemory` trims only
 #: when memory is actually high); the tokenizers' Rust pool
 #: (``RAYON_NUM_THREADS``) gets one thread per worker like the OpenMP, MKL, OpenBLAS and Arrow
 #: pools Dask already limits, so two workers on two cores do not run four busy-waiting threads.

@@ -89,7 +89,7 @@ def bench_code(n: int | None) -> dict:
     out["tiers"] = {lang: {"files": int(counts[lang]), **shares.loc[lang].to_dict()} for lang in shares.index if counts[lang] >= 20}
     out["tier_cuts"] = {k: v for k, v in cuts.items() if k in out["tiers"] or k == "*"}
     out["repo_split"] = repo_split(passing, default, overrides, cfg)
-    # tier stability across repositories: the share of a repo's files in each tier (held-out check helper)
+    # tier stability across repositories: the share of a repo's files in each tier (the held-out check)
     return out
 
 

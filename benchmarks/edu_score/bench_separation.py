@@ -5,10 +5,10 @@
 On the held-out split of ``reference_data.py`` (grouped, never trained on), in one run:
 
 - ``default``: the shipped head (``classifiers/models/edu_default``) on SemDeDup-style embeddings;
-- ``prior``: the zero-shot prior alone (cosine to rubric descriptions, the issue's 0.77 baseline);
+- ``prior``: the zero-shot prior alone (cosine to rubric descriptions);
 - ``hashed``: a hashed word/char n-gram regression (``HashedLinearModel``, fastText-style) trained
   on the same train split and targets;
-- ``judge``: the SmolLM2-135M local annotator's expected score (the issue's 0.38 baseline), on a
+- ``judge``: the SmolLM2-135M local annotator's expected score, on a
   per-kind subsample of the held-out set, with ``default`` on the same subsample;
 - leave-one-book-out: the default recipe refit without one OpenStax bundle, scored on it;
 - sample_data: Spearman of the default with the generator's ``edu_label`` (synthetic, in-repo).

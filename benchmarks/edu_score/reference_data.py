@@ -41,7 +41,7 @@ TARGETS = {
 POSITIVE = {"textbook", "research_math", "math_abstract", "stem_abstract"}
 STEM_CATEGORIES = {"astrophysics", "neuroscience", "cryptography", "topology"}
 COMMERCIAL_TYPES = {"product", "service", "listing", "collection"}
-#: The headline comparison of the issue: these kinds against the positives.
+#: The headline comparison: these kinds against the positives.
 HEADLINE_NEGATIVES = {"commercial", "nonstem_abstract"}
 
 

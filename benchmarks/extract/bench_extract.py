@@ -7,7 +7,7 @@ Pages (../shared/data/web/web_docs.parquet):
   main text, must-have snippets (``with_snippets``) and must-not snippets (``without_snippets``);
 - ``scrapinghub_aeb``: news pages with their human-written article body.
 
-Issue 17's measure: per page, **recall** = share of its must-have snippets found in the extracted
+The measure: per page, **recall** = share of its must-have snippets found in the extracted
 text, **precision** = share of its must-not snippets absent from it; a page without snippets of a
 kind does not count on that side. F1 = harmonic mean of mean recall and mean precision. Matching
 is on NFKC, lower-cased text with typographic quotes and dashes folded to ASCII and

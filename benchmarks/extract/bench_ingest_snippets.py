@@ -1,4 +1,4 @@
-"""Issue 17's check through the real path: WCXB pages → one WARC → `curate ingest` → snippet recall/precision/F1.
+"""The snippet measure through the real path: WCXB pages → one WARC → `curate ingest` → snippet recall/precision/F1.
 
     python benchmarks/extract/bench_ingest_snippets.py [--pages 300] [--extractor trafilatura]
 

@@ -2,15 +2,15 @@
 heuristics throughput on Chinese against English.
 
     CURATION_SHARED_DATA=/path/to/shared/data python benchmarks/languages/bench_quality.py
-    # the same mix through the code before this change (a checkout of it on PYTHONPATH):
-    PYTHONPATH=/path/to/old/checkout CURATION_SHARED_DATA=... python benchmarks/languages/bench_quality.py --label before
+    # the peer: language-blind web quality, a checkout of e4552c3~1 on PYTHONPATH:
+    PYTHONPATH=/path/to/peer/checkout CURATION_SHARED_DATA=... python benchmarks/languages/bench_quality.py --label before
 
 Held-out mix (``--mix check``), all ``source = web``: the 47 real Chinese tutorial sections (the 23
 not used to derive the Chinese centers are reported apart), 2,000 real Chinese short reviews, the 328
 raw Common Crawl WET pages and 400 WCXB page texts; ``--mix pages`` adds 300 review-listing pages
-(20 other reviews each, one a line); ``--mix en`` is the English pages alone (what English got
-before, when no other language shared its buckets). ``--write-lang-ids`` / ``--keep-ids`` restrict a
-run to the pages identified as English, so the code before this change can be run on them too. The web_quality stage runs with the recipe's defaults (synchronous). Reported per kind:
+(20 other reviews each, one a line); ``--mix en`` is the English pages alone (what English gets
+when no other language shares its buckets). ``--write-lang-ids`` / ``--keep-ids`` restrict a
+run to the pages identified as English, so the language-blind peer can be run on them too. The web_quality stage runs with the recipe's defaults (synchronous). Reported per kind:
 share of documents in the lowest level (discarded as ``low_quality``) and mean percentile.
 """
 

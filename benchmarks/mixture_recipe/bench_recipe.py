@@ -5,7 +5,7 @@ real web pages with their HTML (web/web_docs.parquet), OpenStax textbook modules
 pages (a page with navigation, an article and a footer), source files of real repositories
 (code/code_files.parquet) and arXiv abstracts as math & science documents.
 
-Figures (issue 14's target):
+Figures and their targets:
 - share of web pages with real code blocks (a ``<pre>`` of ≥ 3 non-empty lines, ≥ 40 characters,
   with code punctuation — judged from the HTML, independently of the recall) in phase 2's
   ``code_web`` groups (target ≥ 0.5);

@@ -15,8 +15,8 @@ packing and manifest file of the cluster run must have the same bytes as the syn
 The corpus is real text: web pages' extracted text (WCXB, scrapinghub, Common Crawl WET/cc_net),
 code files grouped by repository, OpenStax modules, arXiv abstracts, Stacks Project chapters and
 Chinese technical notes, cut to ``--mb`` megabytes in the proportions of SHARE. In the same run the
-benchmark times one pass of the Qwen tokenizer (HF ``tokenizers``, one thread: the bound issue 18
-names) and of the ``tiktoken`` counter over the same texts. Results: benchmarks/_work/recipe/.
+benchmark times one pass of the Qwen tokenizer (HF ``tokenizers``, one thread: the
+recipe's stated bound) and of the ``tiktoken`` counter over the same texts. Results: benchmarks/_work/recipe/.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``summarise_counts`` (run by the driver after every stage while the workers wait) against the
-version before this change, on a counts frame shaped like a 70 MB run's (11 partitions, 3
-sources, ~60 languages, 4 drop reasons): the old function is read from git.
+function of an earlier commit (the peer, read from git), on a counts frame shaped like a 70 MB
+run's (11 partitions, 3 sources, ~60 languages, 4 drop reasons).
 
     python benchmarks/recipe/bench_summarise.py            # against fc52715
 """

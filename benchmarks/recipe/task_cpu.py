@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # Spawned workers import the driver's __main__ before they join. Importing the CLI here means
-# they import what `curate` would make them import (benchmarks/recipe/RESULTS.md, ninth session).
+# they import what `curate` would make them import; without it their first task imports them.
 import pipelines.cli  # noqa: E402,F401
 
 

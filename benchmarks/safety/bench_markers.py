@@ -1,4 +1,4 @@
-"""What the file checks of issue 19 cost: recording a stage's files in ``_SUCCESS``, the resume
+"""What the file checks cost: recording a stage's files in ``_SUCCESS``, the resume
 check (names, sizes, Parquet footers) and ``curate verify``'s re-hash, per stage of a finished run,
 next to the stage's own run time (its peer).
 

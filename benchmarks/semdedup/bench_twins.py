@@ -4,7 +4,7 @@
 
 Corpus: the ``split`` half of the real web pages (``twins.load_pool``: ≥ 300 characters, MinHash-deduplicated)
 plus ``--twins`` constructed twins (a few names and every number changed). Reported per ε:
-- pairwise (the issue's measure): twin pairs with cosine > 1 − ε, documents with a non-twin above it;
+- pairwise: twin pairs with cosine > 1 − ε, documents with a non-twin above it;
 - the stage's own path (k-means with the default k, keep=farthest, similarity pass, decision):
   twin pairs removed, documents removed whose nearest earlier member is not their twin;
 - real template twins: pairs of product/listing/collection pages of one site (whole pool);

@@ -9,8 +9,8 @@ Everything is read from ``../shared/data/web/web_docs.parquet`` (never copied in
   record — the "random web" side;
 - ``wet``: raw Common Crawl WET records (dolma), de-duplicated by text;
 - ``judged``: those WET records with the 1–5 quality judgement in ``wet_judgements.csv``
-  (written by the helper who built this benchmark, reading each page's first ~550 and a
-  middle ~250 characters, before any scorer was run on them; see RESULTS.md).
+  (an LLM's judgement, reading each page's first ~550 and a middle ~250 characters,
+  made before any scorer was run on them; see RESULTS.md).
 """
 
 from __future__ import annotations

@@ -229,7 +229,7 @@ def _next_token_probs(model: Any, prefix_cache: Any, prefix_len: int, suffixes: 
 
     Suffixes are right-padded, so each row's last real position sees exactly its own tokens. Only
     those positions go through the output layer (``logits_to_keep``): the vocabulary projection of
-    every position was 15 % of the pass, and its logits held width × 49,152 floats per row.
+    every position would be 15 % of the pass, and its logits width × 49,152 floats per row.
     """
     import torch
 

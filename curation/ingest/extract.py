@@ -128,7 +128,7 @@ def extract_text(html: str, extractor: str) -> str:
     return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip()
 
 
-# --- evaluation (benchmarks/extract, tests): issue 17's snippet measure --------------------------
+# --- evaluation (benchmarks/extract, tests): the snippet measure ---------------------------------
 _WS = re.compile(r"\s+")
 _TOKENS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|\w+")
 

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, dict[str, Any]]:
     """Scores from the LLM annotator (NaN where it failed) and what produced them."""
-    from classifiers.annotation import get_annotator  # the edu-score issue's API
+    from classifiers.annotation import get_annotator  # the annotators edu_score uses
     from classifiers.rubrics import get_rubric
 
     rubric = get_rubric("code_quality")
