@@ -151,7 +151,7 @@ def test_sample_run_outputs_are_unchanged(sample_run):
 
 def test_sample_run_embeds_each_document_once(sample_run):
     """SemDeDup embeds; the edu head reads SemDeDup's stored vectors instead of running the
-    transformer a second time (issue 18: never run the transformer twice)."""
+    transformer a second time (never run the transformer twice)."""
     out, _ = sample_run
     sem = json.loads((out / "30_semdedup" / "stats.json").read_text())["extra"]["embedding"]
     edu = json.loads((out / "70_edu_score" / "stats.json").read_text())["extra"]["embedding"]

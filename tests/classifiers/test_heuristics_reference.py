@@ -3,7 +3,7 @@ the matrix recorded in ``data/heuristics_signals_reference.npz`` (every float eq
 same places).
 
 The record was written once by the implementation of commit 4fd2ff6 (before the signals were
-vectorised, issue 18), with ``np.savez_compressed(path, x=signal_matrix(texts, langs))`` on
+vectorised), with ``np.savez_compressed(path, x=signal_matrix(texts, langs))`` on
 :func:`reference_corpus`. Do not regenerate it to make a change pass: a difference is a change of
 output.
 """

@@ -1,4 +1,4 @@
-"""The edu judge is called from the workers (issue 20): the driver sends no request and loads no
+"""The edu judge is called from the workers: the driver sends no request and loads no
 judge, an HTTP judge's concurrency is a budget for the whole run, and the annotations are the
 same on 2 workers as in one process."""
 

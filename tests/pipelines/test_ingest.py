@@ -182,7 +182,7 @@ def test_every_kept_document_gets_its_natural_language_and_source_code_is_und(tm
 
 
 def test_an_up_to_date_ingest_is_skipped_without_planning_its_input(tmp_path, monkeypatch):
-    """Planning reads compressed files to cut them; the runner decides from the file list alone (issue 20)."""
+    """Planning reads compressed files to cut them; the runner decides from the file list alone."""
     from pipelines.stages.ingest import IngestStage
 
     f = _write_jsonl(tmp_path / "in.jsonl.gz", [{"id": f"r{i}", "text": f"doc {i}", "source": "web"} for i in range(50)])

@@ -1,4 +1,4 @@
-"""Issue 19: no curate command removes a user's file; runs lock their folder; resume checks what it skips.
+"""No curate command removes a user's file; runs lock their folder; resume checks what it skips.
 
 Each test reproduces one finding of the issue through the CLI (real runs on a synchronous scheduler,
 real Parquet) and fails on the code before the fix.
