@@ -22,12 +22,10 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import config_hash
-from pipelines.kit.artifact import Artifact, part_number
+from pipelines.kit.artifact import STEP_STATS, Artifact, part_number
 
 log = logging.getLogger(__name__)
 
-#: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
-STEP_STATS = "_STATS.json"
 #: A stage's transient files (``shuffle``'s exchanges), under its work folder; the runner removes
 #: it once the stage's output is written, before the marker lists the files.
 SCRATCH = "_scratch"
