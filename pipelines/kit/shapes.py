@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from curation.config import StageConfig
-from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept, with_columns
 from pipelines.kit.artifact import Artifact
 from pipelines.kit.context import StageContext
 
@@ -151,7 +151,10 @@ class GroupStage(StageShape):
     ``keys`` per partition → rows regrouped on ``on`` (``ctx.shuffle``) → ``removals`` per
     group → written by input partition and marked in place by ``doc_id`` (:mod:`pipelines.removal`),
     so documents never move. Cached as the sub-step ``removals``, keyed by the version and the
-    config fields in ``removal_keys``; ``figure`` names the count of removals in ``stats.json``."""
+    config fields in ``removal_keys``; ``figure`` names the count of removals in ``stats.json``.
+
+    A stage that finds its groups in more steps (MinHash, SemDeDup) writes ``identify`` instead,
+    and ``annotate`` for the columns it adds (their cluster ids)."""
 
     key_meta: ClassVar[pd.DataFrame]  #: the columns ``keys`` returns, for Dask's meta
     on: ClassVar[str] = "hash"
@@ -166,16 +169,35 @@ class GroupStage(StageShape):
         """The removal rows (``pipelines.removal.REMOVAL_META``) of key rows sharing their ``on`` values."""
         raise NotImplementedError
 
-    def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
-        from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
+    def identify(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> Plan:
+        """The removals: ``Plan((folder, state))``, ``folder`` written by
+        :func:`pipelines.removal.write_removals`, ``state`` for ``annotate``. Default: the cached
+        sub-step ``removals`` from ``keys`` and ``removals``."""
+        from pipelines.removal import REMOVAL_META, keys_with_part, write_removals
 
-        def identify(out: Path) -> dict[str, Any]:
+        def produce(out: Path) -> dict[str, Any]:
             keys = keys_with_part(docs, functools.partial(self.keys, cfg=cfg), self.key_meta)
             groups = ctx.shuffle(keys, self.on, "identify", costs=ctx.costs())
             return {self.figure: write_removals(groups.map_partitions(self.removals, cfg, meta=REMOVAL_META), out, ctx, "identify")}
 
         params = {**{k: getattr(cfg, k) for k in self.removal_keys}, "version": self.version}
-        return mark_removed(docs, ctx.step("removals", params, identify).path)
+        return Plan((ctx.step("removals", params, produce).path, None))
+
+    def annotate(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
+        """Partition ``number`` with the produced columns (none by default)."""
+        return df
+
+    def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
+        from pipelines.removal import mark_removed
+
+        plan = self.identify(docs, cfg, ctx)
+        plan.figures.record(ctx)
+        removals, state = plan.state
+        columns = plan.columns if plan.columns is not None else self.produces
+        if columns:
+            meta = with_columns(docs._meta, columns)
+            docs = ctx.map_parts(docs, _annotate, self, state, cfg, list(meta.columns), meta=meta)
+        return mark_removed(docs, removals)
 
 
 def join_scores(df: pd.DataFrame, scores: pd.DataFrame | None, columns: dict[str, Any]) -> pd.DataFrame:
@@ -200,6 +222,10 @@ def _score_rows(_number: int, rows: pd.DataFrame, stage: RowStage, cfg: Any) -> 
     for column, dtype in stage.produces.items():
         out[column] = scored[column].to_numpy() if scored is not None else pd.Series(dtype=dtype)
     return out.astype({c: d for c, d in stage.produces.items()})
+
+
+def _annotate(number: int, df: pd.DataFrame, stage: GroupStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
+    return stage.annotate(number, df, state, cfg)[columns]
 
 
 def _decide(number: int, df: pd.DataFrame, stage: RowStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
