@@ -55,6 +55,16 @@ def _duplicates(items: list[str]) -> tuple[int, int]:
     return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
 
 
+def dup_line_frac(text: str) -> float:
+    """The share of non-blank lines that repeat an earlier line (Gopher), as in :func:`repetition_signals`.
+
+    >>> dup_line_frac("a b\\na b\\nc d")
+    0.3333333333333333
+    """
+    lines = list(filter(str.strip, (text or "").split("\n")))
+    return _duplicates(lines)[0] / max(len(lines), 1)
+
+
 def _ngram_hashes(ids: np.ndarray, max_n: int) -> list[np.ndarray]:
     """hashes[n] = uint64 hash of the word n-gram starting at each position (index 0, 1 unused)."""
     out: list[np.ndarray] = [np.zeros(0, dtype=_U64), ids.astype(_U64)]

@@ -8,8 +8,8 @@ languages before applying the same rules). Stop words are the language's
 the heuristic combination treats as neutral.
 
 Each signal is a number per document; none decides anything. The rule that uses it and the
-threshold the rule applies are in :data:`SIGNALS` (for documentation and for the rule-pass
-signal of :mod:`classifiers.heuristics`).
+threshold the rule applies are in :data:`SIGNALS` (documentation: ``lo``/``hi``, the published
+pass range). A stage that applies one rule on its own is ``repeated_lines`` (``dup_line_frac``).
 
 >>> s = text_signals("The cat sat on the mat.\\nThe dog ate the bone and slept.")
 >>> s["n_words"], round(s["stop_word_frac"], 2), s["line_punct_frac"]
@@ -264,18 +264,3 @@ def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarra
     for i, t in enumerate(texts):
         out[i] = list(text_signals(t, langs[i] if langs is not None else "en").values())
     return out
-
-
-def rule_passes(values: np.ndarray) -> np.ndarray:
-    """(n, n_rules) bool: whether each document passes each published rule of :data:`SIGNALS`."""
-    cols = []
-    for j, s in enumerate(SIGNALS):
-        if s.lo is None and s.hi is None:
-            continue
-        ok = np.ones(len(values), dtype=bool)
-        if s.lo is not None:
-            ok &= values[:, j] >= s.lo
-        if s.hi is not None:
-            ok &= values[:, j] <= s.hi
-        cols.append(ok)
-    return np.stack(cols, axis=1) if cols else np.ones((len(values), 0), dtype=bool)

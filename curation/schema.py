@@ -91,6 +91,8 @@ class DropReason(str, enum.Enum):
     DUPLICATE_URL = "duplicate_url"
     # exact_dedup
     EXACT_DUPLICATE = "exact_duplicate"
+    # repeated_lines
+    REPEATED_LINES = "repeated_lines"
     # minhash_dedup
     NEAR_DUPLICATE = "near_duplicate"
     # semdedup

@@ -25,7 +25,7 @@ from pipelines import io
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
-from pipelines.marker import (  # noqa: F401 - MARKER, read_marker and the fingerprints are re-exported
+from pipelines.marker import (
     MARKER,
     WRITER,
     check_files,
@@ -215,11 +215,13 @@ def _cpu_figures(client: Any, driver_started: float, total_started: float) -> di
 
 
 def enabled_stages(recipe: dict[str, Any]) -> list[str]:
-    """Stages of the recipe that are enabled, in run order (ingest always runs)."""
+    """Stages of the recipe that are enabled, in run order (ingest always runs). A section without
+    ``enabled`` takes its config's default: on, except for a stage whose config says otherwise
+    (``repeated_lines``)."""
     out = []
     for name in STAGES:
         section = recipe.get("stages", {}).get(name) or {}
-        if name == "ingest" or section.get("enabled", True):
+        if name == "ingest" or (section["enabled"] if "enabled" in section else load_stage(name).config_cls.enabled):
             out.append(name)
     return out
 

@@ -13,6 +13,7 @@ from curation.schema import DOC_COLUMNS
 from pipelines.io import write_frame
 from pipelines.recipe import load_recipe
 from pipelines.runner import StageResult, run_stage
+from pipelines.stages import STAGES
 
 
 def docs_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -35,6 +36,18 @@ def make_stage_dir(path: Path, df: pd.DataFrame, nparts: int = 2) -> Path:
         write_frame(df.iloc[part].reset_index(drop=True), path / "docs" / f"part-{i:05d}.parquet")
     (path / "_SUCCESS").write_text(json.dumps({"output_fingerprint": f"test-{len(df)}-{nparts}"}))
     return path
+
+
+def only(*names: str) -> list[str]:
+    """Recipe overrides that run ingest and ``names`` alone, whatever stages the runner has.
+
+    >>> only("exact_dedup")[:2]
+    ['exact_dedup.enabled=true', 'repeated_lines.enabled=false']
+    """
+    unknown = sorted(set(names) - set(STAGES))
+    if unknown:
+        raise KeyError(f"unknown stages {unknown}; stages: {list(STAGES)}")
+    return [f"{s}.enabled={'true' if s in names else 'false'}" for s in STAGES if s != "ingest"]
 
 
 def run_one(

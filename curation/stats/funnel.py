@@ -73,14 +73,3 @@ def drop_reasons(run: Run, by_source: bool = False) -> pd.DataFrame:
                 rows.append(row)
     cols = ["stage", "source", "reason", "documents", "tokens"] if by_source else ["stage", "reason", "documents", "tokens"]
     return pd.DataFrame(rows, columns=cols)
-
-
-def final_sources(run: Run) -> pd.DataFrame:
-    """Documents and tokens per source that survive the last pre-mixture stage."""
-    stages = [s for s in run.stages if s.name != "mixture"] or run.stages
-    last = stages[-1]
-    rows = [
-        {"source": src, "documents": _totals(b.get("kept"))[0], "tokens": _totals(b.get("kept"))[1]}
-        for src, b in sorted(last.stats.get("by_source", {}).items())
-    ]
-    return pd.DataFrame(rows, columns=["source", "documents", "tokens"])

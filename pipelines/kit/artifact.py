@@ -49,6 +49,8 @@ import pyarrow.parquet as pq
 from curation.files import atomic_path, part_name
 
 PART_COLUMN = "_part"
+#: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
+STEP_STATS = "_STATS.json"
 
 
 def part_number(partition_info: dict | None) -> int:
@@ -64,6 +66,13 @@ class Artifact:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
+
+    def figures(self) -> dict:
+        """The figures the sub-step that wrote this artifact returned (``{}`` for none)."""
+        import json
+
+        path = self.path / STEP_STATS
+        return json.loads(path.read_text()) if path.exists() else {}
 
     # -- per partition -------------------------------------------------------------------
     def part_path(self, number: int) -> Path:

@@ -22,12 +22,10 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import config_hash
-from pipelines.kit.artifact import Artifact, part_number
+from pipelines.kit.artifact import STEP_STATS, Artifact, part_number
 
 log = logging.getLogger(__name__)
 
-#: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
-STEP_STATS = "_STATS.json"
 #: A stage's transient files (``shuffle``'s exchanges), under its work folder; the runner removes
 #: it once the stage's output is written, before the marker lists the files.
 SCRATCH = "_scratch"
@@ -120,8 +118,7 @@ class StageContext:
 
     def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None) -> list[Artifact]:
         """Several :meth:`step` s, each one ``write_sliced(docs, folder, step.fn, *step.args)``,
-        computed as one graph: the tasks of the second fill the first one's tail (web_quality's
-        scorers were two computes, each ending on one worker). Each keeps its own cache folder,
+        computed as one graph, so the tasks of the second fill the first one's tail. Each keeps its own cache folder,
         figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
         artifacts come back in the order of ``steps``."""
         todo, finals = [], []
@@ -183,10 +180,9 @@ class StageContext:
         written. Same files as ``fn`` over whole partitions, on any number of workers.
 
         ``sources``: the sources ``fn`` works on. A partition without a token of them (the input
-        stage's ``costs``) runs as one task: ``fn`` has nothing to do there, and its slices were
-        tasks of 10–20 ms that cost the scheduler more than they did (a web scorer over a code
-        partition: web_quality went from 243 tasks to 169 on a 116 MB recipe, benchmarks/recipe). The
-        files are the same: the step is row-wise."""
+        stage's ``costs``) runs as one task, since ``fn`` has nothing to do there and slices
+        of it would cost the scheduler more than the work. The files are the same: the step is
+        row-wise."""
         writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources)
         return int(sum(self.compute(writes, label, costs=costs)))
 
@@ -195,9 +191,8 @@ class StageContext:
         """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows (its
         key ends with the partition number, as its slices' keys do), and the writes' costs for
         :meth:`compute`: the input stage's tokens of ``sources`` per partition, so the costliest
-        partition's slices start first and a short one ends the step (code_quality's scoring ended
-        on one worker's 2 s slice while the other sat idle, benchmarks/recipe); ``None`` for a
-        frame the stage derived, whose partitions are not the input's."""
+        partition's slices start first and a short one ends the step; ``None`` for a frame the
+        stage derived, whose partitions are not the input's."""
         import uuid
 
         from dask import delayed
@@ -247,8 +242,7 @@ class StageContext:
         """Compute a Dask collection with progress; a dataframe or series comes back as one
         pandas object (never a list of pieces), anything else as computed. ``costs`` (one per
         partition of a dataframe, e.g. :meth:`costs`) start the costliest partitions first on a
-        cluster: Dask would order them by their keys as strings (9, 8, …, 2, 10, 1, 0), and the
-        costliest last made the step wait on it alone (benchmarks/recipe)."""
+        cluster, where Dask would order them by their keys as strings (9, 8, …, 2, 10, 1, 0)."""
         from pipelines.progress import compute_with_progress
 
         out = compute_with_progress(collection, self.client, f"{self.name}: {label}", self.quiet, costs)

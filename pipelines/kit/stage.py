@@ -1,47 +1,19 @@
-"""The stage contract: what a stage declares, and how the runner resolves what it needs.
+"""How the runner resolves what a stage declares: the artifacts of earlier stages it reuses, the
+finished stages before it, and the columns it promised.
 
-A stage is a small object (a module-level ``STAGE`` instance) with:
-
-- ``name``: snake_case, the folder name, the ledger's ``stage`` value, the CLI subcommand (with dashes);
-- ``version``: bump it when outputs change for the same config;
-- ``config_cls``: a frozen :class:`curation.config.StageConfig` subclass;
-- ``requires``: columns the input must have (checked before any compute);
-- ``produces``: columns it adds, name → pandas dtype (used for Dask ``meta``; the runner checks
-  that the built graph has them);
-- ``requires_artifacts`` (optional): ``{key: (stage, artifact)}``, artifacts of earlier stages it
-  reuses (SemDeDup's embeddings, ingest's HTML). The runner resolves them from the run folder, or
-  for a single-stage CLI run from the folder holding ``--input``, into ``ctx.upstream[key]``
-  (``None`` when that stage did not write it);
-- ``global_keys`` (optional): top-level recipe keys that change its output (``seed``);
-- ``settings`` (optional): ``{key: "stage.field"}``, values of another stage's config it reads
-  (``code_web`` counts tokens with ``ingest.tokenizer``), resolved into ``ctx.settings[key]``;
-- ``build(docs, config, ctx)``: returns a lazy Dask dataframe with every input row, the produced
-  columns and ``drop_reason``/``drop_detail``. Sub-steps run eagerly through
-  :meth:`~pipelines.kit.context.StageContext.step` (artifacts keyed by their parameters, figures
-  returned with them), per-partition work through ``ctx.map_parts`` and ``ctx.compute``.
-
-Ingest is the one stage with ``reads_raw = True``: its ``build`` receives the raw input specs
-instead of a dataframe. The runner fingerprints its ``input_files`` (found, not read) to decide
-whether it is up to date, and calls its ``plan_inputs`` only when it runs. ``docs/adding-a-stage.md`` walks through writing one.
+A stage is a module-level ``STAGE`` object; its declarations (``name``, ``version``,
+``config_cls``, ``requires``, ``produces``, ``requires_artifacts``, ``settings``, ``global_keys``)
+and ``build(docs, config, ctx)`` are documented on :class:`pipelines.kit.shapes.StageShape`, the
+base of the row and group shapes most stages are written with. Ingest is the one stage with
+``reads_raw = True``: its ``build`` receives the raw input specs instead of a dataframe; the
+runner fingerprints its ``input_files`` (found, not read) to decide whether it is up to date, and
+calls its ``plan_inputs`` only when it runs. ``docs/adding-a-stage.md`` walks through writing one.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
-
-from curation.config import StageConfig
-from pipelines.kit.context import StageContext
-
-
-class Stage(Protocol):
-    name: str
-    version: str
-    config_cls: type[StageConfig]
-    requires: tuple[str, ...]
-    produces: dict[str, Any]
-
-    def build(self, docs: Any, config: Any, ctx: StageContext) -> Any: ...
+from typing import Any
 
 
 def resolve_artifacts(stage: Any, run_dir: Path | None) -> dict[str, Path | None]:

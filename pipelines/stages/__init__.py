@@ -9,10 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: name → (folder number, module). The order is the order of a run.
+#: name → (folder number, module). The order of this dict is the order of a run; the number
+#: only names the stage's folder (``15_repeated_lines``), so a new stage between two others takes
+#: a number between theirs.
 STAGES: dict[str, tuple[str, str]] = {
     "ingest": ("00", "pipelines.stages.ingest"),
     "exact_dedup": ("10", "pipelines.stages.exact_dedup"),
+    "repeated_lines": ("15", "pipelines.stages.repeated_lines"),
     "minhash_dedup": ("20", "pipelines.stages.minhash_dedup"),
     "semdedup": ("30", "pipelines.stages.semdedup"),
     "web_quality": ("40", "pipelines.stages.web_quality"),

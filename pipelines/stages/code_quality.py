@@ -9,8 +9,8 @@ the ``scores`` artifact is reused (the skeleton is :mod:`pipelines.stages.code_s
 :mod:`curation.quality.code_files`).
 
 The rule thresholds are the sub-config ``rules`` (:class:`~curation.quality.code_rules.RuleThresholds`),
-the tier policy ``tiers`` (:class:`~curation.quality.code_tiers.TierPolicy`); their old flat keys
-still work (``code_quality.max_lines=…``, ``code_quality.tier_high=…``) and the config hash is
+the tier policy ``tiers`` (:class:`~curation.quality.code_tiers.TierPolicy`); flat keys set
+them too (``code_quality.max_lines=…``, ``code_quality.tier_high=…``), and the config hash is
 computed from that flat view.
 """
 
@@ -34,9 +34,8 @@ from curation.quality.code_files import annotate_files, file_histogram, score_fr
 from curation.quality.code_language import UNPOOLED_GROUPS, tier_group
 from curation.quality.code_rules import RuleThresholds
 from curation.quality.code_tiers import TierPolicy, thresholds
-from curation.schema import annotated_meta
-from pipelines.kit import StageContext
-from pipelines.stages.code_steps import cut_figures, decide, score_step, tier_histogram
+from pipelines.kit import Plan, RowStage, StageContext, StageFigures
+from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
 
 log = logging.getLogger(__name__)
 
@@ -97,25 +96,26 @@ def _on_batches(scorer: Scorer) -> Callable[..., np.ndarray]:
     return lambda texts, languages, paths: scorer.score(Batch(texts, languages, paths))
 
 
-class CodeQualityStage:
+class CodeQualityStage(RowStage):
     name = "code_quality"
-    version = "1"
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
-    def build(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> dd.DataFrame:
+    def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
         scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg)
         hist = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
         default, overrides = cfg.tiers.rules()
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
         tiers = tier_counts(hist, cuts)
-        ctx.extra_stats["tier_cuts"] = cut_figures(cuts)
-        ctx.extra_stats["tiers"] = tiers
-        ctx.extra_stats["annotated"] = {f"tier {t}": sum(v[t] for v in tiers.values()) for t in ("high", "low")}
-        log.info("code_quality: tier cuts %s", json.dumps(ctx.extra_stats["tier_cuts"]))
-        meta = annotated_meta(docs._meta, {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object})
-        return decide(ctx, docs, scores, annotate_files, list(cfg.scorers), cfg.rules, cfg.tiers, cuts, meta=meta)
+        log.info("code_quality: tier cuts %s", json.dumps(cut_figures(cuts)))
+        figures = StageFigures({"tier_cuts": cut_figures(cuts), "tiers": tiers},
+                               marks={f"tier {t}": sum(v[t] for v in tiers.values()) for t in ("high", "low")})
+        return Plan((scores, cuts), figures, {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object})
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeQualityConfig) -> pd.DataFrame:
+        scores, cuts = state
+        return annotate_files(df, scores.read_part(number), list(cfg.scorers), cfg.rules, cfg.tiers, cuts)
 
 
 STAGE = CodeQualityStage()

@@ -5,8 +5,8 @@
    of each partition; it returns ``{count_key: rows}``.
 2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
    summed on the client into tier cuts by the stage.
-3. :func:`decide`: per input partition, ``annotate(df, scores_of_that_partition or None, *args)``
-   with the output columns in ``meta``'s order.
+3. the stage's ``decide`` (:class:`pipelines.kit.RowStage`): per input partition, from the
+   scores of that partition (``scores.read_part(number)``, ``None`` for none) and the cuts.
 
 Changing a decision parameter re-runs 2 and 3 only: the ``scores`` artifact is reused.
 """
@@ -45,17 +45,6 @@ def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.D
 
 def _hist_file(path: str, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:
     return hist(pd.read_parquet(path), *args)
-
-
-def decide(ctx: StageContext, docs: dd.DataFrame, scores: Artifact, annotate: Callable[..., pd.DataFrame], *args: Any,
-           meta: pd.DataFrame) -> dd.DataFrame:
-    """``annotate(df, scores.read_part(number), *args)`` per partition, columns as in ``meta``."""
-    return ctx.map_parts(docs, _decide_part, scores, annotate, list(meta.columns), *args, meta=meta)
-
-
-def _decide_part(number: int, df: pd.DataFrame, scores: Artifact, annotate: Callable[..., pd.DataFrame], columns: list[str],
-                 *args: Any) -> pd.DataFrame:
-    return annotate(df, scores.read_part(number), *args)[columns]
 
 
 def cut_figures(cuts: dict[str, tuple[float, float]], keep: Callable[[str], bool] = lambda _k: True) -> dict[str, list[float]]:

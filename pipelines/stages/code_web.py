@@ -2,16 +2,16 @@
 
 score (per web page, cached: HTML code-tag counts, code-content probability, re-parsed text,
 structural score of its code blocks + surrounding text) → decide (recall by tags and/or the
-classifier threshold; tier cuts over recalled pages). Every web page is a candidate (the quality
-levels no longer remove any before this stage) and none is removed here: recalled pages keep
+classifier threshold; tier cuts over recalled pages). Every web page is a candidate (web_quality
+removes none before this stage) and none is removed here: recalled pages keep
 ``source = "web"`` and get ``code_web_recall``, ``code_tier`` and the re-parsed text; the mixture
 policy puts them in the ``code_web/<tier>`` groups (and excludes ``code_web/low``). The skeleton
 is :mod:`pipelines.stages.code_steps`, the logic :mod:`curation.quality.code_pages`.
 
 Token counts of re-parsed pages use **ingest's tokenizer**, so that every ``n_tokens`` of a run is
-counted alike: the stage declares ``settings = {"tokenizer": "ingest.tokenizer"}`` and reads it
-the runner resolves it with :func:`pipelines.recipe.stage_settings` into ``ctx.settings`` (the typed ingest config: its default when the recipe
-omits it). It is not part of this stage's config hash: ingest's hash covers it and reaches this
+counted alike: the stage declares ``settings = {"tokenizer": "ingest.tokenizer"}``, which the
+runner resolves with :func:`pipelines.recipe.stage_settings` into ``ctx.settings`` (the typed
+ingest config's value: its default when the recipe omits it). It is not part of this stage's config hash: ingest's hash covers it and reaches this
 stage through its input fingerprint; the cached ``scores`` step is keyed by it.
 """
 
@@ -32,10 +32,9 @@ from curation.config import ConfigError, StageConfig, check_range
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
 from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
-from curation.schema import annotated_meta
 from curation.tokens import count_tokens
-from pipelines.kit import Artifact, StageContext
-from pipelines.stages.code_steps import cut_figures, decide, score_step, tier_histogram
+from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
+from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +165,8 @@ def _annotate(df: pd.DataFrame, s: pd.DataFrame | None, cfg: CodeWebConfig, cuts
     return annotate_pages(df, s, recalled, cfg.tier_weights, cfg.tier_rule(), cuts, cfg.keep_original_max_chars)
 
 
-class CodeWebStage:
+class CodeWebStage(RowStage):
     name = "code_web"
-    version = "1"
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
     requires_artifacts = {"html": ("ingest", "html")}
@@ -176,11 +174,10 @@ class CodeWebStage:
     produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
                                 "code_web_score": "float64"}
 
-    def build(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> dd.DataFrame:
+    def prepare(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> Plan:
         tokenizer = str(ctx.settings["tokenizer"])
         html_dir = ctx.upstream.get("html")
         log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
-        ctx.extra_stats["html_artifact"] = html_dir is not None
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None}
         scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir)
         hist = tier_histogram(ctx, scores, _hist, cfg)
@@ -189,11 +186,13 @@ class CodeWebStage:
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
-        ctx.extra_stats["tier_cuts"] = cut_figures(cuts, lambda k: k == GROUP)
-        ctx.extra_stats["recalled_pages"] = recalled
-        ctx.extra_stats["annotated"] = {"recalled": recalled}
-        meta = annotated_meta(docs._meta, dict(self.produces))
-        return decide(ctx, docs, scores, _annotate, cfg, cuts, meta=meta)
+        figures = StageFigures({"html_artifact": html_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
+                                "recalled_pages": recalled}, marks={"recalled": recalled})
+        return Plan((scores, cuts), figures)
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:
+        scores, cuts = state
+        return _annotate(df, scores.read_part(number), cfg, cuts)
 
 
 STAGE = CodeWebStage()

@@ -42,8 +42,8 @@ from classifiers.embedding_head import DEFAULT_EMBEDDER
 from classifiers.vector_source import VectorSource
 from curation.config import ConfigError, StageConfig, check_choice, check_range, nested
 from curation.quality.edu_bands import band_counts, decide_bands
-from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, annotated_meta, mark_kept
-from pipelines.kit import Artifact, StageContext
+from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, mark_kept
+from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
 
@@ -109,68 +109,85 @@ class EduScoreConfig(StageConfig):
             raise ConfigError("EduScoreConfig.band_edges must be increasing")
 
 
-class EduScoreStage:
+class EduScoreStage(RowStage):
     name = "edu_score"
-    version = "1"
     config_cls = EduScoreConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
     produces = PRODUCES
     global_keys = ("seed",)
 
-    def build(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: StageContext) -> dd.DataFrame:
-        from classifiers.annotation import get_annotator
+    def prepare(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: StageContext) -> Plan:
         from classifiers.edu import default_model_dir
-        from classifiers.rubrics import get_rubric
         from classifiers.scorer import model_fingerprint
 
-        seed = int(ctx.recipe.get("seed", 0) or 0)
-        rubric = get_rubric(cfg.rubric)
         sources = tuple(sorted(cfg.sources))
         vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score")
-        ctx.extra_stats["upstream_embeddings"] = str(vectors.upstream) if vectors.upstream else None
-        annotations: Path | None = None
-        distilled: Path | None = None
-        if cfg.annotator != "none" and cfg.sample_size > 0:
-            sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
-                          "allocation": cfg.sample_allocation, "seed": seed}
-            sample = ctx.step("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx)).path
-            judge = {**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")}
-            ann_key = {"sample": sample.name, "annotator": get_annotator(judge).model_id, "rubric": rubric.version}  # nothing loads here
-            annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, judge, rubric, out, ctx)).path
-            distil.check_transport(ctx.extra_stats["annotation"]["stats"], cfg)
-        needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
-        if needs_vectors:
+        figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
+        annotations = self._annotations(docs, cfg, sources, ctx)
+        if cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head"):
             emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}
             embedded = ctx.step("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, vectors, cfg, out, ctx)).path
             vectors = vectors.with_folders(embedded)
-        vectors_key = vectors.folders[-1].name if needs_vectors else None
+            vectors_key: str | None = embedded.name
+        else:
+            vectors_key = None
+        distilled = None
         if annotations is not None and cfg.distil != "none":
-            # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed below.
+            # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed here.
             dist_key = {"annotations": annotations.name, "kind": cfg.distil, "holdout": cfg.holdout_fraction,
                         "min": cfg.min_annotations, "vectors": vectors_key}
             distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
-            ctx.extra_stats["distillation"] = distil.distillation_report(distilled, cfg.threshold)
+            figures |= StageFigures({"distillation": distil.distillation_report(distilled, cfg.threshold)})
         scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
-        ctx.extra_stats["scorer"] = {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}
+        figures |= StageFigures({"scorer": {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}})
         score_key = {"model": model_fingerprint(scorer_dir), "sources": sources, "vectors": vectors_key}
         scores = ctx.step("scores", score_key, lambda out: steps.write_scores(docs, scorer_dir, sources, vectors, cfg, out, ctx))
-        if annotations is not None:  # the judge's work is used: how well the scorer in use agrees with it
-            ctx.extra_stats["judge_agreement"] = distil.judge_agreement(annotations, scores.path, cfg.threshold)
-            if scorer_dir != (distilled / "model" if distilled is not None else None):
-                log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
-                         "but not used (scorer: auto uses it only for an openai/vllm judge): %s",
-                         scorer_dir.name, ctx.extra_stats["judge_agreement"])
-        else:
-            ctx.extra_stats["judge_agreement"] = {"skipped": "no annotation (annotator: none or sample_size: 0)"}
-        summary = json.loads((scores.path / "scores.json").read_text())
-        ctx.extra_stats["scoring"] = {k: v for k, v in summary.items() if k != "histogram"}
-        ctx.extra_stats["decision"] = band_counts(summary["histogram"], cfg.band_edges, cfg.band_names, cfg.threshold, cfg.rich_sources)
-        ctx.extra_stats["annotated"] = {"scored": int(sum(sum(v) for v in summary["histogram"].values())),
-                                        "rich web": ctx.extra_stats["decision"]["rich"]}
         failed = distil.failed_annotations(annotations, cfg) if annotations is not None else {}
-        ctx.extra_stats["ledgered_annotation_failures"] = len(failed)
-        return ctx.map_parts(docs, decide_part, scores, failed, cfg, meta=annotated_meta(docs._meta, PRODUCES))
+        figures |= _agreement(annotations, scores.path, scorer_dir, distilled, cfg) | _decision(scores.path, cfg)
+        figures |= StageFigures({"ledgered_annotation_failures": len(failed)})
+        return Plan((scores, failed), figures)
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: EduScoreConfig) -> pd.DataFrame:
+        scores, failed = state
+        return decide_part(number, df, scores, failed, cfg)
+
+    @staticmethod
+    def _annotations(docs: dd.DataFrame, cfg: EduScoreConfig, sources: tuple[str, ...], ctx: StageContext) -> Path | None:
+        """The judge's scores of a stratified sample (``None`` without an annotator or a sample)."""
+        from classifiers.annotation import get_annotator
+        from classifiers.rubrics import get_rubric
+
+        if cfg.annotator == "none" or cfg.sample_size <= 0:
+            return None
+        rubric = get_rubric(cfg.rubric)
+        sample_key = {"sources": sources, "size": cfg.sample_size, "edges": list(cfg.sample_length_edges),
+                      "allocation": cfg.sample_allocation, "seed": int(ctx.recipe.get("seed", 0) or 0)}
+        sample = ctx.step("sample", sample_key, lambda out: steps.write_sample(docs, sample_key, out, ctx)).path
+        judge = {**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")}
+        ann_key = {"sample": sample.name, "annotator": get_annotator(judge).model_id, "rubric": rubric.version}  # nothing loads here
+        annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, judge, rubric, out, ctx))
+        distil.check_transport(annotations.figures()["annotation"]["stats"], cfg)
+        return annotations.path
+
+
+def _agreement(annotations: Path | None, scores: Path, scorer_dir: Path, distilled: Path | None, cfg: EduScoreConfig) -> StageFigures:
+    """How well the scorer in use agrees with the judge's annotations of the sample."""
+    if annotations is None:
+        return StageFigures({"judge_agreement": {"skipped": "no annotation (annotator: none or sample_size: 0)"}})
+    agreement = distil.judge_agreement(annotations, scores, cfg.threshold)
+    if scorer_dir != (distilled / "model" if distilled is not None else None):
+        log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
+                 "but not used (scorer: auto uses it only for an openai/vllm judge): %s", scorer_dir.name, agreement)
+    return StageFigures({"judge_agreement": agreement})
+
+
+def _decision(scores: Path, cfg: EduScoreConfig) -> StageFigures:
+    """The scoring summary and the documents per band; marks: scored documents and rich web pages."""
+    summary = json.loads((scores / "scores.json").read_text())
+    decision = band_counts(summary["histogram"], cfg.band_edges, cfg.band_names, cfg.threshold, cfg.rich_sources)
+    return StageFigures({"scoring": {k: v for k, v in summary.items() if k != "histogram"}, "decision": decision},
+                        marks={"scored": int(sum(sum(v) for v in summary["histogram"].values())), "rich web": decision["rich"]})
 
 
 def decide_part(number: int, df: pd.DataFrame, scores: Artifact, failed: dict[str, str], cfg: EduScoreConfig) -> pd.DataFrame:

@@ -19,14 +19,13 @@ import math
 from typing import Any
 
 import dask.dataframe as dd
+import pandas as pd
 
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.lsh import check_keep, lsh_params, s_curve
 from curation.dedup.minhash import HASHES, SCHEMES
 from curation.dedup.shingles import ShingleSpec
-from curation.schema import with_columns
-from pipelines.kit import Artifact, StageContext
-from pipelines.removal import mark_removed
+from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
 from pipelines.stages import minhash_steps as steps
 from pipelines.stages.minhash_parts import set_cluster
 
@@ -98,14 +97,14 @@ class MinHashDedupConfig(StageConfig):
         return ShingleSpec.parse(self.source_shingle.get(source, self.shingle))
 
 
-class MinHashDedupStage:
+class MinHashDedupStage(GroupStage):
     name = "minhash_dedup"
     version = "2"  # 2: script:5 shingles by default
     config_cls = MinHashDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}
 
-    def build(self, docs: dd.DataFrame, cfg: MinHashDedupConfig, ctx: StageContext) -> dd.DataFrame:
+    def identify(self, docs: dd.DataFrame, cfg: MinHashDedupConfig, ctx: StageContext) -> Plan:
         column = cfg.keep.split(":", 1)[1] if cfg.keep.startswith("highest:") else None
         if column is not None and column not in docs.columns:
             raise ConfigError(f"minhash_dedup.keep = {cfg.keep!r}: the input has no column {column!r}")
@@ -126,13 +125,12 @@ class MinHashDedupStage:
         comps = ctx.step("components", p_edges, lambda out: steps.components_step(edges, cfg.union_find_max_edges, cfg.max_iterations, ctx, out))
         keyed = docs[["doc_id", column]] if column else None
         clusters = ctx.step("clusters", p_clusters, lambda out: steps.clusters_step(keyed, nparts, sigs, comps, cfg.keep, ctx, out))
-        ctx.extra_stats["lsh"] = {
-            "bands": bands, "rows": rows, "lsh_threshold": cfg.effective_lsh_threshold(), "threshold": cfg.threshold,
-            "verify": cfg.verify, "verify_threshold": threshold, "s_curve": s_curve(bands, rows),
-        }
-        marked = mark_removed(docs, clusters.path / "removals")
-        meta = with_columns(marked._meta, self.produces)
-        return ctx.map_parts(marked, set_cluster, Artifact(clusters.path / "members"), meta=meta)
+        lsh = {"bands": bands, "rows": rows, "lsh_threshold": cfg.effective_lsh_threshold(), "threshold": cfg.threshold,
+               "verify": cfg.verify, "verify_threshold": threshold, "s_curve": s_curve(bands, rows)}
+        return Plan((clusters.path / "removals", Artifact(clusters.path / "members")), StageFigures({"lsh": lsh}))
+
+    def annotate(self, number: int, df: pd.DataFrame, members: Artifact, cfg: MinHashDedupConfig) -> pd.DataFrame:
+        return set_cluster(number, df, members)
 
 
 def _verify_threshold(cfg: MinHashDedupConfig) -> float | None:

@@ -34,8 +34,7 @@ from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, default_k, sample_size
 from curation.dedup.semantic import parse_keep
 from curation.schema import SOURCES
-from pipelines.kit import Artifact, StageContext
-from pipelines.removal import mark_removed
+from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
 from pipelines.stages import semdedup_steps as steps
 
 log = logging.getLogger(__name__)
@@ -108,7 +107,7 @@ class SemDedupConfig(StageConfig):
         return self.static_weight > 0 and self.static_model != self.model
 
 
-class SemDedupStage:
+class SemDedupStage(GroupStage):
     name = "semdedup"
     version = "2"  # 2: the k-means sample is drawn per document, not per partition
     config_cls = SemDedupConfig
@@ -116,7 +115,7 @@ class SemDedupStage:
     produces: dict[str, Any] = {CLUSTER_COLUMN: "int64"}
     global_keys = ("seed",)
 
-    def build(self, docs: dd.DataFrame, cfg: SemDedupConfig, ctx: StageContext) -> dd.DataFrame:
+    def identify(self, docs: dd.DataFrame, cfg: SemDedupConfig, ctx: StageContext) -> Plan:
         _, column = parse_keep(cfg.keep)
         if column is not None and column not in docs.columns:
             raise ConfigError(f"semdedup.keep = {cfg.keep!r} needs column {column!r}; columns: {list(docs.columns)}")
@@ -126,7 +125,7 @@ class SemDedupStage:
         n = int(json.loads((emb.path / "embeddings.json").read_text())["count"])
         if n == 0:
             log.info("semdedup: no document of sources %s; every document kept", list(cfg.sources))
-            return mark_removed(docs.map_partitions(_no_cluster, meta=_cluster_meta(docs)), _empty_dir(ctx), self.produces)
+            return Plan((_empty_dir(ctx), None))
         vectors = steps.Vectors(emb)
         if cfg.combines_static():
             # Pruning cosine = (1 - w) transformer cosine + w static cosine (curation.dedup.vectors.mix_static).
@@ -145,9 +144,11 @@ class SemDedupStage:
                                                           cfg.block_rows, tuple(cfg.eps_sweep), ctx, out))
         removals = ctx.step("removals", {"similarity": sims.path.name, "eps": cfg.eps},
                             lambda out: steps.removals_step(sims, cfg.eps, ctx, out))
-        ctx.extra_stats.update({"k": k, "keep": cfg.keep, "eps": cfg.eps})
-        annotated = ctx.map_parts(docs, _with_cluster, clusters, meta=_cluster_meta(docs))
-        return mark_removed(annotated, removals.path / "by_part", self.produces)
+        return Plan((removals.path / "by_part", clusters), StageFigures({"k": k, "keep": cfg.keep, "eps": cfg.eps}))
+
+    def annotate(self, number: int, df: pd.DataFrame, clusters: Artifact | None, cfg: SemDedupConfig) -> pd.DataFrame:
+        """Each document's cluster (-1 outside the sources, or for every document when none was embedded)."""
+        return _with_cluster(number, df, clusters) if clusters is not None else _no_cluster(df)
 
     def _embed(self, docs: dd.DataFrame, cfg: SemDedupConfig, model: str, figure: str, ctx: StageContext) -> Artifact:
         """The embeddings of ``model`` (the step is keyed by the settings that change the vectors,
@@ -156,10 +157,6 @@ class SemDedupStage:
                   "sources": sorted(cfg.sources), "store_dtype": cfg.store_dtype, "version": self.version}
         return ctx.step("static_embeddings" if figure == "static_embedding" else "embeddings", params,
                         lambda out: steps.embed_step(docs, cfg.embedder_settings(model), tuple(cfg.sources), cfg.store_dtype, figure, ctx, out))
-
-
-def _cluster_meta(docs: dd.DataFrame) -> pd.DataFrame:
-    return docs._meta.assign(**{CLUSTER_COLUMN: pd.Series(dtype="int64")})
 
 
 def _with_cluster(number: int, df: pd.DataFrame, clusters: Artifact) -> pd.DataFrame:

@@ -33,8 +33,7 @@ from classifiers.scorer import has_details
 from classifiers.web_quality import get_scorer
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
-from curation.schema import annotated_meta, mark_kept
-from pipelines.kit import Artifact, SlicedStep, StageContext
+from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
 from pipelines.stages.web_quality_levels import Cuts, cuts_and_figures, read_scores, signal_columns
 from pipelines.stages.web_quality_score import score_rows, vector_source
 
@@ -91,7 +90,7 @@ class WebQualityConfig(StageConfig):
         return get_scorer(name, self.scorer_options.get(name))
 
 
-class WebQualityStage:
+class WebQualityStage(RowStage):
     name = "web_quality"
     version = "2"  # 2: lang in the score artifacts, per-language signals and percentiles
     config_cls = WebQualityConfig
@@ -103,14 +102,16 @@ class WebQualityStage:
         "quality_percentile": "float64",
     }
 
-    def build(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> dd.DataFrame:
+    def prepare(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> Plan:
         folders = self._score(docs, cfg, ctx)
         cuts, figures = cuts_and_figures(folders, cfg, ctx)
-        ctx.extra_stats.update(figures)
         signal_cols = signal_columns(folders, [n for n in cfg.scorers if cfg.keep_signals and has_details(cfg.scorer(n))])
-        produces = dict(self.produces) | {f"quality_score_{n}": "float64" for n in cfg.scorers} | {c: "float64" for c in signal_cols}
-        meta = annotated_meta(docs._meta, produces)
-        return ctx.map_parts(docs, decide_part, folders, cuts, signal_cols, cfg, list(meta.columns), meta=meta)
+        columns = dict(self.produces) | {f"quality_score_{n}": "float64" for n in cfg.scorers} | {c: "float64" for c in signal_cols}
+        return Plan((folders, cuts, signal_cols), figures, columns)
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: WebQualityConfig) -> pd.DataFrame:
+        folders, cuts, signal_cols = state
+        return decide_part(number, df, folders, cuts, signal_cols, cfg)
 
     def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> dict[str, Artifact]:
         """``scores-<name>`` per scorer: the scorer over every partition, each a cached step of
@@ -130,9 +131,9 @@ class WebQualityStage:
 
 
 def decide_part(number: int, df: pd.DataFrame, folders: dict[str, Artifact], cuts: Cuts, signal_cols: list[str],
-                cfg: WebQualityConfig, columns: list[str]) -> pd.DataFrame:
+                cfg: WebQualityConfig) -> pd.DataFrame:
     """A partition with its scores, signals, bucket, level and percentile (read from the score artifacts)."""
-    df = mark_kept(df.copy())
+    df = df.copy()
     for n in cfg.scorers:
         df[f"quality_score_{n}"] = np.nan
     for c in signal_cols:
@@ -142,11 +143,11 @@ def decide_part(number: int, df: pd.DataFrame, folders: dict[str, Artifact], cut
     df["quality_percentile"] = np.nan
     s = read_scores(folders, number, signals=bool(signal_cols)) if len(df) else None
     if s is None or s.empty:
-        return df[columns]
+        return df
     s = s.drop_duplicates("doc_id").set_index("doc_id")
     hit = df["doc_id"].isin(s.index).to_numpy()
     if not hit.any():
-        return df[columns]
+        return df
     rows = s.loc[df.loc[hit, "doc_id"].to_numpy()]
     d = cuts.decision(rows, cfg)
     for n in cfg.scorers:
@@ -157,7 +158,7 @@ def decide_part(number: int, df: pd.DataFrame, folders: dict[str, Artifact], cut
     df.loc[hit, "quality_bucket"] = d.bucket
     df.loc[hit, "quality_level"] = d.level
     df.loc[hit, "quality_percentile"] = np.round(d.percentile, 4)
-    return df[columns]
+    return df
 
 
 STAGE = WebQualityStage()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import dask
@@ -17,7 +16,7 @@ import pyarrow.parquet as pq
 
 from curation.quality.bucketing import LEVEL_ORDER, OTHER_LANGS, decide_by_group, language_groups, own_languages
 from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights
-from pipelines.kit import Artifact, StageContext
+from pipelines.kit import Artifact, StageContext, StageFigures
 
 LangSketches = dict[str, tuple[QuantileSketch, int]]  # lang -> (token-weighted sketch, documents)
 Scores = dict[str, Artifact]  # scorer -> its scores artifact
@@ -122,7 +121,7 @@ def _part_combined(folders: Scores, cuts: Cuts, cfg: Any, number: int) -> dict[s
     return out
 
 
-def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext) -> tuple[Cuts, dict[str, Any]]:
+def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext) -> tuple[Cuts, StageFigures]:
     """Thresholds per scorer and language group (and of the mean rank under ``combine: mean``), and
     the figures of ``stats.extra`` that describe them."""
     graphs = {name: _tree([dask.delayed(_part_sketch)(str(p), cfg.sketch_capacity) for p in art.parts()]
@@ -181,9 +180,9 @@ def _level_counts(folders: Scores, cuts: Cuts, cfg: Any, number: int) -> pd.Data
 
 def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.ndarray]],
              sketches: dict[str, dict[str, QuantileSketch]], combined: dict[str, QuantileSketch] | None,
-             docs_per_lang: dict[str, int], cfg: Any, ctx: StageContext) -> dict[str, Any]:
+             docs_per_lang: dict[str, int], cfg: Any, ctx: StageContext) -> StageFigures:
     """Thresholds (whole corpus, and per language group), rank-error bounds, token share per level
-    and per bucket of each scorer, level shares per language."""
+    and per bucket of each scorer, level shares per language; marks: pages of the high and low levels."""
     own, combined_th = cuts.own, cuts.combined
     per_level: dict[str, dict[str, Any]] = {}
     group_docs = {g: docs_per_lang.get(g, 0) for g in own}
@@ -205,9 +204,9 @@ def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.nda
         lang, _, lvl = key.partition("|")
         by_lang_level.setdefault(lang, {})[lvl] = v
     grid = percentile_grid(cfg.n_buckets)
-    return {
+    return StageFigures({
         "scorers": {n: cfg.scorer(n).version for n in cfg.scorers},
-        # the whole corpus' cut points (what a monolingual run uses; thresholds_json fixes them for another run)
+        # the whole corpus' cut points (what a monolingual run uses; another run fixes them with the config's ``thresholds``)
         "thresholds": {n: [float(x) for x in (thresholds[main][n] if n in cfg.thresholds else whole[n].thresholds(grid))]
                        for n in cfg.scorers},
         "thresholds_fixed": sorted(cfg.thresholds),  # "combined": the mean-rank cut points were fixed too
@@ -224,13 +223,4 @@ def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.nda
         "levels": {lvl: {**levels.get(lvl, {"documents": 0, "tokens": 0}), "token_share": levels.get(lvl, {"tokens": 0})["tokens"] / total_tokens}
                    for lvl in [*LEVEL_ORDER, *sorted(set(cfg.levels) - set(LEVEL_ORDER))] if lvl in cfg.levels},
         "buckets": {k: v for k, v in per_level.items() if k not in ("level", "lang_level")},
-        "annotated": {f"level {lvl}": levels.get(lvl, {"documents": 0})["documents"] for lvl in ("high", "low") if lvl in cfg.levels},
-    }
-
-
-def thresholds_json(stage_dir: Path) -> dict[str, Any]:
-    """The thresholds a finished run used (from its stats.json), e.g. to fix them for another run."""
-    import json
-
-    stats = json.loads((Path(stage_dir) / "stats.json").read_text())
-    return stats["extra"]["thresholds"]
+    }, {f"level {lvl}": levels.get(lvl, {"documents": 0})["documents"] for lvl in ("high", "low") if lvl in cfg.levels})

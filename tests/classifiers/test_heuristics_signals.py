@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from classifiers.heuristics_repetition import repetition_signals
-from classifiers.heuristics_signals import SIGNAL_NAMES, SIGNALS, rule_passes, signal_matrix, text_signals
+from classifiers.heuristics_signals import SIGNAL_NAMES, SIGNALS, signal_matrix, text_signals
 
 ARTICLE = (
     "The river flooded the valley in the spring of that year.\n"
@@ -136,12 +136,13 @@ def test_length_changing_case_is_classified_per_code_point_as_python_does() -> N
     assert s["uppercase_frac"] == pytest.approx(6 / 15)
 
 
-def test_rule_passes_uses_published_thresholds() -> None:
+def test_signals_carry_the_published_pass_ranges() -> None:
     x = signal_matrix([ARTICLE * 5, "buy"])
-    passes = rule_passes(x)
-    ruled = [s for s in SIGNALS if s.lo is not None or s.hi is not None]
-    col = [s.name for s in ruled].index("n_words")
-    assert passes[0, col] and not passes[1, col]  # Gopher: at least 50 words
+    rule = SIGNALS[SIGNAL_NAMES.index("n_words")]
+    assert (rule.source, rule.lo, rule.hi) == ("gopher", 50, 100_000)  # Gopher: 50 to 100,000 words
+    col = SIGNAL_NAMES.index("n_words")
+    assert rule.lo <= x[0, col] <= rule.hi and x[1, col] < rule.lo
+    assert {s.name: s.hi for s in SIGNALS}["dup_line_frac"] == 0.3
 
 
 def test_chinese_signals_use_chinese_words_stop_words_and_sentence_ends():

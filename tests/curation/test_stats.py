@@ -27,12 +27,12 @@ from curation.stats.mixture import (
     pretrain_epochs,
 )
 from curation.stats.scores import bucket_thresholds, category_tokens, score_columns, score_histogram, scores
-from tests.curation.test_stats_fixture import shared_run
+from tests.curation.test_stats_fixture import run_stages, shared_run
 from tests.helpers import read_parts
 
 pytestmark = pytest.mark.slow  # builds a synthetic run through the runner (~6 s, once per session)
 
-STAGES = ["ingest", "exact_dedup", "minhash_dedup", "web_quality", "code_quality", "code_web", "edu_score", "mixture"]
+STAGES = run_stages()
 
 
 @pytest.fixture(scope="module")

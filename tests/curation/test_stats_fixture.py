@@ -27,7 +27,7 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta
 from pipelines.cluster import open_client
 from pipelines.io import write_frame, write_json
 from pipelines.runner import run_recipe
-from pipelines.stages import load_stage
+from pipelines.stages import STAGES, folder_name, load_stage
 
 WORDS = ["river", "stone", "light", "market", "garden", "number", "theory", "proof", "energy", "field", "cell", "protein", "signal", "data", "table", "window", "cookie", "price", "offer", "shipping", "review", "author", "chapter", "lemma", "function", "vector", "matrix"]
 LEVELS = [(19, "high"), (18, "medium_high"), (12, "medium"), (7, "medium_low"), (0, "low")]
@@ -305,8 +305,9 @@ def build_run(path: Path, raw: Path | None = None, stages: tuple[str, ...] = tup
     """
     raw = raw or write_corpus(path.parent / f"{path.name}-raw")
     sections: dict[str, Any] = {"ingest": {"tokenizer": "whitespace"}, "exact_dedup": {"keep": "first"}}
-    for name in ("minhash_dedup", "semdedup", "web_quality", "code_quality", "code_web", "edu_score", "mixture"):
-        sections[name] = {"enabled": name in stages, **((config or {}).get(name, {}) if name in stages else {})}
+    for name in STAGES:
+        if name not in sections:
+            sections[name] = {"enabled": name in stages, **((config or {}).get(name, {}) if name in stages else {})}
     recipe = {"name": "stats-fixture", "seed": 1, "stages": sections}
 
     def loader(name: str) -> Any:
@@ -315,6 +316,11 @@ def build_run(path: Path, raw: Path | None = None, stages: tuple[str, ...] = tup
     with mock.patch.object(pipelines.runner, "load_stage", loader), open_client("synchronous") as client:
         run_recipe(recipe, [str(raw)], path, client=client, quiet=True)
     return path
+
+
+def run_stages(stages: tuple[str, ...] = tuple(FAKES)) -> list[str]:
+    """The stages ``build_run(…, stages)`` runs, in the runner's order: ingest, exact_dedup and ``stages``."""
+    return [s for s in STAGES if s in ("ingest", "exact_dedup") or s in stages]
 
 
 _BUILT: dict[tuple[str, ...], Path] = {}
@@ -333,8 +339,7 @@ def test_fixture_run_is_sound_and_its_manifests_match_the_schema(tmp_path_factor
     from pipelines.verify import verify_run
 
     run = shared_run(tmp_path_factory)
-    assert [p.name for p in sorted(run.iterdir()) if p.name[:2].isdigit()] == [
-        "00_ingest", "10_exact_dedup", "20_minhash_dedup", "40_web_quality", "50_code_quality", "60_code_web", "70_edu_score", "80_mixture"]
+    assert [p.name for p in sorted(run.iterdir()) if p.name[:2].isdigit()] == [folder_name(s) for s in run_stages()]
     try:
         from curation.mixture.manifest_check import validate_manifest
     except ImportError:  # the mixture helper's module is not there yet: conservation only

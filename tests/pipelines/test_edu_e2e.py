@@ -11,11 +11,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from pipelines.cli import main
-from tests.helpers import read_parts
+from tests.helpers import only, read_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 MATH = ROOT / "sample_data" / "math_science" / "math_science.jsonl.gz"
-OTHER_STAGES = ("exact_dedup", "minhash_dedup", "semdedup", "web_quality", "code_quality", "code_web", "mixture")
 
 pytestmark = [
     pytest.mark.slow,
@@ -26,7 +25,7 @@ pytestmark = [
 
 def test_local_model_sample_run_and_distilled_rescore(tmp_path, capsys):
     run = tmp_path / "run"
-    common = ["--scheduler", "synchronous", "--quiet", *[f"{s}.enabled=false" for s in OTHER_STAGES],
+    common = ["--scheduler", "synchronous", "--quiet", *only("edu_score"),
               "edu_score.sample_size=16", "edu_score.min_annotations=8", "edu_score.annotator_threads=1"]
     assert main(["run", str(ROOT / "pipelines" / "configs" / "glm45.yaml"), "--input", str(MATH), "--output", str(run), *common]) == 0
     stage = run / "70_edu_score"

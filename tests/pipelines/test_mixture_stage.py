@@ -8,7 +8,7 @@ import pytest
 from curation.mixture.fim import FimSentinels, fim_inverse
 from curation.mixture.manifest_check import validate_manifest
 from pipelines.cli import main as curate
-from tests.helpers import assert_conservation, docs_frame, make_stage_dir, read_parts, run_one
+from tests.helpers import assert_conservation, docs_frame, make_stage_dir, only, read_parts, run_one
 
 PHASES = ["pretrain_phase1", "pretrain_phase2", "midtrain_repo_code_32k", "midtrain_reasoning_32k", "midtrain_long_context_128k"]
 FAST = ["mixture.tokenizer=whitespace", "mixture.phases.midtrain_long_context_128k.min_tokens=300"]
@@ -280,8 +280,7 @@ def test_cli_run_records_upstream_stages(tmp_path):
                 rec["meta"] = json.loads(r["meta"])
             fh.write(json.dumps(rec) + "\n")
     rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(src), "--output", str(tmp_path / "run"), "--scheduler", "synchronous",
-                 "--quiet", "ingest.tokenizer=whitespace", *[f"{k}.enabled=false" for k in ("minhash_dedup", "semdedup", "web_quality", "code_quality", "code_web", "edu_score")],
-                 "mixture.enabled=true", *FAST])
+                 "--quiet", "ingest.tokenizer=whitespace", *only("exact_dedup", "mixture"), *FAST])
     assert rc == 0
     stage = tmp_path / "run" / "80_mixture"
     ms = manifests(stage)

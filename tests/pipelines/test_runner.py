@@ -14,11 +14,9 @@ import curation.dedup.exact
 from pipelines.cluster import open_client
 from pipelines.recipe import load_recipe
 from pipelines.runner import run_recipe
-from tests.helpers import read_parts
+from tests.helpers import only, read_parts
 
-FOUNDATION = ["ingest.tokenizer=whitespace"] + [
-    f"{s}.enabled=false" for s in ("minhash_dedup", "semdedup", "web_quality", "code_quality", "code_web", "edu_score", "mixture")
-]
+FOUNDATION = ["ingest.tokenizer=whitespace", *only("exact_dedup")]
 
 
 def _corpus(tmp_path: Path, n: int = 60) -> Path:

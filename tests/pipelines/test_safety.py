@@ -333,9 +333,10 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_no_inprogress(tmp_path):
         # processes inherit SIGINT ignored (and a run started that way rightly ignores Ctrl-C)
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "import sys, time, pipelines.stages.exact_dedup as s\n"
-        "orig = s.pick_duplicates\n"
-        "def slow(*a, **k):\n    time.sleep(60)\n    return orig(*a, **k)\n"
-        "s.pick_duplicates = slow\n"
+        # a stage class defined here travels to the worker by value, so its slow removals run there
+        "class Slow(s.ExactDedupStage):\n    def removals(self, group, cfg):\n        time.sleep(60)\n"
+        "        return super().removals(group, cfg)\n"
+        "s.STAGE = Slow()\n"
         "from pipelines.cli import main\n"
         f"sys.exit(main(['run', {str(default_recipe_path())!r}, '--input', {str(raw)!r}, '--output', {str(out)!r},"
         f" '--workers', '1', '--quiet', {', '.join(repr(o) for o in FOUNDATION)}]))\n"

@@ -1,0 +1,232 @@
+"""The shapes of a stage, as base classes: a stage declares what it needs, adds and decides, and
+the kit does the rest.
+
+- :class:`RowStage`: every row in, the same rows out with the columns the stage adds (a scorer,
+  an annotation). Write ``score(rows, cfg)``: the kit runs it on row slices of the rows of the
+  stage's ``sources`` only, caches it as the sub-step ``scores`` (keyed by the stage's version,
+  its sources and the config fields in ``score_keys``), and joins the scores back by ``doc_id``.
+  A stage with global work (cuts over every score, an annotated sample, a distilled model)
+  writes ``prepare`` (that work, returning a :class:`Plan`) and ``decide`` (one partition).
+- :class:`RowFilter`: a row stage that drops the rows its ``drops`` rule names, each with the
+  stage's ``reason`` and its scores as the ledger detail.
+- :class:`GroupStage`: keys per document → rows regrouped by the key → removals per group →
+  marked in place by ``doc_id`` (exact dedup's shape).
+
+What the kit owns: Dask ``meta`` and the column order (the input's, the produced ones, then
+``drop_reason``/``drop_detail``), the scope, the slices, the cache keys, and the stage's figures
+in ``stats.json``: a stage returns them as :class:`StageFigures` (``marks`` are what the run
+summary shows for a stage that removes nothing) instead of writing into ``ctx.extra_stats``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Any, ClassVar
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+
+from curation.config import StageConfig
+from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept, with_columns
+from pipelines.kit.artifact import Artifact
+from pipelines.kit.context import StageContext
+
+
+@dataclasses.dataclass
+class StageFigures:
+    """A stage's figures: ``figures`` go to ``stats.json`` → ``extra``; ``marks`` (label →
+    documents, e.g. ``{"tier high": 120}``) to ``extra.annotated``, the run summary's line for a
+    stage that removes nothing."""
+
+    figures: dict[str, Any] = dataclasses.field(default_factory=dict)
+    marks: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def __or__(self, other: StageFigures) -> StageFigures:
+        return StageFigures({**self.figures, **other.figures}, {**self.marks, **other.marks})
+
+    def record(self, ctx: StageContext) -> None:
+        """Into the stats the runner writes (the kit calls it once per stage)."""
+        ctx.extra_stats.update(self.figures)
+        if self.marks:
+            ctx.extra_stats["annotated"] = dict(self.marks)
+
+
+@dataclasses.dataclass
+class Plan:
+    """What :meth:`RowStage.prepare` returns: ``state`` for :meth:`RowStage.decide` on every
+    partition (artifacts, cuts), the stage's figures, and its produced columns where they depend
+    on the config (``None``: the class's ``produces``)."""
+
+    state: Any = None
+    figures: StageFigures = dataclasses.field(default_factory=StageFigures)
+    columns: dict[str, Any] | None = None
+
+
+class StageShape:
+    """What every stage declares (the runner reads these; ``pipelines/kit/stage.py``)."""
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    config_cls: ClassVar[type[StageConfig]]
+    requires: ClassVar[tuple[str, ...]] = ("doc_id", "text")
+    produces: ClassVar[dict[str, Any]] = {}
+    #: ``{key: (stage, artifact)}``: artifacts of earlier stages, resolved into ``ctx.upstream[key]``
+    requires_artifacts: ClassVar[dict[str, tuple[str, str]]] = {}
+    #: ``{key: "stage.field"}``: another stage's config values, resolved into ``ctx.settings[key]``
+    settings: ClassVar[dict[str, str]] = {}
+    #: top-level recipe keys that change the output (``seed``)
+    global_keys: ClassVar[tuple[str, ...]] = ()
+
+    def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
+        raise NotImplementedError
+
+    @staticmethod
+    def sources(cfg: Any) -> tuple[str, ...] | None:
+        """The sources the stage works on: ``cfg.sources``, or every source when the config has none."""
+        sources = getattr(cfg, "sources", None)
+        return tuple(sources) if sources is not None else None
+
+
+class RowStage(StageShape):
+    """Every row in, the same rows out with the ``produces`` columns (see the module docstring)."""
+
+    #: config fields the scores depend on (the ``scores`` cache key); the other fields only decide
+    score_keys: ClassVar[tuple[str, ...]] = ()
+
+    def score(self, rows: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+        """The produced columns of ``rows`` (rows of the stage's sources), on ``rows``' index."""
+        raise NotImplementedError(f"{type(self).__name__} writes score() or prepare() and decide()")
+
+    def prepare(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> Plan:
+        """The work before any partition is decided. Default: the cached sub-step ``scores``."""
+        sources = self.sources(cfg)
+        params = {"version": self.version, "sources": sorted(sources) if sources is not None else None,
+                  **{k: getattr(cfg, k) for k in self.score_keys}}
+
+        def produce(out: Path) -> dict[str, Any]:
+            rows = ctx.write_sliced(docs, Artifact(out), _score_rows, self, cfg, label="score", sources=sources)
+            return {"scored_documents": rows}
+
+        scores = ctx.step("scores", params, produce)
+        return Plan(scores, StageFigures(marks={"scored": int(scores.figures().get("scored_documents", 0))}))
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
+        """Partition ``number`` with its produced columns. Default: the ``scores`` of its rows
+        (missing values outside the sources)."""
+        return join_scores(df, state.read_part(number), self.produces)
+
+    def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
+        plan = self.prepare(docs, cfg, ctx)
+        plan.figures.record(ctx)
+        meta = annotated_meta(docs._meta, plan.columns if plan.columns is not None else self.produces)
+        return ctx.map_parts(docs, _decide, self, plan.state, cfg, list(meta.columns), meta=meta)
+
+
+class RowFilter(RowStage):
+    """A row stage that drops the rows of its sources that ``drops`` names, with ``reason``."""
+
+    reason: ClassVar[DropReason]
+
+    def drops(self, scores: pd.DataFrame, cfg: Any) -> pd.Series:
+        """True for the rows to drop, from their produced columns (rows of the stage's sources)."""
+        raise NotImplementedError
+
+    def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
+        df = mark_kept(super().decide(number, df, state, cfg))
+        sources = self.sources(cfg)
+        scope = df["source"].isin(sources).to_numpy() if sources is not None else np.ones(len(df), dtype=bool)
+        columns = list(self.produces)
+        hit = scope.copy()
+        hit[scope] = np.asarray(self.drops(df.loc[scope, columns], cfg), dtype=bool)
+        df.loc[hit, DROP_REASON] = self.reason.value
+        df.loc[hit, DROP_DETAIL] = [detail_json(**row) for row in df.loc[hit, columns].to_dict("records")]
+        return df
+
+
+class GroupStage(StageShape):
+    """Documents grouped by a key, removals chosen per group (exact dedup's shape):
+    ``keys`` per partition → rows regrouped on ``on`` (``ctx.shuffle``) → ``removals`` per
+    group → written by input partition and marked in place by ``doc_id`` (:mod:`pipelines.removal`),
+    so documents never move. Cached as the sub-step ``removals``, keyed by the version and the
+    config fields in ``removal_keys``; ``figure`` names the count of removals in ``stats.json``.
+
+    A stage that finds its groups in more steps (MinHash, SemDeDup) writes ``identify`` instead,
+    and ``annotate`` for the columns it adds (their cluster ids)."""
+
+    key_meta: ClassVar[pd.DataFrame]  #: the columns ``keys`` returns, for Dask's meta
+    on: ClassVar[str] = "hash"
+    figure: ClassVar[str] = "removed"
+    removal_keys: ClassVar[tuple[str, ...]] = ()
+
+    def keys(self, part: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+        """One key row per document of ``part`` (``doc_id``, ``on`` and what ``removals`` reads)."""
+        raise NotImplementedError
+
+    def removals(self, group: pd.DataFrame, cfg: Any) -> pd.DataFrame:
+        """The removal rows (``pipelines.removal.REMOVAL_META``) of key rows sharing their ``on`` values."""
+        raise NotImplementedError
+
+    def identify(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> Plan:
+        """The removals: ``Plan((folder, state))``, ``folder`` written by
+        :func:`pipelines.removal.write_removals`, ``state`` for ``annotate``. Default: the cached
+        sub-step ``removals`` from ``keys`` and ``removals``."""
+        from pipelines.removal import REMOVAL_META, keys_with_part, write_removals
+
+        def produce(out: Path) -> dict[str, Any]:
+            keys = keys_with_part(docs, functools.partial(self.keys, cfg=cfg), self.key_meta)
+            groups = ctx.shuffle(keys, self.on, "identify", costs=ctx.costs())
+            return {self.figure: write_removals(groups.map_partitions(self.removals, cfg, meta=REMOVAL_META), out, ctx, "identify")}
+
+        params = {**{k: getattr(cfg, k) for k in self.removal_keys}, "version": self.version}
+        return Plan((ctx.step("removals", params, produce).path, None))
+
+    def annotate(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
+        """Partition ``number`` with the produced columns (none by default)."""
+        return df
+
+    def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
+        from pipelines.removal import mark_removed
+
+        plan = self.identify(docs, cfg, ctx)
+        plan.figures.record(ctx)
+        removals, state = plan.state
+        columns = plan.columns if plan.columns is not None else self.produces
+        if columns:
+            meta = with_columns(docs._meta, columns)
+            docs = ctx.map_parts(docs, _annotate, self, state, cfg, list(meta.columns), meta=meta)
+        return mark_removed(docs, removals)
+
+
+def join_scores(df: pd.DataFrame, scores: pd.DataFrame | None, columns: dict[str, Any]) -> pd.DataFrame:
+    """``df`` with ``columns`` (name → dtype) from ``scores`` (``doc_id`` + those columns) by ``doc_id``.
+
+    >>> join_scores(pd.DataFrame({"doc_id": ["a", "b"]}), pd.DataFrame({"doc_id": ["b"], "x": [0.5]}), {"x": "float64"})["x"].tolist()
+    [nan, 0.5]
+    """
+    df = df.copy()
+    by_id = scores.drop_duplicates("doc_id").set_index("doc_id") if scores is not None and len(scores) else None
+    for column, dtype in columns.items():
+        values = by_id[column].reindex(df["doc_id"].to_numpy()) if by_id is not None else pd.Series([None] * len(df))
+        df[column] = pd.Series(values.to_numpy(), index=df.index).astype(dtype)
+    return df
+
+
+def _score_rows(_number: int, rows: pd.DataFrame, stage: RowStage, cfg: Any) -> pd.DataFrame:
+    sources = stage.sources(cfg)
+    scope = rows[rows["source"].isin(sources)] if sources is not None else rows
+    out = pd.DataFrame({"doc_id": scope["doc_id"].astype(str).to_numpy()})
+    scored = stage.score(scope, cfg) if len(scope) else None
+    for column, dtype in stage.produces.items():
+        out[column] = scored[column].to_numpy() if scored is not None else pd.Series(dtype=dtype)
+    return out.astype({c: d for c, d in stage.produces.items()})
+
+
+def _annotate(number: int, df: pd.DataFrame, stage: GroupStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
+    return stage.annotate(number, df, state, cfg)[columns]
+
+
+def _decide(number: int, df: pd.DataFrame, stage: RowStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
+    return mark_kept(stage.decide(number, df, state, cfg))[columns]
