@@ -11,8 +11,8 @@ scheduler round trip per part for no work).
 
 Each slice task reads its own rows. Handed a partition read by another task, Dask's scheduler
 places the slices on the worker that holds it (it chooses among the holders of a task's
-dependencies), and a first version that did so measured no gain; a version whose slice tasks
-read the whole part and cut it spent the gain on the extra reads. Tasks with no dependency are
+dependencies), which measured no gain; slice tasks that read the whole part and cut it spend
+the gain on the extra reads. Tasks with no dependency are
 queued to whichever worker is free, and a row group is read once.
 
 The cut depends on the texts alone, never on the workers, so a run gives the same output on any

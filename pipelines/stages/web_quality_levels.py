@@ -156,7 +156,7 @@ def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext) -> tuple[Cuts
 def _constant(value: Any) -> Any:
     """``value`` as one task every partition's task depends on. Passed directly, Dask walks
     its nested lists (the sketches' points) again for every task: 1.4 CPU-s of the driver per
-    web_quality run at 11 partitions (profiled); a worker now receives it once."""
+    web_quality run at 11 partitions (profiled); as one task, a worker receives it once."""
     return dask.delayed(value, traverse=False)
 
 
