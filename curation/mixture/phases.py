@@ -21,12 +21,14 @@ DEFAULT_PHASES: dict[str, dict[str, Any]] = {
     "pretrain_phase1": {
         "stage": "pretrain", "builder": "documents", "tokens": 15_000_000_000_000,
         "seq_length": 4096, "packing": "none", "truncation": "random", "fim": True,
-        "mix": {"web": 0.75, "web_edu": 0.5, "code": 0.4, "code_web": 0.4, "math_science": 0.4, "long_context": 0.75},
+        "mix": {"web": 0.75, "web_edu": 0.5, "code": 0.4, "code_web": 0.4, "math_science": 0.4, "long_context": 0.75,
+                "books": 0.5, "papers": 0.4, "social": 0.75},
     },
     "pretrain_phase2": {
         "stage": "pretrain", "builder": "documents", "tokens": 7_000_000_000_000,
         "seq_length": 4096, "packing": "none", "truncation": "random", "fim": True,
-        "mix": {"web": 0.25, "web_edu": 0.5, "code": 0.6, "code_web": 0.6, "math_science": 0.6, "long_context": 0.25},
+        "mix": {"web": 0.25, "web_edu": 0.5, "code": 0.6, "code_web": 0.6, "math_science": 0.6, "long_context": 0.25,
+                "books": 0.5, "papers": 0.6, "social": 0.25},
     },
     "midtrain_repo_code_32k": {
         "stage": "midtrain", "builder": "repo_code", "tokens": 500_000_000_000,
@@ -45,7 +47,8 @@ DEFAULT_REPEATS: dict[str, float] = {
     "web/high": 4.0, "web/medium_high": 2.0, "web/medium": 1.0, "web/medium_low": 0.5, "web/low": 0.0,
     "web_edu/high": 2.0, "web_edu/medium": 1.0, "web_edu/low": 0.5,
     "code/high": 2.0, "code/medium": 1.0, "code/low": 0.0, "code_web/high": 2.0, "code_web/medium": 1.0, "code_web/low": 0.0,
-    "math_science/high": 2.0, "math_science/medium": 1.0, "math_science/low": 0.5, "*": 1.0,
+    "math_science/high": 2.0, "math_science/medium": 1.0, "math_science/low": 0.5,
+    "books/all": 1.0, "papers/all": 1.0, "social/all": 1.0, "*": 1.0,
 }
 
 

@@ -57,7 +57,7 @@ PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_ric
 
 @dataclasses.dataclass(frozen=True)
 class EduScoreConfig(StageConfig):
-    sources: tuple[str, ...] = ("math_science", "web")
+    sources: tuple[str, ...] = ("math_science", "web", "papers")
     rubric: str = "edu"
     # annotation of a sample
     annotator: str = "local"  #: none | local | openai | vllm

@@ -44,10 +44,10 @@ CLUSTER_COLUMN = "semdedup_cluster"
 
 @dataclasses.dataclass(frozen=True)
 class SemDedupConfig(StageConfig):
-    sources: tuple[str, ...] = ("web", "math_science")
-    prune_sources: tuple[str, ...] = ("web",)
+    sources: tuple[str, ...] = ("web", "math_science", "social")
+    prune_sources: tuple[str, ...] = ("web", "social")
     prune_languages: tuple[str, ...] = ()  # natural languages (``lang``) pruned; () = every language
-    static_languages: tuple[str, ...] = ()  # languages whose pruning cosine mixes in the static model; () = all
+    static_languages: tuple[str, ...] = ("en",)  # languages whose pruning cosine mixes in the static model; () = all
     model: str = "all-MiniLM-L6-v2"
     device: str = "auto"
     batch_size: int = 64

@@ -55,7 +55,7 @@ class WebQualityConfig(StageConfig):
     embed_batch_size: int = 64
     per_language: bool = True
     language_min_docs: int = 50
-    scorer_languages: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    scorer_languages: dict[str, list[str]] = dataclasses.field(default_factory=lambda: {"linear": ["en"]})
 
     def validate(self) -> None:
         check_range(self, "n_buckets", 2, 1000)
