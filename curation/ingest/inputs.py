@@ -23,8 +23,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from curation.ingest.chunks import MAGIC, compressed_chunks, open_input, plain_chunks, row_chunks
+from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.records import FieldMap
+from curation.ingest.streams import MAGIC, open_input
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 import pandas as pd
 import pyarrow.parquet as pq
 
-from curation.ingest.chunks import open_input
 from curation.ingest.inputs import InputSpec
 from curation.ingest.records import parse_jsonl_lines, rows_from_records
+from curation.ingest.streams import open_input, stream_error
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file
-from curation.schema import DropReason
+from curation.schema import DROP_DETAIL, DropReason, detail_json
 
 
 def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
@@ -44,8 +44,10 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     df = parse_jsonl_lines(lines, label, spec.first_line, spec.fields, spec.source, max_chars)
     if lines.error is None:
         return df
-    truncated_line = spec.first_line + lines.count
-    bad = rows_from_records([None], [(DropReason.TRUNCATED_INPUT.value, f"{lines.error}; re-create the file")], label, [truncated_line], spec.fields, spec.source)
+    line = spec.first_line + lines.count
+    error = f"{lines.error}; the records before decompressed byte {lines.offset} were kept, later records could not be read; re-create the file"
+    bad = rows_from_records([None], [(DropReason.TRUNCATED_INPUT.value, error)], label, [line], spec.fields, spec.source)
+    bad[DROP_DETAIL] = [detail_json(file=label, line=line, offset=lines.offset, error=error)]
     return pd.concat([df, bad], ignore_index=True)
 
 
@@ -53,45 +55,34 @@ class Lines:
     """The lines of a JSONL partition (without newlines), streamed: the partition's bytes are never
     held whole (a 128 MB block read at once and split took ~2.5x its size before parsing began).
 
-    A compressed stream that ends early sets ``error``; the partial last record is not yielded, so
-    a truncated file loses at most one 64 KiB read besides it. ``count`` is the lines yielded.
+    A compressed stream that ends early sets ``error`` and ``offset`` (the decompressed byte where
+    the unreadable part begins): every complete line before it is yielded, the partial last record
+    is not. ``count`` is the lines yielded.
     """
 
     def __init__(self, spec: InputSpec) -> None:
-        self.spec, self.error, self.count = spec, None, 0
+        self.spec, self.error, self.count, self.offset = spec, None, 0, 0
 
     def __iter__(self) -> Iterator[bytes]:
         spec = self.spec
         with open_input(spec.path) as fh:
-            if spec.end >= 0:  # a chunk: skip to its first line (a zstd stream is decompressed up to it)
+            if spec.start:  # a chunk: skip to its first line (a compressed stream is decompressed up to it)
                 if fh.seekable():
                     fh.seek(spec.start)
                 else:
                     for _ in range(spec.start >> 20):
                         fh.read(1 << 20)
                     fh.read(spec.start & ((1 << 20) - 1))
-                left = spec.end - spec.start
-                while left > 0 and (line := fh.readline(left)):
-                    left -= len(line)
-                    self.count += 1
-                    yield line.rstrip(b"\n")
-                return
-            rest, read = bytearray(), 0  # the current line's start (a 50 MB line is not re-scanned per read)
-            try:
-                while chunk := fh.read(1 << 16):  # small reads: a truncated stream loses < 64 KiB
-                    read += len(chunk)
-                    if b"\n" not in chunk:
-                        rest += chunk
-                        continue
-                    first, *middle, last = chunk.split(b"\n")
-                    rest += first
-                    self.count += 1 + len(middle)
-                    yield bytes(rest)
-                    yield from middle
-                    rest = bytearray(last)
-            except (EOFError, OSError) as exc:
-                self.error = f"truncated compressed stream after {read} bytes ({exc or type(exc).__name__}); later records could not be read"
-                return
-            if rest:
+            left, pos = spec.end - spec.start if spec.end >= 0 else -1, spec.start  # -1: to the end of the stream
+            cut = False
+            while left and (line := fh.readline(left)):
+                if not line.endswith(b"\n") and stream_error(fh) is not None:
+                    cut = True  # the partial record at a cut
+                    break
+                pos += len(line)
+                left = max(left - len(line), 0) if left > 0 else -1
                 self.count += 1
-                yield bytes(rest)
+                yield line.rstrip(b"\n")
+            # a chunk's read-ahead may reach a cut that belongs to a later chunk: only the open-ended last one reports it
+            if cut or spec.end < 0:
+                self.error, self.offset = stream_error(fh), pos
