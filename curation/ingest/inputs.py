@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import glob
 import json
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from fnmatch import fnmatch
@@ -180,13 +181,29 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
             return [(path, "datasets")]
         out: list[tuple[Path, str]] = []
         for child in sorted(path.rglob("*"), key=str):
+            _check_special(child)
             if child.is_file() and child.name != "README.md" and _format(child):
                 out.append((child, _format(child)))  # type: ignore[arg-type]
         return out
+    _check_special(path)
     fmt = _format(path)
     if fmt is None:
         raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
     return [(path, fmt)]
+
+
+def _check_special(path: Path) -> None:
+    """Refuse a FIFO, device or socket: reading one blocks or never ends, and skipping it would hide it."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # a dangling link inside a folder: not an input
+    kinds = {"a FIFO (named pipe)": stat.S_ISFIFO, "a character device": stat.S_ISCHR, "a block device": stat.S_ISBLK,
+             "a socket": stat.S_ISSOCK}
+    for what, test in kinds.items():
+        if test(mode):
+            raise InputError(f"{path} is {what}, not a regular file; ingest reads only regular files: "
+                             "copy the data into a file, or move it out of the input folder")
 
 
 def _format(path: Path) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from curation.text import content_id
 LOCATION_COLUMNS = ("_file", "_line")
 #: The page HTML of a record (its ``html`` field, or a WARC response): kept apart as an artifact.
 HTML_COLUMN = "_html"
+#: A JSON escape of a UTF-16 surrogate: only lines with one need the (costly) check for a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,9 +83,26 @@ def parse_jsonl_lines(
             records.append(None)
             errors.append((DropReason.MALFORMED_JSON.value, f"a JSON {type(obj).__name__}, not an object"))
             continue
+        if _SURROGATE_ESCAPE.search(line) and (bad := _lone_surrogate(obj)):
+            records.append(None)  # no UTF-8 encodes it: the record could never be written
+            errors.append((DropReason.INVALID_UTF8.value, f"lone surrogate {bad} (a \\u escape no UTF-8 encodes)"))
+            continue
         records.append(obj)
         errors.append(None)
     return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    r"""The first lone surrogate in a decoded JSON record, as an escape; None if it has none.
+
+    >>> _lone_surrogate(json.loads(r'{"a": ["\ud83d\ude00", "\ud800"]}'))
+    '\\ud800'
+    """
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(exc.object[exc.start]):04x}"
+    return None
 
 
 def rows_from_records(

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
 import random
+import socket
+import threading
+import time
 import zlib
 from pathlib import Path
 
+import pytest
+
+from curation.ingest.inputs import InputError
 from tests.helpers import read_parts
-from tests.pipelines.test_ingest import _ingest
+from tests.pipelines.test_ingest import _ingest, _write_jsonl
 
 
 def _complete_lines(blob: bytes) -> int:
@@ -53,3 +61,63 @@ def test_a_cut_gzip_cut_into_chunks_keeps_every_complete_record(tmp_path: Path) 
     assert kept["doc_id"].tolist() == [f"r{i}" for i in range(complete)]
     ledger = read_parts(tmp_path / "out" / "ledger")
     assert ledger["reason"].tolist() == ["truncated_input"] and json.loads(ledger["detail"].iloc[0])["line"] == complete + 1
+
+
+def test_a_lone_surrogate_is_a_ledger_row_not_a_stop(tmp_path: Path) -> None:
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(b'{"id": "a", "text": "fine", "source": "web"}\n'
+                  b'{"id": "b", "text": "bad \\ud800 half", "source": "web"}\n'
+                  b'{"id": "c", "text": "emoji \\ud83d\\ude00 pair", "source": "web"}\n'
+                  b'{"id": "d", "text": "ok", "source": "web", "meta": {"note": "\\udfff"}}\n'
+                  b'{"id": "e", "text": "a literal \\\\ud800 is text", "source": "web"}\n')
+    _ingest([f], tmp_path / "out")  # on_error: ledger (the recipe's default)
+    kept = read_parts(tmp_path / "out" / "docs")
+    assert kept["doc_id"].tolist() == ["a", "c", "e"] and kept["text"].iloc[1] == "emoji \U0001f600 pair"
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    got = [(r, json.loads(d)["file"], json.loads(d)["line"]) for r, d in zip(ledger["reason"], ledger["detail"], strict=True)]
+    assert got == [("invalid_utf8", str(f), 2), ("invalid_utf8", str(f), 4)]
+    assert "\\ud800" in json.loads(ledger["detail"].iloc[0])["error"]
+
+
+def _unblock_readers(fifo: Path, stop: threading.Event) -> None:
+    """Open ``fifo`` for writing whenever someone reads it (a reader blocks until then): a test never hangs."""
+    def run() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(OSError):  # no reader yet
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            time.sleep(0.02)
+    threading.Thread(target=run, daemon=True).start()
+
+
+@pytest.mark.timeout(300)
+def test_fifos_devices_and_sockets_are_refused_with_a_message(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    stop = threading.Event()
+    _unblock_readers(fifo, stop)
+    try:
+        with pytest.raises(InputError, match="is a FIFO"):
+            _ingest([fifo], tmp_path / "out")
+    finally:
+        stop.set()
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    _write_jsonl(folder / "a.jsonl", [{"id": "a", "text": "x", "source": "web"}])
+    os.mkfifo(folder / "b.jsonl")
+    with pytest.raises(InputError, match="b.jsonl is a FIFO"):
+        _ingest([folder], tmp_path / "out")
+    (folder / "b.jsonl").unlink()
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(folder / "c.sock"))
+    try:
+        with pytest.raises(InputError, match="c.sock is a socket"):
+            _ingest([folder], tmp_path / "out")
+    finally:
+        sock.close()
+    (folder / "c.sock").unlink()
+    os.symlink("/dev/null", tmp_path / "null.jsonl")
+    with pytest.raises(InputError, match="is a character device"):
+        _ingest([tmp_path / "null.jsonl"], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    _ingest([folder], tmp_path / "out")  # the folder without them reads
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["a"]
