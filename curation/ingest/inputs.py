@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import glob
 import json
+import logging
 import stat
 from collections import Counter
 from collections.abc import Sequence
@@ -36,6 +37,8 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 #: (benchmarks/recipe/RESULTS.md).
 MIN_BLOCK_MB = 16
 
+log = logging.getLogger(__name__)
+
 
 class InputError(ValueError):
     """The input of a stage is missing or is not what the stage needs."""
@@ -50,7 +53,7 @@ class InputSpec:
     source: str | None
     fields: FieldMap
     start: int = 0  # byte offset (jsonl; decompressed bytes if compressed), row group (parquet) or first row (datasets)
-    end: int = -1  # jsonl: -1 = the whole file
+    end: int = -1  # jsonl: -1 = to the end of the file; start = end = 0: an empty file, nothing to read
     first_line: int = 1
     rows: tuple[int, int] = (0, -1)  # parquet: a row range of the group (-1: to its end)
 
@@ -228,6 +231,9 @@ def _entry_for(path: Path, rules: _Rules) -> tuple[str | None, FieldMap]:
 
 def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rules: _Rules) -> list[InputSpec]:
     try:
+        if fmt != "datasets" and path.stat().st_size == 0:  # every format alike: no bytes, no documents
+            log.warning("%s is empty (0 bytes): no documents", path)
+            return [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "parquet":
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names

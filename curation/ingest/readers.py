@@ -24,6 +24,8 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     """Parse one partition spec into schema rows (with drop reasons)."""
     label = str(spec.path)
     if spec.fmt in ("warc", "html"):
+        if spec.start == spec.end == 0:  # an empty file
+            return crawl_frame(iter(()), spec.source)
         records = iter_warc(spec.path, max_chars) if spec.fmt == "warc" else read_html_file(spec.path, max_chars)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":

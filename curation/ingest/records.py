@@ -162,12 +162,12 @@ def _map_record(
         row["source"] = default_source or "unknown"
         assert err is not None
         return row, err[0], err[1]
-    raw_id = rec.get(fields.id)
+    raw_id = _utf8(rec.get(fields.id))
     row["doc_id"] = str(raw_id) if raw_id not in (None, "") else None
     source = rec.get(fields.source) or default_source
     row["source"] = source
     for col in ("url", "repo", "path", "language"):
-        v = rec.get(getattr(fields, col))
+        v = _utf8(rec.get(getattr(fields, col)))
         row[col] = None if v is None else str(v)
     meta = rec.get(fields.meta)
     extra = {k: v for k, v in rec.items() if k not in mapped}
@@ -180,9 +180,12 @@ def _map_record(
         except json.JSONDecodeError:
             extra = {"meta": meta, **extra}
     row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
-    text = rec.get(fields.text)
+    text, html = rec.get(fields.text), rec.get(fields.html)
+    for name, value in ((fields.text, text), (fields.html, html)):
+        if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
+            return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
+    text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
     row["text"] = text if isinstance(text, str) else None
-    html = rec.get(fields.html)
     if isinstance(html, str) and html.strip():
         row[HTML_COLUMN] = html.replace("\x00", "")
         if max_chars and len(html) > max_chars:
@@ -203,6 +206,20 @@ def _map_record(
         row["text"] = text[:1000]
         return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
     return row, *_check_source(source)
+
+
+def _utf8(value: Any) -> Any:
+    r"""``value`` decoded if it is bytes of valid UTF-8, else unchanged.
+
+    >>> _utf8(b"caf\xc3\xa9"), _utf8(b"\xff"), _utf8(3)
+    ('café', b'\xff', 3)
+    """
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    return value
 
 
 def _check_source(source: str | None) -> tuple[str | None, str | None]:

@@ -27,6 +27,7 @@ from curation.text import content_id
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml+html")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.\-]+)""", re.I)
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 _BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
 
 #: Columns of a crawl frame besides the schema's: the page HTML (null for WET text) and the location.
@@ -103,7 +104,28 @@ def iter_warc(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
         yield {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
 
 
+def wide_charset(payload: bytes, declared: str | None) -> str | None:
+    """UTF-16 or UTF-32 from the payload's byte order mark, else from the declared charset; None for others.
+
+    Their NUL bytes would read as binary content: such a page is decoded before that test.
+
+    >>> wide_charset(b"\\xff\\xfe<\\x00h\\x00", None), wide_charset(b"<\\x00", "UTF-16LE"), wide_charset(b"<h", "utf-8")
+    ('utf-16', 'utf-16le', None)
+    """
+    for bom, cs in _WIDE_BOMS:
+        if payload.startswith(bom):
+            return cs
+    cs = (declared or "").lower().strip().replace("_", "-")
+    return cs if cs.startswith(("utf-16", "utf-32")) else None
+
+
 def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
+    wide = wide_charset(payload, declared)
+    if wide and (ctype is None or ctype in HTML_TYPES) and not payload.startswith(_BINARY_MAGIC):
+        try:
+            return {"html": payload.decode(wide), "charset": wide}
+        except (LookupError, UnicodeDecodeError):
+            pass  # not what it says: the tests below decide
     if is_binary(payload):
         return {"error": (DropReason.BINARY_CONTENT, f"binary payload ({ctype or 'no content type'})")}
     if ctype and ctype not in HTML_TYPES:

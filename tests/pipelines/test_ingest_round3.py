@@ -121,3 +121,51 @@ def test_fifos_devices_and_sockets_are_refused_with_a_message(tmp_path: Path) ->
     assert not (tmp_path / "out").exists()
     _ingest([folder], tmp_path / "out")  # the folder without them reads
     assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["a"]
+
+
+def test_zero_byte_files_read_as_empty_in_every_format(tmp_path: Path) -> None:
+    for name in ("e.jsonl", "e.jsonl.gz", "e.jsonl.zst", "e.parquet", "e.warc", "e.warc.gz", "e.html"):
+        (tmp_path / name).write_bytes(b"")
+    good = _write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "the only document", "source": "web"}])
+    res = _ingest(sorted(tmp_path.glob("e.*")) + [good], tmp_path / "out")
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["g"]
+    assert read_parts(tmp_path / "out" / "ledger").empty
+    assert res.stats["in"]["documents"] == 1
+
+
+ARTICLE = "<html><head><title>Tides</title></head><body><article><h1>Tides</h1><p>{}</p></article></body></html>"
+BODY = " ".join(f"The tide table for day {i} lists two high waters and two low waters at the harbour." for i in range(12))
+
+
+def test_utf16_and_utf32_pages_are_decoded_not_binary(tmp_path: Path) -> None:
+    from tests.curation.test_warc import write_warc
+
+    page = ARTICLE.format(BODY)
+    write_warc(tmp_path / "c.warc.gz", [
+        {"url": "https://a.example/16", "body": page.encode("utf-16"), "http": [("Content-Type", "text/html; charset=utf-16")]},
+        {"url": "https://a.example/16le", "body": page.encode("utf-16-le"), "http": [("Content-Type", "text/html; charset=UTF-16LE")]},
+        {"url": "https://a.example/32", "body": page.encode("utf-32"), "http": [("Content-Type", "text/html")]},  # BOM only
+        {"url": "https://a.example/png", "body": b"\x89PNG\r\n\x1a\n\x00\x00", "http": [("Content-Type", "text/html; charset=utf-16")]},
+    ])
+    (tmp_path / "p.html").write_bytes(page.replace("Tides", "Tide tables").encode("utf-16"))
+    _ingest([tmp_path / "c.warc.gz", tmp_path / "p.html"], tmp_path / "out", ["ingest.url_dedup_sources=[]"])
+    kept = read_parts(tmp_path / "out" / "docs")
+    assert sorted(kept["url"].dropna()) == ["https://a.example/16", "https://a.example/16le", "https://a.example/32"]
+    assert len(kept) == 4 and kept["text"].str.contains("two high waters").all()
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    assert ledger["reason"].tolist() == ["binary_content"]
+
+
+def test_binary_parquet_text_columns_of_utf8_are_text(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": pa.array([b"b1", b"b2", b"b3"], pa.binary()),
+                      "text": pa.array(["caf\u00e9 au lait".encode(), b"plain words", b"\xff\xfe not utf-8"], pa.binary()),
+                      "source": ["web", "web", "web"]})
+    pq.write_table(table, tmp_path / "bin.parquet")
+    _ingest([tmp_path / "bin.parquet"], tmp_path / "out")
+    kept = read_parts(tmp_path / "out" / "docs")
+    assert kept["doc_id"].tolist() == ["b1", "b2"] and kept["text"].tolist() == ["caf\u00e9 au lait", "plain words"]
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    assert ledger["reason"].tolist() == ["invalid_utf8"] and ledger["doc_id"].tolist() == ["b3"]
