@@ -37,11 +37,12 @@ def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
+def compressed_chunks(path: Path, block: int) -> tuple[list[tuple[int, int, int]], int]:
     """Like :func:`plain_chunks` in decompressed bytes: one streaming pass notes a line start per
     64 KiB read; the cuts are the first noted line starts past k/n of the size. A stream that
     ends early is cut the same way over the bytes that decompress, its last chunk open-ended
-    (end -1: to the end of the stream, where its reader ledgers the truncation)."""
+    (end -1: to the end of the stream, where its reader ledgers the truncation). Also returns
+    the decompressed size."""
     marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
     pos, line = 0, 1
     with open_input(path) as fh:
@@ -53,7 +54,7 @@ def compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
             pos += len(chunk)
         cut = stream_error(fh) is not None
     if pos <= block:
-        return [(0, -1, 1)]
+        return [(0, -1, 1)], pos
     n = -(-pos // block)
     cuts = [(0, 1)]
     for k in range(1, n):
@@ -63,7 +64,7 @@ def compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
     out = [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
     if cut:
         out[-1] = (out[-1][0], -1, out[-1][2])
-    return out
+    return out, pos
 
 
 def row_chunks(num_rows: int, nbytes: int, block: int) -> list[tuple[int, int]]:

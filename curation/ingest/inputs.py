@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import MAGIC, open_input
+from curation.ingest.warc_plan import Cut, warc_chunks
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
@@ -56,6 +57,8 @@ class InputSpec:
     end: int = -1  # jsonl: -1 = to the end of the file; start = end = 0: an empty file, nothing to read
     first_line: int = 1
     rows: tuple[int, int] = (0, -1)  # parquet: a row range of the group (-1: to its end)
+    nbytes: int = 0  # bytes to read (decompressed; Parquet: uncompressed), what partitions are balanced by
+    cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +78,44 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
     :func:`block_bytes` of the inputs' total size.
     """
+    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)[0]
+
+
+def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
+                    inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
+                    min_partitions: int = 16) -> list[tuple[InputSpec, ...]]:
+    """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
+    share a partition, so a run's cost follows its bytes, not its number of files."""
+    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)
+    return group_specs(specs, min(block, max(-(-total // max(min_partitions, 1)), 1)))
+
+
+def group_specs(specs: Sequence[InputSpec], cap: int) -> list[tuple[InputSpec, ...]]:
+    """Consecutive specs (input order) in groups of at most ``cap`` bytes (``nbytes``); a larger spec alone.
+
+    ``cap`` is the block, or the total over ``min_partitions`` when that is less: a small corpus
+    still gets ``min_partitions`` partitions. A file larger than the block is already cut into
+    chunks of more than half a block, so two never share a group: only small files are grouped.
+
+    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap(), nbytes=n) for i, n in enumerate([5, 3, 2, 9, 1])]
+    >>> [[x.path.stem for x in g] for g in group_specs(s, 10)]
+    [['0', '1', '2'], ['3', '4']]
+    """
+    groups: list[list[InputSpec]] = []
+    size = 0
+    for spec in specs:
+        if groups and size + spec.nbytes <= cap:
+            groups[-1].append(spec)
+            size += spec.nbytes
+        else:
+            groups.append([spec])
+            size = spec.nbytes
+    return [tuple(g) for g in groups]
+
+
+def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
+          blocksize_mb: int, min_block_mb: int, min_partitions: int) -> tuple[list[InputSpec], int, int]:
+    """The specs, the inputs' total size on disk and the block."""
     unique = find_inputs(paths)
     total = sum(_disk_bytes(f) for f, _ in unique)
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
@@ -82,7 +123,7 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     for f, fmt in unique:
         entry_source, entry_fields = _entry_for(f, rules)
         specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
-    return specs
+    return specs, total, rules.block
 
 
 def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
@@ -240,8 +281,9 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             if fields.text not in names and fields.html not in names:
                 raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
             groups = [(g, pf.metadata.row_group(g)) for g in range(pf.num_row_groups)]
-            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows) for g, m in groups
-                    for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] or [InputSpec(path, fmt, source, fields, 0, 0)]
+            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows, _share(m.total_byte_size, m.num_rows, rows))
+                    for g, m in groups for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] \
+                or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
 
@@ -249,10 +291,14 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             if fields.text not in ds.column_names:
                 raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
             step = 100_000
-            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds))) for s in range(0, max(len(ds), 1), step)]
-        if fmt in ("warc", "html"):
+            starts = range(0, max(len(ds), 1), step)
+            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds)), nbytes=_disk_bytes(path) // len(starts)) for s in starts]
+        if fmt == "html":
+            return [InputSpec(path, fmt, source, fields, nbytes=path.stat().st_size)]
+        if fmt == "warc":
             _check_crawl_file(path, fmt)
-            return [InputSpec(path, fmt, source, fields)]  # one partition per crawl file (Common Crawl: ~1 GB each)
+            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut)
+                    for c in warc_chunks(path, rules.block)]
         return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:
         raise
@@ -269,8 +315,16 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     first = _first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
-    chunks = compressed_chunks(path, block) if comp is not None else plain_chunks(path, block)
-    return [InputSpec(path, "jsonl", source, fields, s, e, n) for s, e, n in chunks]
+    if comp is not None:
+        chunks, size = compressed_chunks(path, block)
+    else:
+        chunks, size = plain_chunks(path, block), path.stat().st_size
+    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s) for s, e, n in chunks]
+
+
+def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
+    first, last = rows
+    return nbytes if last < 0 else nbytes * (last - first) // max(num_rows, 1)
 
 
 def _check_crawl_file(path: Path, fmt: str) -> None:

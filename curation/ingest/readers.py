@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from curation.ingest.inputs import InputSpec
 from curation.ingest.records import parse_jsonl_lines, rows_from_records
 from curation.ingest.streams import open_input, stream_error
-from curation.ingest.warc import crawl_frame, iter_warc, read_html_file
+from curation.ingest.warc import crawl_frame, iter_warc, read_html_file, until_cut
 from curation.schema import DROP_DETAIL, DropReason, detail_json
 
 
@@ -26,7 +26,9 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     if spec.fmt in ("warc", "html"):
         if spec.start == spec.end == 0:  # an empty file
             return crawl_frame(iter(()), spec.source)
-        records = iter_warc(spec.path, max_chars) if spec.fmt == "warc" else read_html_file(spec.path, max_chars)
+        if spec.fmt == "html":
+            return crawl_frame(read_html_file(spec.path, max_chars), spec.source)
+        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line), spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         table = pq.ParquetFile(spec.path).read_row_group(spec.start) if spec.end > spec.start else None

@@ -22,6 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from curation.ingest.streams import Window
+from curation.ingest.warc_plan import Cut
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
@@ -66,18 +68,22 @@ def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
     return {"file": file, "line": number, **fields}
 
 
-def iter_warc(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
-    """One dict per response/conversion record: id, url, date, meta, and html or text or an error."""
+def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1) -> Iterator[dict[str, Any]]:
+    """One dict per response/conversion record: id, url, date, meta, and html or text or an error.
+
+    ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``).
+    """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
     label = str(path)
-    it = ArchiveIterator(str(path), record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
-    for number, rec in enumerate(it, 1):
+    stream: Any = str(path) if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)
+    it = ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
+    for number, rec in enumerate(it, first_line):
         rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
         url = rec.headers.get("WARC-Target-URI")
         date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
-        out = _row(label, number, id=rid or None, url=url, date=date, offset=int(rec.stream_pos))
+        out = _row(label, number, id=rid or None, url=url, date=date, offset=start + int(rec.stream_pos))
         is_wet = rec.record_type == WarcRecordType.conversion
         ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
         out["content_type"] = ctype.split(";")[0].strip().lower() or None
@@ -117,6 +123,22 @@ def wide_charset(payload: bytes, declared: str | None) -> str | None:
             return cs
     cs = (declared or "").lower().strip().replace("_", "-")
     return cs if cs.startswith(("utf-16", "utf-32")) else None
+
+
+def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) -> Iterator[dict[str, Any]]:
+    """``records`` up to the cut record of a cut file, then that record as one ``truncated_input`` row.
+
+    FastWARC reads a record cut in its header as a page with a cut URL: the planned cut replaces it.
+    """
+    if cut is None:
+        yield from records
+        return
+    for r in records:
+        if r["line"] >= cut.line:
+            break
+        yield r
+    out = _row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
+    yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}; the records before it were kept, re-create the file")}
 
 
 def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
