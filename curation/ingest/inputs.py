@@ -87,30 +87,45 @@ def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dic
     """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
     share a partition, so a run's cost follows its bytes, not its number of files."""
     specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)
-    return group_specs(specs, min(block, max(-(-total // max(min_partitions, 1)), 1)))
+    return group_specs(specs, disk_shares(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)))
 
 
-def group_specs(specs: Sequence[InputSpec], cap: int) -> list[tuple[InputSpec, ...]]:
-    """Consecutive specs (input order) in groups of at most ``cap`` bytes (``nbytes``); a larger spec alone.
+def group_specs(specs: Sequence[InputSpec], weights: Sequence[int], cap: int) -> list[tuple[InputSpec, ...]]:
+    """Consecutive specs (input order) in groups of at most ``cap`` bytes (``weights``); a larger spec alone.
 
-    ``cap`` is the block, or the total over ``min_partitions`` when that is less: a small corpus
-    still gets ``min_partitions`` partitions. A file larger than the block is already cut into
-    chunks of more than half a block, so two never share a group: only small files are grouped.
+    ``cap`` is the block, or the inputs' total over ``min_partitions`` when that is less: a small
+    corpus still gets ``min_partitions`` partitions. A file larger than the block is already cut
+    into chunks of more than half a block, so two never share a group: only small files are grouped.
 
-    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap(), nbytes=n) for i, n in enumerate([5, 3, 2, 9, 1])]
-    >>> [[x.path.stem for x in g] for g in group_specs(s, 10)]
+    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap()) for i in range(5)]
+    >>> [[x.path.stem for x in g] for g in group_specs(s, [5, 3, 2, 9, 1], 10)]
     [['0', '1', '2'], ['3', '4']]
     """
     groups: list[list[InputSpec]] = []
     size = 0
-    for spec in specs:
-        if groups and size + spec.nbytes <= cap:
+    for spec, weight in zip(specs, weights, strict=True):
+        if groups and size + weight <= cap:
             groups[-1].append(spec)
-            size += spec.nbytes
+            size += weight
         else:
             groups.append([spec])
-            size = spec.nbytes
+            size = weight
     return [tuple(g) for g in groups]
+
+
+def disk_shares(specs: Sequence[InputSpec]) -> list[int]:
+    """Each spec's share of its file's size on disk (by its ``nbytes``): the measure the block is taken in.
+
+    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "a.jsonl"; _ = p.write_bytes(b"x" * 100)
+    >>> disk_shares([InputSpec(p, "jsonl", None, FieldMap(), nbytes=n) for n in (300, 100)])
+    [75, 25]
+    """
+    per_file: dict[Path, int] = {}
+    for s in specs:
+        per_file[s.path] = per_file.get(s.path, 0) + s.nbytes
+    sizes = {p: _disk_bytes(p) for p in per_file}
+    return [sizes[s.path] * s.nbytes // per_file[s.path] if per_file[s.path] else sizes[s.path] // sum(t.path == s.path for t in specs)
+            for s in specs]
 
 
 def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],

@@ -169,3 +169,25 @@ def test_binary_parquet_text_columns_of_utf8_are_text(tmp_path: Path) -> None:
     assert kept["doc_id"].tolist() == ["b1", "b2"] and kept["text"].tolist() == ["caf\u00e9 au lait", "plain words"]
     ledger = read_parts(tmp_path / "out" / "ledger")
     assert ledger["reason"].tolist() == ["invalid_utf8"] and ledger["doc_id"].tolist() == ["b3"]
+
+
+def test_many_small_files_share_size_balanced_partitions(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(120):
+        rows = [{"id": f"f{i}-{k}", "text": f"file {i} record {k}", "source": "web", "url": f"https://a.example/{i}/{k}"}
+                for k in range(3)]
+        if i == 90:
+            rows[1]["id"] = "f10-2"  # a duplicate id: the first in input order (file 10) is kept
+        if i == 100:
+            rows[2]["url"] = "https://a.example/20/0"  # a duplicate URL: the first in input order (file 20) is kept
+        _write_jsonl(folder / f"f{i:03d}.jsonl{'.gz' if i % 2 else ''}", rows)
+    _ingest([folder], tmp_path / "out")
+    parts = list((tmp_path / "out" / "artifacts" / "parsed").glob("part-*.parquet"))
+    assert 8 <= len(parts) < 2 * 16  # about min_partitions (greedy packing: under twice it), not one per file
+    kept = read_parts(tmp_path / "out" / "docs")
+    expected = [f"f{i}-{k}" for i in range(120) for k in range(3) if (i, k) not in ((90, 1), (100, 2))]
+    assert kept["doc_id"].tolist() == expected
+    ledger = read_parts(tmp_path / "out" / "ledger").set_index("reason")
+    assert json.loads(ledger.loc["duplicate_id", "detail"])["first_file"].endswith("f010.jsonl")
+    assert json.loads(ledger.loc["duplicate_url", "detail"])["duplicate_of"] == "f20-0"
