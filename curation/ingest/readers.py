@@ -8,16 +8,16 @@ groups, dataset shards and crawl files (WARC/WET, HTML) go through the same row 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pandas as pd
 import pyarrow.parquet as pq
 
 from curation.ingest.inputs import InputSpec
-from curation.ingest.records import parse_jsonl_lines, rows_from_records
+from curation.ingest.records import decode_jsonl_lines, rows_from_records
 from curation.ingest.streams import open_input, stream_error
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file, until_cut
-from curation.schema import DROP_DETAIL, DropReason, detail_json
+from curation.schema import DropReason
 
 
 def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
@@ -44,15 +44,53 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         records = ds.to_list()
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))
         return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
+    records, errors, numbers = _jsonl_records(spec)
+    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
+
+
+def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) -> pd.DataFrame:
+    """The rows of a partition's specs, in order. Small JSONL files read together become one frame
+    (a frame per file cost ~1 ms of pandas each: 10,000 files took 9 s more than their bytes)."""
+    frames: list[pd.DataFrame] = []
+    run: list[InputSpec] = []  # consecutive JSONL specs with the same source and fields
+
+    def flush() -> None:
+        if len(run) == 1:
+            frames.append(read_spec(run[0], max_chars))
+        elif run:
+            records, errors, numbers, files = [], [], [], []
+            for spec in run:
+                r, e, n = _jsonl_records(spec)
+                records += r
+                errors += e
+                numbers += n
+                files += [str(spec.path)] * len(r)
+            frames.append(rows_from_records(records, errors, files, numbers, run[0].fields, run[0].source, max_chars))
+        run.clear()
+
+    for spec in specs:
+        if spec.fmt == "jsonl" and (not run or (run[0].fields, run[0].source) == (spec.fields, spec.source)):
+            run.append(spec)
+            continue
+        flush()
+        if spec.fmt == "jsonl":
+            run.append(spec)
+        else:
+            frames.append(read_spec(spec, max_html_bytes if spec.fmt in ("warc", "html") else max_chars))
+    flush()
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def _jsonl_records(spec: InputSpec) -> tuple[list, list, list[int]]:
+    """Decoded records of a JSONL spec, with a ``truncated_input`` record after the last complete one of a cut file."""
     lines = Lines(spec)
-    df = parse_jsonl_lines(lines, label, spec.first_line, spec.fields, spec.source, max_chars)
-    if lines.error is None:
-        return df
-    line = spec.first_line + lines.count
-    error = f"{lines.error}; the records before decompressed byte {lines.offset} were kept, later records could not be read; re-create the file"
-    bad = rows_from_records([None], [(DropReason.TRUNCATED_INPUT.value, error)], label, [line], spec.fields, spec.source)
-    bad[DROP_DETAIL] = [detail_json(file=label, line=line, offset=lines.offset, error=error)]
-    return pd.concat([df, bad], ignore_index=True)
+    records, errors, numbers = decode_jsonl_lines(lines, spec.first_line)
+    if lines.error is not None:
+        error = f"{lines.error}; the records before decompressed byte {lines.offset} were kept, later records could not be read; re-create the file"
+        records.append(None)
+        errors.append((DropReason.TRUNCATED_INPUT.value, error, {"offset": lines.offset}))  # type: ignore[arg-type]
+        numbers.append(spec.first_line + lines.count)
+    return records, errors, numbers
 
 
 class Lines:

@@ -60,6 +60,12 @@ def parse_jsonl_lines(
     lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0
 ) -> pd.DataFrame:
     """Decode JSONL lines (bytes, without newline) into rows; blank lines are ignored."""
+    records, errors, numbers = decode_jsonl_lines(lines, first_line)
+    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+
+
+def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[dict[str, Any] | None], list[tuple[str, str] | None], list[int]]:
+    """(records, errors, line numbers) of JSONL lines, for :func:`rows_from_records`; blank lines are ignored."""
     records: list[dict[str, Any] | None] = []
     errors: list[tuple[str, str] | None] = []
     numbers: list[int] = []
@@ -89,7 +95,7 @@ def parse_jsonl_lines(
             continue
         records.append(obj)
         errors.append(None)
-    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+    return records, errors, numbers
 
 
 def _lone_surrogate(obj: Any) -> str | None:
@@ -108,7 +114,7 @@ def _lone_surrogate(obj: Any) -> str | None:
 def rows_from_records(
     records: list[dict[str, Any] | None],
     errors: list[tuple[str, str] | None] | None,
-    file: str,
+    file: str | list[str],
     lines: list[int],
     fields: FieldMap,
     source: str | None,
@@ -116,7 +122,7 @@ def rows_from_records(
 ) -> pd.DataFrame:
     """Map decoded records to schema rows and validate them.
 
-    ``errors[i]`` (reason, message) marks a record that could not be decoded. A record's HTML
+    ``errors[i]`` (reason, message[, extra detail]) marks a record that could not be decoded. A record's HTML
     field goes to :data:`HTML_COLUMN` (never to ``meta``); a record with HTML and no text keeps a
     null text for the extract step to fill.
     """
@@ -126,8 +132,9 @@ def rows_from_records(
     pages: list[str | None] = []
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
-    for rec, err, line in zip(records, errors, lines, strict=True):
-        location = f"{file}:{line}"
+    files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
+    for rec, err, line, f in zip(records, errors, lines, files, strict=True):
+        location = f"{f}:{line}"
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
         html = row.pop(HTML_COLUMN, None)
         if not row["doc_id"]:
@@ -136,7 +143,7 @@ def rows_from_records(
         for c in DOC_COLUMNS:
             cols[c].append(row.get(c))
         reasons.append(reason)
-        details.append(detail_json(file=file, line=line, error=message) if reason else None)
+        details.append(detail_json(file=f, line=line, error=message, **(err[2] if err and len(err) > 2 else {})) if reason else None)
     df = pd.DataFrame(cols)
     df["n_tokens"] = pd.Series([0] * len(df), dtype="int64")
     df[DROP_REASON] = pd.Series(reasons, dtype=object)

@@ -33,7 +33,7 @@ from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
-from curation.ingest.readers import read_spec
+from curation.ingest.readers import read_group
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, annotated_meta, empty_docs
@@ -114,8 +114,7 @@ def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Arti
 
 def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, out: Artifact) -> pd.Series:
     """Parse partition ``number`` (one file chunk, or several small files); write its rows and, apart, its page HTML."""
-    frames = [read_spec(spec, cfg.max_html_bytes if spec.fmt in ("warc", "html") else cfg.max_chars) for spec in group]
-    df = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    df = read_group(group, cfg.max_chars, cfg.max_html_bytes)
     bad = df[DROP_REASON].notna()
     if cfg.on_error == "fail" and bad.any():
         row = df[bad].iloc[0]

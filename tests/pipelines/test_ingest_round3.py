@@ -191,3 +191,24 @@ def test_many_small_files_share_size_balanced_partitions(tmp_path: Path) -> None
     ledger = read_parts(tmp_path / "out" / "ledger").set_index("reason")
     assert json.loads(ledger.loc["duplicate_id", "detail"])["first_file"].endswith("f010.jsonl")
     assert json.loads(ledger.loc["duplicate_url", "detail"])["duplicate_of"] == "f20-0"
+
+
+def test_a_group_of_small_files_reads_as_its_files_one_by_one(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from curation.ingest.inputs import plan_inputs
+    from curation.ingest.readers import read_group, read_spec
+
+    _write_jsonl(tmp_path / "a.jsonl", [{"id": "a", "text": "one", "source": "web"}, b"{bad"])
+    _write_jsonl(tmp_path / "b.jsonl.gz", [{"id": "b", "text": "two"}, {"id": "b2", "text": ""}])
+    blob = gzip.compress(_records(200, seed=2), mtime=0)
+    (tmp_path / "c.jsonl.gz").write_bytes(blob[: len(blob) // 2])
+    pd.DataFrame({"text": ["pq"], "id": ["p"], "source": ["web"]}).to_parquet(tmp_path / "d.parquet")
+    _write_jsonl(tmp_path / "e.jsonl", [{"id": "e", "text": "five", "source": "web"}])
+    specs = plan_inputs([tmp_path], source="code")
+    one_by_one = pd.concat([read_spec(s, 1000) for s in specs], ignore_index=True)
+    together = read_group(specs, 1000, 1000)
+    assert together["_file"].tolist() == one_by_one["_file"].tolist() and len(together) > 10
+    for col in ("doc_id", "text", "source", "_line", "drop_reason", "drop_detail"):
+        assert together[col].tolist() == one_by_one[col].tolist(), col
+    assert json.loads(together["drop_detail"].dropna().iloc[-1])["offset"] > 0
