@@ -87,45 +87,38 @@ def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dic
     """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
     share a partition, so a run's cost follows its bytes, not its number of files."""
     specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)
-    return group_specs(specs, disk_shares(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)))
+    return group_specs(specs, small_file_sizes(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)), block)
 
 
-def group_specs(specs: Sequence[InputSpec], weights: Sequence[int], cap: int) -> list[tuple[InputSpec, ...]]:
-    """Consecutive specs (input order) in groups of at most ``cap`` bytes (``weights``); a larger spec alone.
+def group_specs(specs: Sequence[InputSpec], sizes: Sequence[int | None], cap: int, block: int) -> list[tuple[InputSpec, ...]]:
+    """Consecutive small files (input order) in groups of at most ``cap`` bytes on disk (``sizes``) and
+    ``block`` bytes to read (``nbytes``); a chunk of a file cut into several (size None) stays alone.
 
     ``cap`` is the block, or the inputs' total over ``min_partitions`` when that is less: a small
-    corpus still gets ``min_partitions`` partitions. A file larger than the block is already cut
-    into chunks of more than half a block, so two never share a group: only small files are grouped.
+    corpus still gets ``min_partitions`` partitions; a file larger than the block is already cut
+    into chunks of near a block each.
 
-    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap()) for i in range(5)]
-    >>> [[x.path.stem for x in g] for g in group_specs(s, [5, 3, 2, 9, 1], 10)]
-    [['0', '1', '2'], ['3', '4']]
+    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap(), nbytes=n) for i, n in enumerate([5, 3, 2, 9, 1, 1])]
+    >>> [[x.path.stem for x in g] for g in group_specs(s, [5, 3, 2, 9, None, 1], 10, 100)]
+    [['0', '1', '2'], ['3'], ['4'], ['5']]
     """
     groups: list[list[InputSpec]] = []
-    size = 0
-    for spec, weight in zip(specs, weights, strict=True):
-        if groups and size + weight <= cap:
+    size = nbytes = 0
+    open_group = False  # the last group takes more small files
+    for spec, weight in zip(specs, sizes, strict=True):
+        if weight is not None and open_group and size + weight <= cap and nbytes + spec.nbytes <= block:
             groups[-1].append(spec)
-            size += weight
+            size, nbytes = size + weight, nbytes + spec.nbytes
         else:
             groups.append([spec])
-            size = weight
+            size, nbytes, open_group = weight or 0, spec.nbytes, weight is not None
     return [tuple(g) for g in groups]
 
 
-def disk_shares(specs: Sequence[InputSpec]) -> list[int]:
-    """Each spec's share of its file's size on disk (by its ``nbytes``): the measure the block is taken in.
-
-    >>> import tempfile; p = Path(tempfile.mkdtemp()) / "a.jsonl"; _ = p.write_bytes(b"x" * 100)
-    >>> disk_shares([InputSpec(p, "jsonl", None, FieldMap(), nbytes=n) for n in (300, 100)])
-    [75, 25]
-    """
-    per_file: dict[Path, int] = {}
-    for s in specs:
-        per_file[s.path] = per_file.get(s.path, 0) + s.nbytes
-    sizes = {p: _disk_bytes(p) for p in per_file}
-    return [sizes[s.path] * s.nbytes // per_file[s.path] if per_file[s.path] else sizes[s.path] // sum(t.path == s.path for t in specs)
-            for s in specs]
+def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
+    """The size on disk of each spec that is a whole file; None for the chunks of a file cut into several."""
+    count = Counter(s.path for s in specs)
+    return [_disk_bytes(s.path) if count[s.path] == 1 else None for s in specs]
 
 
 def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],

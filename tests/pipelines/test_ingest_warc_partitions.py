@@ -121,3 +121,16 @@ def test_a_warc_cut_anywhere_is_one_truncated_input_row(tmp_path: Path, where: s
     assert set(ledger["reason"]) == {"truncated_input"}
     assert sorted(kept["url"]) == [f"https://a.example/p/{i}" for i in range(4)]  # every page before the cut, none after
     assert detail["line"] == 5 and (detail.get("url") is None or detail["url"] == "https://a.example/p/4")
+
+
+def test_chunks_of_a_compressed_file_are_never_grouped_back(tmp_path: Path) -> None:
+    """Grouping is for small files: a chunk's share of the (compressed) disk size is small, its bytes are not."""
+    from curation.ingest.inputs import plan_partitions
+
+    warc = _crawl(tmp_path / "c.warc.gz", 500)
+    lines = b"".join(json.dumps({"id": f"j{i}", "text": f"{i} " * 300, "source": "web"}).encode() + b"\n" for i in range(3000))
+    (tmp_path / "j.jsonl.gz").write_bytes(gzip.compress(lines, mtime=0))
+    for f in (warc, tmp_path / "j.jsonl.gz"):
+        groups = plan_partitions([f], blocksize_mb=1, min_block_mb=1, min_partitions=1)
+        assert len(groups) >= 2 and all(len(g) == 1 for g in groups)
+        assert all(g[0].nbytes <= 1 << 20 for g in groups)
