@@ -29,25 +29,27 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", ROOT.parent / "shared" / "data")) / "web" / "web_docs.parquet"
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 import pandas as pd
 from classifiers.langid import annotate as annotate_language
 from curation.ingest.inputs import plan_partitions
 from curation.ingest.readers import read_group
 from curation.tokens import count_tokens
+def hwm():  # this process's peak RSS, MB (VmHWM: unlike ru_maxrss, not inherited from the parent across exec)
+    return next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM")) / 1024
 path, block = Path(sys.argv[1]), int(sys.argv[2])
 groups = plan_partitions([path], blocksize_mb=block or 4096, min_block_mb=block or 4096, min_partitions=1)
 group = max(groups, key=lambda g: sum(s.nbytes for s in g))
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = hwm()
 t0 = time.perf_counter()
 df = read_group(group, 20_000_000, 10_000_000)
 ok = df["drop_reason"].isna().to_numpy() & df["text"].notna().to_numpy()
 annotate_language(df, ok)
 html_mb = df["_html"].dropna().str.len().sum() / 2**20
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm()
 print(json.dumps({"partitions": len(groups), "largest_mb": sum(s.nbytes for s in group) / 2**20, "rows": len(df),
-                  "html_mb": html_mb, "base_mb": base / 1024, "peak_mb": peak / 1024, "seconds": time.perf_counter() - t0}))
+                  "html_mb": html_mb, "base_mb": base, "peak_mb": peak, "seconds": time.perf_counter() - t0}))
 """
 
 
