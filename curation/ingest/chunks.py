@@ -9,11 +9,9 @@ exactly, and in order, those it gives for the whole file.
 from __future__ import annotations
 
 import bisect
-import gzip
 from pathlib import Path
-from typing import Any
 
-MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+from curation.ingest.streams import open_input, stream_error
 
 
 def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
@@ -39,31 +37,34 @@ def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def compressed_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
+def compressed_chunks(path: Path, block: int) -> tuple[list[tuple[int, int, int]], int]:
     """Like :func:`plain_chunks` in decompressed bytes: one streaming pass notes a line start per
     64 KiB read; the cuts are the first noted line starts past k/n of the size. A stream that
-    ends early stays one partition (its reader ledgers the truncation)."""
+    ends early is cut the same way over the bytes that decompress, its last chunk open-ended
+    (end -1: to the end of the stream, where its reader ledgers the truncation). Also returns
+    the decompressed size."""
     marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
     pos, line = 0, 1
-    try:
-        with open_input(path) as fh:
-            while chunk := fh.read(1 << 16):
-                i = chunk.find(b"\n")
-                if i >= 0:
-                    marks.append((pos + i + 1, line + 1))
-                line += chunk.count(b"\n")
-                pos += len(chunk)
-    except (EOFError, OSError):
-        return [(0, -1, 1)]
+    with open_input(path) as fh:
+        while chunk := fh.read(1 << 16):
+            i = chunk.find(b"\n")
+            if i >= 0:
+                marks.append((pos + i + 1, line + 1))
+            line += chunk.count(b"\n")
+            pos += len(chunk)
+        cut = stream_error(fh) is not None
     if pos <= block:
-        return [(0, -1, 1)]
+        return [(0, -1, 1)], pos
     n = -(-pos // block)
     cuts = [(0, 1)]
     for k in range(1, n):
         i = bisect.bisect_left(marks, (k * pos // n, 0))
         if i < len(marks) and cuts[-1][0] < marks[i][0] < pos:
             cuts.append(marks[i])
-    return [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
+    out = [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
+    if cut:
+        out[-1] = (out[-1][0], -1, out[-1][2])
+    return out, pos
 
 
 def row_chunks(num_rows: int, nbytes: int, block: int) -> list[tuple[int, int]]:
@@ -77,18 +78,3 @@ def row_chunks(num_rows: int, nbytes: int, block: int) -> list[tuple[int, int]]:
     if n <= 1:
         return [(0, -1)]
     return [(k * num_rows // n, (k + 1) * num_rows // n) for k in range(n)]
-
-
-def open_input(path: Path) -> Any:
-    """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name."""
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    if head.startswith(b"\x1f\x8b"):
-        return gzip.open(path, "rb")
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        import io as _io
-
-        import zstandard
-
-        return _io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True))
-    return open(path, "rb")

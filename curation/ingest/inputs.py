@@ -15,6 +15,8 @@ import dataclasses
 import functools
 import glob
 import json
+import logging
+import stat
 from collections import Counter
 from collections.abc import Sequence
 from fnmatch import fnmatch
@@ -23,8 +25,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from curation.ingest.chunks import MAGIC, compressed_chunks, open_input, plain_chunks, row_chunks
+from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.records import FieldMap
+from curation.ingest.streams import MAGIC, open_input
+from curation.ingest.warc_plan import Cut, warc_chunks
 
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
@@ -33,6 +37,8 @@ HTML_SUFFIXES = (".html", ".htm", ".xhtml")
 #: writes and tasks) stays small against its work; 8 MB blocks cost a 133 MB run 6 % more
 #: (benchmarks/recipe/RESULTS.md).
 MIN_BLOCK_MB = 16
+
+log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
@@ -48,9 +54,11 @@ class InputSpec:
     source: str | None
     fields: FieldMap
     start: int = 0  # byte offset (jsonl; decompressed bytes if compressed), row group (parquet) or first row (datasets)
-    end: int = -1  # jsonl: -1 = the whole file
+    end: int = -1  # jsonl: -1 = to the end of the file; start = end = 0: an empty file, nothing to read
     first_line: int = 1
     rows: tuple[int, int] = (0, -1)  # parquet: a row range of the group (-1: to its end)
+    nbytes: int = 0  # bytes to read (decompressed; Parquet: uncompressed), what partitions are balanced by
+    cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +78,52 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
     :func:`block_bytes` of the inputs' total size.
     """
+    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)[0]
+
+
+def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
+                    inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
+                    min_partitions: int = 16) -> list[tuple[InputSpec, ...]]:
+    """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
+    share a partition, so a run's cost follows its bytes, not its number of files."""
+    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)
+    return group_specs(specs, small_file_sizes(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)), block)
+
+
+def group_specs(specs: Sequence[InputSpec], sizes: Sequence[int | None], cap: int, block: int) -> list[tuple[InputSpec, ...]]:
+    """Consecutive small files (input order) in groups of at most ``cap`` bytes on disk (``sizes``) and
+    ``block`` bytes to read (``nbytes``); a chunk of a file cut into several (size None) stays alone.
+
+    ``cap`` is the block, or the inputs' total over ``min_partitions`` when that is less: a small
+    corpus still gets ``min_partitions`` partitions; a file larger than the block is already cut
+    into chunks of near a block each.
+
+    >>> s = [InputSpec(Path(f"{i}.jsonl"), "jsonl", None, FieldMap(), nbytes=n) for i, n in enumerate([5, 3, 2, 9, 1, 1])]
+    >>> [[x.path.stem for x in g] for g in group_specs(s, [5, 3, 2, 9, None, 1], 10, 100)]
+    [['0', '1', '2'], ['3'], ['4'], ['5']]
+    """
+    groups: list[list[InputSpec]] = []
+    size = nbytes = 0
+    open_group = False  # the last group takes more small files
+    for spec, weight in zip(specs, sizes, strict=True):
+        if weight is not None and open_group and size + weight <= cap and nbytes + spec.nbytes <= block:
+            groups[-1].append(spec)
+            size, nbytes = size + weight, nbytes + spec.nbytes
+        else:
+            groups.append([spec])
+            size, nbytes, open_group = weight or 0, spec.nbytes, weight is not None
+    return [tuple(g) for g in groups]
+
+
+def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
+    """The size on disk of each spec that is a whole file; None for the chunks of a file cut into several."""
+    count = Counter(s.path for s in specs)
+    return [_disk_bytes(s.path) if count[s.path] == 1 else None for s in specs]
+
+
+def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
+          blocksize_mb: int, min_block_mb: int, min_partitions: int) -> tuple[list[InputSpec], int, int]:
+    """The specs, the inputs' total size on disk and the block."""
     unique = find_inputs(paths)
     total = sum(_disk_bytes(f) for f, _ in unique)
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
@@ -77,7 +131,7 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     for f, fmt in unique:
         entry_source, entry_fields = _entry_for(f, rules)
         specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
-    return specs
+    return specs, total, rules.block
 
 
 def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
@@ -179,13 +233,29 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
             return [(path, "datasets")]
         out: list[tuple[Path, str]] = []
         for child in sorted(path.rglob("*"), key=str):
+            _check_special(child)
             if child.is_file() and child.name != "README.md" and _format(child):
                 out.append((child, _format(child)))  # type: ignore[arg-type]
         return out
+    _check_special(path)
     fmt = _format(path)
     if fmt is None:
         raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
     return [(path, fmt)]
+
+
+def _check_special(path: Path) -> None:
+    """Refuse a FIFO, device or socket: reading one blocks or never ends, and skipping it would hide it."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # a dangling link inside a folder: not an input
+    kinds = {"a FIFO (named pipe)": stat.S_ISFIFO, "a character device": stat.S_ISCHR, "a block device": stat.S_ISBLK,
+             "a socket": stat.S_ISSOCK}
+    for what, test in kinds.items():
+        if test(mode):
+            raise InputError(f"{path} is {what}, not a regular file; ingest reads only regular files: "
+                             "copy the data into a file, or move it out of the input folder")
 
 
 def _format(path: Path) -> str | None:
@@ -210,14 +280,18 @@ def _entry_for(path: Path, rules: _Rules) -> tuple[str | None, FieldMap]:
 
 def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rules: _Rules) -> list[InputSpec]:
     try:
+        if fmt != "datasets" and path.stat().st_size == 0:  # every format alike: no bytes, no documents
+            log.warning("%s is empty (0 bytes): no documents", path)
+            return [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "parquet":
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names
             if fields.text not in names and fields.html not in names:
                 raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
             groups = [(g, pf.metadata.row_group(g)) for g in range(pf.num_row_groups)]
-            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows) for g, m in groups
-                    for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] or [InputSpec(path, fmt, source, fields, 0, 0)]
+            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows, _share(m.total_byte_size, m.num_rows, rows))
+                    for g, m in groups for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] \
+                or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
 
@@ -225,10 +299,14 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             if fields.text not in ds.column_names:
                 raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
             step = 100_000
-            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds))) for s in range(0, max(len(ds), 1), step)]
-        if fmt in ("warc", "html"):
+            starts = range(0, max(len(ds), 1), step)
+            return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds)), nbytes=_disk_bytes(path) // len(starts)) for s in starts]
+        if fmt == "html":
+            return [InputSpec(path, fmt, source, fields, nbytes=path.stat().st_size)]
+        if fmt == "warc":
             _check_crawl_file(path, fmt)
-            return [InputSpec(path, fmt, source, fields)]  # one partition per crawl file (Common Crawl: ~1 GB each)
+            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut)
+                    for c in warc_chunks(path, rules.block)]
         return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:
         raise
@@ -245,8 +323,16 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     first = _first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
-    chunks = compressed_chunks(path, block) if comp is not None else plain_chunks(path, block)
-    return [InputSpec(path, "jsonl", source, fields, s, e, n) for s, e, n in chunks]
+    if comp is not None:
+        chunks, size = compressed_chunks(path, block)
+    else:
+        chunks, size = plain_chunks(path, block), path.stat().st_size
+    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s) for s, e, n in chunks]
+
+
+def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
+    first, last = rows
+    return nbytes if last < 0 else nbytes * (last - first) // max(num_rows, 1)
 
 
 def _check_crawl_file(path: Path, fmt: str) -> None:

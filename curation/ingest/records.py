@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from curation.text import content_id
 LOCATION_COLUMNS = ("_file", "_line")
 #: The page HTML of a record (its ``html`` field, or a WARC response): kept apart as an artifact.
 HTML_COLUMN = "_html"
+#: A JSON escape of a UTF-16 surrogate: only lines with one need the (costly) check for a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +60,12 @@ def parse_jsonl_lines(
     lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0
 ) -> pd.DataFrame:
     """Decode JSONL lines (bytes, without newline) into rows; blank lines are ignored."""
+    records, errors, numbers = decode_jsonl_lines(lines, first_line)
+    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+
+
+def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[dict[str, Any] | None], list[tuple[str, str] | None], list[int]]:
+    """(records, errors, line numbers) of JSONL lines, for :func:`rows_from_records`; blank lines are ignored."""
     records: list[dict[str, Any] | None] = []
     errors: list[tuple[str, str] | None] = []
     numbers: list[int] = []
@@ -80,15 +89,32 @@ def parse_jsonl_lines(
             records.append(None)
             errors.append((DropReason.MALFORMED_JSON.value, f"a JSON {type(obj).__name__}, not an object"))
             continue
+        if _SURROGATE_ESCAPE.search(line) and (bad := _lone_surrogate(obj)):
+            records.append(None)  # no UTF-8 encodes it: the record could never be written
+            errors.append((DropReason.INVALID_UTF8.value, f"lone surrogate {bad} (a \\u escape no UTF-8 encodes)"))
+            continue
         records.append(obj)
         errors.append(None)
-    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
+    return records, errors, numbers
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    r"""The first lone surrogate in a decoded JSON record, as an escape; None if it has none.
+
+    >>> _lone_surrogate(json.loads(r'{"a": ["\ud83d\ude00", "\ud800"]}'))
+    '\\ud800'
+    """
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"\\u{ord(exc.object[exc.start]):04x}"
+    return None
 
 
 def rows_from_records(
     records: list[dict[str, Any] | None],
     errors: list[tuple[str, str] | None] | None,
-    file: str,
+    file: str | list[str],
     lines: list[int],
     fields: FieldMap,
     source: str | None,
@@ -96,7 +122,7 @@ def rows_from_records(
 ) -> pd.DataFrame:
     """Map decoded records to schema rows and validate them.
 
-    ``errors[i]`` (reason, message) marks a record that could not be decoded. A record's HTML
+    ``errors[i]`` (reason, message[, extra detail]) marks a record that could not be decoded. A record's HTML
     field goes to :data:`HTML_COLUMN` (never to ``meta``); a record with HTML and no text keeps a
     null text for the extract step to fill.
     """
@@ -106,8 +132,9 @@ def rows_from_records(
     pages: list[str | None] = []
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
-    for rec, err, line in zip(records, errors, lines, strict=True):
-        location = f"{file}:{line}"
+    files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
+    for rec, err, line, f in zip(records, errors, lines, files, strict=True):
+        location = f"{f}:{line}"
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
         html = row.pop(HTML_COLUMN, None)
         if not row["doc_id"]:
@@ -116,7 +143,7 @@ def rows_from_records(
         for c in DOC_COLUMNS:
             cols[c].append(row.get(c))
         reasons.append(reason)
-        details.append(detail_json(file=file, line=line, error=message) if reason else None)
+        details.append(detail_json(file=f, line=line, error=message, **(err[2] if err and len(err) > 2 else {})) if reason else None)
     df = pd.DataFrame(cols)
     df["n_tokens"] = pd.Series([0] * len(df), dtype="int64")
     df[DROP_REASON] = pd.Series(reasons, dtype=object)
@@ -142,12 +169,12 @@ def _map_record(
         row["source"] = default_source or "unknown"
         assert err is not None
         return row, err[0], err[1]
-    raw_id = rec.get(fields.id)
+    raw_id = _utf8(rec.get(fields.id))
     row["doc_id"] = str(raw_id) if raw_id not in (None, "") else None
     source = rec.get(fields.source) or default_source
     row["source"] = source
     for col in ("url", "repo", "path", "language"):
-        v = rec.get(getattr(fields, col))
+        v = _utf8(rec.get(getattr(fields, col)))
         row[col] = None if v is None else str(v)
     meta = rec.get(fields.meta)
     extra = {k: v for k, v in rec.items() if k not in mapped}
@@ -160,9 +187,12 @@ def _map_record(
         except json.JSONDecodeError:
             extra = {"meta": meta, **extra}
     row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
-    text = rec.get(fields.text)
+    text, html = rec.get(fields.text), rec.get(fields.html)
+    for name, value in ((fields.text, text), (fields.html, html)):
+        if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
+            return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
+    text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
     row["text"] = text if isinstance(text, str) else None
-    html = rec.get(fields.html)
     if isinstance(html, str) and html.strip():
         row[HTML_COLUMN] = html.replace("\x00", "")
         if max_chars and len(html) > max_chars:
@@ -183,6 +213,20 @@ def _map_record(
         row["text"] = text[:1000]
         return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
     return row, *_check_source(source)
+
+
+def _utf8(value: Any) -> Any:
+    r"""``value`` decoded if it is bytes of valid UTF-8, else unchanged.
+
+    >>> _utf8(b"caf\xc3\xa9"), _utf8(b"\xff"), _utf8(3)
+    ('café', b'\xff', 3)
+    """
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+    return value
 
 
 def _check_source(source: str | None) -> tuple[str | None, str | None]:

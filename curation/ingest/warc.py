@@ -22,11 +22,14 @@ from typing import Any
 
 import pandas as pd
 
+from curation.ingest.streams import Window
+from curation.ingest.warc_plan import Cut
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
 HTML_TYPES = ("text/html", "application/xhtml+xml", "application/xml+html")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_:.\-]+)""", re.I)
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 _BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"RIFF", b"\x00\x00\x01\x00")
 
 #: Columns of a crawl frame besides the schema's: the page HTML (null for WET text) and the location.
@@ -65,18 +68,22 @@ def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
     return {"file": file, "line": number, **fields}
 
 
-def iter_warc(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
-    """One dict per response/conversion record: id, url, date, meta, and html or text or an error."""
+def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1) -> Iterator[dict[str, Any]]:
+    """One dict per response/conversion record: id, url, date, meta, and html or text or an error.
+
+    ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``).
+    """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
     label = str(path)
-    it = ArchiveIterator(str(path), record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
-    for number, rec in enumerate(it, 1):
+    stream: Any = str(path) if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)
+    it = ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
+    for number, rec in enumerate(it, first_line):
         rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
         url = rec.headers.get("WARC-Target-URI")
         date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
-        out = _row(label, number, id=rid or None, url=url, date=date, offset=int(rec.stream_pos))
+        out = _row(label, number, id=rid or None, url=url, date=date, offset=start + int(rec.stream_pos))
         is_wet = rec.record_type == WarcRecordType.conversion
         ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
         out["content_type"] = ctype.split(";")[0].strip().lower() or None
@@ -103,7 +110,44 @@ def iter_warc(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
         yield {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
 
 
+def wide_charset(payload: bytes, declared: str | None) -> str | None:
+    """UTF-16 or UTF-32 from the payload's byte order mark, else from the declared charset; None for others.
+
+    Their NUL bytes would read as binary content: such a page is decoded before that test.
+
+    >>> wide_charset(b"\\xff\\xfe<\\x00h\\x00", None), wide_charset(b"<\\x00", "UTF-16LE"), wide_charset(b"<h", "utf-8")
+    ('utf-16', 'utf-16le', None)
+    """
+    for bom, cs in _WIDE_BOMS:
+        if payload.startswith(bom):
+            return cs
+    cs = (declared or "").lower().strip().replace("_", "-")
+    return cs if cs.startswith(("utf-16", "utf-32")) else None
+
+
+def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) -> Iterator[dict[str, Any]]:
+    """``records`` up to the cut record of a cut file, then that record as one ``truncated_input`` row.
+
+    FastWARC reads a record cut in its header as a page with a cut URL: the planned cut replaces it.
+    """
+    if cut is None:
+        yield from records
+        return
+    for r in records:
+        if r["line"] >= cut.line:
+            break
+        yield r
+    out = _row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
+    yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}; the records before it were kept, re-create the file")}
+
+
 def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
+    wide = wide_charset(payload, declared)
+    if wide and (ctype is None or ctype in HTML_TYPES) and not payload.startswith(_BINARY_MAGIC):
+        try:
+            return {"html": payload.decode(wide), "charset": wide}
+        except (LookupError, UnicodeDecodeError):
+            pass  # not what it says: the tests below decide
     if is_binary(payload):
         return {"error": (DropReason.BINARY_CONTENT, f"binary payload ({ctype or 'no content type'})")}
     if ctype and ctype not in HTML_TYPES:

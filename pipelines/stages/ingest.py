@@ -3,9 +3,10 @@ crawl files and plain HTML files → documents.
 
 Sub-steps, each cached under ``.cache/ingest/``:
 
-1. ``parsed``: read the inputs once (:mod:`curation.ingest.inputs` plans one partition per file
-   chunk (JSONL, plain or compressed, in chunks sized from the inputs alone), Parquet row group, dataset shard or crawl file, and fails before any output on
-   unusable input; :mod:`curation.ingest.readers` reads them on the workers); token counts with
+1. ``parsed``: read the inputs once (:mod:`curation.ingest.inputs` cuts files into chunks sized from
+   the inputs alone (JSONL, plain or compressed, on line boundaries; WARC/WET on record boundaries;
+   Parquet row groups; dataset shards), groups small files into partitions of the same size, and
+   fails before any output on unusable input; :mod:`curation.ingest.readers` reads them on the workers); token counts with
    ``ingest.tokenizer``, languages identified; page HTML apart, under ``parsed/html/``.
 2. ``extracted``: main content of the pages that have HTML and no text, with ``ingest.extractor``
    (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`).
@@ -31,8 +32,8 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
-from curation.ingest.inputs import MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_inputs, spec_costs
-from curation.ingest.readers import read_spec
+from curation.ingest.inputs import MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
+from curation.ingest.readers import read_group
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, annotated_meta, empty_docs
@@ -89,11 +90,11 @@ class IngestStage:
         """The files ``plan_inputs`` would read (what the runner fingerprints), found without reading them."""
         return [f for f, _fmt in find_inputs([Path(p) for p in paths])]
 
-    def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[InputSpec]:
-        return plan_inputs([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
-                           blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions)
+    def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[tuple[InputSpec, ...]]:
+        return plan_partitions([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
+                               blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions)
 
-    def build(self, specs: list[InputSpec], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
+    def build(self, specs: list[tuple[InputSpec, ...]], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
         key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version}
         parsed = ctx.step("parsed", key, lambda out: _parse_all(specs, cfg, Artifact(out), ctx))
         extracted = extract_all(parsed, cfg, ctx, key)
@@ -104,16 +105,16 @@ class IngestStage:
         return mark_url_duplicates(docs, cfg, ctx, key)
 
 
-def _parse_all(specs: list[InputSpec], cfg: IngestConfig, out: Artifact, ctx: StageContext) -> None:
-    tasks = dd.from_map(_parse_part, specs, list(range(len(specs))), args=(cfg, out), meta=pd.Series(dtype="int64"),
+def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Artifact, ctx: StageContext) -> None:
+    tasks = dd.from_map(_parse_part, groups, list(range(len(groups))), args=(cfg, out), meta=pd.Series(dtype="int64"),
                         enforce_metadata=False)
-    # the largest chunks first: a file's last, shorter chunk then fills a tail (benchmarks/recipe)
-    ctx.compute(tasks, "parse", costs=spec_costs(specs))
+    # the largest partitions first: a file's last, shorter chunk then fills a tail (benchmarks/recipe)
+    ctx.compute(tasks, "parse", costs=[sum(s.nbytes for s in g) for g in groups])
 
 
-def _parse_part(spec: InputSpec, number: int, cfg: IngestConfig, out: Artifact) -> pd.Series:
-    """Parse partition ``number``; write its rows and, apart, its page HTML."""
-    df = read_spec(spec, cfg.max_html_bytes if spec.fmt in ("warc", "html") else cfg.max_chars)
+def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, out: Artifact) -> pd.Series:
+    """Parse partition ``number`` (one file chunk, or several small files); write its rows and, apart, its page HTML."""
+    df = read_group(group, cfg.max_chars, cfg.max_html_bytes)
     bad = df[DROP_REASON].notna()
     if cfg.on_error == "fail" and bad.any():
         row = df[bad].iloc[0]
