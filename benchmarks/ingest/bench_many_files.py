@@ -1,8 +1,6 @@
 """Many small files against one file of the same bytes: ingest's cost follows the bytes, not the file count.
 
-Issue 39.5: with one partition per file, 100 files took 28 s, 300 files 176 s and 10,000 files of
-700 KB in all did not finish in 600 s. Ingest now groups small files into size-balanced
-partitions; this script writes ``--files`` JSONL files of ``--kb`` KB in all (every record its own
+Ingest groups small files into size-balanced partitions; this script writes ``--files`` JSONL files of ``--kb`` KB in all (every record its own
 URL and id, synthetic words, half of the files gzipped), the same records as one file, and times
 ``curate ingest`` (the embedded recipe, a LocalCluster as the CLI starts it) on each.
 

@@ -1,11 +1,10 @@
-"""Peak memory of reading one WARC partition against the partition size (issue 40).
+"""Peak memory of reading one WARC partition against the partition size.
 
-A WARC file was one partition, so one worker held all of it (WARCs of 238/476/953 MB uncompressed
-peaked at 2.2/3.1/5.7 GB). Ingest now cuts a WARC on record boundaries (gzip members) into
+Ingest cuts a WARC on record boundaries (gzip members) into
 partitions of at most ``ingest.blocksize_mb``. This script writes a Common-Crawl-style WARC (one
 gzip member per record) of ``--mb`` MB uncompressed from the real pages of ``../shared/data``
 (``web/web_docs.parquet``: every row with raw ``html``, repeated under new URLs until the size is
-reached), plans it at each ``--block`` (MB; 0: one partition, the old behaviour) and, in a fresh
+reached), plans it at each ``--block`` (MB; 0: the whole file as one partition) and, in a fresh
 process per size, reads the largest partition as a worker's parse step does (FastWARC, charset
 decoding, schema rows, token counts, language ID), reporting that process's peak RSS.
 
@@ -93,7 +92,7 @@ def main() -> None:
         for block in args.block:
             out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(block)], capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            label = block or "one partition (before)"
+            label = block or "one partition (whole file)"
             print(f"| {label} | {r['partitions']} | {r['largest_mb']:.0f} | {r['rows']:,} | {r['peak_mb']:.0f} | "
                   f"{r['peak_mb'] - r['base_mb']:.0f} | {r['seconds']:.0f} |", flush=True)
 
