@@ -231,7 +231,7 @@ def _failure(exc: BaseException) -> tuple[int | None, str]:
     if isinstance(exc, SchedulerError):
         return 9, str(exc)
     if isinstance(exc, ConfigError):
-        return 2, _short(str(exc).strip("'\""), 2000)
+        return 2, _short(str(exc), 2000)
     if isinstance(exc, (InputError, FileNotFoundError)):
         return 4, _short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):

@@ -98,7 +98,7 @@ def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> S
         return cls.from_dict(section)
     except (ConfigError, ValueError, TypeError, KeyError, OverflowError) as exc:
         # a stage's validate() may raise any of these from library checks: all are the recipe's fault here
-        text = str(exc).strip("'\"") if not isinstance(exc, KeyError) else f"missing or unknown key {exc}"
+        text = str(exc) if not isinstance(exc, KeyError) else f"missing or unknown key {exc}"
         raise ConfigError(f"stages.{name}: {text[:2000]}") from exc
 
 

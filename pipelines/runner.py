@@ -12,6 +12,7 @@ its input, and holds a lock on the folder it writes into (pipelines/safety.py).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -104,6 +105,7 @@ def _run_stage_locked(
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
+    created = [d for d in (stage_dir, cache.parent, cache) if not d.exists()]  # removed again if left empty
     shutil.rmtree(work, ignore_errors=True)
     try:
         work.mkdir(parents=True)
@@ -112,6 +114,10 @@ def _run_stage_locked(
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         remove_temp(cache)
+        # a single-stage run that failed before any sub-step finished leaves no --output folder behind
+        for empty in reversed(created):
+            with contextlib.suppress(OSError):
+                empty.rmdir()
         raise
     log.info(
         "%s: %d in, %d kept, %d dropped in %.1fs",

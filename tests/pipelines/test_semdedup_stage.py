@@ -101,7 +101,7 @@ def test_embeddings_artifact_is_readable_by_later_stages(tmp_path, stage_input):
 def test_changed_eps_reuses_embeddings_and_similarity_pass(tmp_path, stage_input):
     out = tmp_path / "out"
     run_one("semdedup", stage_input, out, STATIC)
-    cache = out / ".cache" / "semdedup"  # a single-stage run keeps its cache under its --output
+    cache = tmp_path / ".cache" / "semdedup"
     before = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith(".")}
     res = run_one("semdedup", stage_input, out, [*STATIC, "semdedup.eps=0.01"])
     after = {p.name: p.stat().st_mtime_ns for p in cache.iterdir() if not p.name.startswith(".")}
