@@ -28,6 +28,7 @@ from typing import Any
 from curation.config import ConfigError
 from pipelines.commands import add_module_parsers
 from pipelines.recipe import profiles
+from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
 from pipelines.stages import STAGES, folder_name
 
 # Light imports only: a spawned worker imports the driver's __main__ (this module under
@@ -122,24 +123,6 @@ EXIT_CODES = {
 }
 
 
-class Terminated(BaseException):
-    """SIGTERM arrived: unwinds like Ctrl-C (the stage under way is removed, the lock released)."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
-
-
-def _catch_sigterm() -> Any:
-    """Turn SIGTERM into :class:`Terminated` in this (main) thread; returns the previous handler."""
-    import signal
-
-    try:
-        return signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread (main() called from a thread): leave signals alone
-        return None
-
-
 #: Environment for the CLI and the worker processes it starts: offline models, quiet libraries.
 QUIET_ENV = {
     "HF_HUB_OFFLINE": "1",
@@ -166,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("distributed", "bokeh", "tornado"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    previous = _catch_sigterm()
+    previous = catch_sigterm()
     try:
         if args.command == "stats":
             return _stats(args)
@@ -195,10 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         log.error("%s", message)
         return code
     finally:
-        if previous is not None:
-            import signal
-
-            signal.signal(signal.SIGTERM, previous)
+        restore_sigterm(previous)
 
 
 def _short(text: str, limit: int = 300) -> str:

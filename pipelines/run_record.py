@@ -20,6 +20,7 @@ from curation.stats.run_state import PROGRESS, is_stage_folder
 from pipelines import io
 from pipelines.kit import StageContext
 from pipelines.marker import is_stage_output, read_marker, unrecorded
+from pipelines.signals import Terminated
 
 log = logging.getLogger(__name__)
 #: Longest failure line a progress file keeps (a message never carries an unbounded value).
@@ -75,7 +76,7 @@ class RunProgress:
         self._write()
 
     def stopped(self, exc: BaseException) -> None:
-        interrupted = isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Terminated"
+        interrupted = isinstance(exc, (KeyboardInterrupt, Terminated))
         text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         self.record["status"] = "interrupted" if interrupted else "failed"
         self.record["error"] = f"{type(exc).__name__}: {text}"[:MAX_ERROR]
