@@ -24,6 +24,8 @@ import copy
 import dataclasses
 import hashlib
 import json
+import math
+import reprlib
 import typing
 from typing import Any, TypeVar
 
@@ -34,6 +36,61 @@ T = TypeVar("T", bound="Config")
 
 class ConfigError(ValueError):
     """A recipe or override value is wrong; the message says what to change."""
+
+
+#: The most values (mappings, lists and scalars, YAML aliases expanded) one YAML document may hold:
+#: a recipe has ~1,000; an alias bomb ("billion laughs") is refused before anything expands it.
+MAX_YAML_VALUES = 100_000
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlist, _BRIEF.maxtuple, _BRIEF.maxdict, _BRIEF.maxlevel = 80, 80, 6, 6, 6, 3
+
+
+def brief(value: Any) -> str:
+    """A bounded ``repr`` for messages: a message never formats an unbounded value.
+
+    >>> brief(list(range(100)))
+    '[0, 1, 2, 3, 4, 5, ...]'
+    """
+    return _BRIEF.repr(value)
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load`` that refuses a document of more than :data:`MAX_YAML_VALUES` values once
+    its aliases are expanded, or one that contains itself (what ``&a [*a]`` builds)."""
+    try:
+        value = yaml.safe_load(text)
+        count_values(value, where)
+    except RecursionError:
+        raise ConfigError(f"{where}: the YAML is nested too deeply; a recipe needs a few levels") from None
+    return value
+
+
+def count_values(value: Any, where: str, limit: int = MAX_YAML_VALUES) -> int:
+    """Values in ``value`` with shared parts counted each time they appear (linear in the distinct parts)."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list, tuple)):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_:
+            raise ConfigError(f"{where}: a YAML value contains itself (an alias to its own anchor); write the values out")
+        open_.add(key)
+        children = list(node.keys()) + list(node.values()) if isinstance(node, dict) else list(node)
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                raise ConfigError(f"{where}: the YAML expands to more than {limit:,} values (through aliases '*'); "
+                                  "refused: a recipe needs a few thousand at most")
+        open_.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(value)
 
 
 #: Field metadata key of a nested sub-config; its value is the prefix of the sub-config's flat keys.
@@ -65,7 +122,7 @@ class Config:
         unknown = sorted(set(data) - set(fields))
         if unknown:
             raise ConfigError(
-                f"unknown key {unknown[0]!r} for {cls.__name__}; valid keys: {', '.join(sorted(fields))}"
+                f"unknown key {brief(unknown[0])} for {cls.__name__}; valid keys: {', '.join(sorted(fields))}"
             )
         hints = typing.get_type_hints(cls)
         kwargs = {}
@@ -139,7 +196,7 @@ def nest_flat_keys(cls: type, data: dict[str, Any]) -> dict[str, Any]:
         given = out.get(name)
         given = given.to_dict() if isinstance(given, Config) else dict(given or {}) if isinstance(given, dict) or given is None else given
         if not isinstance(given, dict):
-            raise ConfigError(f"{cls.__name__}.{name} must be a mapping of keys ({', '.join(sorted(keys))}), not {given!r}")
+            raise ConfigError(f"{cls.__name__}.{name} must be a mapping of keys ({', '.join(sorted(keys))}), not {brief(given)}")
         twice = sorted(set(moved) & set(given))
         if twice:
             raise ConfigError(f"{cls.__name__}: {prefix}{twice[0]} and {name}.{twice[0]} are the same key; give it once")
@@ -151,7 +208,7 @@ def _build_nested(owner: str, key: str, value: Any, default: Config) -> Any:
     if isinstance(value, type(default)):
         return value
     if not isinstance(value, dict):
-        raise ConfigError(f"{owner}.{key} must be a mapping of keys, not {value!r}")
+        raise ConfigError(f"{owner}.{key} must be a mapping of keys, not {brief(value)}")
     try:
         return type(default).from_dict({**default.to_dict(), **value})
     except ConfigError as exc:
@@ -163,7 +220,7 @@ def check_range(cfg: Any, key: str, lo: float | None = None, hi: float | None = 
     value = getattr(cfg, key)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ConfigError(
-            f"{type(cfg).__name__}.{key} = {value!r} is out of range [{lo}, {hi}]; "
+            f"{type(cfg).__name__}.{key} = {brief(value)} is out of range [{lo}, {hi}]; "
             f"set {key}=<value in range> in the recipe or on the command line"
         )
 
@@ -173,7 +230,7 @@ def check_choice(cfg: Any, key: str, choices: typing.Iterable[str]) -> None:
     value = getattr(cfg, key)
     choices = list(choices)
     if value not in choices:
-        raise ConfigError(f"{type(cfg).__name__}.{key} = {value!r}; choose one of {choices}")
+        raise ConfigError(f"{type(cfg).__name__}.{key} = {brief(value)}; choose one of {brief(choices)}")
 
 
 def config_hash(payload: Any) -> str:
@@ -193,15 +250,15 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     (['minhash_dedup', 'threshold'], 0.7)
     """
     if "=" not in item:
-        raise ConfigError(f"override {item!r} must look like key=value (e.g. threshold=0.7)")
+        raise ConfigError(f"override {brief(item)} must look like key=value (e.g. threshold=0.7)")
     key, raw = item.split("=", 1)
     if not key.strip():
-        raise ConfigError(f"override {item!r} has an empty key")
+        raise ConfigError(f"override {brief(item)} has an empty key")
     try:
-        value = yaml.safe_load(raw) if raw != "" else ""
+        value = load_yaml(raw, f"override {brief(item)}") if raw != "" else ""
     except yaml.YAMLError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"override {item!r}: the value is not valid YAML ({first}); quote it or fix it") from None
+        raise ConfigError(f"override {brief(item)}: the value is not valid YAML ({first}); quote it or fix it") from None
     return key.strip().split("."), value
 
 
@@ -213,12 +270,14 @@ def set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
         if nxt is None:
             nxt = node[part] = {}
         if not isinstance(nxt, dict):
-            raise ConfigError(f"cannot set {'.'.join(path)}: {part!r} is not a mapping")
+            raise ConfigError(f"cannot set {'.'.join(path)}: {brief(part)} is not a mapping")
         node = nxt
     node[path[-1]] = value
 
 
 def _coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
+    """``value`` as type ``hint``, or :class:`ConfigError` naming ``owner.key``: a bool is no number,
+    a number is finite, a list or mapping is never read as a scalar (nor a mapping as a list)."""
     if hint is None or value is None:
         return value
     origin = typing.get_origin(hint)
@@ -227,31 +286,56 @@ def _coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
         if len(args) == 1:
             return _coerce(owner, key, value, args[0])
         return value
+
+    def bad(why: str = "") -> ConfigError:
+        name = getattr(hint, "__name__", None) or str(hint)
+        return ConfigError(f"{owner}.{key} = {brief(value)} is not a valid {name}{why}")
+
     try:
         if hint is bool:
+            if isinstance(value, bool):
+                return value
             if isinstance(value, str):
                 low = value.lower()
                 if low in {"true", "yes", "1", "on"}:
                     return True
                 if low in {"false", "no", "0", "off"}:
                     return False
-                raise ValueError(value)
-            return bool(value)
-        if hint is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError(value)
-            return int(value)
-        if hint is float:
-            return float(value)
+            if isinstance(value, int) and value in (0, 1):
+                return bool(value)
+            raise bad(" (give true or false)")
+        if hint in (int, float):
+            if isinstance(value, (bool, list, tuple, dict, set)):
+                raise bad()
+            number = float(value) if hint is float else value
+            if isinstance(number, str):
+                number = float(number) if any(c in number for c in ".eEnN") else int(number, 10)
+            if isinstance(number, float) and not math.isfinite(number):
+                raise bad(" (give a finite number)")
+            if hint is int:
+                if isinstance(number, float) and not number.is_integer():
+                    raise bad(" (give a whole number)")
+                return int(number)
+            return float(number)
         if hint is str:
-            return str(value)
+            if isinstance(value, str):
+                return value
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return str(value)
+            raise bad(" (give text)")
         if origin in (tuple, list):
+            if isinstance(value, dict):
+                raise bad(" (give a list)")
             if isinstance(value, (str, bytes)) or not isinstance(value, typing.Iterable):
                 value = [value]
             args = typing.get_args(hint)
             inner = args[0] if args else None
             items = [_coerce(owner, key, v, inner) for v in value]
             return tuple(items) if origin is tuple else items
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{owner}.{key} = {value!r} is not a valid {hint}") from exc
+        if origin is dict and not isinstance(value, dict):
+            raise bad(" (give a mapping of key: value)")
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise bad() from None
     return value

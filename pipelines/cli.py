@@ -10,7 +10,8 @@ recipe's keys (``minhash_dedup.threshold=0.7`` for ``run``, ``threshold=0.7`` or
 ``phases.pretrain_phase1.budget=…`` for one stage); they are checked against the recipe's schema
 before anything runs, and a key that does not exist yet needs a leading ``+``.
 
-Exit codes (one line on stderr each, no traceback): see :data:`EXIT_CODES`.
+Exit codes (one line on stderr each, no traceback; a bug in curate prints its traceback and ends
+with 70): see :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from curation.config import ConfigError
 from pipelines.commands import add_module_parsers
 from pipelines.recipe import profiles
+from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
 from pipelines.stages import STAGES, folder_name
 
 # Light imports only: a spawned worker imports the driver's __main__ (this module under
@@ -60,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("run_dir", type=Path)
     stats.add_argument("--json", action="store_true", help="print the stats as JSON")
     stats.add_argument("--mixture", action="store_true", help="per phase: each group's planned and replayed tokens, shares, epochs, cap")
+    stats.add_argument("--check", action="store_true", help="exit 1 when the run did not finish or holds stage folders it left out")
     add_module_parsers(sub, COMMANDS, "handler")
     return parser
 
@@ -72,6 +75,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (default: one per core)")
     p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
     p.add_argument("--profile", default=None, help=f"settings for a kind of machine, applied before key=value overrides: {', '.join(profiles())}")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="where stages keep their resumable sub-steps (parsed inputs, embeddings …); default: OUTPUT/.cache. "
+                        "One folder given to several runs lets them share those steps")
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
     p.set_defaults(overrides=[])
@@ -111,7 +117,9 @@ EXIT_CODES = {
     "output not writable (read-only or no permission)": 7,
     "disk full": 8,
     "scheduler unreachable": 9,
+    "internal error (a bug in curate: the traceback is printed)": 70,
     "interrupted (Ctrl-C)": 130,
+    "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
 }
 
 
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("distributed", "bokeh", "tornado"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    previous = catch_sigterm()
     try:
         if args.command == "stats":
             return _stats(args)
@@ -151,12 +160,39 @@ def main(argv: list[str] | None = None) -> int:
         log.error("interrupted: finished stages are kept and the stage under way was removed; "
                   "re-run the same command to resume")
         return 130
+    except Terminated:
+        log.error("terminated (SIGTERM): finished stages are kept, the stage under way was removed and the "
+                  "folder's lock released; re-run the same command to resume")
+        return 143
+    except (SystemExit, GeneratorExit):
+        raise
     except BaseException as exc:  # noqa: BLE001 - every known failure class ends in one line
         code, message = _failure(exc)
         if code is None:
-            raise
+            import traceback
+
+            traceback.print_exception(exc)
+            log.error("internal error (a bug in curate, exit code 70): %s at %s; the traceback is above, "
+                      "please report it with the command you ran", _short(f"{type(exc).__name__}: {exc}"), _where(exc))
+            return 70
         log.error("%s", message)
         return code
+    finally:
+        restore_sigterm(previous)
+
+
+def _short(text: str, limit: int = 300) -> str:
+    """``text``'s first line, at most ``limit`` characters (a message never formats an unbounded value)."""
+    first = (text.strip().splitlines() or [""])[0]
+    return first if len(first) <= limit else first[:limit] + "…"
+
+
+def _where(exc: BaseException) -> str:
+    """The file and line where ``exc`` was raised."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
 
 
 def _failure(exc: BaseException) -> tuple[int | None, str]:
@@ -174,16 +210,16 @@ def _failure(exc: BaseException) -> tuple[int | None, str]:
         return 6, str(exc)
     if isinstance(exc, SchedulerError):
         return 9, str(exc)
+    if isinstance(exc, ConfigError):
+        return 2, _short(str(exc), 2000)
     if isinstance(exc, (InputError, FileNotFoundError)):
-        return (4 if isinstance(exc, InputError) else 2), str(exc)
+        return 4, _short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" writing {exc.filename}" if exc.filename else ""
         return 8, f"disk full{where}; free space or choose an --output on another disk, then re-run (finished stages are kept)"
     if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         where = f" {exc.filename}" if exc.filename else ""
         return 7, f"cannot write{where}: {exc.strerror}; choose an --output folder you can write to"
-    if isinstance(exc, (ConfigError, ValueError, KeyError)):
-        return 2, str(exc).strip("'\"")
     return None, ""
 
 
@@ -229,13 +265,15 @@ def _run(args: argparse.Namespace) -> int:
         return _dry_run(recipe, names, args)
     with open_client(args.scheduler, workers, args.memory_limit) as client:
         if stage is None:
-            results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet)
+            results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet, cache_root=args.cache_dir)
         elif stage == "ingest":
-            results = [run_stage(stage, recipe, stage_dir=args.output, inputs=args.input, client=client, quiet=args.quiet)]
+            results = [run_stage(stage, recipe, stage_dir=args.output, inputs=args.input, client=client, quiet=args.quiet,
+                                 cache_root=args.cache_dir)]
         else:
             if len(args.input) != 1:
                 raise ConfigError(f"{args.command} reads one stage folder; got {len(args.input)} inputs")
-            results = [run_stage(stage, recipe, stage_dir=args.output, input_dir=Path(args.input[0]), client=client, quiet=args.quiet)]
+            results = [run_stage(stage, recipe, stage_dir=args.output, input_dir=Path(args.input[0]), client=client, quiet=args.quiet,
+                                 cache_root=args.cache_dir)]
     print(funnel_table([r.stats for r in results]))
     return 0
 
@@ -281,17 +319,29 @@ def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
 
 
 def _stats(args: argparse.Namespace) -> int:
+    from curation.stats.run_state import run_state
+    from pipelines.safety import lock_holder
     from pipelines.summary import funnel_table, load_run_stats, mixture_table
 
+    if not Path(args.run_dir).is_dir():
+        raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
+    state = run_state(args.run_dir)
+    note = state.describe()
+    if state.status == "running":
+        holder = lock_holder(Path(args.run_dir))
+        note = note.replace("it is running", "it is still running (" + holder + ")" if holder else
+                            "it stopped without finishing (killed, or its machine went down)")
     if args.mixture:
         print(mixture_table(args.run_dir))
-        return 0
-    stats = load_run_stats(args.run_dir)
-    if not stats:
-        log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)
-        return 2
-    print(json.dumps(stats, indent=2) if args.json else funnel_table(stats))
-    return 0
+    else:
+        stats = load_run_stats(args.run_dir)
+        if not stats:
+            log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)
+            return 2
+        print(json.dumps(stats, indent=2) if args.json else funnel_table(stats))
+    if note:
+        log.warning("%s: %s", args.run_dir, note)
+    return 1 if args.check and note else 0
 
 
 if __name__ == "__main__":

@@ -56,9 +56,9 @@ def file_records(folder: Path) -> dict[str, dict[str, Any]]:
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MARKER):
         rel = path.relative_to(folder).as_posix()
         rec: dict[str, Any] = {"size": path.stat().st_size}
-        if _is_part(rel):
+        if is_part(rel):
             rec["rows"] = pq.ParquetFile(path).metadata.num_rows
-        if _is_part(rel) or rec["size"] <= HASH_LIMIT:
+        if is_part(rel) or rec["size"] <= HASH_LIMIT:
             rec["xxh3"] = checksum(path)
         out[rel] = rec
     return out
@@ -101,7 +101,7 @@ def check_files(stage_dir: Path, marker: dict[str, Any], checksums: bool = False
         if checksums and "xxh3" in rec and checksum(path) != rec["xxh3"]:
             problems.append(f"{path}: content differs from what was written (checksum)")
     for rel in unrecorded(stage_dir, marker):
-        if _is_part(rel):
+        if is_part(rel):
             problems.append(f"{stage_dir / rel} was not written by the stage")
     return problems
 
@@ -113,10 +113,11 @@ def unrecorded(stage_dir: Path, marker: dict[str, Any]) -> list[str]:
         return []
     stage_dir = Path(stage_dir)
     on_disk = (p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file() and p.name != MARKER)
-    return sorted(rel for rel in on_disk if rel not in files)
+    # .cache/: a single-stage run's sub-step cache, kept in its --output folder (pipelines.runner.cache_dir)
+    return sorted(rel for rel in on_disk if rel not in files and not rel.startswith(".cache/"))
 
 
-def _is_part(rel: str) -> bool:
+def is_part(rel: str) -> bool:
     head, _, name = rel.partition("/")
     return head in PART_DIRS and "/" not in name and name.endswith(".parquet")
 

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from curation.config import ConfigError, StageConfig, parse_override, set_path
+from curation.config import ConfigError, StageConfig, brief, parse_override, set_path
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
 
 
@@ -32,7 +32,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     """
     src = Path(path) if path else default_recipe_path()
     if not src.is_file():
-        raise ConfigError(f"recipe {src} does not exist; pass an existing YAML file or omit --config")
+        raise ConfigError(f"recipe {src} {_not_a_file(src)}; pass a recipe YAML file (or omit --config for the default recipe)")
     recipe = read_yaml(src)
     check_recipe(recipe, str(src))
     recipe = normalise(copy.deepcopy(recipe))
@@ -43,11 +43,26 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
         path = override_path(recipe, keys, stage, item, plus)
         set_path(recipe, path, value)
         if path[0] == "stages":
-            check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {item!r}", new_ok=True)
+            check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {brief(item)}", new_ok=True)
         elif len(path) == 1:
-            check_recipe({path[0]: value}, f"override {item!r}", new_ok=True)
+            check_recipe({path[0]: value}, f"override {brief(item)}", new_ok=True)
     recipe["recipe_path"] = str(src)
     return recipe
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is, when it is not a regular file."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")]
+    return "is " + next((what for test, what in kinds if test(mode)), "not a regular file") + ", not a file"
 
 
 def profiles() -> list[str]:
@@ -63,7 +78,7 @@ def profile_overrides(name: str, stage: str | None = None) -> list[str]:
     """
     src = Path(str(resources.files("pipelines") / "configs" / "profiles" / f"{name}.yaml"))
     if not src.is_file():
-        raise ConfigError(f"--profile {name!r} does not exist; choose one of {profiles()}")
+        raise ConfigError(f"--profile {brief(name)} does not exist; choose one of {profiles()}")
     out = []
     for key, value in (read_yaml(src) or {}).items():
         text = json.dumps(value) if not isinstance(value, str) else value
@@ -78,11 +93,13 @@ def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> S
     """The validated config of stage ``name`` (recipe section, defaults for missing keys)."""
     section = recipe.get("stages", {}).get(name) or {}
     if not isinstance(section, dict):
-        raise ConfigError(f"stages.{name} must be a mapping of keys (e.g. keep: first), not {section!r}")
+        raise ConfigError(f"stages.{name} must be a mapping of keys (e.g. keep: first), not {brief(section)}")
     try:
         return cls.from_dict(section)
-    except ConfigError as exc:
-        raise ConfigError(f"stages.{name}: {exc}") from exc
+    except (ConfigError, ValueError, TypeError, KeyError, OverflowError) as exc:
+        # a stage's validate() may raise any of these from library checks: all are the recipe's fault here
+        text = str(exc) if not isinstance(exc, KeyError) else f"missing or unknown key {exc}"
+        raise ConfigError(f"stages.{name}: {text[:2000]}") from exc
 
 
 def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) -> None:
@@ -95,8 +112,32 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
 
     for name in names:
         stage = (loader or load_stage)(name)
-        stage_config(recipe, name, stage.config_cls)
+        cfg = stage_config(recipe, name, stage.config_cls)
         stage_settings(recipe, stage)
+        tokenizer = cfg.flat_dict().get("tokenizer")
+        if isinstance(tokenizer, str):
+            check_tokenizer(tokenizer, f"stages.{name}.tokenizer")
+
+
+def check_tokenizer(name: str, key: str) -> None:
+    """Refuse a tokenizer that cannot be loaded, naming the recipe key and the file (paths only:
+    ``qwen`` and ``whitespace`` are shipped)."""
+    if name in ("qwen", "whitespace"):
+        return
+    from curation.tokens import load_tokenizer
+
+    path = Path(name)
+    file = path / "tokenizer.json" if path.is_dir() else path
+    if not file.is_file():
+        what = "does not exist" if not file.exists() else _not_a_file(file)
+        raise ConfigError(f"{key} = {brief(name)}: {file} {what}; use qwen, whitespace, a tokenizer.json file "
+                          "or a Hugging Face tokenizer folder")
+    try:
+        load_tokenizer(name)
+    except Exception as exc:  # noqa: BLE001 - whatever the tokenizers library says, the file is not a tokenizer
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ConfigError(f"{key} = {brief(name)}: {file} is not a tokenizer.json that the tokenizers library reads "
+                          f"({first}); use qwen, whitespace, a tokenizer.json file or a Hugging Face tokenizer folder") from None
 
 
 def stage_settings(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
@@ -117,6 +158,6 @@ def stage_settings(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
         other, _, field = ref.partition(".")
         values = stage_config(recipe, other, load_stage(other).config_cls).flat_dict()
         if field not in values:
-            raise ConfigError(f"stage {stage.name} reads setting {ref!r}, which stage {other} does not have")
+            raise ConfigError(f"stage {stage.name} reads setting {brief(ref)}, which stage {other} does not have")
         out[key] = values[field]
     return out

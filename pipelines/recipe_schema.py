@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from curation.config import Config, ConfigError, nest_flat_keys, nested_fields
+from curation.config import Config, ConfigError, brief, load_yaml, nest_flat_keys, nested_fields
 
 DEFAULT_RECIPE = "glm45.yaml"
 #: Flag that lets a recipe file add an entry to a table of named sub-configs.
@@ -42,9 +42,28 @@ def _base() -> dict[str, Any]:
     return read_yaml(default_recipe_path())
 
 
+#: A recipe file larger than this is refused before it is read (the shipped one is ~20 kB).
+MAX_RECIPE_BYTES = 1 << 20
+#: Seeds feed numpy's generators and hash functions: whole numbers in [0, 2**32 - 1].
+MAX_SEED = 2**32 - 1
+
+
 def read_yaml(src: Path) -> dict[str, Any]:
     try:
-        recipe = yaml.safe_load(src.read_text())
+        size = src.stat().st_size
+        if size > MAX_RECIPE_BYTES:
+            raise ConfigError(f"recipe {src} holds {size:,} bytes, more than a recipe's {MAX_RECIPE_BYTES:,}; is it the right file?")
+        with open(src, "rb") as fh:
+            data = fh.read(MAX_RECIPE_BYTES + 1)
+        if len(data) > MAX_RECIPE_BYTES:
+            raise ConfigError(f"recipe {src} holds more than {MAX_RECIPE_BYTES:,} bytes; is it the right file?")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"recipe {src} is not UTF-8 text (byte {exc.start}); is it the right file?") from None
+        recipe = load_yaml(text, f"recipe {src}")
+    except OSError as exc:
+        raise ConfigError(f"recipe {src} cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"recipe {src} is not valid YAML ({first}); fix the file") from exc
@@ -64,8 +83,14 @@ def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
     base = base_recipe()
     allowed = set(base) | global_keys() | {"recipe_path"}
     for key, value in recipe.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"{where}: top-level key {brief(key)} is not a name")
+        if key == "name" and not (isinstance(value, str) and value.strip() and len(value) <= 200):
+            raise ConfigError(f"{where}: name = {brief(value)}: give the recipe's name as text (1–200 characters)")
+        if key == "seed" and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED):
+            raise ConfigError(f"{where}: seed = {brief(value)}: give a whole number from 0 to {MAX_SEED}")
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown top-level key {key!r}{hint(key, allowed | set(stage_names()))}")
+            raise ConfigError(f"{where}: unknown top-level key {brief(key)}{hint(key, allowed | set(stage_names()))}")
         if key == "stages":
             _check_stages(value, where, new_ok)
         elif isinstance(base.get(key), dict):
@@ -76,15 +101,15 @@ def _check_stages(stages: Any, where: str, new_ok: bool) -> None:
     if stages is None:
         return
     if not isinstance(stages, dict):
-        raise ConfigError(f"{where}: 'stages' must be a mapping of stage name → keys, not {stages!r}")
+        raise ConfigError(f"{where}: 'stages' must be a mapping of stage name → keys, not {brief(stages)}")
     for name, section in stages.items():
         if name not in stage_names():
-            raise ConfigError(f"{where}: unknown stage {name!r}{hint(name, stage_names())}")
+            raise ConfigError(f"{where}: unknown stage {brief(name)}{hint(name, stage_names())}")
         if section is None:
             continue
         if not isinstance(section, dict):
             raise ConfigError(
-                f"{where}: stages.{name} must be a mapping of keys (e.g. {name}: {{enabled: false}}), not {section!r}"
+                f"{where}: stages.{name} must be a mapping of keys (e.g. {name}: {{enabled: false}}), not {brief(section)}"
             )
         base = ((base_recipe().get("stages") or {}).get(name) or {})
         _check_section(_config_cls(name), _defaults(name), section, base, f"stages.{name}", where, new_ok)
@@ -99,7 +124,7 @@ def _check_section(cls: type, default: Any, section: dict[str, Any], base: Any, 
     subs = nested_fields(cls)
     for key, value in section.items():
         if key not in _names(cls):
-            raise ConfigError(f"{where}: unknown key {key!r} in {label}{hint(key, config_keys(cls))}")
+            raise ConfigError(f"{where}: unknown key {brief(key)} in {label}{hint(key, config_keys(cls))}")
         table = getattr(default, key)
         if key in subs:
             if value is not None and not isinstance(value, (dict, Config)):
@@ -113,7 +138,7 @@ def _check_section(cls: type, default: Any, section: dict[str, Any], base: Any, 
                 flagged = isinstance(body, dict) and body.get(NEW_FLAG) is True
                 if entry not in known and not flagged:
                     raise ConfigError(
-                        f"{where}: {label}.{key} has no entry {entry!r}{hint(entry, known)} "
+                        f"{where}: {label}.{key} has no entry {brief(entry)}{hint(entry, known)} "
                         f"(to add one, give it '{NEW_FLAG}: true')"
                     )
 
@@ -123,10 +148,10 @@ def _check_like(value: Any, base: dict[str, Any], where: str) -> None:
     if value is None or not base:
         return
     if not isinstance(value, dict):
-        raise ConfigError(f"{where} must be a mapping like the base recipe's ({', '.join(base)}), not {value!r}")
+        raise ConfigError(f"{where} must be a mapping like the base recipe's ({', '.join(base)}), not {brief(value)}")
     for key, sub in value.items():
         if key not in base:
-            raise ConfigError(f"{where} has an unknown key {key!r}{hint(key, set(base))}")
+            raise ConfigError(f"{where} has an unknown key {brief(key)}{hint(key, set(base))}")
         if isinstance(base[key], dict):
             _check_like(sub, base[key], f"{where}.{key}")
 
@@ -156,7 +181,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
     """The full recipe path an override sets (flat sub-config keys rewritten to their nested path);
     every key on it must exist unless ``+`` adds it."""
     def fail(msg: str) -> ConfigError:
-        return ConfigError(f"override {item!r}: {msg}")
+        return ConfigError(f"override {brief(item)}: {msg}")
 
     first = keys[0]
     top = set(base_recipe()) | global_keys()
@@ -170,7 +195,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         path = list(keys)
     else:
         options = top | set(stage_names()) | (config_keys(_config_cls(stage)) if stage else set())
-        raise fail(f"unknown key {first!r}{hint(first, options) or '; valid: ' + ', '.join(sorted(options))}")
+        raise fail(f"unknown key {brief(first)}{hint(first, options) or '; valid: ' + ', '.join(sorted(options))}")
     if path[0] != "stages":
         _walk(recipe.get(path[0], base_recipe().get(path[0])), path, 1, plus, fail)
         return path
@@ -178,17 +203,17 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         if len(path) == 2 and path[1] in stage_names():
             return path
         name = path[1] if len(path) > 1 else ""
-        raise fail(f"unknown stage {name!r}{hint(name, stage_names())}" if name else "name a stage: stages.<stage>.<key>=…")
+        raise fail(f"unknown stage {brief(name)}{hint(name, stage_names())}" if name else "name a stage: stages.<stage>.<key>=…")
     name = path[1]
     if name not in stage_names():
-        raise fail(f"unknown stage {name!r}{hint(name, stage_names())}")
+        raise fail(f"unknown stage {brief(name)}{hint(name, stage_names())}")
     cls, default, section, i = _config_cls(name), _defaults(name), recipe["stages"].get(name) or {}, 2
     while True:  # down through nested sub-configs to the field the override sets
         path[i:i + 1] = _nested_key(cls, path[i])
         field, subs = path[i], nested_fields(cls)
         if field not in _names(cls):
             where = f"stage {name}" if i == 2 else ".".join(path[1:i])
-            raise fail(f"unknown key {field!r} of {where}{hint(field, config_keys(cls))}")
+            raise fail(f"unknown key {brief(field)} of {where}{hint(field, config_keys(cls))}")
         if field not in subs or i + 1 == len(path):
             break
         cls, default, i = subs[field][1], getattr(default, field), i + 1
@@ -219,13 +244,13 @@ def _walk(node: Any, path: list[str], start: int, plus: bool, fail: Any) -> None
     for i in range(start, len(path)):
         where = ".".join(path[:i])
         if not isinstance(node, dict):
-            raise fail(f"{where} is {node!r}, not a mapping; set {where}=… as a whole")
+            raise fail(f"{where} is {brief(node)}, not a mapping; set {where}=… as a whole")
         key = path[i]
         if key not in node:
             if plus and i == len(path) - 1:
                 return
             raise fail(
-                f"{where} has no key {key!r}{hint(key, set(node))}"
+                f"{where} has no key {brief(key)}{hint(key, set(node))}"
                 + ("" if i < len(path) - 1 else " (to add a new key, start the override with '+')")
             )
         node = node[key]
@@ -273,4 +298,4 @@ def stage_names() -> list[str]:
 
 def hint(word: str, options: Any) -> str:
     match = difflib.get_close_matches(str(word), sorted(str(o) for o in options), n=1, cutoff=0.5)
-    return f"; did you mean {match[0]!r}?" if match else ""
+    return f"; did you mean {brief(match[0])}?" if match else ""

@@ -12,6 +12,7 @@ its input, and holds a lock on the folder it writes into (pipelines/safety.py).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -36,10 +37,10 @@ from pipelines.marker import (
     stage_fingerprint,
 )
 from pipelines.recipe import check_configs, stage_config, stage_settings
-from pipelines.run_record import remove_run_record, run_record
-from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
+from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
+from pipelines.safety import CACHE, check_overlap, check_replaceable, folder_lock, swap_into_place
 from pipelines.stages import STAGES, folder_name, load_stage
-from pipelines.worker_loss import WorkerLostError, killed_worker_message
+from pipelines.worker_loss import KilledWorker, WorkerLostError, killed_worker_message, memory_limits
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,10 @@ def run_stage(
     client: Any = None,
     run_dir: Path | None = None,
     quiet: bool = False,
+    cache_root: Path | None = None,
 ) -> StageResult:
-    """Run stage ``name`` from ``input_dir`` (or raw ``inputs`` for ingest) into ``stage_dir``."""
+    """Run stage ``name`` from ``input_dir`` (or raw ``inputs`` for ingest) into ``stage_dir``;
+    its resumable sub-steps go to ``cache_root/<name>`` (default: :func:`cache_dir`)."""
     stage = load_stage(name)
     cfg = stage_config(recipe, name, stage.config_cls)
     stage_dir = Path(stage_dir)
@@ -72,14 +75,15 @@ def run_stage(
         raise ConfigError(f"stage {name} needs --input: the folder of the previous stage")
     check_overlap(stage_dir, list(inputs or []) if raw else [input_dir])
     with folder_lock(stage_dir.parent):
-        return _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet)
+        cache = Path(cache_root) / name if cache_root is not None else cache_dir(name, stage_dir, run_dir)
+        return _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet, cache)
 
 
 def _run_stage_locked(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], stage_dir: Path, input_dir: Path | None,
-    inputs: list[Any] | None, client: Any, run_dir: Path | None, quiet: bool,
+    inputs: list[Any] | None, client: Any, run_dir: Path | None, quiet: bool, cache: Path,
 ) -> StageResult:
-    chash = config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
+    chash = stage_hash(name, recipe, stage, cfg)
     specs: list[Any] = []
     if getattr(stage, "reads_raw", False):
         # the files alone decide whether ingest is up to date; planning its partitions reads them
@@ -101,13 +105,19 @@ def _run_stage_locked(
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
+    created = [d for d in (stage_dir, cache.parent, cache) if not d.exists()]  # removed again if left empty
     shutil.rmtree(work, ignore_errors=True)
     try:
         work.mkdir(parents=True)
-        stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet)
+        stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet, cache)
         swap_into_place(work, stage_dir)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        remove_temp(cache)
+        # a single-stage run that failed before any sub-step finished leaves no --output folder behind
+        for empty in reversed(created):
+            with contextlib.suppress(OSError):
+                empty.rmdir()
         raise
     log.info(
         "%s: %d in, %d kept, %d dropped in %.1fs",
@@ -118,12 +128,12 @@ def _run_stage_locked(
 
 def _build_and_write(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], chash: str, fingerprint: str, work: Path,
-    stage_dir: Path, input_dir: Path | None, specs: list[Any], client: Any, run_dir: Path | None, quiet: bool,
+    stage_dir: Path, input_dir: Path | None, specs: list[Any], client: Any, run_dir: Path | None, quiet: bool, cache: Path,
 ) -> dict[str, Any]:
     ctx = StageContext(
         name=name,
         work_dir=work,
-        cache_dir=stage_dir.parent / ".cache" / name,
+        cache_dir=cache,
         input_fingerprint=fingerprint,
         config_hash=chash,
         run_dir=run_dir,
@@ -152,16 +162,15 @@ def _build_and_write(
                 f"run the stages that produce them first (columns present: {list(docs.columns)})"
             )
         n_in = io.count_rows(Path(input_dir))
+    limits = memory_limits(client)  # as the stage starts: once workers die, the scheduler may know none
     try:
         annotated = stage.build(docs if docs is not None else specs, cfg, ctx)
         check_produces(stage, annotated.columns)
         counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
         counts = ctx.compute(counts_graph, "write", costs=ctx.costs())
         shutil.rmtree(work / SCRATCH, ignore_errors=True)
-    except Exception as exc:
-        if type(exc).__name__ == "KilledWorker":
-            raise WorkerLostError(killed_worker_message(name, exc, client, recipe)) from exc
-        raise
+    except KilledWorker as exc:
+        raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
     summary = io.summarise_counts(counts)
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(
@@ -233,8 +242,15 @@ def run_recipe(
     *,
     client: Any = None,
     quiet: bool = False,
+    cache_root: Path | None = None,
 ) -> list[StageResult]:
-    """Run every enabled stage in order into ``output/NN_<stage>/`` and write ``run.json``."""
+    """Run every enabled stage in order into ``output/NN_<stage>/`` and write ``run.json``.
+
+    The run folder then describes this recipe alone: stage folders of stages it does not run are
+    removed first (only curate's own, recognised by their markers), ``run.progress.json`` says
+    which stages are planned and done while it runs (and why it stopped, if it does), and
+    ``run.json`` replaces it when every stage has finished.
+    """
     output = Path(output)
     names = enabled_stages(recipe)
     check_configs(recipe, names, load_stage)
@@ -245,16 +261,48 @@ def run_recipe(
     with folder_lock(output):
         # run.json lists the stages of a finished run: none while this one is under way
         remove_run_record(output / "run.json")
-        for name in names:
-            stage_dir = output / folder_name(name)
-            res = run_stage(
-                name, recipe, stage_dir=stage_dir, input_dir=previous, inputs=inputs,
-                client=client, run_dir=output, quiet=quiet,
-            )
-            results.append(res)
-            previous = stage_dir
+        progress = RunProgress(output, recipe, [(n, folder_name(n), stage_hash(n, recipe)) for n in names])
+        remove_other_stages(output, [folder_name(n) for n in names])
+        try:
+            for name in names:
+                stage_dir = output / folder_name(name)
+                res = run_stage(
+                    name, recipe, stage_dir=stage_dir, input_dir=previous, inputs=inputs,
+                    client=client, run_dir=output, quiet=quiet, cache_root=cache_root,
+                )
+                results.append(res)
+                progress.done(res)
+                previous = stage_dir
+        except BaseException as exc:
+            progress.stopped(exc)
+            raise
         io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
+        progress.remove()
     return results
+
+
+def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = None) -> str:
+    """The config hash a stage's marker records: stage, version, its config and its global keys."""
+    stage = stage or load_stage(name)
+    cfg = cfg or stage_config(recipe, name, stage.config_cls)
+    return config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
+
+
+def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
+    """Where a stage keeps its resumable sub-steps: under the run folder for a run, under the
+    stage folder itself for one stage (``--output``), never in a folder the user did not name."""
+    return (Path(run_dir) if run_dir is not None else Path(stage_dir)) / CACHE / name
+
+
+def remove_temp(cache: Path) -> None:
+    """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its cache."""
+    if not cache.is_dir():
+        return
+    for tmp in cache.glob(".*.tmp"):
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
 
 
 def _read_stats(stage_dir: Path) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from typing import Any
 from pipelines.marker import is_stage_output, read_marker, unrecorded
 
 LOCK_NAME = ".curate.lock"
+#: A single-stage run's sub-step cache inside its --output folder (kept when the folder is replaced).
+CACHE = ".cache"
 _HELD: dict[Path, int] = {}
 
 
@@ -46,8 +48,8 @@ def check_replaceable(stage_dir: Path) -> None:
         return
     if stage_dir.is_symlink() or not stage_dir.is_dir():
         raise OutputError(f"{stage_dir} exists and is not a folder; choose another --output")
-    if not any(stage_dir.iterdir()):
-        return
+    if not any(p.name != CACHE for p in stage_dir.iterdir()):
+        return  # empty, or only the stage's own cache from an interrupted single-stage run
     marker = read_marker(stage_dir)
     if not is_stage_output(marker):
         sample = sorted(p.name for p in stage_dir.iterdir())[:3]
@@ -70,6 +72,8 @@ def swap_into_place(work: Path, target: Path) -> None:
     if target.exists():
         target.rename(old)
     work.rename(target)
+    if (old / CACHE).is_dir() and not (target / CACHE).exists():
+        (old / CACHE).rename(target / CACHE)  # a single-stage run's cache stays with its folder
     shutil.rmtree(old, ignore_errors=True)
 
 
@@ -162,6 +166,20 @@ def _acquire(path: Path) -> int:
         os.pwrite(fd, holder_info.encode(), 0)
         return fd
     raise LockError(f"could not lock {path}; another process keeps replacing it")
+
+
+def lock_holder(folder: Path) -> str:
+    """Who holds ``folder``'s lock, in words ("" when nobody alive does): for ``curate stats``."""
+    path = Path(folder) / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return ""
+    try:
+        holder = _read_holder(fd)
+    finally:
+        os.close(fd)
+    return "" if _stale_or_free(holder) else _describe(holder)
 
 
 def _read_holder(fd: int) -> dict[str, Any]:

@@ -8,11 +8,14 @@ from typing import Any
 
 
 def load_run_stats(run_dir: Path) -> list[dict[str, Any]]:
-    """stats.json of every finished stage folder of a run, in run order."""
+    """stats.json of every current stage folder of a run, in run order (a folder left from another
+    recipe or made from another upstream is left out: :func:`curation.stats.run_state.run_state`)."""
+    from curation.stats.run_state import run_state
+
     out = []
-    for child in sorted(Path(run_dir).iterdir()):
+    for child in run_state(run_dir).current:
         stats = child / "stats.json"
-        if child.is_dir() and (child / "_SUCCESS").exists() and stats.exists():
+        if stats.exists():
             out.append(json.loads(stats.read_text()))
     return out
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipelines.marker import MARKER, check_files, read_marker
+from pipelines.marker import MARKER, check_files, is_part, read_marker, unrecorded
 
 
 def _ids(folder: Path, problems: list[str]) -> list[str] | None:
@@ -43,6 +43,8 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
     if marker is None:
         return [f"{name}: no readable {MARKER} (the stage did not finish)"]
     problems = [f"{name}: {p}" for p in check_files(stage_dir, marker, checksums=True)]
+    problems += [f"{name}: {stage_dir / rel} is not listed in its {MARKER} (the stage did not write it)"
+                 for rel in unrecorded(stage_dir, marker) if not is_part(rel)]
     if previous is not None and marker.get("input_fingerprint") != previous.get("output_fingerprint"):
         problems.append(f"{name}: its input fingerprint is not the previous stage's output: it was made from other data")
     try:
@@ -76,19 +78,26 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
 
 
 def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None = None) -> list[str]:
-    """Problems with a whole run: every stage ``run.json`` lists, in order, then every manifest."""
+    """Problems with a whole run: every stage of its recipe, in order, then every manifest of a
+    current stage; a run that did not finish and a stage folder left from another recipe (or
+    made from another upstream) are problems too (:mod:`curation.stats.run_state`)."""
+    from curation.stats.run_state import run_state
+
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return [f"{run_dir}: not a folder"]
     problems: list[str] = []
-    try:
-        listed = [s["folder"] for s in json.loads((run_dir / "run.json").read_text())["stages"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        listed = None
-        why = "missing" if isinstance(exc, FileNotFoundError) else f"unreadable ({exc})"
-        problems.append(f"{run_dir / 'run.json'} is {why}: the run did not finish (re-run it) or this is not a run folder")
-    folders = [run_dir / f for f in listed] if listed is not None else stage_folders(run_dir)
-    if not folders:
+    state = run_state(run_dir)
+    if state.status == "unrecorded":
+        problems.append(f"{run_dir / 'run.json'} is missing: the run did not finish (re-run it) or this is not a run folder")
+    elif state.status != "complete":
+        why = f": {state.error}" if state.error else ""
+        problems.append(f"the run did not finish (it is {state.status}{why}); re-run the same command to finish it")
+    problems += [f"{name}: left out: {why}; re-run the recipe into this folder (it removes or replaces it)"
+                 for name, why in sorted(state.stale.items())]
+    listed = [s["folder"] for s in state.record.get("stages", []) if isinstance(s, dict) and s.get("folder")]
+    folders = [run_dir / f for f in listed] if state.status == "complete" else list(state.current)
+    if not folders and not state.record.get("stages"):
         return [*problems, f"{run_dir}: no stage folders (NN_<stage>/)"]
     previous_ids: list[str] | None = None
     previous_marker: dict[str, Any] | None = None
@@ -97,14 +106,18 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
             problems.append(f"{folder.name}: listed in run.json but missing")
             previous_ids, previous_marker = None, None
             continue
+        if folder.name in state.stale:
+            previous_ids, previous_marker = None, None
+            continue
         problems += verify_stage(folder, previous_ids, previous_marker)
         ids_problems: list[str] = []
         previous_ids = _ids(folder / "docs", ids_problems)
         previous_marker = read_marker(folder)
     if manifest_check is not None:
-        for manifest in sorted(run_dir.glob("*/manifests/*.json")):
-            try:
-                problems += [f"{manifest.relative_to(run_dir)}: {p}" for p in manifest_check(manifest)]
-            except Exception as exc:  # noqa: BLE001 - a damaged manifest is one more problem
-                problems.append(f"{manifest.relative_to(run_dir)}: cannot check ({exc})")
+        for folder in state.current:
+            for manifest in sorted(folder.glob("manifests/*.json")):
+                try:
+                    problems += [f"{manifest.relative_to(run_dir)}: {p}" for p in manifest_check(manifest)]
+                except Exception as exc:  # noqa: BLE001 - a damaged manifest is one more problem
+                    problems.append(f"{manifest.relative_to(run_dir)}: cannot check ({str(exc)[:300]})")
     return problems

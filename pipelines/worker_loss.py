@@ -5,20 +5,40 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from distributed.scheduler import KilledWorker  # noqa: F401 - the runner recognises a lost worker by this type
+
 
 class WorkerLostError(RuntimeError):
     """Dask gave up on a task after its workers died; the message says what to change."""
 
 
-def killed_worker_message(name: str, exc: BaseException, client: Any, recipe: dict[str, Any]) -> str:
-    limits = []
+def memory_limits(client: Any) -> list[int]:
+    """The memory limit (bytes, 0 = none) of each worker the scheduler knows now ([] without a cluster)."""
+    if client is None:
+        return []
     with contextlib.suppress(Exception):
-        limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
-    limit = f"{min(limits) / 2**30:.2f} GiB" if limits and min(limits) else "no memory limit"
+        return [int(w.get("memory_limit") or 0) for w in client.scheduler_info()["workers"].values()]
+    return []
+
+
+def describe_limits(limits: list[int]) -> str:
+    """``limits`` in words: "a memory limit of 0.37 GiB per worker", or what was not seen."""
+    if not limits:
+        return "no workers to ask for their memory limit"
+    if not min(limits):
+        return "no memory limit on at least one worker"
+    low, high = min(limits) / 2**30, max(limits) / 2**30
+    return f"a memory limit of {low:.2f} GiB per worker" if low == high else f"memory limits of {low:.2f}–{high:.2f} GiB"
+
+
+def killed_worker_message(name: str, exc: BaseException, limits: list[int], recipe: dict[str, Any]) -> str:
+    """One line: the stage, the limit the workers had when the stage started, what to change."""
     block = (recipe.get("stages", {}).get("ingest") or {}).get("blocksize_mb", "?")
+    task = getattr(exc, "task", None)
+    what = f"task {str(task)[:120]}" if task is not None else "a task"
     return (
-        f"stage {name}: Dask gave up on a task because the workers running it died ({exc}). The usual cause "
-        f"is memory: a worker here has {limit} and partitions hold up to ingest.blocksize_mb={block} MB of text; "
+        f"stage {name}: Dask gave up on {what} because the workers running it died. The usual cause "
+        f"is memory: the workers had {describe_limits(limits)} and partitions hold up to ingest.blocksize_mb={block} MB of text; "
         "a worker needs ~0.5 GiB for its libraries plus ~6x its partition size (BENCHMARKS.md, memory-bound run). "
         "Lower ingest.blocksize_mb (ingest then re-runs, the later stages follow) or raise --memory-limit; "
         "the workers' logs say why they died. Completed stages are kept and will be skipped on the re-run."

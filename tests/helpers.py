@@ -53,7 +53,9 @@ def only(*names: str) -> list[str]:
 def run_one(
     name: str, input_dir: Path, out_dir: Path, overrides: list[str] | None = None, client: Any = None, recipe: str | None = None
 ) -> StageResult:
-    """Run one stage synchronously (or on ``client``) with the embedded recipe + overrides."""
+    """Run one stage synchronously (or on ``client``) with the embedded recipe + overrides; stage
+    tests share one sub-step cache beside their outputs (``--cache-dir``), so a second output
+    folder reuses the first one's steps."""
     import dask
 
     rec = load_recipe(recipe, [f"{name}.enabled=true", *(overrides or [])])
@@ -61,7 +63,8 @@ def run_one(
     if client is None:
         cfg["scheduler"] = "synchronous"
     with dask.config.set(cfg):
-        return run_stage(name, rec, stage_dir=out_dir, input_dir=input_dir, client=client, quiet=True)
+        return run_stage(name, rec, stage_dir=out_dir, input_dir=input_dir, client=client, quiet=True,
+                         cache_root=Path(out_dir).parent / ".cache")
 
 
 def read_parts(folder: Path) -> pd.DataFrame:

@@ -7,6 +7,7 @@ stage checks each manifest against the schema before it writes it.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -48,9 +49,7 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
         total = sum(g[key] for g in manifest["groups"])
         if total != totals[key]:
             errors.append(f"totals.{key} {totals[key]} != sum over groups {total}")
-    weights = sum(g["weight"] for g in manifest["groups"])
-    if manifest["groups"] and any(g["weight"] > 0 for g in manifest["groups"]) and abs(weights - 1.0) > 1e-6:
-        errors.append(f"group weights sum to {weights}, not 1")
+    errors += _check_weights(manifest)
     for g in manifest["groups"]:
         if g["cap"] is not None and g["epochs"] > g["cap"] + 1e-9:
             errors.append(f"group {g['name']}: epochs {g['epochs']} above its cap {g['cap']}")
@@ -62,6 +61,46 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
     replay = sum(g["replay_tokens"] for g in manifest["groups"])
     if replay != manifest["budget"]["replay_tokens"]:
         errors.append(f"budget.replay_tokens {manifest['budget']['replay_tokens']} != sum over groups {replay}")
+    return errors
+
+
+def non_finite(value: Any, where: str = "") -> list[str]:
+    """Paths of the NaN and infinite numbers in a parsed JSON document (JSON has none; Python writes them)."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [f"{where or '<root>'} is {value}"]
+    if isinstance(value, dict):
+        return [e for k, v in value.items() for e in non_finite(v, f"{where}/{k}" if where else str(k))]
+    if isinstance(value, list):
+        return [e for i, v in enumerate(value) for e in non_finite(v, f"{where}/{i}")]
+    return []
+
+
+#: Weights are written rounded to 12 decimals.
+WEIGHT_TOLERANCE = 1e-9
+
+
+def _check_weights(manifest: Mapping[str, Any]) -> list[str]:
+    """Each group's weight is its planned tokens' share of the phase's planned tokens (the plan's
+    sampling weights), so the weights sum to 1 (or are all 0 when nothing is planned)."""
+    groups = manifest["groups"]
+    errors = []
+    planned = sum(g.get("planned_tokens", 0) for g in groups)
+    budget = manifest["budget"].get("planned_tokens")
+    if budget is not None and budget != planned:
+        errors.append(f"budget.planned_tokens {budget} != sum over groups {planned}")
+    for g in groups:
+        w = g["weight"]
+        if not (isinstance(w, (int, float)) and math.isfinite(w) and w >= 0):
+            errors.append(f"group {g['name']}: weight {w} is not a finite number ≥ 0")
+            continue
+        if "planned_tokens" in g:
+            share = g["planned_tokens"] / planned if planned else 0.0
+            if abs(w - share) > WEIGHT_TOLERANCE:
+                errors.append(f"group {g['name']}: weight {w} is not its planned tokens' share {share:.12f} "
+                              f"({g['planned_tokens']} of {planned})")
+    weights = sum(g["weight"] for g in groups)
+    if groups and planned and not abs(weights - 1.0) <= 1e-6:
+        errors.append(f"group weights sum to {weights}, not 1")
     return errors
 
 
@@ -105,6 +144,36 @@ def _check_file(base: Path, rec: Mapping[str, Any], rows_key: str | None, tokens
     return errors
 
 
+def validate_run(path: Path, manifest: Mapping[str, Any]) -> list[str]:
+    """For a manifest inside a run folder (``RUN/NN_mixture/manifests/x.json``): its stage is one
+    of the run's current stages, and ``upstream`` cites exactly the current stages before it."""
+    from curation.stats.run_state import is_stage_folder, read_json, run_state
+
+    stage_dir = Path(path).resolve().parent.parent
+    run_dir = stage_dir.parent
+    if Path(path).resolve().parent.name != "manifests" or not (stage_dir / "_SUCCESS").exists():
+        return []
+    state = run_state(run_dir)
+    if state.status == "unrecorded" and len([p for p in run_dir.iterdir() if is_stage_folder(p)]) < 2:
+        return []  # a mixture run on its own (`curate mixture --output DIR`): no run around it
+    if stage_dir.name in state.stale:
+        return [f"{stage_dir.name} is not the run's current output ({state.stale[stage_dir.name]}): "
+                "this manifest does not describe the run; re-run the recipe"]
+    if stage_dir not in state.current:
+        return [f"{stage_dir.name} is not a finished stage of the run {run_dir}"]
+    before = state.current[:state.current.index(stage_dir)]
+    expected = []
+    for folder in before:
+        marker = read_json(folder / "_SUCCESS") or {}
+        expected.append((folder.name, marker.get("config_hash"), marker.get("output_fingerprint")))
+    cited = [(u.get("folder"), u.get("config_hash"), u.get("output_fingerprint"))
+             for u in manifest.get("upstream") or [] if isinstance(u, dict)]
+    if cited != expected:
+        return [f"upstream cites {[c[0] for c in cited]}, but the run's current stages before "
+                f"{stage_dir.name} are {[e[0] for e in expected]} (or their config hashes differ)"]
+    return []
+
+
 def validate_manifest(path: Path, check_files: bool = True) -> list[str]:
     """Every problem with the manifest at ``path``: schema, sums, and (optionally) its files."""
     path = Path(path)
@@ -112,10 +181,11 @@ def validate_manifest(path: Path, check_files: bool = True) -> list[str]:
         manifest = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         return [f"{path}: cannot be read as JSON ({exc})"]
-    errors = validate_schema(manifest)
+    errors = validate_schema(manifest) + non_finite(manifest)
     if errors:
         return errors
     errors += validate_sums(manifest)
+    errors += validate_run(path, manifest)
     if check_files:
         errors += validate_files(manifest, (path.parent / manifest["base_dir"]))
     return errors

@@ -115,9 +115,11 @@ def run_section(run: Run) -> Section:
     recipe = rec.get("recipe", {})
     s.text(f"Folder {run.path} · recipe {recipe.get('name', '?')} ({recipe.get('recipe_path', '?')}) · "
            f"{rec.get('seconds', '?')} s in total")
+    if run.state is not None and run.state.status != "complete":
+        s.note(f"this run did not finish ({run.state.status}): the report shows the stages it completed")
     if run.stale:
-        s.note(f"left out, as stale (their input is not this run's output of an earlier stage, e.g. a later stage "
-               f"failed after an earlier one re-ran): {', '.join(run.stale)}")
+        s.note(f"left out, as stale (not this run's current output: another recipe's stage, or made from another "
+               f"output of an earlier stage): {', '.join(run.stale)}")
     rows = [{"stage": st.name, "folder": st.folder.name, "version": st.stats.get("version"),
              "config hash": str(st.stats.get("config_hash", ""))[:12], "seconds": st.stats.get("seconds")} for st in run.stages]
     s.table(pd.DataFrame(rows), "stages")

@@ -54,7 +54,8 @@ class Run:
     path: Path
     stages: list[StageOutput]
     record: dict[str, Any]
-    stale: list[str] = dataclasses.field(default_factory=list)  #: folders left out: their input is not this run's output
+    stale: list[str] = dataclasses.field(default_factory=list)  #: folders left out: not this run's current output
+    state: Any = None  #: the run's :class:`~curation.stats.run_state.RunState` (finished or not, why stages were left out)
     _cache: dict[Any, pd.DataFrame] = dataclasses.field(default_factory=dict, repr=False)
 
     @property
@@ -117,30 +118,24 @@ def open_run(path: str | Path) -> Run:
     if (path / "_SUCCESS").exists() and (path / "stats.json").exists():  # one stage folder (`curate <stage>`)
         stats = json.loads((path / "stats.json").read_text())
         return Run(path, [StageOutput(stats.get("stage") or path.name.split("_", 1)[-1], path, stats)], {})
-    stages, stale = [], []
-    outputs: set[str] = set()  # output fingerprints of the stages kept so far
-    for child in sorted(path.iterdir()):
-        if not (child.is_dir() and child.name[:2].isdigit() and "_" in child.name):
-            continue
+    from curation.stats.run_state import run_state
+
+    state = run_state(path)
+    for name, why in sorted(state.stale.items()):
+        log.warning("%s: left out: %s", path / name, why)
+    stages = []
+    for child in state.current:
         stats_path = child / "stats.json"
-        if not ((child / "_SUCCESS").exists() and stats_path.exists()):
-            log.warning("%s: not finished (no _SUCCESS or stats.json), left out", child)
+        if not stats_path.exists():
+            log.warning("%s: not finished (no stats.json), left out", child)
             continue
-        marker = json.loads((child / "_SUCCESS").read_text() or "{}")
-        # A folder whose input is no earlier stage's current output is left over from an older
-        # run (e.g. a later stage failed after an earlier one was re-run): its numbers are stale.
-        if stages and marker.get("input_fingerprint") and outputs and marker["input_fingerprint"] not in outputs:
-            log.warning("%s: its input is not this run's output of an earlier stage (left over from an older run), left out", child)
-            stale.append(child.name)
-            continue
-        outputs.add(str(marker.get("output_fingerprint")))
         stats = json.loads(stats_path.read_text())
         stages.append(StageOutput(stats.get("stage") or child.name.split("_", 1)[1], child, stats))
     if not stages:
         raise FileNotFoundError(f"{path} has no finished stage folders (NN_<stage>/ with _SUCCESS and stats.json)")
     record_path = path / "run.json"
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
-    return Run(path, stages, record, stale)
+    return Run(path, stages, record, sorted(state.stale), state)
 
 
 def read_parts(folder: Path, columns: list[str] | None = None, ids: list[str] | None = None) -> pd.DataFrame:

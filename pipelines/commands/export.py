@@ -35,6 +35,7 @@ def main(args: argparse.Namespace) -> int:
     from pipelines.exports.common import export_folder, open_run
 
     run = open_run(args.run_dir, args.phase)
+    _check_eod(run.tokenizer, args.eod_token)
     workers = check_workers(args.workers)
     with export_folder(args.output, run, args.format) as work, open_client(args.scheduler, workers, args.memory_limit) as client:
         if args.format == "megatron":
@@ -50,3 +51,14 @@ def main(args: argparse.Namespace) -> int:
         log.info("%s: %s", phase, where)
     print(f"wrote {args.output}: {', '.join(out['phases'])} ({args.format}); see {args.output / 'export.json'}")
     return 0
+
+
+def _check_eod(tokenizer: str, eod_token: str) -> None:
+    """The run's tokenizer has ids and an ``--eod-token``: a bad option, said before anything is written."""
+    from curation.config import ConfigError
+    from curation.tokens import token_id
+
+    try:
+        token_id(tokenizer, eod_token)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.config import ConfigError
+
 log = logging.getLogger(__name__)
 
 
@@ -86,7 +88,7 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
     raw = read_labels(args.labels)
     for col in (args.text_column, args.score_column):
         if col not in raw.columns:
-            raise ValueError(f"{args.labels} has no column {col!r}; columns: {list(raw.columns)}")
+            raise ConfigError(f"{args.labels} has no column {col!r}; columns: {list(raw.columns)}")
     labels = pd.DataFrame({
         "doc_id": raw["doc_id"].astype(str) if "doc_id" in raw.columns else [f"row{i}" for i in range(len(raw))],
         "text": raw[args.text_column].fillna("").astype(str),

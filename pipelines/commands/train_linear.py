@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.config import ConfigError
+
 log = logging.getLogger(__name__)
 
 
@@ -66,7 +68,7 @@ def read_texts(path: Path, text_column: str = "text", columns: tuple[str, ...] =
         df = pd.DataFrame({text_column: lines})
     missing = [c for c in (text_column, *columns) if c not in df.columns]
     if missing:
-        raise ValueError(f"{path} has no column(s) {missing}; columns: {list(df.columns)} (see --text-column / --label-column)")
+        raise ConfigError(f"{path} has no column(s) {missing}; columns: {list(df.columns)} (see --text-column / --label-column)")
     out = pd.DataFrame({"text": df[text_column].fillna("").astype(str)})
     for c in columns:
         out[c] = df[c].to_numpy()

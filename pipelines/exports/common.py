@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.config import ConfigError
 from curation.ingest.inputs import InputError
 from curation.mixture.manifest_check import validate_schema
 from pipelines.io import write_json
@@ -96,7 +97,7 @@ def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
         manifests[manifest["phase"]] = manifest
     unknown = sorted(set(phases or []) - set(manifests))
     if unknown:
-        raise ValueError(f"--phase {unknown[0]}: the run has no such phase; its phases are {', '.join(manifests)}")
+        raise ConfigError(f"--phase {unknown[0]}: the run has no such phase; its phases are {', '.join(manifests)}")
     chosen = {p: m for p, m in manifests.items() if not phases or p in phases}
     return RunExport(run_dir, stage_dir, chosen)
 

@@ -30,7 +30,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curation.config import ConfigError
 from curation.export.sequences import packed_bins, random_window, repeated, row_keys, shard_ids, with_eod
+from curation.ingest.inputs import InputError
 from curation.mixture.groups import stable_hash
 from curation.tokens import token_id
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
@@ -47,7 +49,7 @@ def export_datasets(run: RunExport, work: Path, client: Any, *, eod_token: str, 
                     quiet: bool = False) -> dict[str, Any]:
     """Write every phase of ``run`` into ``work/<phase>``; return ``export.json``'s content."""
     if truncation not in TRUNCATIONS:
-        raise ValueError(f"--truncation {truncation!r}: give one of {', '.join(TRUNCATIONS)}")
+        raise ConfigError(f"--truncation {truncation!r}: give one of {', '.join(TRUNCATIONS)}")
     tok = run.tokenizer
     eod = token_id(tok, eod_token)
     phases = {}
@@ -91,7 +93,7 @@ def route_shard(number: int, job: ShardJob, stage_dir: str, exchange: Artifact, 
     table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS)
     if opts["packed"]:
         if job.packing_path is None or job.packing_sha256 is None:
-            raise ValueError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
+            raise InputError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
         spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256)
         rows = bin_rows(table, spans.to_pandas(), job, opts)
     else:

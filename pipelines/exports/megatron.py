@@ -29,6 +29,7 @@ import dask
 
 from curation.export.megatron_index import IndexedWriter, token_dtype
 from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
+from curation.ingest.inputs import InputError
 from curation.tokens import token_id, vocab_size
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
 from pipelines.io import write_json
@@ -68,7 +69,7 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
     with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
         if mode == "best_fit":
             if job.packing_path is None or job.packing_sha256 is None:
-                raise ValueError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
+                raise InputError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
             spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
             ids = shard_ids(texts, n_tokens, docs, tok, job.path, rows=spans["row"].to_numpy())
             tokens = 0

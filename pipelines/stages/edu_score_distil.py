@@ -101,8 +101,8 @@ def judge_agreement(annotations: Path, scores: Path, threshold: float) -> dict[s
     """Agreement of the scores in use with the judge's annotations of the sample: MAE, Spearman, agreement at the threshold."""
     ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "score"]).dropna(subset=["score"])
     scored = Artifact(scores).read_all(columns=["doc_id", "edu_score"])
-    if scored.empty:
-        scored = pd.DataFrame({"doc_id": [], "edu_score": []})
+    if ann.empty or scored.empty:  # an input without the stage's sources: empty frames carry no doc_id dtype to merge on
+        return {"documents": 0, "note": "too few annotated documents to compare"}
     both = ann.merge(scored.drop_duplicates("doc_id"), on="doc_id").dropna(subset=["edu_score"])
     if len(both) < 3:
         return {"documents": len(both), "note": "too few annotated documents to compare"}

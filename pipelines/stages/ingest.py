@@ -67,6 +67,7 @@ class IngestConfig(StageConfig):
         check_range(self, "min_block_mb", 1, 4096)
         check_range(self, "min_partitions", 1, None)
         check_range(self, "max_html_bytes", 1, None)
+        check_range(self, "max_chars", 1, None)
         check_choice(self, "on_error", ("ledger", "fail"))
         check_choice(self, "extractor", tuple(EXTRACTORS))
         bad = sorted(set(self.url_dedup_sources) - set(SOURCES))

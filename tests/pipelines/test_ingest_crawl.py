@@ -20,7 +20,7 @@ BODY = " ".join(f"The tide table for day {i} lists two high waters and two low w
 
 def ingest(inputs: list[Path], out: Path, *overrides: str) -> int:
     return curate(["ingest", "--input", *map(str, inputs), "--output", str(out), "--scheduler", "synchronous", "--quiet",
-                   "tokenizer=whitespace", *overrides])
+                   "--cache-dir", str(out.parent / ".cache"), "tokenizer=whitespace", *overrides])
 
 
 @pytest.fixture(scope="module")

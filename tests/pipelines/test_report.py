@@ -99,4 +99,4 @@ def test_report_of_a_run_without_later_stages_says_so(tmp_path_factory, tmp_path
         assert f'<section id="{sid}">' in page, sid
     assert "web_quality did not run in run" in page and "edu_score did not run" in page
     assert "mixture did not run in run" in page
-    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["report", str(tmp_path / "missing")]) == 4  # input missing
