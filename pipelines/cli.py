@@ -74,7 +74,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (default: one per core)")
     p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
-    p.add_argument("--profile", default=None, help=f"settings for a kind of machine, applied before key=value overrides: {', '.join(profiles())}")
+    p.add_argument("--profile", default="auto", help="settings for a kind of machine, applied before key=value overrides: "
+                   f"{', '.join(profiles())}, or auto (default: gpu where a CUDA device is present, else cpu)")
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="where stages keep their resumable sub-steps (parsed inputs, embeddings …); default: OUTPUT/.cache. "
                         "One folder given to several runs lets them share those steps")
@@ -242,15 +243,20 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 def _run(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
-    from pipelines.recipe import check_configs, load_recipe, profile_overrides
+    from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
     from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
     recipe_path = args.recipe if stage is None else args.config
-    overrides = [*profile_overrides(args.profile, stage), *args.overrides] if args.profile else args.overrides
+    profile, why = resolve_profile(args.profile)
+    overrides = [*profile_overrides(profile, stage), *args.overrides]
     recipe = load_recipe(recipe_path, overrides, stage=stage)
+    recipe["profile"] = {"name": profile, "why": why}
+    if not args.quiet and not args.dry_run:
+        other = "cpu" if profile == "gpu" else "gpu"
+        print(f"curate: profile {profile} ({why}; --profile {other} for the other settings)", flush=True)
     if args.source:
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
     names = enabled_stages(recipe) if stage is None else [stage]

@@ -89,6 +89,29 @@ def profile_overrides(name: str, stage: str | None = None) -> list[str]:
     return out
 
 
+#: ``--profile auto`` (the default) picks one of these by what the machine has.
+AUTO_PROFILES = {"gpu": "a CUDA device is present", "cpu": "no CUDA device was found"}
+
+
+def resolve_profile(name: str | None) -> tuple[str, str]:
+    """(profile, why) for ``--profile name``; ``auto`` (or None) is ``gpu`` where torch sees a CUDA
+    device and ``cpu`` elsewhere, so a first run on a laptop takes the CPU settings.
+
+    >>> resolve_profile("cpu")
+    ('cpu', 'chosen with --profile')
+    """
+    if name not in (None, "auto"):
+        return str(name), "chosen with --profile"
+    try:
+        import torch
+
+        gpu = bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no usable torch: no GPU to use either
+        gpu = False
+    chosen = "gpu" if gpu else "cpu"
+    return chosen, f"--profile auto: {AUTO_PROFILES[chosen]}"
+
+
 def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> StageConfig:
     """The validated config of stage ``name`` (recipe section, defaults for missing keys)."""
     section = recipe.get("stages", {}).get(name) or {}

@@ -47,6 +47,7 @@ from curation.mixture.repo_concat import RepoHeaders
 from curation.mixture.shards import ShardOptions
 from curation.schema import annotated_meta
 from pipelines.kit import StageContext
+from pipelines.kit.shapes import StageFigures
 from pipelines.stages.mixture_manifests import write_manifests
 from pipelines.stages.mixture_write import write_all_shards
 
@@ -160,7 +161,7 @@ class MixtureStage:
         records = write_all_shards(docs, ctx, specs, policy, live, n_shards, copies, cfg.shard_options(seed), cfg.max_shuffle_partitions)
         # manifests
         created_by = {"stage": self.name, "stage_version": self.version, "versions": ctx.versions()}
-        ctx.extra_stats.update(write_manifests(cfg, ctx, specs, seed, agg, records, plans, scale, created_by))
+        StageFigures(write_manifests(cfg, ctx, specs, seed, agg, records, plans, scale, created_by)).record(ctx)
         # annotate
         return docs.map_partitions(annotate, specs, policy, live, meta=annotated_meta(docs._meta, self.produces))
 

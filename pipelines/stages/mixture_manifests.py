@@ -51,7 +51,7 @@ def write_manifests(
     policy = cfg.policy()
     provenance = {
         "created_by": created_by, "config_hash": ctx.config_hash, "input_fingerprint": ctx.input_fingerprint,
-        "upstream": ctx.lineage, "seed": seed,
+        "upstream": ctx.lineage, "seed": seed, "profile": (ctx.recipe.get("profile") or {}).get("name"),
     }
     fim_base = {
         "enabled": True, "rate": cfg.fim_rate, "spm_rate": cfg.fim_spm_rate, "sources": list(cfg.fim_sources),

@@ -206,9 +206,10 @@ def test_sigterm_is_one_line_exit_143_and_leaves_nothing_half_written(tmp_path):
     out = tmp_path / "run"
     script = (
         "import sys, time, pipelines.stages.exact_dedup as s\n"
-        "orig = s.pick_duplicates\n"
-        "def slow(*a, **k):\n    time.sleep(60)\n    return orig(*a, **k)\n"
-        "s.pick_duplicates = slow\n"
+        # a stage class defined here travels to the worker by value, so its slow removals run there
+        "class Slow(s.ExactDedupStage):\n    def removals(self, group, cfg):\n        time.sleep(60)\n"
+        "        return super().removals(group, cfg)\n"
+        "s.STAGE = Slow()\n"
         "from pipelines.cli import main\n"
         f"sys.exit(main(['run', {RECIPE!r}, '--input', {str(raw)!r}, '--output', {str(out)!r},"
         f" '--workers', '1', '--quiet', {', '.join(repr(o) for o in FOUNDATION)}]))\n"
