@@ -273,7 +273,7 @@ def _manifest(phase: str, stage: str, seq: int, packing: str, groups: list, excl
         "schema_version": SCHEMA_VERSION, "kind": "curation.mixture.manifest", "phase": phase, "tokenizer": "whitespace",
         "stage": stage, "builder": "documents",
         "base_dir": "..", "created_by": {"stage": "mixture", "stage_version": "fake-1", "versions": {}},
-        "config_hash": "0" * 64, "input_fingerprint": ctx.input_fingerprint, "upstream": [], "seed": 1,
+        "config_hash": "0" * 64, "input_fingerprint": ctx.input_fingerprint, "upstream": ctx.lineage, "seed": 1,
         "budget": {"spec": {"fraction": 1.0}, "tokens": planned, "nominal_tokens": planned + sum(s["tokens"] for s in shortfalls),
                    "unique_tokens": sum(g["tokens"] for g in groups), "planned_tokens": planned, "replay_tokens": sum(g["replay_tokens"] for g in groups),
                    "met": not shortfalls, "scale": 1.0,

@@ -176,7 +176,7 @@ def test_default_transformer_on_a_dask_cluster_through_the_cli(tmp_path, stage_i
     from pipelines.cli import main
 
     out = tmp_path / "cli"
-    rc = main(["semdedup", "--input", str(stage_input), "--output", str(out), "--workers", "1", "--quiet", "k=3"])
+    rc = main(["semdedup", "--input", str(stage_input), "--output", str(out), "--workers", "1", "--quiet", "--profile", "gpu", "k=3"])  # the GPU settings: the transformer
     assert rc == 0
     kept, ledger = assert_conservation(stage_input, out)
     stats = json.loads((out / "stats.json").read_text())
