@@ -28,6 +28,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from classifiers.code_content import CodeContentClassifier, windows
 from classifiers.code_quality import StructuralScorer, structural_score
@@ -113,8 +114,6 @@ def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> 
 
 
 def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str] | None) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
     frames: list[pd.DataFrame] = []
     if folder and ids:
         art = Artifact(Path(folder))
@@ -135,7 +134,7 @@ def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: 
 
 
 SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",
-                 "reparsed", "score", "language", "n_tokens"]
+                 "reparsed", "score", "language", "n_tokens", "html_parsed"]
 TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
 
 
@@ -170,7 +169,8 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
             stats = code_tag_stats(None, root)
             s.iloc[i, [s.columns.get_loc(c) for c in ["has_html", *TAG_COLUMNS]]] = [root is not None, stats.pre_blocks,
                                                                                      stats.code_elements, stats.highlighted, stats.code_chars]
-            roots[doc_id] = root
+            if html:
+                roots[doc_id] = root
     take = ~pd.isna(cfg.recalled(s.assign(score=0.0)))  # the pages the rule recalls, before their re-parse is known
     if tags is not None and take.any():
         wanted = s.loc[take, "doc_id"].tolist()
@@ -178,7 +178,8 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         meta = dict(zip(scope["doc_id"], scope["meta"], strict=True))
         for doc_id in wanted:
             page = html.get(doc_id) or page_html(meta[doc_id])
-            roots[doc_id] = parse(page) if page else None
+            if page:
+                roots[doc_id] = parse(page)
     text_of = dict(zip(scope["doc_id"], texts, strict=True))
     for i in np.flatnonzero(take):
         doc_id = s.at[i, "doc_id"]
@@ -194,6 +195,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         s.at[i, "score"], s.at[i, "language"] = page_score(base, blocks, block_score)
         if new_text:
             s.at[i, "n_tokens"] = int(count_tokens([new_text], tokenizer)[0])
+    s["html_parsed"] = s["doc_id"].isin(roots.keys()).to_numpy()  # pages whose HTML this stage parsed
     return s[SCORE_COLUMNS]
 
 
@@ -236,10 +238,11 @@ class CodeWebStage(RowStage):
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
+        parsed = sum(int(pq.read_table(f, columns=["html_parsed"]).column(0).to_numpy().sum()) for f in scores.parts())
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
         figures = StageFigures({"html_artifact": html_dir is not None, "code_tags_artifact": tags_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
-                                "recalled_pages": recalled}, marks={"recalled": recalled})
+                                "recalled_pages": recalled, "html_parsed_pages": parsed}, marks={"recalled": recalled})
         return Plan((scores, cuts), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:
