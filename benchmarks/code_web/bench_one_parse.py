@@ -1,7 +1,7 @@
 """The recipe on a crawl: each stage's share of the CPU, this tree against a peer commit (the
 re-parse-every-page path), and code_web's recall in both.
 
-    python benchmarks/code_web/bench_one_parse.py --mb 60 --peer main
+    python benchmarks/code_web/bench_one_parse.py --mb 60 --peer 6569b6f
 
 Real pages (``html`` of ../shared/data/web/web_docs.parquet, a seeded shuffle, up to ``--mb`` MB
 of HTML) are written into a gzipped WARC (request + response pairs, as Common Crawl). The recipe
@@ -81,7 +81,7 @@ def run(tree: Path, corpus: Path, out: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mb", type=float, default=60)
-    ap.add_argument("--peer", default="main", help="commit of the re-parse-every-page path")
+    ap.add_argument("--peer", default="6569b6f", help="commit of the re-parse-every-page path (code_web before code tags came from ingest)")
     ap.add_argument("--work", type=Path, default=None)
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-one-parse-"))
