@@ -98,6 +98,9 @@ def block_score(code: str, language: str | None) -> float:
     return structural_score(StructuralScorer().features([code], [language], [None])[0])
 
 
+TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
+
+
 def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column: str = "html") -> dict[str, Any]:
     """``column`` of ``ids`` from an ingest artifact keyed by doc_id (``artifacts/html``: ``doc_id, html``).
 
@@ -110,7 +113,7 @@ def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column:
 
 def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> pd.DataFrame:
     """Rows of ingest's ``artifacts/code_tags`` for ``ids`` (pages without HTML have none), indexed by doc_id."""
-    return _load_rows(tags_dir, number, ids, None).set_index("doc_id")
+    return _load_rows(tags_dir, number, ids, ["doc_id", "has_html", *TAG_COLUMNS]).set_index("doc_id")
 
 
 def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str] | None) -> pd.DataFrame:
@@ -135,7 +138,6 @@ def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: 
 
 SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",
                  "reparsed", "score", "language", "n_tokens", "html_parsed"]
-TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
 
 
 def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None,

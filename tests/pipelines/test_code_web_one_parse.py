@@ -10,7 +10,7 @@ import pytest
 
 from curation.quality.html_code import code_tag_stats, parse
 from pipelines.cli import main as curate
-from pipelines.stages.code_web import CodeWebConfig, load_pages, score_frame
+from pipelines.stages.code_web import CodeWebConfig, load_code_tags, load_pages, score_frame
 from tests.helpers import read_parts, run_one
 
 SAMPLE_WARC = Path(__file__).resolve().parents[2] / "sample_data" / "crawl" / "crawl.warc.gz"
@@ -68,3 +68,14 @@ def test_code_web_parses_only_the_pages_it_recalls_and_recalls_what_a_parse_of_e
     same = cfg.recalled(peer.reset_index())
     assert (pd.Series(same, index=peer.index).dropna() == kept.loc[peer.index, "code_web_recall"].dropna()).all()
     assert pd.Series(same, index=peer.index).notna().sum() == recalled
+
+
+def test_pages_without_code_tags_rows_score_as_pages_without_html(crawl_run: Path) -> None:
+    """A slice of pages ingest has no HTML for (text-only records): no tags, no parse, recall by the classifier only."""
+    tags = load_code_tags(crawl_run / "00_ingest" / "artifacts" / "code_tags", 0, ["no-such-id"])
+    assert tags.empty and {"has_html", "code_chars"} <= set(tags.columns)
+    code = "Read it:\n" + "\n".join(f"def load_{i}(path):\n    with open(path) as fh:\n        return fh.read()" for i in range(4))
+    df = pd.DataFrame({"doc_id": ["no-such-id", "prose"], "text": [code, "A quiet walk by the river."], "source": "web", "meta": None})
+    s = score_frame(df, CodeWebConfig(), "whitespace", tags=tags, load=lambda ids: {})
+    assert s["has_html"].tolist() == [False, False] and not s["html_parsed"].any()
+    assert CodeWebConfig().recalled(s).tolist() == ["classifier", None]
