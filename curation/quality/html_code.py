@@ -83,7 +83,7 @@ def same_parse(html: str) -> bool:
     the code tags :func:`parse` would: no XML declaration (read as bytes here), nothing
     trafilatura repairs first. Otherwise :func:`page_code_tags` parses the page itself.
 
-    >>> same_parse("<html><body><pre>x</pre></body></html>"), same_parse("<html><body>\x0c</body></html>")
+    >>> same_parse("<html><body><pre>x</pre></body></html>"), same_parse("<html><body>\\x0c</body></html>")
     (True, False)
     """
     if html.lstrip().startswith("<?xml") or _REPAIRED.search(html):
@@ -95,7 +95,7 @@ def page_code_tags(html: str | None, tree: Any = None) -> tuple[bool, CodeTagSta
     """(parsed, code tags) of a page: from ``tree`` (trafilatura's parse of ``html``) where that
     counts as :func:`parse` does (:func:`same_parse`), else from a parse of its own.
 
-    >>> page_code_tags("<p>x</p><pre>for i in range(3):\n    print(i)</pre>")[1].pre_blocks
+    >>> page_code_tags("<p>x</p><pre>for i in range(3):\\n    print(i)</pre>")[1].pre_blocks
     1
     """
     root = tree if tree is not None and html and same_parse(html) else parse(html or "")
