@@ -14,6 +14,10 @@ import time) and returns ``""`` when it finds no main content.
 
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
 
+:func:`extract_page` is :func:`extract_text` that also gives the lxml tree the trafilatura
+extractors parsed (``None`` for the others), so that what else is read from the HTML (the code
+tags ``code_web`` recalls by) is read from the same parse.
+
 >>> html = "<html><body><nav>Home | About</nav><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>"
 >>> extract_text(html, "resiliparse").startswith("Real sentence here.")
 True
@@ -27,12 +31,14 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 #: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
 HYBRID_MIN_CHARS = 250
 
 
-def _trafilatura(html: str, fast: bool = False, favor_recall: bool = False) -> str:
+def _trafilatura(html: Any, fast: bool = False, favor_recall: bool = False) -> str:
+    """``html``: the page, or the tree :func:`page_tree` parsed from it (trafilatura copies a tree it is given)."""
     import trafilatura
 
     logging.getLogger("trafilatura").setLevel(logging.ERROR)  # it warns per page it finds empty ("discarding data")
@@ -42,17 +48,17 @@ def _trafilatura(html: str, fast: bool = False, favor_recall: bool = False) -> s
     return out or ""
 
 
-def trafilatura_text(html: str) -> str:
+def trafilatura_text(html: Any) -> str:
     """trafilatura 2.x with its fallbacks (readability-lxml, jusText) and tables, no comments."""
     return _trafilatura(html, fast=False)
 
 
-def trafilatura_fast_text(html: str) -> str:
+def trafilatura_fast_text(html: Any) -> str:
     """trafilatura 2.x main extractor only (``fast=True``: no fallback extractors)."""
     return _trafilatura(html, fast=True)
 
 
-def trafilatura_recall_text(html: str) -> str:
+def trafilatura_recall_text(html: Any) -> str:
     """trafilatura 2.x with fallbacks and ``favor_recall=True`` (keeps more of list and product pages)."""
     return _trafilatura(html, favor_recall=True)
 
@@ -90,9 +96,9 @@ def justext_text(html: str) -> str:
     return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate).strip()
 
 
-def hybrid_text(html: str) -> str:
+def hybrid_text(html: str, tree: Any = None) -> str:
     """trafilatura without fallbacks; resiliparse when that yields under :data:`HYBRID_MIN_CHARS`."""
-    text = trafilatura_fast_text(html)
+    text = trafilatura_fast_text(html if tree is None else tree)
     if len(text) >= HYBRID_MIN_CHARS:
         return text
     other = resiliparse_text(html)
@@ -108,7 +114,20 @@ EXTRACTORS: dict[str, Callable[[str], str]] = {
     "hybrid": hybrid_text,
 }
 
+#: extractors that parse the page with trafilatura's lxml parser (:func:`page_tree`)
+LXML_EXTRACTORS = frozenset({"trafilatura", "trafilatura_fast", "trafilatura_recall", "hybrid"})
+
 _BLANKS = re.compile(r"\n{3,}")
+
+
+def page_tree(html: str) -> Any:
+    """The lxml tree trafilatura parses ``html`` into (its ``load_html``), or None."""
+    from trafilatura.utils import load_html
+
+    try:
+        return load_html(html)
+    except (ValueError, TypeError, RecursionError, UnicodeError):
+        return None
 
 
 def extract_text(html: str, extractor: str) -> str:
@@ -117,15 +136,32 @@ def extract_text(html: str, extractor: str) -> str:
     Blank-line runs are folded to one empty line; extractor crashes on hostile pages count as
     "no content" (the caller ledgers them), never as a failed partition.
     """
+    return extract_page(html, extractor)[0]
+
+
+def extract_page(html: str, extractor: str) -> tuple[str, Any]:
+    """:func:`extract_text` and the lxml tree it parsed ``html`` into (:func:`page_tree`; None
+    for extractors with a parser of their own, or HTML trafilatura does not take).
+
+    >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
+    >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))
+    (True, 1)
+    """
     try:
         fn = EXTRACTORS[extractor]
     except KeyError:
         raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
+    tree = page_tree(html) if extractor in LXML_EXTRACTORS and html else None
     try:
-        text = fn(html)
+        if tree is None:
+            text = fn(html)
+        elif extractor == "hybrid":
+            text = hybrid_text(html, tree)
+        else:
+            text = fn(tree)  # the same tree trafilatura would parse from the string, parsed once
     except (ValueError, TypeError, RecursionError, UnicodeError):
-        return ""
-    return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip()
+        return "", tree
+    return _BLANKS.sub("\n\n", text.replace("\r\n", "\n")).strip(), tree
 
 
 # --- evaluation (benchmarks/extract, tests): the snippet measure ---------------------------------

@@ -74,6 +74,34 @@ def parse(html: str) -> Any:
         return None
 
 
+#: what trafilatura's ``load_html`` repairs before parsing (control characters, a self-closing ``<html/>``)
+_REPAIRED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def same_parse(html: str) -> bool:
+    """Whether trafilatura's parse of ``html`` (:func:`curation.ingest.extract.page_tree`) counts
+    the code tags :func:`parse` would: no XML declaration (read as bytes here), nothing
+    trafilatura repairs first. Otherwise :func:`page_code_tags` parses the page itself.
+
+    >>> same_parse("<html><body><pre>x</pre></body></html>"), same_parse("<html><body>\\x0c</body></html>")
+    (True, False)
+    """
+    if html.lstrip().startswith("<?xml") or _REPAIRED.search(html):
+        return False
+    return not any("<html" in line and line.endswith("/>") for line in html[:4096].splitlines()[:4])
+
+
+def page_code_tags(html: str | None, tree: Any = None) -> tuple[bool, CodeTagStats]:
+    """(parsed, code tags) of a page: from ``tree`` (trafilatura's parse of ``html``) where that
+    counts as :func:`parse` does (:func:`same_parse`), else from a parse of its own.
+
+    >>> page_code_tags("<p>x</p><pre>for i in range(3):\\n    print(i)</pre>")[1].pre_blocks
+    1
+    """
+    root = tree if tree is not None and html and same_parse(html) else parse(html or "")
+    return root is not None, code_tag_stats(None, root)
+
+
 def code_tag_stats(html: str | None, root: Any = None) -> CodeTagStats:
     """Code blocks of a page, from its HTML.
 

@@ -1,8 +1,11 @@
 """``code_web``: recall code-related web pages, re-parse them with code formatting, tier them.
 
-score (per web page, cached: HTML code-tag counts, code-content probability, re-parsed text,
-structural score of its code blocks + surrounding text) → decide (recall by tags and/or the
-classifier threshold; tier cuts over recalled pages). Every web page is a candidate (web_quality
+score (per web page, cached: HTML code-tag counts — read by ingest from the tree its extractor
+parsed, ``artifacts/code_tags`` — and code-content probability; for the pages the recall rule
+takes, the re-parsed text and the structural score of its code blocks + surrounding text; only
+those pages' HTML is read and parsed here) → decide (recall by tags and/or the classifier
+threshold; tier cuts over recalled pages). The recall rule is part of the score step's key: a
+change of it re-runs the re-parse of the pages it takes. Every web page is a candidate (web_quality
 removes none before this stage) and none is removed here: recalled pages keep
 ``source = "web"`` and get ``code_web_recall``, ``code_tier`` and the re-parsed text; the mixture
 policy puts them in the ``code_web/<tier>`` groups (and excludes ``code_web/low``). The skeleton
@@ -25,6 +28,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from classifiers.code_content import CodeContentClassifier, windows
 from classifiers.code_quality import StructuralScorer, structural_score
@@ -49,6 +53,8 @@ class CodeWebConfig(StageConfig):
     min_code_chars: int = 40
     classifier_model: str | None = None
     classifier_threshold: float = 0.7
+    #: no effect since code tags come from ingest and only recalled pages are re-parsed; kept so that
+    #: recipes naming it, and the config hash manifests cite, stay as they are
     score_floor: float = 0.2
     reparse: bool = True
     keep_original_max_chars: int = 2000
@@ -79,9 +85,12 @@ class CodeWebConfig(StageConfig):
         return recall_method(s, self.recall, self.min_code_blocks, self.min_code_chars, self.classifier_threshold)
 
     def score_params(self, tokenizer: str) -> dict[str, Any]:
+        """The ``scores`` step's key: the recall rule picks the pages it re-parses."""
         clf = CodeContentClassifier(self.classifier_model)
-        return {"sources": list(self.sources), "classifier": clf.version, "floor": min(self.score_floor, self.classifier_threshold),
-                "reparse": self.reparse, "tokenizer": tokenizer, "structural": StructuralScorer.version}
+        return {"sources": list(self.sources), "classifier": clf.version, "scores": 2, "recall": list(self.recall),
+                "min_code_blocks": self.min_code_blocks, "min_code_chars": self.min_code_chars,
+                "classifier_threshold": self.classifier_threshold, "reparse": self.reparse, "tokenizer": tokenizer,
+                "structural": StructuralScorer.version}
 
 
 def block_score(code: str, language: str | None) -> float:
@@ -89,71 +98,116 @@ def block_score(code: str, language: str | None) -> float:
     return structural_score(StructuralScorer().features([code], [language], [None])[0])
 
 
-def load_pages(html_dir: str | Path | None, number: int, ids: list[str]) -> dict[str, str]:
-    """HTML of ``ids`` from ingest's ``artifacts/html`` (``doc_id, html``), keyed by doc_id.
+TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
+
+
+def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column: str = "html") -> dict[str, Any]:
+    """``column`` of ``ids`` from an ingest artifact keyed by doc_id (``artifacts/html``: ``doc_id, html``).
 
     The part of the same number is read first (stages keep ingest's partitioning); ids not in it
     are looked up across all parts.
     """
-    if not html_dir or not ids:
-        return {}
-    import pyarrow.parquet as pq
+    frame = _load_rows(html_dir, number, ids, ["doc_id", column])
+    return dict(zip(frame["doc_id"], frame[column], strict=True))
 
-    html = Artifact(Path(html_dir))
-    wanted = set(ids)
-    out: dict[str, str] = {}
-    own = html.part_path(number)
-    for paths in ([own] if own.exists() else [], html.parts()):
-        for path in paths:
-            missing = sorted(wanted - out.keys())
+
+def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> pd.DataFrame:
+    """Rows of ingest's ``artifacts/code_tags`` for ``ids`` (pages without HTML have none), indexed by doc_id."""
+    return _load_rows(tags_dir, number, ids, ["doc_id", "has_html", *TAG_COLUMNS]).set_index("doc_id")
+
+
+def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str] | None) -> pd.DataFrame:
+    frames: list[pd.DataFrame] = []
+    if folder and ids:
+        art = Artifact(Path(folder))
+        wanted, found = set(ids), set()
+        own = art.part_path(number)
+        for path in ([own] if own.exists() else []) + art.parts():
+            missing = sorted(wanted - found)
             if not missing:
-                return out
-            table = pq.read_table(path, filters=[("doc_id", "in", missing)]) if pq.read_metadata(path).num_rows else None
-            if table is not None and table.num_rows:
-                out.update(zip(table.column("doc_id").to_pylist(), table.column("html").to_pylist(), strict=True))
-    return out
+                break
+            if pq.read_metadata(path).num_rows:
+                table = pq.read_table(path, columns=columns, filters=[("doc_id", "in", missing)]).to_pandas()
+                frames.append(table)
+                found.update(table["doc_id"])
+    if not frames:
+        return pd.DataFrame({c: [] for c in (columns or ["doc_id"])})
+    # an id is read from one part only (the same number first); within it the last row wins, as in a dict
+    return pd.concat(frames, ignore_index=True).drop_duplicates("doc_id", keep="last")
 
 
-def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None) -> pd.DataFrame:
-    """Per in-scope page: tag counts, classifier probability; for candidates the re-parse and score.
+SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",
+                 "reparsed", "score", "language", "n_tokens", "html_parsed"]
 
-    The page HTML is ``pages[doc_id]`` (ingest's HTML artifact), else an ``html`` key in ``meta``.
+
+def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None,
+                tags: pd.DataFrame | None = None, load: Any = None) -> pd.DataFrame:
+    """Per in-scope page: tag counts, classifier probability; for the pages the recall rule takes,
+    the re-parse and score.
+
+    ``tags``: the code tags ingest read (:func:`load_code_tags`); then only the pages the rule
+    recalls are parsed, their HTML from ``load(ids)``. Without ``tags`` every page with HTML is
+    parsed (``pages[doc_id]``, ingest's HTML artifact, else an ``html`` key in ``meta``).
     """
     scope = df[df["source"].isin(cfg.sources)]
     texts = [t if isinstance(t, str) else "" for t in scope["text"]]
     clf = CodeContentClassifier(cfg.classifier_model)
     probs = clf.predict(texts) if texts else np.zeros(0)
-    floor = min(cfg.score_floor, cfg.classifier_threshold)
-    rows = []
-    for doc_id, text, meta, prob in zip(scope["doc_id"], texts, scope["meta"], probs, strict=True):
-        html = (pages or {}).get(doc_id) or page_html(meta)
-        root = parse(html) if html else None
-        stats = code_tag_stats(None, root)
-        row: dict[str, Any] = {"doc_id": doc_id, "has_html": root is not None, "pre_blocks": stats.pre_blocks,
-                               "code_elements": stats.code_elements, "highlighted": stats.highlighted,
-                               "code_chars": stats.code_chars, "content_prob": float(prob), "reparsed": None,
-                               "score": np.nan, "language": None, "n_tokens": -1}
-        if stats.pre_blocks + stats.highlighted + stats.code_elements > 0 or prob >= floor:
-            new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
-            row["reparsed"] = new_text or None
-            base = new_text or text
-            blocks = code_blocks(new_text) if new_text else []
-            if not blocks:  # no code markup: the windows the classifier calls code stand in for code blocks
-                ws = windows(base, clf.window_lines, max_windows=10_000, min_chars=clf.min_chars)
-                p = clf.predict_windows(ws) if ws else np.zeros(0)
-                blocks = [("", w) for w, q in zip(ws, p, strict=True) if q >= CODE_WINDOW]
-            row["score"], row["language"] = page_score(base, blocks, block_score)
-            if row["reparsed"]:
-                row["n_tokens"] = int(count_tokens([new_text], tokenizer)[0])
-        rows.append(row)
-    cols = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",
-            "reparsed", "score", "language", "n_tokens"]
-    return pd.DataFrame(rows, columns=cols)
+    s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
+                      "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
+    roots: dict[str, Any] = {}
+    if tags is not None:
+        known = tags.reindex(s["doc_id"])
+        s["has_html"] = known["has_html"].fillna(False).astype(bool).to_numpy()
+        for col in TAG_COLUMNS:
+            s[col] = known[col].fillna(0).astype("int64").to_numpy()
+    else:
+        for col in TAG_COLUMNS:
+            s[col] = 0
+        s["has_html"] = False
+        for i, (doc_id, meta) in enumerate(zip(scope["doc_id"], scope["meta"], strict=True)):
+            html = (pages or {}).get(doc_id) or page_html(meta)
+            root = parse(html) if html else None
+            stats = code_tag_stats(None, root)
+            s.iloc[i, [s.columns.get_loc(c) for c in ["has_html", *TAG_COLUMNS]]] = [root is not None, stats.pre_blocks,
+                                                                                     stats.code_elements, stats.highlighted, stats.code_chars]
+            if html:
+                roots[doc_id] = root
+    take = ~pd.isna(cfg.recalled(s.assign(score=0.0)))  # the pages the rule recalls, before their re-parse is known
+    if tags is not None and take.any():
+        wanted = s.loc[take, "doc_id"].tolist()
+        html = load(wanted) if load is not None else {}
+        meta = dict(zip(scope["doc_id"], scope["meta"], strict=True))
+        for doc_id in wanted:
+            page = html.get(doc_id) or page_html(meta[doc_id])
+            if page:
+                roots[doc_id] = parse(page)
+    text_of = dict(zip(scope["doc_id"], texts, strict=True))
+    for i in np.flatnonzero(take):
+        doc_id = s.at[i, "doc_id"]
+        root, text = roots.get(doc_id), text_of[doc_id]
+        new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
+        s.at[i, "reparsed"] = new_text or None
+        base = new_text or text
+        blocks = code_blocks(new_text) if new_text else []
+        if not blocks:  # no code markup: the windows the classifier calls code stand in for code blocks
+            ws = windows(base, clf.window_lines, max_windows=10_000, min_chars=clf.min_chars)
+            p = clf.predict_windows(ws) if ws else np.zeros(0)
+            blocks = [("", w) for w, q in zip(ws, p, strict=True) if q >= CODE_WINDOW]
+        s.at[i, "score"], s.at[i, "language"] = page_score(base, blocks, block_score)
+        if new_text:
+            s.at[i, "n_tokens"] = int(count_tokens([new_text], tokenizer)[0])
+    s["html_parsed"] = s["doc_id"].isin(roots.keys()).to_numpy()  # pages whose HTML this stage parsed
+    return s[SCORE_COLUMNS]
 
 
-def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, html_dir: Path | None) -> pd.DataFrame:
-    pages = load_pages(html_dir, number, df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist())
-    return score_frame(df, cfg, tokenizer, pages)
+def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, html_dir: Path | None,
+           tags_dir: Path | None) -> pd.DataFrame:
+    ids = df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist()
+    if tags_dir is not None:
+        return score_frame(df, cfg, tokenizer, tags=load_code_tags(tags_dir, number, ids),
+                           load=lambda wanted: load_pages(html_dir, number, wanted))
+    return score_frame(df, cfg, tokenizer, load_pages(html_dir, number, ids))
 
 
 def _hist(s: pd.DataFrame, cfg: CodeWebConfig) -> pd.DataFrame:
@@ -169,25 +223,28 @@ class CodeWebStage(RowStage):
     name = "code_web"
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
-    requires_artifacts = {"html": ("ingest", "html")}
+    requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags")}
     settings = {"tokenizer": "ingest.tokenizer"}
     produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
                                 "code_web_score": "float64"}
 
     def prepare(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> Plan:
         tokenizer = str(ctx.settings["tokenizer"])
-        html_dir = ctx.upstream.get("html")
-        log.info("code_web: page HTML from %s", html_dir or "meta.html (no ingest artifacts/html found)")
-        params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None}
-        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir)
+        html_dir, tags_dir = ctx.upstream.get("html"), ctx.upstream.get("code_tags")
+        log.info("code_web: page HTML from %s; code tags from %s", html_dir or "meta.html (no ingest artifacts/html found)",
+                 tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
+        params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
+                  "code_tags": tags_dir is not None}
+        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir)
         hist = tier_histogram(ctx, scores, _hist, cfg)
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
+        parsed = sum(int(pq.read_table(f, columns=["html_parsed"]).column(0).to_numpy().sum()) for f in scores.parts())
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
-        figures = StageFigures({"html_artifact": html_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
-                                "recalled_pages": recalled}, marks={"recalled": recalled})
+        figures = StageFigures({"html_artifact": html_dir is not None, "code_tags_artifact": tags_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
+                                "recalled_pages": recalled, "html_parsed_pages": parsed}, marks={"recalled": recalled})
         return Plan((scores, cuts), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:

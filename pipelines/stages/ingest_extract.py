@@ -4,6 +4,10 @@
 files, records with an ``html`` field) with ``ingest.extractor``, counts their tokens, and
 ledgers pages with no main content (``extraction_empty``). It is its own cached sub-step, keyed
 by the parse step and the extractor, so another extractor re-runs it without re-reading the crawl.
+The same step reads the code tags of every kept page with HTML from the tree the extractor parsed
+(:func:`curation.quality.html_code.page_code_tags`) into ``code_tags/``, linked as
+``artifacts/code_tags/`` (:data:`CODE_TAGS_SCHEMA`): ``code_web`` recalls by them and parses only
+the pages it recalls.
 ``mark_url_duplicates`` keeps the first document (input order) of each normalised URL among the
 sources in ``ingest.url_dedup_sources`` and ledgers the others (``duplicate_url``, naming the kept
 one), through the id-keyed removal the dedup stages use.
@@ -16,20 +20,29 @@ from typing import TYPE_CHECKING, Any
 
 import dask.dataframe as dd
 import pandas as pd
+import pyarrow as pa
 
 from classifiers.langid import identify_docs
-from curation.ingest.extract import extract_text
+from curation.ingest.extract import extract_page
+from curation.quality.code_pages import page_html
+from curation.quality.html_code import CodeTagStats, page_code_tags
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
+from pipelines.io import write_frame
 from pipelines.kit import Artifact, StageContext, link_tree
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
 
 if TYPE_CHECKING:
     from pipelines.stages.ingest import IngestConfig
 
+#: ``artifacts/code_tags`` parts: one row per kept page with HTML (the HTML artifact's, else ``meta.html``)
+CODE_TAGS_SCHEMA = pa.schema([("doc_id", pa.string()), ("has_html", pa.bool_()), ("pre_blocks", pa.int64()),
+                              ("code_elements", pa.int64()), ("highlighted", pa.int64()), ("code_chars", pa.int64())])
+CODE_TAGS_VERSION = 1  #: in the ``extracted`` step's key: a step cached without ``code_tags/`` is not reused
+
 
 def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
-    """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML artifact."""
+    """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML and code-tag artifacts."""
     html = Artifact(parsed.path / "html")
     if html.path.exists():
         link_tree(html.path, ctx.artifacts_dir / "html")
@@ -43,19 +56,29 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
         return {"extracted_pages": int(counts["pages"].sum()), "extraction_empty": int(counts["empty"].sum())}
 
     ctx.extra_stats["extractor"] = cfg.extractor
-    return ctx.step("extracted", {**parse_key, "extractor": cfg.extractor}, produce)
+    extracted = ctx.step("extracted", {**parse_key, "extractor": cfg.extractor, "code_tags": CODE_TAGS_VERSION}, produce)
+    link_tree(extracted.path / "code_tags", ctx.artifacts_dir / "code_tags")
+    return extracted
 
 
-def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int) -> tuple[pd.DataFrame, int]:
-    """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``) extracted."""
+def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int) -> tuple[pd.DataFrame, int, pd.DataFrame]:
+    """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``) extracted, the
+    number of pages extracted, and the code tags of its kept pages with HTML (:data:`CODE_TAGS_SCHEMA`)."""
+    html = dict(zip(pages["doc_id"], pages["html"], strict=True))
     pending = df[DROP_REASON].isna() & df["text"].isna() & df.get("_has_html", pd.Series(False, index=df.index)).astype(bool)
     if not pending.any():
-        return df, 0
-    html = dict(zip(pages["doc_id"], pages["html"], strict=True))
+        return df, 0, _code_tags(df, html, {})
     df = df.copy()
     df["text"] = df["text"].astype(object)
     idx = df.index[pending.to_numpy()]
-    texts = [extract_text(html.get(d, ""), extractor) for d in df.loc[idx, "doc_id"]]
+    texts, tags = [], {}
+    for i, d in zip(idx, df.loc[idx, "doc_id"], strict=True):
+        page = html.get(d, "")
+        text, tree = extract_page(page, extractor)
+        texts.append(text)
+        if text and not (max_chars and len(text) > max_chars):
+            tags[i] = page_code_tags(page, tree)  # from the tree just parsed: code_web parses none but the pages it recalls
+        del tree
     for i, text in zip(idx, texts, strict=True):
         if not text:
             df.at[i, DROP_REASON] = DropReason.EXTRACTION_EMPTY.value
@@ -73,7 +96,26 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         # parse identified the languages of documents that came with text; pages get theirs from the extracted text
         langs, scores = identify_docs(df.loc[ok, "text"].tolist(), df.loc[ok, "source"].tolist())
         df.loc[ok, "lang"], df.loc[ok, "lang_score"] = list(langs), list(scores)
-    return df, len(idx)
+    return df, len(idx), _code_tags(df, html, tags)
+
+
+def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[bool, CodeTagStats]]) -> pd.DataFrame:
+    """Code tags of the kept rows with page HTML (``html``'s, else ``meta.html``: what code_web
+    re-parses), from ``done`` (row index → tags read from the extraction's tree) or parsed here."""
+    rows = []
+    kept = df[DROP_REASON].isna().to_numpy()
+    for i, keep, d, meta in zip(df.index, kept, df["doc_id"], df["meta"], strict=True):
+        if not keep:
+            continue
+        if i in done:
+            parsed, stats = done[i]
+        else:
+            page = html.get(d) or page_html(meta)
+            if not page:
+                continue
+            parsed, stats = page_code_tags(page)
+        rows.append((d, parsed, stats.pre_blocks, stats.code_elements, stats.highlighted, stats.code_chars))
+    return pd.DataFrame(rows, columns=CODE_TAGS_SCHEMA.names)
 
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
@@ -82,8 +124,9 @@ def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, 
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
-    df, n = extract_frame(df, pages, extractor, tokenizer, max_chars)
+    df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
     out.write_part(number, df)
+    write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
     return pd.DataFrame({"pages": [n], "empty": [empty]})
 
