@@ -58,7 +58,7 @@ class CodeContentClassifier:
             raise FileNotFoundError(
                 f"no code-content model in {self.model_dir}; train one with `curate train-classifier code-content`"
             )
-        return json.loads(path.read_text())
+        return dict(_card(str(path), path.stat().st_mtime_ns))
 
     @property
     def version(self) -> str:
@@ -85,6 +85,12 @@ class CodeContentClassifier:
                 out[d] = float(probs[i : i + len(ws)].max())
             i += len(ws)
         return out
+
+
+@functools.lru_cache(maxsize=4)
+def _card(path: str, mtime_ns: int) -> dict[str, Any]:
+    """The model card, read once per process and file version (``window_lines`` asks for it per page)."""
+    return json.loads(Path(path).read_text())
 
 
 @functools.lru_cache(maxsize=4)

@@ -43,6 +43,9 @@ from pipelines.kit import Artifact, StageContext
 from pipelines.stages.ingest_extract import extract_all, mark_url_duplicates
 
 HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: artifacts/html parts (typed even when empty)
+#: artifacts/html row groups hold up to this many characters of HTML (a longer page has its own), so
+#: that code_web reads the few pages it recalls, not whole parts (:func:`pipelines.stages.code_web.load_pages`)
+HTML_GROUP_CHARS = 1 << 18
 #: Keys of the extract step: changing them re-runs extraction and later steps, never the crawl read.
 EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 
@@ -128,9 +131,31 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
     df = df.reset_index(drop=True)
     pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
-    write_frame(pages.reset_index(drop=True), Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA)
+    pages = pages.reset_index(drop=True)
+    write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
+                groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
     out.write_part(number, df.assign(_has_html=df[HTML_COLUMN].notna()).drop(columns=[HTML_COLUMN]))
     return pd.Series([len(df)], dtype="int64")
+
+
+def html_groups(sizes: Any, budget: int) -> list[int]:
+    """Row offsets ``[0, …, len(sizes)]`` of consecutive groups of at most ``budget`` in all (a row
+    over it alone).
+
+    >>> html_groups([100, 100, 300, 50, 50, 50], 200)
+    [0, 2, 3, 6]
+    >>> html_groups([], 200)
+    [0]
+    """
+    bounds, total = [0], 0
+    for i, n in enumerate(sizes):
+        if total and total + int(n) > budget:
+            bounds.append(i)
+            total = 0
+        total += int(n)
+    if len(sizes):
+        bounds.append(len(sizes))
+    return bounds
 
 
 def _duplicate_ids(parsed: Artifact, ctx: StageContext) -> dict[int, tuple[str, int]]:

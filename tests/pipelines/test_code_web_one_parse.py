@@ -79,3 +79,54 @@ def test_pages_without_code_tags_rows_score_as_pages_without_html(crawl_run: Pat
     s = score_frame(df, CodeWebConfig(), "whitespace", tags=tags, load=lambda ids: {})
     assert s["has_html"].tolist() == [False, False] and not s["html_parsed"].any()
     assert CodeWebConfig().recalled(s).tolist() == ["classifier", None]
+
+
+def test_html_in_small_row_groups_gives_code_web_the_same_scores(crawl_run: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ingest writes the HTML in row groups of at most HTML_GROUP_CHARS characters; code_web reads
+    the recalled pages from them and scores as from a part of one row group."""
+    import pyarrow.parquet as pq
+
+    from pipelines.stages import ingest
+
+    monkeypatch.setattr(ingest, "HTML_GROUP_CHARS", 8000)  # the sample's pages are a few kB: several groups
+    assert curate(["ingest", "--input", str(SAMPLE_WARC), "--output", str(tmp_path / "00_ingest"), "--scheduler", "synchronous",
+                   "--quiet", "--cache-dir", str(tmp_path / ".cache"), "tokenizer=whitespace"]) == 0
+    part = tmp_path / "00_ingest" / "artifacts" / "html" / "part-00000.parquet"
+    pf = pq.ParquetFile(part)
+    assert pf.num_row_groups > 3
+    for g in range(pf.num_row_groups):
+        sizes = [len(h) for h in pf.read_row_group(g, columns=["html"]).column(0).to_pylist()]
+        assert sum(sizes) <= 8000 or len(sizes) == 1
+    assert pf.read().to_pandas().equals(read_parts(crawl_run / "00_ingest" / "artifacts" / "html"))  # same rows, same order
+    run_one("code_web", tmp_path / "00_ingest", tmp_path / "60_code_web", ["ingest.tokenizer=whitespace"])
+    small = read_parts(tmp_path / "60_code_web" / "artifacts" / "scores")
+    pd.testing.assert_frame_equal(small, read_parts(crawl_run / "60_code_web" / "artifacts" / "scores"))
+    assert small["html_parsed"].sum() >= 3
+
+
+def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) -> None:
+    """The other row groups' data is damaged on disk: reading them would fail, so they are not read."""
+    import pyarrow.parquet as pq
+
+    from pipelines.io import write_frame
+    from pipelines.stages.code_web import read_ids
+    from pipelines.stages.ingest import HTML_SCHEMA
+
+    pages = pd.DataFrame({"doc_id": [f"d{i}" for i in range(6)], "html": [f"<html><pre>x = {i}</pre>{'p' * 3000}</html>" for i in range(6)]})
+    path = tmp_path / "part-00000.parquet"
+    write_frame(pages, path, schema=HTML_SCHEMA, groups=[0, 2, 4, 6])
+    assert load_pages(tmp_path, 0, ["d3", "d2", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
+    meta, data = pq.ParquetFile(path).metadata, bytearray(path.read_bytes())
+    for g in (0, 2):
+        col = meta.row_group(g).column(1)  # html
+        start = col.dictionary_page_offset or col.data_page_offset
+        data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
+    path.write_bytes(bytes(data))
+    with pytest.raises(OSError):
+        pq.read_table(path)
+    assert load_pages(tmp_path, 0, ["d3", "d2", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
+    assert read_ids(path, {"zz"}, ["doc_id", "html"]).empty
+    for damaged in ("d0", "d5"):
+        with pytest.raises(OSError):
+            read_ids(path, {damaged}, ["doc_id", "html"])
