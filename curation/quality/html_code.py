@@ -157,15 +157,16 @@ def _strip_boilerplate(root: Any) -> Any:
         if el.getparent() is not None:
             el.getparent().remove(el)
     for el in root.xpath("//*[@class or @id or @role or @aria-hidden]"):
-        if el.getparent() is None or el.tag not in CONTAINERS or el.xpath("ancestor::pre|ancestor::h1|ancestor::h2|ancestor::h3"):
+        if el.getparent() is None or el.tag not in CONTAINERS:
             continue
         marker = f"{el.get('class', '')} {el.get('id', '')}"
         role = (el.get("role") or "").lower()
         hidden = el.get("aria-hidden") == "true" or "display:none" in (el.get("style") or "").replace(" ", "")
-        if role in ("navigation", "banner", "contentinfo", "complementary", "dialog") or hidden or (
-            BOILERPLATE.search(marker) and not el.xpath(".//pre") and len(el.text_content()) < 3000
-            and not _holds_content(el)
-        ):
+        boiler = role in ("navigation", "banner", "contentinfo", "complementary", "dialog") or hidden
+        # the tree walks last, and only for an element that is a candidate (most are not)
+        if not (boiler or BOILERPLATE.search(marker)) or el.xpath("ancestor::pre|ancestor::h1|ancestor::h2|ancestor::h3"):
+            continue
+        if boiler or (not el.xpath(".//pre") and len(el.text_content()) < 3000 and not _holds_content(el)):
             el.drop_tree()
     return root
 
