@@ -200,20 +200,26 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
             if page:
                 roots[doc_id] = parse(page)
     text_of = dict(zip(scope["doc_id"], texts, strict=True))
+    # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
+    ids = s["doc_id"].tolist()
+    reparsed, language = s["reparsed"].to_numpy(dtype=object, copy=True), s["language"].to_numpy(dtype=object, copy=True)
+    score, n_tokens = s["score"].to_numpy(dtype="float64", copy=True), s["n_tokens"].to_numpy(dtype="int64", copy=True)
     for i in np.flatnonzero(take):
-        doc_id = s.at[i, "doc_id"]
+        doc_id = ids[i]
         root, text = roots.get(doc_id), text_of[doc_id]
         new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
-        s.at[i, "reparsed"] = new_text or None
+        reparsed[i] = new_text or None
         base = new_text or text
         blocks = code_blocks(new_text) if new_text else []
         if not blocks:  # no code markup: the windows the classifier calls code stand in for code blocks
             ws = windows(base, clf.window_lines, max_windows=10_000, min_chars=clf.min_chars)
             p = clf.predict_windows(ws) if ws else np.zeros(0)
             blocks = [("", w) for w, q in zip(ws, p, strict=True) if q >= CODE_WINDOW]
-        s.at[i, "score"], s.at[i, "language"] = page_score(base, blocks, block_score)
+        score[i], language[i] = page_score(base, blocks, block_score)
         if new_text:
-            s.at[i, "n_tokens"] = int(count_tokens([new_text], tokenizer)[0])
+            n_tokens[i] = int(count_tokens([new_text], tokenizer)[0])
+    s["reparsed"], s["language"] = (pd.Series(a, index=s.index, dtype=object) for a in (reparsed, language))  # not str
+    s["score"], s["n_tokens"] = score, n_tokens
     s["html_parsed"] = s["doc_id"].isin(roots.keys()).to_numpy()  # pages whose HTML this stage parsed
     return s[SCORE_COLUMNS]
 
