@@ -109,19 +109,30 @@ def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarra
     s["tier"] = assign_tiers(s["tier_score"].to_numpy(), np.full(len(s), GROUP, dtype=object), cuts, rule)
     for col in ("language", "meta", "text", "source"):
         df[col] = df[col].astype(object)  # all-null input columns read back as float
-    for i in np.flatnonzero(df["doc_id"].isin(s.index).to_numpy()):
-        idx = df.index[i]
-        r = s.loc[df.at[idx, "doc_id"]]
-        df.at[idx, "code_web_recall"] = r["recall"]
-        df.at[idx, "code_tier"] = r["tier"]
-        df.at[idx, "code_score_structural"] = r["score"]
-        df.at[idx, "code_web_score"] = r["tier_score"]
-        if isinstance(r["language"], str):
-            df.at[idx, "language"] = r["language"]
-        if isinstance(r["reparsed"], str) and r["reparsed"]:
-            df.at[idx, "meta"] = with_original(df.at[idx, "meta"], df.at[idx, "text"], keep_original_max_chars)
-            df.at[idx, "text"] = r["reparsed"]
-            df.at[idx, "n_tokens"] = int(r["n_tokens"])
+    pos = np.flatnonzero(df["doc_id"].isin(s.index).to_numpy())
+    rows = s.loc[df["doc_id"].to_numpy()[pos]]
+    # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
+    obj = {c: df[c].to_numpy(dtype=object, copy=True) for c in ("code_web_recall", "code_tier", "language", "meta", "text")}
+    flt = {c: df[c].to_numpy(dtype="float64", copy=True) for c in ("code_score_structural", "code_web_score")}
+    tok_at, tok = [], []
+    for i, recall, tier, score, tier_score, language, reparsed, n_tokens in zip(
+            pos, *(rows[c].tolist() for c in ("recall", "tier", "score", "tier_score", "language", "reparsed", "n_tokens")),
+            strict=True):
+        obj["code_web_recall"][i], obj["code_tier"][i] = recall, tier
+        flt["code_score_structural"][i], flt["code_web_score"][i] = score, tier_score
+        if isinstance(language, str):
+            obj["language"][i] = language
+        if isinstance(reparsed, str) and reparsed:
+            obj["meta"][i] = with_original(obj["meta"][i], obj["text"][i], keep_original_max_chars)
+            obj["text"][i] = reparsed
+            tok_at.append(i)
+            tok.append(int(n_tokens))
+    for c, a in obj.items():
+        df[c] = pd.Series(a, index=df.index, dtype=object)
+    for c, a in flt.items():
+        df[c] = a
+    if tok_at:
+        df.iloc[tok_at, df.columns.get_loc("n_tokens")] = tok
     return df
 
 

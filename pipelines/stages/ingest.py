@@ -14,8 +14,9 @@ Sub-steps, each cached under ``.cache/ingest/``:
    ones are ledgered (``duplicate_id``).
 4. ``url_duplicates``: the same normalised URL twice; the first in input order is kept.
 
-The HTML is linked into ``artifacts/html/`` (``doc_id, html``) for ``code_web``; it is never a
-document column.
+The HTML is linked into ``artifacts/html/`` (``doc_id, html``, in row groups of at most
+``HTML_GROUP_CHARS`` characters, so that ``code_web`` reads only the pages it recalls); it is never
+a document column.
 """
 
 from __future__ import annotations
