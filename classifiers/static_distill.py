@@ -78,6 +78,60 @@ def common_components(unit_vectors: np.ndarray, n: int) -> np.ndarray:
     return vt[:n].astype(np.float32)
 
 
+def teacher_basis(targets: np.ndarray, dim: int) -> np.ndarray:
+    """``(dim × hidden)`` orthonormal rows: the leading right singular vectors of the teacher's unit
+    document vectors (not centred, so cosines survive the projection; signs fixed for determinism)."""
+    _, _, vt = np.linalg.svd(np.asarray(targets, dtype=np.float64), full_matrices=False)
+    vt = vt[:dim]
+    signs = np.sign(vt[np.arange(len(vt)), np.argmax(np.abs(vt), axis=1)])
+    return (vt * signs[:, None]).astype(np.float32)
+
+
+def fit_to_teacher(
+    table: np.ndarray, docs: list[np.ndarray], targets: np.ndarray, *, epochs: int = 10, batch: int = 256,
+    lr: float = 1e-3, anchor: float = 0.0, seed: int = 0, threads: int = 1,
+) -> np.ndarray:
+    """Tokenlearn's step: adjust the token table so that each document's summed token vector points
+    where the teacher's embedding of it does (loss ``1 − cos``, Adam, full batch order from ``seed``).
+
+    ``docs`` are the token ids of each document (:meth:`StaticEmbedder.token_ids`), ``targets`` the
+    teacher's vectors in the table's space (``teacher @ basis.T``); ``anchor`` is an L2 pull of every
+    row back to its starting value (tokens seen in few documents move little). Runs on the CPU with
+    ``threads`` threads; the result is deterministic for a given seed and thread count.
+    """
+    import torch
+    from scipy import sparse
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    indptr = np.cumsum([0] + [len(i) for i in docs])
+    flat = np.concatenate(docs) if docs else np.zeros(0, np.int64)
+    counts = sparse.csr_matrix((np.ones(len(flat), np.float32), flat, indptr), shape=(len(docs), len(table)))
+    start = torch.from_numpy(np.ascontiguousarray(table, dtype=np.float32))
+    weights = torch.nn.Parameter(start.clone())
+    goal = torch.nn.functional.normalize(torch.from_numpy(np.asarray(targets, dtype=np.float32)), dim=1)
+    opt = torch.optim.Adam([weights], lr=lr)
+    rng = np.random.default_rng(seed)
+    keep = np.flatnonzero(np.diff(indptr) > 0)
+    for epoch in range(epochs):
+        order = rng.permutation(keep)
+        total = 0.0
+        for b in range(0, len(order), batch):
+            rows = np.sort(order[b : b + batch])
+            sub = counts[rows].tocoo()
+            mat = torch.sparse_coo_tensor(np.vstack([sub.row, sub.col]), sub.data, sub.shape)
+            pred = torch.sparse.mm(mat, weights)
+            loss = (1 - torch.nn.functional.cosine_similarity(pred, goal[rows], dim=1)).mean()
+            if anchor:
+                loss = loss + anchor * ((weights - start) ** 2).sum() / len(keep)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(rows)
+        log.info("fit_to_teacher: epoch %d loss %.4f", epoch, total / max(len(keep), 1))
+    return weights.detach().numpy().astype(np.float32)
+
+
 def distill(
     model_path: Path, out: Path, dim: int = 128, sif: float = 1e-4, name: str = "minilm-static",
     corpus: list[str] | None = None, n_components: int = 3, vectors: np.ndarray | None = None,
