@@ -16,7 +16,7 @@ the web pages, the 3,000 reviews the Chinese twin benchmark samples from and eve
 tutorial section (``benchmarks/languages/bench_semdedup.py``).
 
 Token vectors and teacher vectors are cached under ``benchmarks/_work/semdedup/`` (first run:
-~2 minutes for the token vectors, ~25 minutes for the teacher's vectors on 2 busy cores; the fit
+~2 minutes for the token vectors, ~20 minutes for the teacher's vectors on 2 busy cores; the fit
 itself ~1 minute).
 """
 
