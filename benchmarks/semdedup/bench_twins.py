@@ -31,13 +31,14 @@ from classifiers.embedding import get_embedder  # noqa: E402
 from curation.dedup.kmeans import assign, default_k, train_kmeans  # noqa: E402
 from curation.dedup.semantic import decide, keep_key, similarity_pass  # noqa: E402
 
-EPS = [0.05, 0.08, 0.10, 0.12, 0.15, 0.20]
+EPS = [0.05, 0.06, 0.08, 0.10, 0.12, 0.15, 0.20]
 DEFAULT = "combined_masked (default)"
 STATIC_WEIGHT = 0.4  # the stage's static_weight default
 VARIANTS = {  # name → get_embedder settings (combined: both, mixed as the stage does)
     "minilm_plain": {"model": "all-MiniLM-L6-v2", "mask_digits": False},
     "minilm_masked": {"model": "all-MiniLM-L6-v2", "mask_digits": True},
     "static_masked": {"model": "minilm-static", "mask_digits": True},
+    "static_bi_masked": {"model": "minilm-static-bi", "mask_digits": True},
     DEFAULT: None,
 }
 
@@ -49,7 +50,7 @@ def embed(frame: pd.DataFrame, settings: dict | None) -> tuple[np.ndarray, float
     emb = get_embedder(**settings)
     key = f"{'minilm' if settings['model'] == 'all-MiniLM-L6-v2' else settings['model']}-mask{int(settings['mask_digits'])}"
     started = time.perf_counter()
-    vecs = twins.embed_cached(frame["text"].tolist(), key, emb.embed) if settings["model"] != "minilm-static" \
+    vecs = twins.embed_cached(frame["text"].tolist(), key, emb.embed) if not settings["model"].startswith("minilm-static") \
         else emb.embed(frame["text"].tolist())  # static: fast enough to time for real
     return vecs, time.perf_counter() - started
 
@@ -107,7 +108,7 @@ def real_template_pairs(pool: pd.DataFrame, vectors: dict[str, np.ndarray]) -> d
     return out
 
 
-def agreement(frame: pd.DataFrame, removed_sets: dict[str, dict[float, set]]) -> dict:
+def agreement(frame: pd.DataFrame, removed_sets: dict[str, dict[float, set]], static: str = "static_masked") -> dict:
     """Static (at each ε) against the transformer at ε = 0.12: which documents, and which twin/original
     groups (a group counts when any member is removed; the two may remove different members)."""
     origin = dict(zip(frame["doc_id"], frame["twin_of"].fillna(frame["doc_id"]), strict=True))
@@ -115,7 +116,7 @@ def agreement(frame: pd.DataFrame, removed_sets: dict[str, dict[float, set]]) ->
     tg = {origin[d] for d in t}
     out = {}
     for e in EPS:
-        s = removed_sets["static_masked"][e]
+        s = removed_sets[static][e]
         sg = {origin[d] for d in s}
         out[f"{e:g}"] = {"static_removed": len(s), "transformer_removed": len(t),
                          "doc_precision": round(len(s & t) / max(len(s), 1), 3), "doc_recall": round(len(s & t) / max(len(t), 1), 3),
@@ -150,6 +151,7 @@ def main() -> int:
         pool_vectors[name] = embed(pool, settings)[0]
     result["real_template_pairs"] = real_template_pairs(pool, pool_vectors)
     result["static_vs_transformer_at_eps_0.12"] = agreement(frame, removed_sets)
+    result["static_bi_vs_transformer_at_eps_0.12"] = agreement(frame, removed_sets, "static_bi_masked")
     out = twins.WORK / f"twins-{args.split}.json"
     out.write_text(json.dumps(result, indent=1))
     print(json.dumps({k: v for k, v in result.items() if k != "variants"}, indent=1))

@@ -41,3 +41,70 @@ def test_shipped_static_model_is_small_and_pickle_free():
     for name in ("embeddings.npy", "scales.npy", "components.npy"):
         arr = np.load(folder / name, allow_pickle=False)  # raises if an object array were stored
         assert arr.dtype != object
+
+
+def test_fit_to_teacher_turns_the_table_towards_the_teacher():
+    from classifiers.static_distill import fit_to_teacher, teacher_basis
+
+    rng = np.random.default_rng(3)
+    truth = rng.standard_normal((40, 8)).astype(np.float32)  # the "teacher": a hidden token table
+    docs = [rng.choice(40, size=6) for _ in range(400)]
+    teacher = np.stack([truth[d].sum(axis=0) for d in docs])
+    teacher /= np.linalg.norm(teacher, axis=1, keepdims=True)
+    basis = teacher_basis(teacher, 8)
+    assert np.allclose(basis @ basis.T, np.eye(8), atol=1e-5)
+    start = rng.standard_normal((40, 8)).astype(np.float32)
+
+    def mean_cos(table):
+        pred = np.stack([table[d].sum(axis=0) for d in docs])
+        pred /= np.linalg.norm(pred, axis=1, keepdims=True)
+        return float((pred * (teacher @ basis.T)).sum(axis=1).mean())
+
+    fitted = fit_to_teacher(start, docs, teacher @ basis.T, epochs=30, batch=64, lr=0.05, pairs=1.0)
+    assert mean_cos(start) < 0.5 < 0.95 < mean_cos(fitted)
+    again = fit_to_teacher(start, docs, teacher @ basis.T, epochs=30, batch=64, lr=0.05, pairs=1.0)
+    np.testing.assert_array_equal(fitted, again)  # deterministic for a seed
+
+
+def test_shipped_bilingual_model_is_small_pickle_free_and_fitted_on_both_languages():
+    folder = resolve_model_path("minilm-static-bi")
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 5_000_000
+    card = json.loads((folder / "static.json").read_text())
+    assert card["name"] == "minilm-static-bi" and card["dim"] == 128 and card["common_components"] == 0
+    assert card["fit"]["corpus"]["zh_reviews"] > 0 and card["fit"]["corpus"]["web_tune"] > 0
+    for name in ("embeddings.npy", "scales.npy", "components.npy"):
+        assert np.load(folder / name, allow_pickle=False).dtype != object
+
+
+def test_bilingual_model_separates_chinese_template_twins_from_other_pages():
+    """On the sample's Chinese pages (sample_data/web/web_zh.jsonl.gz): every product page of a site has a
+    sibling above the CPU profile's bar (cosine > 0.95), no article is near a product page, and articles
+    on other topics rarely are near each other; the English-only model puts nearly every article next
+    to an article on another topic."""
+    from pathlib import Path
+
+    import pandas as pd
+    import pytest
+
+    from classifiers.embedding import get_embedder
+
+    path = Path(__file__).resolve().parents[2] / "sample_data" / "web" / "web_zh.jsonl.gz"
+    if not path.exists():
+        pytest.skip("no generated sample data (run the sample_data generator first)")
+    pages = pd.read_json(path, lines=True)
+    kind = pages["meta"].map(lambda m: m.get("kind"))
+    products, articles = pages[kind == "template"], pages[kind == "article"]
+    topic = articles["meta"].map(lambda m: m.get("topic")).to_numpy()
+    other_topic = topic[:, None] != topic[None, :]
+    assert len(products) >= 6 and other_topic.any()
+
+    def near_other_topic(model):
+        emb = get_embedder(model=model, mask_digits=True)
+        vp, va = emb.embed(products["text"].tolist()), emb.embed(articles["text"].tolist())
+        sp = vp @ vp.T
+        np.fill_diagonal(sp, -1)
+        return sp.max(axis=1), (va @ vp.T).max(), (np.where(other_topic, va @ va.T, -1).max(axis=1) > 0.95).mean()
+
+    sibling, article_product, strangers = near_other_topic("minilm-static-bi")
+    assert (sibling > 0.95).all() and article_product < 0.9 and strangers < 0.15
+    assert near_other_topic("minilm-static")[2] > 0.9

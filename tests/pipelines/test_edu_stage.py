@@ -190,7 +190,7 @@ def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_pa
 def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
     from pipelines.recipe import profile_overrides
 
-    assert "edu_score.scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static" in profile_overrides("cpu")
+    assert "edu_score.scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static-bi" in profile_overrides("cpu")
     assert profile_overrides("cpu", "edu_score") == ["scorer=fast", "annotator=none"]
     with pytest.raises(ConfigError, match="does not exist; choose one of"):
         profile_overrides("tpu")

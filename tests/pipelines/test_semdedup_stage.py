@@ -212,6 +212,37 @@ def test_pages_in_languages_the_embedder_was_not_trained_on_are_never_pruned(tmp
     assert any(d.startswith("zh-") for d in ledger_all["doc_id"])
 
 
+ZH_TEMPLATE = (
+    "{name}不锈钢保温杯 - 厨房用品 | 优选商城\n首页 > 厨房 > 杯壶 > 保温杯 > {name}（商品编号 {num}）\n"
+    "价格：{price} 元，库存仅剩 {stock} 件，从{city}发货，{days} 个工作日内送达。\n"
+    "商品详情：{litres} 升双层真空内胆，食品级不锈钢，十二小时保温，杯盖可拆洗，附赠杯刷和杯套。\n"
+    "配送与退换：订单满 99 元包邮，支持七天无理由退换，退款将在收到商品后五个工作日内原路返回。\n"
+    "保修：两年有限保修，请在官网注册您的产品。看过本商品的顾客还看了：水杯、茶壶、咖啡杯、焖烧罐。"
+)
+#: The CPU profile's semdedup settings (pipelines/configs/profiles/cpu.yaml).
+BILINGUAL = ["semdedup.model=minilm-static-bi", "semdedup.static_model=minilm-static-bi", "semdedup.eps=0.05"]
+
+
+def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_languages_include_chinese(tmp_path):
+    names, cities = ["云帆", "青松", "星河", "晨光"], ["杭州", "成都", "武汉", "苏州"]
+    rows = [{"doc_id": f"zhshop-{i}", "source": "web", "lang": "zh",
+             "text": ZH_TEMPLATE.format(name=names[i], num=1000 + 37 * i, price=59 + 20 * i, stock=3 + i, city=cities[i],
+                                        days=2 + i, litres=i + 1)} for i in range(4)]
+    rows += [{"doc_id": f"zh-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(ZH_TOPICS)]
+    rows += [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web", "lang": "en"} for i in range(4)]
+    rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
+    run_one("semdedup", inp, tmp_path / "both", [*BILINGUAL, "semdedup.static_languages=[en,zh]"])
+    _, ledger = assert_conservation(inp, tmp_path / "both")
+    removed = set(ledger["doc_id"])
+    assert len({d for d in removed if d.startswith("zhshop-")}) == 3  # one product page of the site is kept
+    assert len({d for d in removed if d.startswith("shop-")}) == 3
+    assert not {d for d in removed if d.startswith(("zh-", "topic-"))}  # unrelated pages, either language, are kept
+    run_one("semdedup", inp, tmp_path / "profile", BILINGUAL)  # the profile as shipped: English only
+    _, ledger = assert_conservation(inp, tmp_path / "profile")
+    assert not any(d.startswith("zh") for d in ledger["doc_id"]) and any(d.startswith("shop-") for d in ledger["doc_id"])
+
+
 def test_the_static_model_is_mixed_in_only_for_its_languages(tmp_path):
     from classifiers.embedding_store import write_embedding_part
     from pipelines.kit import Artifact
