@@ -151,12 +151,7 @@ def distill(
     if vectors is None:
         vectors, vocab = token_vectors(model_path)
     reduced = pca(vectors, dim) * sif_weights(len(vocab), sif)[:, None]
-    codes, scales = quantize_int8(reduced)
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "embeddings.npy", codes, allow_pickle=False)
-    np.save(out / "scales.npy", scales, allow_pickle=False)
-    np.save(out / "components.npy", np.zeros((0, dim), np.float32), allow_pickle=False)
-    shutil.copyfile(model_path / "tokenizer.json", out / "tokenizer.json")
+    write_table(out, reduced, model_path)
     card = {
         "name": name, "kind": "static", "source_model": model_path.name if model_path.name != "model" else "all-MiniLM-L6-v2",
         "recipe": "model2vec-style: mean-pooled [CLS] t [SEP] output per token, PCA, SIF (Zipf on rank), int8 per-row; "
@@ -175,6 +170,17 @@ def distill(
         card.update(common_components=n_components, corpus_documents=len(corpus))
         (out / "static.json").write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
     return out
+
+
+def write_table(out: Path, table: np.ndarray, model_path: Path) -> None:
+    """A static model folder's arrays: the int8 token table, its per-row scales, no common
+    directions yet, and the teacher's tokenizer."""
+    codes, scales = quantize_int8(table)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "embeddings.npy", codes, allow_pickle=False)
+    np.save(out / "scales.npy", scales, allow_pickle=False)
+    np.save(out / "components.npy", np.zeros((0, table.shape[1]), np.float32), allow_pickle=False)
+    shutil.copyfile(model_path / "tokenizer.json", out / "tokenizer.json")
 
 
 def distill_to_teacher(
@@ -203,12 +209,7 @@ def distill_to_teacher(
     start[skip] = 0.0
     table = fit_to_teacher(start, docs, teacher @ basis.T, epochs=epochs, lr=lr * float(np.abs(start).mean()), seed=seed,
                            pairs=pairs)
-    codes, scales = quantize_int8(table)
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "embeddings.npy", codes, allow_pickle=False)
-    np.save(out / "scales.npy", scales, allow_pickle=False)
-    np.save(out / "components.npy", np.zeros((0, dim), np.float32), allow_pickle=False)
-    shutil.copyfile(model_path / "tokenizer.json", out / "tokenizer.json")
+    write_table(out, table, model_path)
     card = {
         "name": name, "kind": "static", "source_model": "all-MiniLM-L6-v2",
         "recipe": "Tokenlearn-style: token vectors ([CLS] t [SEP], mean-pooled) centred, projected on the teacher's "

@@ -85,3 +85,26 @@ def assert_conservation(input_dir: Path, stage_dir: Path) -> tuple[pd.DataFrame,
     assert set(kept_ids) | set(led_ids) == set(inp["doc_id"]), "kept ∪ ledger differs from the input"
     assert (stage_dir / "_SUCCESS").exists()
     return kept, ledger
+
+
+def slow_exact_dedup_run(recipe: str, raw: Path, out: Path, overrides: list[str], preamble: str = "") -> Any:
+    """``curate run`` in a child process (its own session) whose exact_dedup removals sleep a minute,
+    so a test can stop it mid-stage; returns the ``Popen`` (stderr piped, text)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    script = (
+        preamble
+        + "import sys, time, pipelines.stages.exact_dedup as s\n"
+        # a stage class defined here travels to the worker by value, so its slow removals run there
+        "class Slow(s.ExactDedupStage):\n    def removals(self, group, cfg):\n        time.sleep(60)\n"
+        "        return super().removals(group, cfg)\n"
+        "s.STAGE = Slow()\n"
+        "from pipelines.cli import main\n"
+        f"sys.exit(main(['run', {recipe!r}, '--input', {str(raw)!r}, '--output', {str(out)!r},"
+        f" '--workers', '1', '--quiet', {', '.join(repr(o) for o in overrides)}]))\n"
+    )
+    return subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, cwd=repo,
+                            env={**os.environ, "PYTHONPATH": str(repo)}, start_new_session=True)

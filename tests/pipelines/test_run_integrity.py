@@ -12,15 +12,15 @@ import logging
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipelines.cli import main
 from pipelines.recipe_schema import default_recipe_path
+from tests.helpers import slow_exact_dedup_run
 from tests.pipelines.test_runner import FOUNDATION, _corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -204,18 +204,7 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path, caplog):
 def test_sigterm_is_one_line_exit_143_and_leaves_nothing_half_written(tmp_path):
     raw = _corpus(tmp_path)
     out = tmp_path / "run"
-    script = (
-        "import sys, time, pipelines.stages.exact_dedup as s\n"
-        # a stage class defined here travels to the worker by value, so its slow removals run there
-        "class Slow(s.ExactDedupStage):\n    def removals(self, group, cfg):\n        time.sleep(60)\n"
-        "        return super().removals(group, cfg)\n"
-        "s.STAGE = Slow()\n"
-        "from pipelines.cli import main\n"
-        f"sys.exit(main(['run', {RECIPE!r}, '--input', {str(raw)!r}, '--output', {str(out)!r},"
-        f" '--workers', '1', '--quiet', {', '.join(repr(o) for o in FOUNDATION)}]))\n"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
+    proc = slow_exact_dedup_run(RECIPE, raw, out, FOUNDATION)
     work = out / ".10_exact_dedup.inprogress"
     deadline = time.time() + 120
     while not work.exists() and time.time() < deadline and proc.poll() is None:
@@ -282,38 +271,34 @@ def test_manifest_validate_refuses_nan_and_swapped_weights_and_verify_sees_unlis
     assert "manifests/notes.txt is not listed in its _SUCCESS" in capsys.readouterr().out
 
 
-# issue 38: only configuration errors are exit 2; a bug shows its traceback; workers lost by type
+# only configuration errors are exit 2; a bug shows its traceback; workers lost by type
 
 
-def test_a_bug_in_a_stage_prints_its_traceback_and_exits_70(tmp_path, capsys, caplog, monkeypatch):
+def _run_with_exact_dedup_raising(exc: Exception, tmp_path: Path, monkeypatch: Any) -> int:
+    """The recipe on the small corpus, with exact dedup's duplicate picking raising ``exc``."""
     import pipelines.stages.exact_dedup as stage_mod
 
     def planted(*a, **k):
-        raise KeyError("planted_column")
+        raise exc
 
     monkeypatch.setattr(stage_mod, "pick_duplicates", planted)
     raw = _corpus(tmp_path)
-    rc = main(["run", RECIPE, "--input", str(raw), "--output", str(tmp_path / "run"), "--scheduler", "synchronous",
-               "--quiet", *FOUNDATION])
-    assert rc == 70
+    return main(["run", RECIPE, "--input", str(raw), "--output", str(tmp_path / "run"), "--scheduler", "synchronous",
+                 "--quiet", *FOUNDATION])
+
+
+def test_a_bug_in_a_stage_prints_its_traceback_and_exits_70(tmp_path, capsys, caplog, monkeypatch):
+    assert _run_with_exact_dedup_raising(KeyError("planted_column"), tmp_path, monkeypatch) == 70
     err = capsys.readouterr().err
     assert "Traceback" in err and "KeyError: 'planted_column'" in err
     assert "internal error (a bug in curate, exit code 70)" in caplog.text and "test_run_integrity.py:" in caplog.text
 
 
 def test_an_exception_named_killedworker_is_not_a_lost_worker(tmp_path, capsys, monkeypatch):
-    import pipelines.stages.exact_dedup as stage_mod
-
     class KilledWorker(Exception):  # noqa: N818 - the name distributed's class has
         pass
 
-    def dies(*a, **k):
-        raise KilledWorker("not distributed's")
-
-    monkeypatch.setattr(stage_mod, "pick_duplicates", dies)
-    raw = _corpus(tmp_path)
-    rc = main(["run", RECIPE, "--input", str(raw), "--output", str(tmp_path / "run"), "--scheduler", "synchronous",
-               "--quiet", *FOUNDATION])
+    rc = _run_with_exact_dedup_raising(KilledWorker("not distributed's"), tmp_path, monkeypatch)
     assert rc == 70 and "not distributed's" in capsys.readouterr().err
 
 

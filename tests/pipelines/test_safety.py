@@ -18,7 +18,7 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.recipe_schema import default_recipe_path
-from tests.helpers import read_parts
+from tests.helpers import read_parts, slow_exact_dedup_run
 from tests.pipelines.test_runner import FOUNDATION, _corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -328,21 +328,10 @@ def test_full_or_read_only_disk_is_one_line_and_leaves_no_inprogress(tmp_path, c
 def test_ctrl_c_is_one_line_exit_130_and_leaves_no_inprogress(tmp_path):
     raw = _corpus(tmp_path)
     out = tmp_path / "run"
-    script = (
-        # a terminal's Ctrl-C: Python's handler even when the tests run as a background job, whose
-        # processes inherit SIGINT ignored (and a run started that way rightly ignores Ctrl-C)
-        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        "import sys, time, pipelines.stages.exact_dedup as s\n"
-        # a stage class defined here travels to the worker by value, so its slow removals run there
-        "class Slow(s.ExactDedupStage):\n    def removals(self, group, cfg):\n        time.sleep(60)\n"
-        "        return super().removals(group, cfg)\n"
-        "s.STAGE = Slow()\n"
-        "from pipelines.cli import main\n"
-        f"sys.exit(main(['run', {str(default_recipe_path())!r}, '--input', {str(raw)!r}, '--output', {str(out)!r},"
-        f" '--workers', '1', '--quiet', {', '.join(repr(o) for o in FOUNDATION)}]))\n"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, start_new_session=True)
+    # a terminal's Ctrl-C: Python's handler even when the tests run as a background job, whose
+    # processes inherit SIGINT ignored (and a run started that way rightly ignores Ctrl-C)
+    preamble = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    proc = slow_exact_dedup_run(str(default_recipe_path()), raw, out, FOUNDATION, preamble)
     deadline = time.time() + 120
     while not (out / ".10_exact_dedup.inprogress").exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
