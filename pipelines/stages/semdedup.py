@@ -30,6 +30,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from classifiers.embedding import STATIC_MODELS
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, default_k, sample_size
 from curation.dedup.semantic import parse_keep
@@ -67,8 +68,15 @@ class SemDedupConfig(StageConfig):
 
     def pruned_languages(self) -> tuple[str, ...]:
         """The languages SemDeDup prunes (() = all): ``prune_languages``, and when the embedder is the
-        static model itself, only ``static_languages`` (its vectors mean nothing for other languages)."""
-        if self.model == self.static_model and self.static_languages:
+        static model itself or another shipped static model, only ``static_languages`` (a static
+        model's vectors mean nothing for languages it was not fitted on).
+
+        >>> SemDedupConfig(model="minilm-static", static_model="minilm-static-bi").pruned_languages()
+        ('en',)
+        >>> SemDedupConfig().pruned_languages()
+        ()
+        """
+        if (self.model == self.static_model or self.model in STATIC_MODELS) and self.static_languages:
             own = tuple(self.static_languages)
             return tuple(x for x in self.prune_languages if x in own) if self.prune_languages else own
         return tuple(self.prune_languages)
