@@ -15,7 +15,7 @@ the flat view that config hashes and run records are computed from.
 >>> Demo.from_dict({"treshold": 0.7})
 Traceback (most recent call last):
 ...
-curation.config.ConfigError: unknown key 'treshold' for Demo; valid keys: enabled, threshold
+curation.errors.ConfigError: unknown key 'treshold' for Demo; valid keys: enabled, threshold
 """
 
 from __future__ import annotations
@@ -25,72 +25,15 @@ import dataclasses
 import hashlib
 import json
 import math
-import reprlib
 import typing
 from typing import Any, TypeVar
 
 import yaml
 
+from curation.errors import ConfigError, brief
+from curation.yaml_bounds import load_yaml
+
 T = TypeVar("T", bound="Config")
-
-
-class ConfigError(ValueError):
-    """A recipe or override value is wrong; the message says what to change."""
-
-
-#: The most values (mappings, lists and scalars, YAML aliases expanded) one YAML document may hold:
-#: a recipe has ~1,000; an alias bomb ("billion laughs") is refused before anything expands it.
-MAX_YAML_VALUES = 100_000
-_BRIEF = reprlib.Repr()
-_BRIEF.maxstring, _BRIEF.maxother, _BRIEF.maxlist, _BRIEF.maxtuple, _BRIEF.maxdict, _BRIEF.maxlevel = 80, 80, 6, 6, 6, 3
-
-
-def brief(value: Any) -> str:
-    """A bounded ``repr`` for messages: a message never formats an unbounded value.
-
-    >>> brief(list(range(100)))
-    '[0, 1, 2, 3, 4, 5, ...]'
-    """
-    return _BRIEF.repr(value)
-
-
-def load_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load`` that refuses a document of more than :data:`MAX_YAML_VALUES` values once
-    its aliases are expanded, or one that contains itself (what ``&a [*a]`` builds)."""
-    try:
-        value = yaml.safe_load(text)
-        count_values(value, where)
-    except RecursionError:
-        raise ConfigError(f"{where}: the YAML is nested too deeply; a recipe needs a few levels") from None
-    return value
-
-
-def count_values(value: Any, where: str, limit: int = MAX_YAML_VALUES) -> int:
-    """Values in ``value`` with shared parts counted each time they appear (linear in the distinct parts)."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-
-    def size(node: Any) -> int:
-        if not isinstance(node, (dict, list, tuple)):
-            return 1
-        key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in open_:
-            raise ConfigError(f"{where}: a YAML value contains itself (an alias to its own anchor); write the values out")
-        open_.add(key)
-        children = list(node.keys()) + list(node.values()) if isinstance(node, dict) else list(node)
-        total = 1
-        for child in children:
-            total += size(child)
-            if total > limit:
-                raise ConfigError(f"{where}: the YAML expands to more than {limit:,} values (through aliases '*'); "
-                                  "refused: a recipe needs a few thousand at most")
-        open_.discard(key)
-        sizes[key] = total
-        return total
-
-    return size(value)
 
 
 #: Field metadata key of a nested sub-config; its value is the prefix of the sub-config's flat keys.

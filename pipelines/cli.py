@@ -11,13 +11,12 @@ recipe's keys (``minhash_dedup.threshold=0.7`` for ``run``, ``threshold=0.7`` or
 before anything runs, and a key that does not exist yet needs a leading ``+``.
 
 Exit codes (one line on stderr each, no traceback; a bug in curate prints its traceback and ends
-with 70): see :data:`EXIT_CODES`.
+with 70): see :data:`pipelines.exit_codes.EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import logging
 import re
@@ -27,6 +26,7 @@ from typing import Any
 
 from curation.config import ConfigError
 from pipelines.commands import add_module_parsers
+from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
 from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
 from pipelines.stages import STAGES, folder_name
@@ -106,24 +106,6 @@ def _memory_arg(text: str) -> str:
     return text
 
 
-#: Exit code of each failure class (argparse's usage errors are 2 as well).
-EXIT_CODES = {
-    "ok": 0,
-    "verify found problems": 1,
-    "bad recipe, override or option": 2,
-    "workers lost": 3,
-    "input missing or damaged": 4,
-    "output refused (would replace or overlap something)": 5,
-    "output folder locked by another run": 6,
-    "output not writable (read-only or no permission)": 7,
-    "disk full": 8,
-    "scheduler unreachable": 9,
-    "internal error (a bug in curate: the traceback is printed)": 70,
-    "interrupted (Ctrl-C)": 130,
-    "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
-}
-
-
 #: Environment for the CLI and the worker processes it starts: offline models, quiet libraries.
 QUIET_ENV = {
     "HF_HUB_OFFLINE": "1",
@@ -168,60 +150,18 @@ def main(argv: list[str] | None = None) -> int:
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - every known failure class ends in one line
-        code, message = _failure(exc)
+        code, message = failure(exc)
         if code is None:
             import traceback
 
             traceback.print_exception(exc)
             log.error("internal error (a bug in curate, exit code 70): %s at %s; the traceback is above, "
-                      "please report it with the command you ran", _short(f"{type(exc).__name__}: {exc}"), _where(exc))
+                      "please report it with the command you ran", short(f"{type(exc).__name__}: {exc}"), where(exc))
             return 70
         log.error("%s", message)
         return code
     finally:
         restore_sigterm(previous)
-
-
-def _short(text: str, limit: int = 300) -> str:
-    """``text``'s first line, at most ``limit`` characters (a message never formats an unbounded value)."""
-    first = (text.strip().splitlines() or [""])[0]
-    return first if len(first) <= limit else first[:limit] + "…"
-
-
-def _where(exc: BaseException) -> str:
-    """The file and line where ``exc`` was raised."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
-
-
-def _failure(exc: BaseException) -> tuple[int | None, str]:
-    """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
-    from curation.ingest.inputs import InputError
-    from pipelines.cluster import SchedulerError
-    from pipelines.safety import LockError, OutputError
-    from pipelines.worker_loss import WorkerLostError
-
-    if isinstance(exc, WorkerLostError):
-        return 3, str(exc)
-    if isinstance(exc, OutputError):
-        return 5, str(exc)
-    if isinstance(exc, LockError):
-        return 6, str(exc)
-    if isinstance(exc, SchedulerError):
-        return 9, str(exc)
-    if isinstance(exc, ConfigError):
-        return 2, _short(str(exc), 2000)
-    if isinstance(exc, (InputError, FileNotFoundError)):
-        return 4, _short(str(exc), 2000)
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        where = f" writing {exc.filename}" if exc.filename else ""
-        return 8, f"disk full{where}; free space or choose an --output on another disk, then re-run (finished stages are kept)"
-    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        where = f" {exc.filename}" if exc.filename else ""
-        return 7, f"cannot write{where}: {exc.strerror}; choose an --output folder you can write to"
-    return None, ""
 
 
 _OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w./*-]*=")
@@ -332,11 +272,7 @@ def _stats(args: argparse.Namespace) -> int:
     if not Path(args.run_dir).is_dir():
         raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
     state = run_state(args.run_dir)
-    note = state.describe()
-    if state.status == "running":
-        holder = lock_holder(Path(args.run_dir))
-        note = note.replace("it is running", "it is still running (" + holder + ")" if holder else
-                            "it stopped without finishing (killed, or its machine went down)")
+    note = state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
     if args.mixture:
         print(mixture_table(args.run_dir))
     else:

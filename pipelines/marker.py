@@ -113,7 +113,7 @@ def unrecorded(stage_dir: Path, marker: dict[str, Any]) -> list[str]:
         return []
     stage_dir = Path(stage_dir)
     on_disk = (p.relative_to(stage_dir).as_posix() for p in stage_dir.rglob("*") if p.is_file() and p.name != MARKER)
-    # .cache/: a single-stage run's sub-step cache, kept in its --output folder (pipelines.runner.cache_dir)
+    # .cache/: a single-stage run's sub-step cache, kept in its --output folder (pipelines.stage_cache.cache_dir)
     return sorted(rel for rel in on_disk if rel not in files and not rel.startswith(".cache/"))
 
 

@@ -7,7 +7,7 @@
 >>> load_recipe(None, ["minhash.threshold=0.7"])
 Traceback (most recent call last):
 ...
-curation.config.ConfigError: override 'minhash.threshold=0.7': unknown key 'minhash'; did you mean 'minhash_dedup'?
+curation.errors.ConfigError: override 'minhash.threshold=0.7': unknown key 'minhash'; did you mean 'minhash_dedup'?
 >>> load_recipe(None, ["code_quality.tier_high=90"])["stages"]["code_quality"]["tiers"]["high"]
 90
 """

@@ -21,7 +21,8 @@ from typing import Any
 
 import yaml
 
-from curation.config import Config, ConfigError, brief, load_yaml, nest_flat_keys, nested_fields
+from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields
+from curation.yaml_bounds import load_yaml, read_text
 
 DEFAULT_RECIPE = "glm45.yaml"
 #: Flag that lets a recipe file add an entry to a table of named sub-configs.
@@ -42,26 +43,13 @@ def _base() -> dict[str, Any]:
     return read_yaml(default_recipe_path())
 
 
-#: A recipe file larger than this is refused before it is read (the shipped one is ~20 kB).
-MAX_RECIPE_BYTES = 1 << 20
 #: Seeds feed numpy's generators and hash functions: whole numbers in [0, 2**32 - 1].
 MAX_SEED = 2**32 - 1
 
 
 def read_yaml(src: Path) -> dict[str, Any]:
     try:
-        size = src.stat().st_size
-        if size > MAX_RECIPE_BYTES:
-            raise ConfigError(f"recipe {src} holds {size:,} bytes, more than a recipe's {MAX_RECIPE_BYTES:,}; is it the right file?")
-        with open(src, "rb") as fh:
-            data = fh.read(MAX_RECIPE_BYTES + 1)
-        if len(data) > MAX_RECIPE_BYTES:
-            raise ConfigError(f"recipe {src} holds more than {MAX_RECIPE_BYTES:,} bytes; is it the right file?")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"recipe {src} is not UTF-8 text (byte {exc.start}); is it the right file?") from None
-        recipe = load_yaml(text, f"recipe {src}")
+        recipe = load_yaml(read_text(src), f"recipe {src}")
     except OSError as exc:
         raise ConfigError(f"recipe {src} cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:

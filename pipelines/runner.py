@@ -38,7 +38,8 @@ from pipelines.marker import (
 )
 from pipelines.recipe import check_configs, stage_config, stage_settings
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
-from pipelines.safety import CACHE, check_overlap, check_replaceable, folder_lock, swap_into_place
+from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
+from pipelines.stage_cache import cache_dir, remove_temp
 from pipelines.stages import STAGES, folder_name, load_stage
 from pipelines.worker_loss import KilledWorker, WorkerLostError, killed_worker_message, memory_limits
 
@@ -286,23 +287,6 @@ def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = 
     stage = stage or load_stage(name)
     cfg = cfg or stage_config(recipe, name, stage.config_cls)
     return config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
-
-
-def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
-    """Where a stage keeps its resumable sub-steps: under the run folder for a run, under the
-    stage folder itself for one stage (``--output``), never in a folder the user did not name."""
-    return (Path(run_dir) if run_dir is not None else Path(stage_dir)) / CACHE / name
-
-
-def remove_temp(cache: Path) -> None:
-    """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its cache."""
-    if not cache.is_dir():
-        return
-    for tmp in cache.glob(".*.tmp"):
-        if tmp.is_dir() and not tmp.is_symlink():
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            tmp.unlink(missing_ok=True)
 
 
 def _read_stats(stage_dir: Path) -> dict[str, Any]:

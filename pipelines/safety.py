@@ -85,7 +85,7 @@ def input_paths(args: list[Any]) -> list[Path]:
         if text.startswith("@"):
             out.append(Path(text[1:]))
             with contextlib.suppress(Exception):
-                from curation.ingest.inputs import read_list
+                from curation.ingest.discover import read_list
 
                 out.extend(q for q, _root in read_list(Path(text)))
         elif any(c in text for c in "*?["):

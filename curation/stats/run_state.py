@@ -41,14 +41,19 @@ class RunState:
     def finished(self) -> bool:
         return self.status == "complete" and not self.pending
 
-    def describe(self) -> str:
-        """One line on how the run stands ("" when it finished and every stage folder is current)."""
+    def describe(self, holder: str | None = None) -> str:
+        """One line on how the run stands ("" when it finished and every stage folder is current).
+        ``holder``: who holds the run folder's lock, for a run recorded as running (None: nobody,
+        so it stopped without saying why)."""
         parts = []
         if self.status == "unrecorded":
             parts.append(f"{self.path} has no {RUN_RECORD}: the run did not finish (or an older curate wrote it)")
         elif self.status != "complete":
             why = f" ({self.error})" if self.error else ""
-            parts.append(f"the run did not finish: it is {self.status}{why}; stages not done: {', '.join(self.pending) or 'none'}")
+            state = f"it is {self.status}"
+            if self.status == "running":
+                state = f"it is still running ({holder})" if holder else "it stopped without finishing (killed, or its machine went down)"
+            parts.append(f"the run did not finish: {state}{why}; stages not done: {', '.join(self.pending) or 'none'}")
         elif self.pending:
             parts.append(f"stages of the run's recipe are missing or changed: {', '.join(self.pending)}")
         if self.stale:

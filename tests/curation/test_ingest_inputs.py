@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from curation.ingest.inputs import InputError, block_bytes, plan_inputs, read_list, spec_costs
+from curation.ingest.discover import read_list
+from curation.ingest.inputs import InputError, block_bytes, plan_inputs, spec_costs
 from curation.ingest.readers import read_spec
 
 

@@ -1,0 +1,114 @@
+"""Finding the input files of a run, and their formats, without reading them: paths, folders, globs
+and ``@list`` files, each real file once; FIFOs, devices and sockets refused."""
+
+from __future__ import annotations
+
+import glob
+import stat
+from pathlib import Path
+
+JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+
+
+class InputError(ValueError):
+    """The input of a stage is missing or is not what the stage needs."""
+
+
+def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
+    """The input files (each real file once, by its first name) and their formats, without reading them.
+
+    The runner fingerprints these before it decides whether ingest must run, so an up-to-date
+    ingest never pays for :func:`plan_inputs` (which reads each compressed file once to cut it).
+    """
+    files: list[tuple[Path, str]] = []
+    rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
+    paths = [q for q, _ in rooted]
+    for p, root in rooted:
+        matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
+        if not matches:
+            raise InputError(f"{p}: no file matches this pattern")
+        for m in matches:
+            found = _discover(m)
+            if root is not None:  # files found inside a listed folder stay under the list's root too
+                for f, _fmt in found:
+                    if not f.resolve().is_relative_to(root):
+                        raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
+                                         "list only paths (and links) that stay inside it")
+            files.extend(found)
+    if not files:
+        raise InputError(f"no input files found in {[str(p) for p in paths]}")
+    first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
+    for f, fmt in files:
+        first.setdefault(f.resolve(), (f, fmt))
+    return list(first.values())
+
+
+def read_list(arg: Path) -> list[tuple[Path, Path]]:
+    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it (symlinks
+    resolved); each entry comes with that root, which files found inside listed folders must keep."""
+    listing = Path(str(arg)[1:])
+    if not listing.is_file():
+        raise InputError(f"input list {listing} does not exist")
+    root = listing.parent.resolve()
+    out = []
+    for n, line in enumerate(listing.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        target = (root / line).resolve()
+        if not target.is_relative_to(root):
+            raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
+        out.append((target, root))
+    return out
+
+
+def _discover(path: Path) -> list[tuple[Path, str]]:
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
+        raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
+    if path.is_dir():
+        if (path / "dataset_info.json").exists() or (path / "state.json").exists():
+            return [(path, "datasets")]
+        out: list[tuple[Path, str]] = []
+        for child in sorted(path.rglob("*"), key=str):
+            _check_special(child)
+            if child.is_file() and child.name != "README.md" and _format(child):
+                out.append((child, _format(child)))  # type: ignore[arg-type]
+        return out
+    _check_special(path)
+    fmt = _format(path)
+    if fmt is None:
+        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
+    return [(path, fmt)]
+
+
+def _check_special(path: Path) -> None:
+    """Refuse a FIFO, device or socket: reading one blocks or never ends, and skipping it would hide it."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # a dangling link inside a folder: not an input
+    kinds = {"a FIFO (named pipe)": stat.S_ISFIFO, "a character device": stat.S_ISCHR, "a block device": stat.S_ISBLK,
+             "a socket": stat.S_ISSOCK}
+    for what, test in kinds.items():
+        if test(mode):
+            raise InputError(f"{path} is {what}, not a regular file; ingest reads only regular files: "
+                             "copy the data into a file, or move it out of the input folder")
+
+
+def _format(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(WARC_SUFFIXES):
+        return "warc"
+    if name.endswith(HTML_SUFFIXES):
+        return "html"
+    return None

@@ -1,0 +1,70 @@
+"""YAML read with bounds: a recipe file of at most :data:`MAX_RECIPE_BYTES`, and a document of at
+most :data:`MAX_YAML_VALUES` values once its aliases are expanded (an alias bomb is refused before
+anything expands it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curation.errors import ConfigError
+
+#: The most values (mappings, lists and scalars, YAML aliases expanded) one YAML document may hold:
+#: a recipe has ~1,000; an alias bomb ("billion laughs") is refused before anything expands it.
+MAX_YAML_VALUES = 100_000
+#: A recipe file larger than this is refused before it is parsed (the shipped one is ~20 kB).
+MAX_RECIPE_BYTES = 1 << 20
+
+
+def read_text(src: Path, limit: int = MAX_RECIPE_BYTES) -> str:
+    """The UTF-8 text of recipe file ``src``, refused past ``limit`` bytes (read no further: a device
+    such as /dev/zero never ends)."""
+    with open(src, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ConfigError(f"recipe {src} holds more than {limit:,} bytes; is it the right file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"recipe {src} is not UTF-8 text (byte {exc.start}); is it the right file?") from None
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load`` that refuses a document of more than :data:`MAX_YAML_VALUES` values once
+    its aliases are expanded, or one that contains itself (what ``&a [*a]`` builds)."""
+    try:
+        value = yaml.safe_load(text)
+        count_values(value, where)
+    except RecursionError:
+        raise ConfigError(f"{where}: the YAML is nested too deeply; a recipe needs a few levels") from None
+    return value
+
+
+def count_values(value: Any, where: str, limit: int = MAX_YAML_VALUES) -> int:
+    """Values in ``value`` with shared parts counted each time they appear (linear in the distinct parts)."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+
+    def size(node: Any) -> int:
+        if not isinstance(node, (dict, list, tuple)):
+            return 1
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_:
+            raise ConfigError(f"{where}: a YAML value contains itself (an alias to its own anchor); write the values out")
+        open_.add(key)
+        children = list(node.keys()) + list(node.values()) if isinstance(node, dict) else list(node)
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                raise ConfigError(f"{where}: the YAML expands to more than {limit:,} values (through aliases '*'); "
+                                  "refused: a recipe needs a few thousand at most")
+        open_.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(value)

@@ -1,0 +1,67 @@
+"""Exit codes of ``curate``: each known failure class ends in one line and its own code
+(:data:`EXIT_CODES`); anything else is a bug, reported with its traceback and code 70."""
+
+from __future__ import annotations
+
+import errno
+
+from curation.config import ConfigError
+
+#: Exit code of each failure class (argparse's usage errors are 2 as well).
+EXIT_CODES = {
+    "ok": 0,
+    "verify found problems": 1,
+    "bad recipe, override or option": 2,
+    "workers lost": 3,
+    "input missing or damaged": 4,
+    "output refused (would replace or overlap something)": 5,
+    "output folder locked by another run": 6,
+    "output not writable (read-only or no permission)": 7,
+    "disk full": 8,
+    "scheduler unreachable": 9,
+    "internal error (a bug in curate: the traceback is printed)": 70,
+    "interrupted (Ctrl-C)": 130,
+    "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
+}
+
+
+def short(text: str, limit: int = 300) -> str:
+    """``text``'s first line, at most ``limit`` characters (a message never formats an unbounded value)."""
+    first = (text.strip().splitlines() or [""])[0]
+    return first if len(first) <= limit else first[:limit] + "…"
+
+
+def where(exc: BaseException) -> str:
+    """The file and line where ``exc`` was raised."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}" if tb is not None else "?"
+
+
+def failure(exc: BaseException) -> tuple[int | None, str]:
+    """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
+    from curation.ingest.inputs import InputError
+    from pipelines.cluster import SchedulerError
+    from pipelines.safety import LockError, OutputError
+    from pipelines.worker_loss import WorkerLostError
+
+    if isinstance(exc, WorkerLostError):
+        return 3, str(exc)
+    if isinstance(exc, OutputError):
+        return 5, str(exc)
+    if isinstance(exc, LockError):
+        return 6, str(exc)
+    if isinstance(exc, SchedulerError):
+        return 9, str(exc)
+    if isinstance(exc, ConfigError):
+        return 2, short(str(exc), 2000)
+    if isinstance(exc, (InputError, FileNotFoundError)):
+        return 4, short(str(exc), 2000)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if exc.filename else ""
+        return 8, f"disk full{where}; free space or choose an --output on another disk, then re-run (finished stages are kept)"
+    if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        where = f" {exc.filename}" if exc.filename else ""
+        return 7, f"cannot write{where}: {exc.strerror}; choose an --output folder you can write to"
+    return None, ""

@@ -1,0 +1,25 @@
+"""Where a stage keeps its resumable sub-steps, and what a stopped stage leaves there to remove."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from pipelines.safety import CACHE
+
+
+def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
+    """Where a stage keeps its resumable sub-steps: under the run folder for a run, under the
+    stage folder itself for one stage (``--output``), never in a folder the user did not name."""
+    return (Path(run_dir) if run_dir is not None else Path(stage_dir)) / CACHE / name
+
+
+def remove_temp(cache: Path) -> None:
+    """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its cache."""
+    if not cache.is_dir():
+        return
+    for tmp in cache.glob(".*.tmp"):
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
