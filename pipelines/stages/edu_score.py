@@ -60,7 +60,7 @@ class EduScoreConfig(StageConfig):
     sources: tuple[str, ...] = ("math_science", "web", "papers")
     rubric: str = "edu"
     # annotation of a sample
-    annotator: str = "local"  #: none | local | openai | vllm
+    annotator: str = "none"  #: none | openai | vllm | local
     #: the judge's settings, nested (``annotation: {model: …}``) or flat (``annotator_model: …``)
     annotation: AnnotatorSettings = nested(AnnotatorSettings, "annotator_")
     sample_size: int = 24

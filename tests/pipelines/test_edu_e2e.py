@@ -26,7 +26,7 @@ pytestmark = [
 def test_local_model_sample_run_and_distilled_rescore(tmp_path, capsys):
     run = tmp_path / "run"
     common = ["--scheduler", "synchronous", "--quiet", "--profile", "gpu", *only("edu_score"),  # the recipe's judge
-              "edu_score.sample_size=16", "edu_score.min_annotations=8", "edu_score.annotator_threads=1"]
+              "edu_score.annotator=local", "edu_score.sample_size=16", "edu_score.min_annotations=8", "edu_score.annotator_threads=1"]
     assert main(["run", str(ROOT / "pipelines" / "configs" / "glm45.yaml"), "--input", str(MATH), "--output", str(run), *common]) == 0
     stage = run / "70_edu_score"
     stats = json.loads((stage / "stats.json").read_text())["extra"]

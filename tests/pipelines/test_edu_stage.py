@@ -46,7 +46,7 @@ def test_config_errors_say_what_to_change():
     with pytest.raises(ConfigError, match="choose auto"):
         EduScoreConfig.from_dict({"scorer": "/no/such/folder"})
     cfg = stage_config(load_recipe(None), "edu_score", EduScoreConfig)
-    assert cfg.threshold == 3.0 and cfg.annotator == "local" and cfg.scorer == "auto"
+    assert cfg.threshold == 3.0 and cfg.annotator == "none" and cfg.scorer == "auto"
 
 
 def test_hashed_distillation_scores_every_document_and_ledgers_unreadable_answers(tmp_path):

@@ -134,9 +134,9 @@ EDU_SOURCES = {"web", "crawl", "math_science"}
 @pytest.mark.slow
 @pytest.mark.parametrize("source", sorted(p.name for p in SAMPLE.iterdir() if p.is_dir()))
 def test_the_default_recipe_runs_on_each_source_alone(tmp_path, source):
-    """The recipe's judge (edu_score.annotator: local) stays on for the sources edu_score does not
+    """The local judge (edu_score.annotator=local) is turned on for the sources edu_score does not
     score: with none of its sources the judge's agreement compared two empty frames and crashed
-    (exit 2 after 7 stages); on the others the CPU judge takes a minute, so the profile's is used."""
+    (exit 2 after 7 stages); on the others the CPU judge takes a minute, so the default (none) is used."""
     judge = [] if source in EDU_SOURCES else ["edu_score.annotator=local"]
     out = tmp_path / "run"
     assert _run(out, *judge, inputs=[str(SAMPLE / source)]) == 0
