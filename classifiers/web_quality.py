@@ -51,6 +51,9 @@ DEFAULT_LINEAR = MODELS_DIR / "web_linear"
 #: kind → the shipped HashedLinearModel folder it loads unless ``model`` names another
 SHIPPED_LINEAR = {"linear": DEFAULT_LINEAR, "explanatory": MODELS_DIR / "web_explanatory",
                   "explanatory_zh": MODELS_DIR / "web_explanatory_zh"}
+#: the languages a shipped model was trained on, scored unless the recipe's scorer_languages says
+#: otherwise (``linear``: the recipe lists English)
+SHIPPED_LANGUAGES = {"explanatory": ("en",), "explanatory_zh": ("zh",)}
 KINDS = ("heuristics", "linear", "explanatory", "explanatory_zh", "embedding", "hf", "fasttext")
 
 
@@ -106,6 +109,7 @@ class LinearScorer:
         if not (self.path / "model.json").exists():
             raise FileNotFoundError(f"scorer {name!r}: {self.path} is not a HashedLinearModel folder (no model.json)")
         self.max_chars = max_chars
+        self.languages = SHIPPED_LANGUAGES.get(shipped) if not model else None
         self.version = f"linear-{model_fingerprint(self.path)}"
 
     @functools.cached_property
