@@ -103,9 +103,10 @@ def judged(res: dict) -> None:
     res["members_alone"] = [row(f"{k} (every page scored)", v, rating, parts) for k, v in blind.items()]
     staged = {k: np.where(np.isin(langs, LANGUAGES[k]), v, np.nan) if k in LANGUAGES else v
               for k, v in blind.items() if k != "stop_word_frac"}
-    ens = []
+    ens, ranks = [], {}
     for members in (("heuristics",), ("heuristics", "linear"), ("heuristics", "explanatory"), ("heuristics", "linear", "explanatory")):
         rank, bucket = stage_rank({k: staged[k] for k in members}, dict.fromkeys(members, 1.0), langs, ntok)
+        ranks[members] = rank
         ens.append(row(f"mean rank: {' + '.join(members)}", rank, rating, parts) | {"members": list(members), "weights": None})
         ens.append(row(f"bucket: {' + '.join(members)}", bucket.astype(float), rating, parts))
     grid = []
@@ -121,13 +122,27 @@ def judged(res: dict) -> None:
     sets = [e for e in ens if e.get("members")]
     pick = max(sets, key=lambda e: e["auc_tune"])
     res["chosen_on_tune"] = {"members": pick["members"], "auc_tune": pick["auc_tune"], "auc_held_out": pick["auc_held_out"]}
+    # paired bootstrap of the held-out AUC gain of the chosen set over the recipe's default (heuristics + linear)
+    new, old = ranks[tuple(pick["members"])], ranks[("heuristics", "linear")]
+    rng, held = np.random.default_rng(0), np.flatnonzero(~tune)
+    good = rating >= 4
+    gains = []
+    for _ in range(2000):
+        i = rng.choice(held, size=len(held))
+        gains.append(auc(good[i], new[i]) - auc(good[i], old[i]))
+    res["chosen_on_tune"] |= {"held_out_gain_over_default": round(auc(good[held], new[held]) - auc(good[held], old[held]), 4),
+                              "gain_95ci": np.round(np.percentile(gains, [2.5, 97.5]), 4).tolist(),
+                              "share_of_resamples_with_gain": round(float(np.mean(np.array(gains) > 0)), 3)}
     print(pd.DataFrame(res["members_alone"]).to_string(index=False))
     print(pd.DataFrame(ens).drop(columns=["members", "weights"], errors="ignore").to_string(index=False))
     print("chosen on the tune part:", res["chosen_on_tune"])
     zh = langs == "zh"
+    zh_member = get_scorer("explanatory_zh").score(Batch([t for t, z in zip(texts, zh, strict=True) if z]))
     res["judged_chinese"] = {"pages": int(zh.sum()), "ratings": rating[zh].tolist(),
-                             "explanatory_zh": get_scorer("explanatory_zh").score(Batch([t for t, z in zip(texts, zh, strict=True) if z])).round(3).tolist(),
-                             "heuristics": np.round(heur[zh], 3).tolist()}
+                             "explanatory_zh": zh_member.round(3).tolist(), "heuristics": np.round(heur[zh], 3).tolist(),
+                             "auc_explanatory_zh": round(auc(rating[zh] >= 4, zh_member), 4),
+                             "auc_heuristics": round(auc(rating[zh] >= 4, heur[zh]), 4)}
+    print("judged Chinese pages:", res["judged_chinese"])
 
 
 def chinese(res: dict) -> None:
