@@ -6,7 +6,7 @@
 >>> get_scorer("mine", {"kind": "nope"})
 Traceback (most recent call last):
 ...
-ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, embedding, hf, fasttext
+ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, explanatory, explanatory_zh, embedding, hf, fasttext
 
 Every scorer implements :class:`classifiers.scorer.Scorer`: ``name``, ``version`` (the model's
 fingerprint: it goes into cache keys), ``needs`` and ``score(batch)``; the heuristics also give
@@ -15,6 +15,11 @@ Kinds:
 
 - ``heuristics``: Gopher/C4/FineWeb signals combined (:mod:`classifiers.heuristics`); options ``model`` (JSON);
 - ``linear``: a :class:`classifiers.linear.HashedLinearModel` folder (default: the shipped ``web_linear``);
+- ``explanatory``: the same kind of model trained the DCLM / Nemotron-CC way — explanatory,
+  instruction-like and reference text (textbooks, arXiv abstracts, documentation, reviewed main
+  content) against random crawl pages (the shipped ``web_explanatory``, English);
+  ``explanatory_zh``: Chinese technical notes against Chinese short reviews (``web_explanatory_zh``,
+  opt-in); both are ``linear`` scorers with another default folder (``model`` overrides it);
 - ``embedding``: a :class:`classifiers.embedding_head.EmbeddingHeadScorer` folder (``head.npz`` +
   ``model.json``) over the run's stored embeddings;
 - ``hf``: a local Hugging Face sequence-classification folder (e.g. a downloaded FineWeb-Edu
@@ -43,7 +48,13 @@ log = logging.getLogger(__name__)
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 DEFAULT_LINEAR = MODELS_DIR / "web_linear"
-KINDS = ("heuristics", "linear", "embedding", "hf", "fasttext")
+#: kind → the shipped HashedLinearModel folder it loads unless ``model`` names another
+SHIPPED_LINEAR = {"linear": DEFAULT_LINEAR, "explanatory": MODELS_DIR / "web_explanatory",
+                  "explanatory_zh": MODELS_DIR / "web_explanatory_zh"}
+#: the languages a shipped model was trained on, scored unless the recipe's scorer_languages says
+#: otherwise (``linear``: the recipe lists English)
+SHIPPED_LANGUAGES = {"explanatory": ("en",), "explanatory_zh": ("zh",)}
+KINDS = ("heuristics", "linear", "explanatory", "explanatory_zh", "embedding", "hf", "fasttext")
 
 
 def _need(path: Any, what: str) -> Path:
@@ -86,17 +97,19 @@ class HeuristicsScorer:
 
 
 class LinearScorer:
-    """A :class:`classifiers.linear.HashedLinearModel` folder (the shipped ``web_linear`` by default)."""
+    """A :class:`classifiers.linear.HashedLinearModel` folder (the shipped ``web_linear`` by default,
+    or the one of ``shipped``: a key of :data:`SHIPPED_LINEAR`)."""
 
     kind = "linear"
     needs = frozenset({"text"})
 
-    def __init__(self, name: str, model: str | None = None, max_chars: int | None = None) -> None:
+    def __init__(self, name: str, model: str | None = None, max_chars: int | None = None, shipped: str = "linear") -> None:
         self.name = name
-        self.path = _need(model, f"scorer {name!r}") if model else DEFAULT_LINEAR
+        self.path = _need(model, f"scorer {name!r}") if model else SHIPPED_LINEAR[shipped]
         if not (self.path / "model.json").exists():
             raise FileNotFoundError(f"scorer {name!r}: {self.path} is not a HashedLinearModel folder (no model.json)")
         self.max_chars = max_chars
+        self.languages = SHIPPED_LANGUAGES.get(shipped) if not model else None
         self.version = f"linear-{model_fingerprint(self.path)}"
 
     @functools.cached_property
@@ -210,6 +223,8 @@ class FastTextScorer:
 _FACTORIES: dict[str, Any] = {
     "heuristics": HeuristicsScorer,
     "linear": LinearScorer,
+    "explanatory": functools.partial(LinearScorer, shipped="explanatory"),
+    "explanatory_zh": functools.partial(LinearScorer, shipped="explanatory_zh"),
     "embedding": _embedding,
     "hf": HFScorer,
     "fasttext": FastTextScorer,

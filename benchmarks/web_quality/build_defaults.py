@@ -1,6 +1,6 @@
 """Rebuild the shipped web-quality defaults from the real data in ../shared/data.
 
-    python benchmarks/web_quality/build_defaults.py [--skip-linear]
+    python benchmarks/web_quality/build_defaults.py [--skip-linear] [--skip-explanatory]
 
 1. ``classifiers/models/web_heuristics/model.json``: the heuristic combination. Signs and weights
    are fixed a priori below (the direction each published rule keeps; the stop-word fraction,
@@ -12,6 +12,11 @@
    content (wcxb), article bodies (scrapinghub) and cc_net output, plus the long prose
    paragraphs of the raw pages; negatives are the whole text of the raw HTML pages and their
    short non-sentence lines (navigation, menus, footers). No judged WET page is used.
+3. ``classifiers/models/web_explanatory/`` and ``web_explanatory_zh/``: the DCLM / Nemotron-CC
+   recipe — explanatory, instruction-like and reference text (textbooks, arXiv abstracts, Stacks
+   Project, project documentation, reviewed main content) against random crawl pages; Chinese
+   technical notes against Chinese short reviews. Trained on the ``train`` split of
+   :mod:`explanatory_data` only (the ``tune`` split and the judged pages stay out).
 """
 
 from __future__ import annotations
@@ -34,7 +39,10 @@ from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix  # noqa: 
 from classifiers.linear import HashedLinearModel  # noqa: E402
 from classifiers.linear_train import fit_linear  # noqa: E402
 
-LINEAR_DIR = Path(__file__).resolve().parents[2] / "classifiers" / "models" / "web_linear"
+MODELS = Path(__file__).resolve().parents[2] / "classifiers" / "models"
+LINEAR_DIR = MODELS / "web_linear"
+EXPLANATORY_DIR = MODELS / "web_explanatory"
+EXPLANATORY_ZH_DIR = MODELS / "web_explanatory_zh"
 
 #: signal → (weight, transform, source of the direction)
 PRIORS: dict[str, tuple[float, str, str]] = {
@@ -134,14 +142,86 @@ def build_linear(out: Path, n_features: int = 2**18, epochs: int = 3) -> None:
     print(f"wrote {out} ({size / 1e6:.2f} MB)")
 
 
+def _balanced(y: np.ndarray) -> np.ndarray:
+    """Sample weights that give both classes the same total weight."""
+    p = float(np.mean(y))
+    return np.where(y == 1, 0.5 / p, 0.5 / (1 - p))
+
+
+def build_explanatory(out: Path, n_features: int = 2**18, epochs: int = 3) -> None:
+    import explanatory_data
+
+    df, counts = explanatory_data.english_sets()
+    tr = df[df["split"] == "train"]
+    y = tr["label"].to_numpy()
+    started = time.time()
+    model = fit_linear(HashedLinearModel(n_features=n_features), tr["text"].tolist(), y, epochs=epochs, seed=0,
+                       sample_weight=_balanced(y))
+    model.save(
+        out,
+        name="web_explanatory",
+        version="1",
+        intended_use="quality_score_explanatory of the web_quality stage: P(explanatory / reference text | page text), English pages",
+        training_data={k: v for k, v in counts.items() if k.endswith("/train") or k.startswith("dropped")},
+        training_data_source="../shared/data: math/openstax_modules, math/arxiv_abstracts, math/stacks_project_chapters, "
+                             "code/code_files (Markdown, reStructuredText), web/web_docs (wcxb, scrapinghub_aeb, dolma_ccnet_head, raw HTML pages)",
+        positives="OpenStax textbook sections, arXiv abstracts, Stacks Project sections, project documentation sections, "
+                  "wcxb reviewed main content, scrapinghub article bodies, cc_net output",
+        negatives="whole visible text of raw HTML pages (wcxb, scrapinghub, trafilatura, Common Crawl WARC samples), boilerplate kept",
+        held_out="the tune split of benchmarks/web_quality/explanatory_data.py and every judged WET page "
+                 "(pages sharing a URL or a 60+ character line with a judged page are dropped)",
+        limitations="English training text: scored on English pages only (scorer_languages); topic-skewed towards science and software",
+        validation="benchmarks/web_quality/RESULTS.md (bench_members.py)",
+        built_by="benchmarks/web_quality/build_defaults.py",
+        build_seconds=round(time.time() - started, 1),
+    )
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"wrote {out} ({size / 1e6:.2f} MB)")
+
+
+def build_explanatory_zh(out: Path, n_features: int = 2**16, epochs: int = 5) -> None:
+    import explanatory_data
+
+    df, counts = explanatory_data.chinese_sets()
+    tr = df[df["split"] == "train"]
+    y = tr["label"].to_numpy()
+    started = time.time()
+    model = fit_linear(HashedLinearModel(n_features=n_features, word_ngrams=(1, 1), char_ngrams=(1, 3)), tr["text"].tolist(), y,
+                       epochs=epochs, seed=0, sample_weight=_balanced(y))
+    model.save(
+        out,
+        name="web_explanatory_zh",
+        version="1",
+        intended_use="quality_score_explanatory_zh of the web_quality stage: P(technical note | Chinese page text), opt-in",
+        training_data={k: v for k, v in counts.items() if k.endswith("/train")},
+        training_data_source="../shared/data: zh/zh_tech_notes, zh/zh_reviews (a random 3,000)",
+        positives="Chinese technical notes (HTTP, Linux, MySQL, Redis, Git, Docker, sockets), ~2,500-character sections",
+        negatives="Chinese hotel and shopping reviews",
+        held_out="the tune split of benchmarks/web_quality/explanatory_data.py (15 notes, 915 reviews)",
+        limitations="32 positive sections of one topic: it learns computing topics against reviews; no human "
+                    "judgement of Chinese pages checks it, so the recipe leaves it out (heuristics rank Chinese)",
+        validation="benchmarks/web_quality/RESULTS.md (bench_members.py)",
+        built_by="benchmarks/web_quality/build_defaults.py",
+        build_seconds=round(time.time() - started, 1),
+    )
+    size = sum(f.stat().st_size for f in out.iterdir())
+    print(f"wrote {out} ({size / 1e6:.2f} MB)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-linear", action="store_true")
+    ap.add_argument("--skip-heuristics", action="store_true")
+    ap.add_argument("--skip-explanatory", action="store_true")
     ap.add_argument("--n-features", type=int, default=2**18)
     args = ap.parse_args()
-    build_heuristics(DEFAULT_MODEL_DIR)
+    if not args.skip_heuristics:
+        build_heuristics(DEFAULT_MODEL_DIR)
     if not args.skip_linear:
         build_linear(LINEAR_DIR, args.n_features)
+    if not args.skip_explanatory:
+        build_explanatory(EXPLANATORY_DIR)
+        build_explanatory_zh(EXPLANATORY_ZH_DIR)
 
 
 if __name__ == "__main__":

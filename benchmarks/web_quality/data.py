@@ -15,13 +15,15 @@ Everything is read from ``../shared/data/web/web_docs.parquet`` (never copied in
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / ".." / "shared" / "data" / "web" / "web_docs.parquet"
+SHARED = Path(os.environ.get("CURATION_SHARED_DATA") or ROOT.parent / "shared" / "data")
+DATA = SHARED / "web" / "web_docs.parquet"
 JUDGEMENTS = Path(__file__).with_name("wet_judgements.csv")
 WORK = ROOT / "benchmarks" / "_work" / "web_quality"
 

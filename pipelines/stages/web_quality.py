@@ -16,7 +16,8 @@ Languages (``per_language``): the sketches are kept per ``lang``; every language
 ``language_min_docs`` in-scope documents gets its own thresholds (its own 20 token-weighted buckets
 and its own high level); pages of smaller languages are bucketed against the whole corpus (``*``). A scorer trained on some languages only
 (``scorer_languages``, e.g. the shipped English linear model) scores those; elsewhere the
-combination uses the other scorers.
+combination uses the other scorers. A scorer not listed there keeps the languages its model was
+trained on (``explanatory``: English, ``explanatory_zh``: Chinese; the others: every language).
 """
 
 from __future__ import annotations
@@ -89,6 +90,12 @@ class WebQualityConfig(StageConfig):
     def scorer(self, name: str) -> Any:
         return get_scorer(name, self.scorer_options.get(name))
 
+    def languages_of(self, name: str) -> list[str]:
+        """The languages scorer ``name`` scores (empty: all): ``scorer_languages`` or its model's own."""
+        if name in self.scorer_languages:
+            return list(self.scorer_languages[name])
+        return list(getattr(self.scorer(name), "languages", None) or [])
+
 
 class WebQualityStage(RowStage):
     name = "web_quality"
@@ -122,7 +129,7 @@ class WebQualityStage(RowStage):
             vectors = vector_source(scorer, ctx.upstream.get("embeddings"))
             params = {"scorer": scorer.version, "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
                       "signals": bool(cfg.keep_signals and has_details(scorer)), "stage": self.version,
-                      "languages": sorted(cfg.scorer_languages.get(name, [])),
+                      "languages": sorted(cfg.languages_of(name)),
                       **({"vectors": vectors.tag()} if vectors is not None else {})}
             steps.append(SlicedStep(f"scores-{name}", params, score_rows, (cfg, name, vectors),
                                     figures=lambda rows, name=name: {"scored_documents": {name: rows}}))

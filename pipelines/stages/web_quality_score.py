@@ -3,7 +3,7 @@
 Each in-scope document (``source`` in the config's sources) gets a row ``doc_id, n_tokens, lang, score``
 (+ ``quality_signal_<name>`` columns for a scorer with details, the heuristics). ``lang`` is the ingest
 column (identified here for input that lacks it); the heuristics use it for words and stop words, and a
-scorer limited to some languages (``scorer_languages``) scores only those: NaN elsewhere. A scorer
+scorer limited to some languages (``scorer_languages``, or its model's own) scores only those: NaN elsewhere. A scorer
 that needs ``vectors`` gets them from its :class:`~classifiers.vector_source.VectorSource`: the run's
 stored embeddings (``ctx.upstream["embeddings"]``, the part with the same number) where they were made
 with the settings the scorer was trained with, freshly embedded for the rest.
@@ -38,7 +38,7 @@ def score_rows(number: int, df: pd.DataFrame, cfg: Any, name: str, vectors: Vect
     })
     frame["lang"] = _langs(scope)
     scorer = cfg.scorer(name)
-    allowed = cfg.scorer_languages.get(name)
+    allowed = cfg.languages_of(name)
     todo = np.ones(len(frame), dtype=bool) if not allowed else frame["lang"].isin(list(allowed)).to_numpy()
     score = np.full(len(frame), np.nan)
     if todo.any():

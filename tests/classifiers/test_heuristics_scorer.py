@@ -58,7 +58,7 @@ def test_load_roundtrip(tmp_path: Path) -> None:
 
 
 def test_registry_kinds_and_versions(tmp_path: Path) -> None:
-    assert set(KINDS) == {"heuristics", "linear", "embedding", "hf", "fasttext"}
+    assert set(KINDS) == {"heuristics", "linear", "explanatory", "explanatory_zh", "embedding", "hf", "fasttext"}
     lin = get_scorer("linear")
     assert lin.kind == "linear" and lin.version.startswith("linear-")
     p = lin.score(Batch([PROSE, MENU]))

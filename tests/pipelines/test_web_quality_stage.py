@@ -317,3 +317,30 @@ def test_real_chinese_sections_are_not_discarded_among_real_reviews(tmp_path: Pa
     _, kept, _ = run(tmp_path, "real", df=df)
     lost = set(kept.loc[kept["quality_level"] == "low", "doc_id"])
     assert np.mean([f"n{i}" in lost for i in range(len(notes))]) <= 0.2
+
+
+def test_explanatory_members_join_the_ensemble_when_configured_on_a_local_cluster(tmp_path: Path) -> None:
+    from distributed import Client, LocalCluster
+
+    df = zh_en_corpus()
+    _, base, _ = run(tmp_path, "default", df=df)
+    inp = tmp_path / "in"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, Client(cluster) as client:
+        res = run_one("web_quality", inp, tmp_path / "four", ["web_quality.scorers=[heuristics,linear,explanatory,explanatory_zh]"],
+                      client=client)
+    kept, ledger = assert_conservation(inp, tmp_path / "four")
+    assert len(ledger) == 0
+    kept, base = kept.set_index("doc_id").sort_index(), base.set_index("doc_id").sort_index()
+    en, zh = kept.index.str.startswith("e"), kept.index.str.startswith("z")
+    # each member scores the language its model learned (no scorer_languages entry needed)
+    assert kept.loc[en, "quality_score_explanatory"].notna().all() and kept.loc[zh, "quality_score_explanatory"].isna().all()
+    assert kept.loc[zh, "quality_score_explanatory_zh"].notna().all() and kept.loc[en, "quality_score_explanatory_zh"].isna().all()
+    th = res.stats["extra"]["thresholds_by_lang"]
+    assert len(th["en"]["explanatory"]) == 19 and len(th["zh"]["explanatory_zh"]) == 19
+    # the combination uses them: the percentiles move in both languages, and prose still beats menus
+    assert not np.allclose(kept.loc[en, "quality_percentile"], base.loc[en, "quality_percentile"])
+    assert not np.allclose(kept.loc[zh, "quality_percentile"], base.loc[zh, "quality_percentile"])
+    menus = [d for d in kept.index[en] if int(d[1:]) % 2 == 0]
+    prose = [d for d in kept.index[en] if int(d[1:]) % 2 == 1]
+    assert kept.loc[prose, "quality_percentile"].min() > kept.loc[menus, "quality_percentile"].max()
+    assert kept.loc[prose, "quality_score_explanatory"].min() > kept.loc[menus, "quality_score_explanatory"].max()
