@@ -120,7 +120,7 @@ def content_lines(text: str, title: str) -> tuple[list[str], int]:
 def forge_flags(meta: dict[str, Any], text: str, bots: tuple[str, ...] = BOT_AUTHORS, min_words: int = 3) -> tuple[str | None, str | None]:
     """``(reason, evidence)`` of the first rule that fires (module docstring), or ``(None, None)``."""
     kind = str(meta.get("kind") or "issue")
-    author = meta.get("author") or meta.get("user") or _author_line(text)
+    author = _login(meta.get("author") or meta.get("user")) or _author_line(text)
     if is_bot(author, bots):
         return "bot_author", f"author {author}"
     title = str(meta.get("title") or meta.get("message") or "").strip()
@@ -150,7 +150,7 @@ def forge_features(meta: dict[str, Any], text: str) -> dict[str, float]:
     title = str(meta.get("title") or meta.get("message") or "").strip()
     lines, boiler = content_lines(text, title.splitlines()[0] if title else "")
     words = sum(len(_WORD.findall(ln)) for ln in lines)
-    people = {a or b for a, b in _MENTION.findall(text or "")} | {str(meta.get("author") or "")}
+    people = {a or b for a, b in _MENTION.findall(text or "")} | {_login(meta.get("author") or meta.get("user")) or ""}
     people = {p.lower() for p in people if p and not is_bot(p)}
     tokens = (text or "").split()
     return {
@@ -166,6 +166,13 @@ def forge_score(features: dict[str, float]) -> float:
     """``sigmoid(bias + Σ weight · feature)`` with :data:`WEIGHTS`, in [0, 1]."""
     z = WEIGHTS["bias"] + sum(WEIGHTS[k] * v for k, v in features.items())
     return 1.0 / (1.0 + math.exp(-z))
+
+
+def _login(value: Any) -> str | None:
+    """An author as a name: a string, or the ``login``/``name`` of a GitHub API user object."""
+    if isinstance(value, dict):
+        value = value.get("login") or value.get("name")
+    return str(value) if value else None
 
 
 def _author_line(text: str) -> str | None:

@@ -60,6 +60,8 @@ def test_human_records_pass_the_rules_and_score_over_the_link_spam():
         assert forge_flags(meta, text) == (None, None)
         assert forge_score(forge_features(meta, text)) > 0.7
     assert forge_score(forge_features(*CASES["link_spam"])) < 0.5
+    api_style = {"kind": "issue", "title": "Stale", "user": {"login": "stale[bot]"}}
+    assert forge_flags(api_style, "# Stale\n\nThis issue has been automatically marked as stale.") == ("bot_author", "author stale[bot]")
     assert is_bot("ci-bot") and is_bot("Dependabot[bot]") and not is_bot("rbotha") and not is_bot(None)
 
 
