@@ -1,4 +1,4 @@
-"""forge_filter's rules and score on the real commit history of public repositories.
+"""forge_filter's rules and score on the real commit history and issue templates of public repositories.
 
     python benchmarks/forge_filter/check_commits.py GIT_DIR [GIT_DIR …] [--commits 3000]
 
@@ -8,7 +8,9 @@ become ``issues_prs_commits`` records the way the sample's are written (``git sh
 its message), and :func:`curation.quality.forge.forge_flags` / ``forge_score`` judge them. The
 labels come from git and GitHub, not from the rules' own patterns: **merge** = the commit has two
 parents; **bot** = GitHub's ``[bot]`` account suffix. Human, non-merge commits have no label; what
-the filter drops among them is listed by reason with examples, to read.
+the filter drops among them is listed by reason with examples, to read. Then each repository's
+Markdown issue and pull-request templates (``.github/…TEMPLATE…md`` at HEAD), left unfilled under
+a title, are judged as issues/PRs: an unfilled template should go.
 """
 
 from __future__ import annotations
@@ -51,6 +53,26 @@ def commits(git_dir: str, n: int) -> list[dict]:
     return rows
 
 
+def templates(git_dir: str) -> dict[str, str | None]:
+    """``{template path: reason or None}`` for the repository's unfilled Markdown templates."""
+    names = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True).stdout
+    out: dict[str, str | None] = {}
+    for path in names.splitlines():
+        if not (path.startswith(".github/") and "template" in path.lower() and path.endswith(".md")):
+            continue
+        body = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"], capture_output=True, text=True, check=True).stdout
+        if body.startswith("---"):  # YAML front matter of an issue template
+            body = body.split("---", 2)[-1]
+        kind = "pull_request" if "pull_request" in path.lower() else "issue"
+        meta = {"kind": kind, "title": "Title", "author": "someone"}
+        text = f"# Title\n\norg/repo#1 opened by @someone on 2024-01-01\n\n{body.strip()}"
+        reason, _ = forge_flags(meta, text)
+        if reason is None and forge_score(forge_features(meta, text)) < 0.5:
+            reason = "low_forge_score"
+        out[path] = reason
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("git_dirs", nargs="+")
@@ -75,6 +97,7 @@ def main() -> int:
         rep["human_dropped_examples"] = {reason: [r["meta"]["title"][:70] for r in human if r["reason"] == reason][:8]
                                          for reason in rep["human, not merge"]["by_reason"]}
         rep["merge_kept_examples"] = [r["meta"]["title"][:70] for r in groups["merge (human)"] if r["reason"] is None][:5]
+        rep["unfilled_templates"] = templates(git_dir)
         report[git_dir] = rep
         print(json.dumps({git_dir: rep}, indent=1, ensure_ascii=False), flush=True)
     return 0

@@ -11,8 +11,8 @@ first rule that fires wins:
   version strings only (or a PR titled ``Bump x from a to b``);
 - ``empty_thread``: an issue or PR with fewer than ``min_words`` words once its title, the
   thread's header lines (``opened by``, ``commented on``, ``Merged by``) and template material
-  (HTML comments, headings, check boxes, the stock sentences of GitHub's issue templates) are
-  taken out; a commit without a diff;
+  (HTML comments, headings, check-box lines, labels left blank, placeholders, the stock sentences
+  of GitHub's issue templates) are taken out; a commit without a diff;
 - ``low_forge_score``: :func:`forge_score` below the stage's ``min_score``.
 
 The score is no learned model: a logistic of five hand-set weights on features one can read
@@ -66,6 +66,8 @@ _VERSION = re.compile(r"\d+\.\d+(\.\d+)?")
 _HEADER = re.compile(r"^(\S+#\d+ opened by @|@\S+ commented on |@\S+ wants to merge |merged by @|review by @|closed by @|commit [0-9a-f]{7,40}$|author: |date: )", re.I)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _CHECKBOX = re.compile(r"^\s*[-*] \[[ xX]\]\s*")
+_LABEL = re.compile(r"^[-*]?\s*[\w .()/&-]{1,40}:$")  # "- Python version:" left blank
+_PLACEHOLDER = re.compile(r"^<[^>]{1,40}>$")  # "<paste here>"
 _DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/", re.M)
 _WORD = re.compile(r"\w+")
 _URL = re.compile(r"https?://\S+")
@@ -100,7 +102,9 @@ def diff_lines(meta: dict[str, Any], text: str) -> list[str]:
 
 def content_lines(text: str, title: str) -> tuple[list[str], int]:
     """``(lines people wrote, boilerplate line count)``: the thread without its title, header
-    lines, separators, HTML comments, headings, check-box stubs and template sentences."""
+    lines, separators, HTML comments and headings; check-box lines, labels left blank
+    (``- Python version:``), placeholders (``<paste here>``) and the stock template sentences
+    count as boilerplate."""
     kept, boiler = [], 0
     for raw in _COMMENT.sub("\n", text or "").splitlines():
         line = raw.strip()
@@ -110,7 +114,7 @@ def content_lines(text: str, title: str) -> tuple[list[str], int]:
         bare = _CHECKBOX.sub("", line).strip("*_ ").lower()
         if (line.startswith("#") and (not title or title.lower() in low or len(_WORD.findall(line)) <= 6)) or _HEADER.match(line):
             continue  # the title line and section headings say nothing of their own
-        if bare in TEMPLATE_LINES or low in TEMPLATE_LINES or (_CHECKBOX.match(line) and not _WORD.search(bare)):
+        if bare in TEMPLATE_LINES or low in TEMPLATE_LINES or _CHECKBOX.match(line) or _LABEL.match(line) or _PLACEHOLDER.match(line):
             boiler += 1
             continue
         kept.append(line)

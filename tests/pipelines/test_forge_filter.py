@@ -39,12 +39,14 @@ CASES = {
     "dep_pr": ({"kind": "pull_request", "title": "chore(deps): bump serde from 1.0.1 to 1.0.2", "author": "ann"}, "# chore(deps): bump serde\n\nSee changelog."),
     "template": _issue("Bug", "**Describe the bug**\nA clear and concise description of what the bug is.\n\n**To Reproduce**\nSteps to reproduce the behavior:\n1. Go to '...'\n\n<!-- what happened -->\n- [ ]"),
     "title_only": _issue("crash", ""),
+    "pr_checklist": ({"kind": "pull_request", "title": "Title", "author": "ann"},
+                     "# Title\n\n## Summary\n\n<!-- what and why -->\n\n## Checklist\n\n* [ ] Tests added\n* [ ] Docs updated\n\nEnvironment:\n- OS version:\n<paste here>"),
     "no_diff": _commit("Trigger CI", files=[]),
     "link_spam": _issue("Great project", "Cheap https://a.example/1 https://a.example/2 https://a.example/3 https://a.example/4"),
 }
 EXPECTED = {"bot_pr": "bot_author", "bot_commit": "bot_author", "renovate": "bot_author", "merge": "auto_generated",
             "lockfile": "auto_generated", "bump": "auto_generated", "dep_pr": "auto_generated", "template": "empty_thread",
-            "title_only": "empty_thread", "no_diff": "empty_thread", "link_spam": None}
+            "title_only": "empty_thread", "pr_checklist": "empty_thread", "no_diff": "empty_thread", "link_spam": None}
 
 
 @pytest.mark.parametrize("name", list(CASES))
