@@ -116,6 +116,11 @@ class DropReason(str, enum.Enum):
     CODE_WEB_LOW_TIER = "code_web_low_tier"
     # edu_score
     ANNOTATION_FAILED = "annotation_failed"
+    # forge_filter (issues, pull requests, commits)
+    BOT_AUTHOR = "bot_author"
+    AUTO_GENERATED = "auto_generated"
+    EMPTY_THREAD = "empty_thread"
+    LOW_FORGE_SCORE = "low_forge_score"
     # mixture
     ZERO_WEIGHT = "zero_weight"
     NO_PHASE = "no_phase"

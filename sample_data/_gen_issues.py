@@ -2,7 +2,9 @@
 repositories. Related items link up: each task of ``_tasks`` gives an issue, the PR that fixes it
 (``meta.fixes``) and that PR's commits (``meta.pull_request``, chained by ``meta.parent``) whose
 ``meta.files`` hold unified diffs against the files in ``code.jsonl.gz``. Standalone issues, PRs
-and direct commits fill in the rest.
+and direct commits fill in the rest, and nine records the recipe's ``forge_filter`` drops
+(:func:`filtered_records`: bot authors, template-only and empty issues, merge and lockfile-only
+commits, a link-only issue).
 """
 
 from __future__ import annotations
@@ -57,6 +59,66 @@ SMALL_EDITS = [
     ("acme-labs/pyinventory", "README.md", "## Tests\n", "## Tests\n\nThe CI runs on every push and pull request.\n", "docs: mention CI"),
     ("acme-labs/shtools", ".shellcheckrc", "external-sources=true", "external-sources=true\nenable=require-variable-braces", "shellcheck: require braces"),
 ]
+
+
+TEMPLATE_BODY = """**Describe the bug**
+A clear and concise description of what the bug is.
+
+**To Reproduce**
+Steps to reproduce the behavior:
+1. Go to '...'
+2. Click on '....'
+3. Scroll down to '....'
+4. See error
+
+**Expected behavior**
+A clear and concise description of what you expected to happen.
+
+**Additional context**
+Add any other context about the problem here."""
+LOCK_BEFORE = '{\n  "name": "webdash",\n  "lockfileVersion": 3,\n  "packages": {\n    "node_modules/chart.js": {\n      "version": "4.4.0",\n      "integrity": "sha512-AAAA"\n    }\n  }\n}\n'
+
+
+def filtered_records(rng: random.Random, clocks: dict, next_number) -> list[dict]:  # noqa: ANN001 - the caller's closure
+    """Records the recipe's ``forge_filter`` drops: bot authors, empty or template-only threads,
+    merge and lockfile-only commits, and a link-only issue (low score)."""
+    out: list[dict] = []
+    repo, clock = "acme-labs/pyinventory", clocks["acme-labs/pyinventory"]
+    lock = ('[[package]]\nname = "requests"\nversion = "2.31.0"\n', '[[package]]\nname = "requests"\nversion = "2.32.0"\n')
+    pr = next_number(repo)
+    bump = commit_record(repo, sha(repo, "dependabot"), "Bump requests from 2.31.0 to 2.32.0", "dependabot[bot]", clock.tick(), {"poetry.lock": lock}, pr)
+    out.append(bump)
+    body = ("Bumps [requests](https://github.com/psf/requests) from 2.31.0 to 2.32.0.\n\nDependabot will resolve any conflicts "
+            "with this PR as long as you don't alter it yourself. You can also trigger a rebase manually by commenting `@dependabot rebase`.")
+    out.append({"source": "issues_prs_commits", "repo": repo, "text": f"# Bump requests from 2.31.0 to 2.32.0 (#{pr})\n\n{body}",
+                "meta": {"kind": "pull_request", "number": pr, "title": "Bump requests from 2.31.0 to 2.32.0", "author": "dependabot[bot]",
+                         "created_at": clock.tick(0, 1), "merged": False, "commits": [bump["meta"]["sha"]]}})
+    repo, clock = "northwind/webdash", clocks["northwind/webdash"]
+    dash = ("This issue lists Renovate updates and detected dependencies.\n\n## Open\n\n"
+            "- [ ] <!-- rebase-branch=renovate/chart.js-4.x -->Update dependency chart.js to v4.4.1\n- [ ] <!-- rebase-all-open-prs -->Click to rebase all open PRs")
+    out.append(issue_record(rng, repo, next_number(repo), "Dependency Dashboard", dash, "renovate[bot]", clock.tick(), "open", clock))
+    lock_after = LOCK_BEFORE.replace("4.4.0", "4.4.1").replace("AAAA", "BBBB")
+    out.append(commit_record(repo, sha(repo, "lock"), "Update package-lock.json", rng.choice(GITHUB_USERS), clock.tick(),
+                             {"package-lock.json": (LOCK_BEFORE, lock_after)}, None))
+    repo, clock = "gopher-co/gosvc", clocks["gopher-co/gosvc"]
+    out.append(bare_issue(repo, next_number(repo), "Bug", TEMPLATE_BODY, rng.choice(GITHUB_USERS), clock.tick()))
+    out.append(commit_record(repo, sha(repo, "badge"), "Update coverage badge", "github-actions[bot]", clock.tick(),
+                             {".github/badges/coverage.json": ('{"coverage": "81%"}\n', '{"coverage": "83%"}\n')}, None))
+    repo, clock = "ferrous/rustkv", clocks["ferrous/rustkv"]
+    out.append(bare_issue(repo, next_number(repo), "crash", "", rng.choice(GITHUB_USERS), clock.tick()))
+    out.append(commit_record(repo, sha(repo, "merge"), "Merge branch 'main' into feature/mget", rng.choice(GITHUB_USERS), clock.tick(),
+                             {"CHANGELOG.md": ("## 0.3.1\n", "## 0.3.1\n\n- MGET (work in progress)\n")}, None))
+    repo, clock = "acme-labs/handbook", clocks["acme-labs/handbook"]
+    spam = "Best deals https://deals.example/a https://deals.example/b https://deals.example/c https://deals.example/d"
+    out.append(bare_issue(repo, next_number(repo), "Great handbook", spam, rng.choice(GITHUB_USERS), clock.tick()))
+    return out
+
+
+def bare_issue(repo: str, number: int, title: str, body: str, author: str, when: str) -> dict:
+    """An issue nobody answered."""
+    text = f"# {title}\n\n{repo}#{number} opened by @{author} on {when}" + (f"\n\n{body}" if body else "")
+    return {"source": "issues_prs_commits", "repo": repo, "text": text,
+            "meta": {"kind": "issue", "number": number, "title": title, "author": author, "created_at": when, "state": "open"}}
 
 
 class Clock:
@@ -162,5 +224,6 @@ def generate(seed: int) -> list[dict]:
         items.append(rec)
         if as_pr:
             items.append(pr_record(rng, repo, pr, message, f"Small change to `{path}`.", author, clock.tick(0, 2), None, [heads[repo]], clock))
+    items += filtered_records(rng, clocks, next_number)
     items.sort(key=lambda r: (r["repo"], r["meta"]["created_at"]))
     return [{"id": f"ipc-{n + 1:04d}", **rec} for n, rec in enumerate(items)]

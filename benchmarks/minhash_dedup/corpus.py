@@ -8,6 +8,7 @@ several edit rates, written as a finished stage folder (the input of ``curate mi
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from pathlib import Path
@@ -16,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / ".." / "shared" / "data"
+#: ``../shared/data`` beside the checkout; ``CURATION_SHARED_DATA`` points elsewhere (a worktree).
+DATA = Path(os.environ.get("CURATION_SHARED_DATA") or ROOT / ".." / "shared" / "data")
 WORK = ROOT / "benchmarks" / "_work" / "minhash"
 PIECE_CHARS = 3300
 MIN_CHARS = 300

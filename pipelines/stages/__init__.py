@@ -22,6 +22,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "code_quality": ("50", "pipelines.stages.code_quality"),
     "code_web": ("60", "pipelines.stages.code_web"),
     "edu_score": ("70", "pipelines.stages.edu_score"),
+    "forge_filter": ("75", "pipelines.stages.forge_filter"),
     "mixture": ("80", "pipelines.stages.mixture"),
 }
 

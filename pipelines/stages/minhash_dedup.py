@@ -45,7 +45,7 @@ class MinHashDedupConfig(StageConfig):
     shingle: str = "script:5"
     source_shingle: dict[str, str] = dataclasses.field(default_factory=dict)
     sources: tuple[str, ...] = ()
-    verify: str = "signature"
+    verify: str = "exact"
     verify_threshold: float | None = None
     keep: str = "first"
     union_find_max_edges: int = 5_000_000

@@ -136,6 +136,44 @@ def test_verification_drops_false_candidates_that_lsh_pairs(tmp_path):
     assert len(unverified) == 6
 
 
+def _edited_pair(seed, edits, n=200):
+    rng = random.Random(seed)
+    base = [f"t{rng.randrange(10**6)}" for _ in range(n)]
+    other = list(base)
+    for i in rng.sample(range(n), edits):
+        other[i] = f"x{rng.randrange(10**6)}"
+    return " ".join(base), " ".join(other)
+
+
+def test_default_exact_verification_keeps_pairs_the_estimate_lets_through(tmp_path):
+    # Seeds whose pair (7 words of 200 replaced) has an exact 5-gram Jaccard of 0.70-0.72 but a
+    # 128-permutation estimate of 0.75-0.80, over the signature cut (0.747); seed 100 has 2 edits (J ~0.9).
+    from curation.dedup.lsh import exact_jaccard
+    from curation.dedup.minhash import MinHashParams, signatures
+    from curation.dedup.shingle_batch import shingle_hashes
+    from curation.dedup.shingles import ShingleSpec
+
+    rows, low = [], []
+    for seed, edits in ((7, 7), (11, 7), (33, 7), (37, 7), (100, 2)):
+        a, b = _edited_pair(seed, edits)
+        sig = signatures([a, b], MinHashParams())
+        h, off = shingle_hashes([a, b], ShingleSpec.parse("script:5"))
+        jac = exact_jaccard(h[off[0] : off[1]], h[off[1] : off[2]])
+        if edits == 7:
+            assert (sig[0] == sig[1]).mean() >= 0.747 and jac < 0.72, seed  # the premise of the test
+            low.append(f"b{seed}")
+        else:
+            assert jac > 0.85
+        rows += [{"doc_id": f"a{seed}", "text": a}, {"doc_id": f"b{seed}", "text": b}]
+    df = docs_frame(rows)
+    _, _, by_estimate = _run(tmp_path, "sig", df, overrides=["verify=signature"])
+    assert set(by_estimate["doc_id"]) == {*low, "b100"}
+    res, _, exact = _run(tmp_path, "default", df)
+    assert res.stats["extra"]["lsh"]["verify"] == "exact"
+    assert set(exact["doc_id"]) == {"b100"}
+    assert res.stats["extra"]["edges"]["rejected_pairs"] >= 4
+
+
 def test_sources_filter_passes_other_sources_through(tmp_path):
     df, groups = _corpus()
     _, kept, ledger = _run(tmp_path, "s", df, overrides=["sources=[math_science]"])
