@@ -103,10 +103,10 @@ class SemDedupConfig(StageConfig):
         check_range(self, "text_check_jaccard", 0.0, 1.0)
         for lang, e in self.eps_by_language.items():
             if not isinstance(e, (int, float)) or not 0.0 < e <= 1.0:
-                raise ConfigError(f"SemDedupConfig.eps_by_language[{lang!r}] = {e!r} is out of range (0, 1]")
+                raise ConfigError(f"SemDedupConfig.eps_by_language[{lang!r}] = {e!r} must be a number in (0, 1]")
         for e in self.eps_sweep:
             if not 0.0 < e <= 1.0:
-                raise ConfigError(f"SemDedupConfig.eps_sweep value {e} is out of range (0, 1]")
+                raise ConfigError(f"SemDedupConfig.eps_sweep value {e} must be a number in (0, 1]")
         for key in ("batch_size", "max_seq_length", "cluster_size", "kmeans_iter", "kmeans_sample", "block_rows"):
             check_range(self, key, 1, None)
         if self.k is not None:
