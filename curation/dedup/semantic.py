@@ -31,6 +31,8 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 KEEP_RULES = ("farthest", "closest", "longest", "highest:<column>", "lowest:<column>")
 #: Members of one similarity block: rows × cluster size stays under this many float32 (256 MiB).
 MAX_BLOCK_ELEMENTS = 1 << 26
+#: Pairs whose sketches are compared at once by the text check (2 × 32 MiB of 128 × uint32 sketches).
+PAIRS_PER_CHECK = 1 << 16
 GROUP_COLUMNS = ("source", "cluster")
 SIMILARITY_COLUMNS = ("doc_id", "_part", "source", "cluster", "rank", "max_sim", "nearest", "lang")
 
@@ -105,8 +107,10 @@ def max_similarity_to_earlier(
         s[later] = -np.inf
         if bars is not None and sketches is not None:
             rr, cc = np.nonzero(s > np.nan_to_num(bars[a:b], nan=np.inf)[:, None])
-            fails = sketch_jaccard(sketches[a + rr], sketches[cc]) < min_jaccard
-            s[rr[fails], cc[fails]] = -np.inf
+            for c in range(0, len(rr), PAIRS_PER_CHECK):  # bounded memory however many pairs pass the bar
+                r, col = rr[c : c + PAIRS_PER_CHECK], cc[c : c + PAIRS_PER_CHECK]
+                fails = sketch_jaccard(sketches[a + r], sketches[col]) < min_jaccard
+                s[r[fails], col[fails]] = -np.inf
         j = np.argmax(s, axis=1)
         best[a:b] = np.maximum(s[np.arange(b - a), j], -1.0)
         nearest[a:b] = np.where(np.isfinite(s[np.arange(b - a), j]), j, -1)
