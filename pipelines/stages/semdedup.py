@@ -12,6 +12,9 @@ similarity pass, and nothing ever embeds twice for the same model settings:
 - ``clusters/``    per input partition: doc_id, source, cluster, centroid_sim, keep_key.
 - ``similarity/``  per cluster shuffle partition: each member's max cosine to an earlier member
   (keep order) and which one; ``sweep.json`` holds the removal count for every ε of ``eps_sweep``.
+  For ``text_check_languages`` a pair above the language's bar counts only when the two pages'
+  character bigrams overlap (``clusters/`` then holds their sketches), so for those languages the
+  pass depends on the ε (``eps_by_language``) and the sweep's counts above it include unchecked pairs.
 - ``removals/``    the duplicates at ``eps``, grouped by input partition (``pipelines.removal``).
 
 The steps and their partition functions are in :mod:`pipelines.stages.semdedup_steps`; the
