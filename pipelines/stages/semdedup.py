@@ -14,7 +14,7 @@ similarity pass, and nothing ever embeds twice for the same model settings:
   (keep order) and which one; ``sweep.json`` holds the removal count for every ε of ``eps_sweep``.
   For ``text_check_languages`` a pair above the language's bar counts only when the two pages'
   character bigrams overlap (``clusters/`` then holds their sketches), so for those languages the
-  pass depends on the ε (``eps_by_language``) and the sweep's counts above it include unchecked pairs.
+  pass depends on their ε and the sweep's counts above it include unchecked pairs.
 - ``removals/``    the duplicates at ``eps``, grouped by input partition (``pipelines.removal``).
 
 The steps and their partition functions are in :mod:`pipelines.stages.semdedup_steps`; the
@@ -124,8 +124,8 @@ class SemDedupConfig(StageConfig):
         """The text check of :func:`curation.dedup.semantic.max_similarity_to_earlier` (None: no language checked)."""
         if not self.text_check_languages:
             return None
-        return steps.TextCheck(tuple(self.text_check_languages), float(self.text_check_jaccard), float(self.eps),
-                               tuple(sorted((k, float(v)) for k, v in self.eps_by_language.items())))
+        eps = {lang: float(self.eps_by_language.get(lang, self.eps)) for lang in self.text_check_languages}
+        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard))
 
     def combines_static(self) -> bool:
         """Whether pruning mixes in the static embedder's cosine (``static_weight`` > 0, another model)."""

@@ -71,13 +71,15 @@ class TextCheck:
     character bigrams overlap (estimated Jaccard ≥ ``min_jaccard``): where a static model cannot
     tell two pages on one topic from two copies of one template, the copies' shared text can."""
 
-    languages: tuple[str, ...] = ()
+    eps: tuple[tuple[str, float], ...] = ()  # (language, its ε) for each checked language
     min_jaccard: float = 0.6
-    eps: float = 0.12
-    eps_by_language: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(lang for lang, _ in self.eps)
 
     def bars(self, langs: np.ndarray) -> np.ndarray:
-        return check_bars(langs, self.languages, self.eps, dict(self.eps_by_language))
+        return check_bars(langs, self.languages, 1.0, dict(self.eps))
 
 
 def read_vectors(vectors: Vectors, number: int, langs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
