@@ -23,6 +23,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from curation.dedup.vectors import sketch_jaccard
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 
 #: farthest (the paper's default: the member farthest from the centroid is kept), closest, longest,
@@ -30,8 +31,10 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 KEEP_RULES = ("farthest", "closest", "longest", "highest:<column>", "lowest:<column>")
 #: Members of one similarity block: rows × cluster size stays under this many float32 (256 MiB).
 MAX_BLOCK_ELEMENTS = 1 << 26
+#: Pairs whose sketches are compared at once by the text check (2 × 32 MiB of 128 × uint32 sketches).
+PAIRS_PER_CHECK = 1 << 16
 GROUP_COLUMNS = ("source", "cluster")
-SIMILARITY_COLUMNS = ("doc_id", "_part", "source", "cluster", "rank", "max_sim", "nearest")
+SIMILARITY_COLUMNS = ("doc_id", "_part", "source", "cluster", "rank", "max_sim", "nearest", "lang")
 
 
 def parse_keep(keep: str) -> tuple[str, str | None]:
@@ -73,12 +76,18 @@ def keep_key(docs: pd.DataFrame, centroid_sim: np.ndarray, keep: str) -> np.ndar
 
 
 def max_similarity_to_earlier(
-    vectors: np.ndarray, *, block_rows: int = 1024, max_elements: int = MAX_BLOCK_ELEMENTS
+    vectors: np.ndarray, *, block_rows: int = 1024, max_elements: int = MAX_BLOCK_ELEMENTS,
+    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For row ``i`` of unit ``vectors``: max cosine to rows ``< i`` and its row (-1.0 / -1 for row 0).
 
     Computed block by block (``rows × i`` similarities at a time), so memory stays bounded for
     clusters of any size; the result equals the dense ``triu(X Xᵀ, 1)`` column max.
+
+    With ``bars`` (one cosine per row, NaN = no check) and ``sketches`` (:func:`bigram_sketch` rows),
+    a pair of row ``i`` above ``bars[i]`` counts only when the two texts' estimated bigram Jaccard is
+    at least ``min_jaccard``; a pair that fails is left out of the maximum. Pairs at or below the bar
+    keep their cosine: they decide nothing at that bar.
 
     >>> v = np.array([[1, 0], [0.6, 0.8], [0.8, 0.6]], dtype=np.float32)
     >>> s, j = max_similarity_to_earlier(v, block_rows=1)
@@ -96,25 +105,39 @@ def max_similarity_to_earlier(
         # Row r is member a + r: only columns j < a + r are earlier members.
         later = np.arange(b)[None, :] >= (a + np.arange(b - a))[:, None]
         s[later] = -np.inf
+        if bars is not None and sketches is not None:
+            rr, cc = np.nonzero(s > np.nan_to_num(bars[a:b], nan=np.inf)[:, None])
+            for c in range(0, len(rr), PAIRS_PER_CHECK):  # bounded memory however many pairs pass the bar
+                r, col = rr[c : c + PAIRS_PER_CHECK], cc[c : c + PAIRS_PER_CHECK]
+                fails = sketch_jaccard(sketches[a + r], sketches[col]) < min_jaccard
+                s[r[fails], col[fails]] = -np.inf
         j = np.argmax(s, axis=1)
-        best[a:b] = s[np.arange(b - a), j]
-        nearest[a:b] = j
+        best[a:b] = np.maximum(s[np.arange(b - a), j], -1.0)
+        nearest[a:b] = np.where(np.isfinite(s[np.arange(b - a), j]), j, -1)
     return best, nearest
 
 
-def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: int = 1024) -> pd.DataFrame:
+def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: int = 1024,
+                    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float = 0.0) -> pd.DataFrame:
     """Max similarity of each member to an earlier member of its (source, cluster) group.
 
-    ``members`` has ``doc_id``, ``_part``, ``source``, ``cluster`` and ``keep_key`` (row-aligned with
-    ``vectors``); the result has :data:`SIMILARITY_COLUMNS`, ``rank`` being the keep order in the group.
+    ``members`` has ``doc_id``, ``_part``, ``source``, ``cluster``, ``keep_key`` and optionally
+    ``lang`` (row-aligned with ``vectors``); the result has :data:`SIMILARITY_COLUMNS`, ``rank`` being
+    the keep order in the group. ``bars``, ``sketches`` and ``min_jaccard`` (row-aligned too): the
+    text check of :func:`max_similarity_to_earlier`.
     """
     if len(members) != len(vectors):
         raise ValueError(f"{len(members)} members for {len(vectors)} vectors")
     frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
+    if "lang" not in frame.columns:
+        frame["lang"] = None
     frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
+    checked = bars is not None and sketches is not None
     outs = []
     for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
-        sims, near = max_similarity_to_earlier(vectors[group["_pos"].to_numpy()], block_rows=block_rows)
+        pos = group["_pos"].to_numpy()
+        sims, near = max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
+                                               sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
         ids = group["doc_id"].to_numpy(dtype=object)
         outs.append(pd.DataFrame({
             "doc_id": pd.Series(ids, dtype=object),
@@ -124,6 +147,7 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
             "rank": np.arange(len(group), dtype=np.int64),
             "max_sim": sims,
             "nearest": pd.Series(np.where(near >= 0, ids[np.maximum(near, 0)], None), dtype=object),
+            "lang": pd.Series(group["lang"].to_numpy(dtype=object), dtype=object),
         }))
     if not outs:
         return empty_similarity()
@@ -135,26 +159,55 @@ def empty_similarity() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=dtypes.get(c, object)) for c in SIMILARITY_COLUMNS})
 
 
-def is_duplicate(max_sim: np.ndarray, eps: float) -> np.ndarray:
-    """The decision: ``max_sim > 1 - eps``.
+def is_duplicate(max_sim: np.ndarray, eps: float | np.ndarray) -> np.ndarray:
+    """The decision: ``max_sim > 1 - eps`` (``eps`` one value, or one per row).
 
     >>> is_duplicate(np.array([0.95, 0.9, -1.0]), 0.1).tolist()
     [True, False, False]
+    >>> is_duplicate(np.array([0.95, 0.9]), np.array([0.01, 0.12])).tolist()
+    [False, True]
     """
-    if not 0.0 < eps <= 1.0:
+    e = np.asarray(eps, dtype=np.float64)
+    if not ((e > 0.0) & (e <= 1.0)).all():
         raise ValueError(f"eps must be in (0, 1], not {eps}")
-    return np.asarray(max_sim, dtype=np.float64) > 1.0 - eps
+    return np.asarray(max_sim, dtype=np.float64) > 1.0 - e
 
 
-def decide(sims: pd.DataFrame, eps: float) -> pd.DataFrame:
-    """Removal rows (``doc_id``, ``_part``, ``drop_reason``, ``drop_detail``) for the duplicates at ``eps``.
+def language_eps(langs: np.ndarray, eps: float, eps_by_language: dict[str, float] | None = None) -> np.ndarray:
+    """ε per row: ``eps_by_language[lang]`` where given, else ``eps``.
+
+    >>> language_eps(np.array(["en", "zh", None], dtype=object), 0.05, {"zh": 0.12}).tolist()
+    [0.05, 0.12, 0.05]
+    """
+    out = np.full(len(langs), float(eps), dtype=np.float64)
+    for lang, value in (eps_by_language or {}).items():
+        out[np.asarray(langs, dtype=object) == lang] = float(value)
+    return out
+
+
+def check_bars(langs: np.ndarray, languages: Iterable[str], eps: float, eps_by_language: dict[str, float] | None = None) -> np.ndarray:
+    """The cosine above which a row's pairs need the text check: ``1 - ε`` of its language for rows in
+    ``languages``, NaN (no check) for the others.
+
+    >>> check_bars(np.array(["en", "zh"], dtype=object), ["zh"], 0.05, {"zh": 0.12}).round(2).tolist()
+    [nan, 0.88]
+    """
+    bars = 1.0 - language_eps(langs, eps, eps_by_language)
+    return np.where(np.isin(np.asarray(langs, dtype=object), list(languages)), bars, np.nan)
+
+
+def decide(sims: pd.DataFrame, eps: float, eps_by_language: dict[str, float] | None = None) -> pd.DataFrame:
+    """Removal rows (``doc_id``, ``_part``, ``drop_reason``, ``drop_detail``) for the duplicates at ``eps``
+    (``eps_by_language[lang]`` for the rows of those languages).
 
     ``sims`` must hold whole groups (the stage shuffles on the cluster). The detail names the kept
     document the duplicate leads to (``duplicate_of``: following ``nearest`` through removed members),
-    the ``nearest`` earlier member, the cosine ``similarity`` to it, the ``cluster`` and ``eps``.
+    the ``nearest`` earlier member, the cosine ``similarity`` to it, the ``cluster`` and the ``eps`` applied.
     """
     cols = ["doc_id", "_part", DROP_REASON, DROP_DETAIL]
-    dup = is_duplicate(sims["max_sim"].to_numpy(), eps)
+    langs = sims["lang"].to_numpy(dtype=object) if "lang" in sims.columns else np.full(len(sims), None, dtype=object)
+    row_eps = language_eps(langs, eps, eps_by_language)
+    dup = is_duplicate(sims["max_sim"].to_numpy(), row_eps)
     if not dup.any():
         return pd.DataFrame({c: pd.Series(dtype="int64" if c == "_part" else object) for c in cols})
     ids = sims["doc_id"].to_numpy(dtype=object)
@@ -171,8 +224,8 @@ def decide(sims: pd.DataFrame, eps: float) -> pd.DataFrame:
     out = rows[["doc_id", "_part"]].reset_index(drop=True)
     out[DROP_REASON] = DropReason.SEMANTIC_DUPLICATE.value
     out[DROP_DETAIL] = [
-        detail_json(duplicate_of=k, nearest=n, similarity=round(float(s), 4), cluster=int(c), eps=eps)
-        for k, n, s, c in zip(ids[root[dup]], rows["nearest"], rows["max_sim"], rows["cluster"], strict=True)
+        detail_json(duplicate_of=k, nearest=n, similarity=round(float(s), 4), cluster=int(c), eps=float(e))
+        for k, n, s, c, e in zip(ids[root[dup]], rows["nearest"], rows["max_sim"], rows["cluster"], row_eps[dup], strict=True)
     ]
     return out[cols]
 

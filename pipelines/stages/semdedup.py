@@ -12,6 +12,9 @@ similarity pass, and nothing ever embeds twice for the same model settings:
 - ``clusters/``    per input partition: doc_id, source, cluster, centroid_sim, keep_key.
 - ``similarity/``  per cluster shuffle partition: each member's max cosine to an earlier member
   (keep order) and which one; ``sweep.json`` holds the removal count for every ε of ``eps_sweep``.
+  For ``text_check_languages`` a pair above the language's bar counts only when the two pages'
+  character bigrams overlap (``clusters/`` then holds their sketches), so for those languages the
+  pass depends on their ε and the sweep's counts above it include unchecked pairs.
 - ``removals/``    the duplicates at ``eps``, grouped by input partition (``pipelines.removal``).
 
 The steps and their partition functions are in :mod:`pipelines.stages.semdedup_steps`; the
@@ -63,6 +66,9 @@ class SemDedupConfig(StageConfig):
     kmeans_sample: int = 1_000_000
     keep: str = "farthest"
     eps: float = 0.12
+    eps_by_language: dict[str, float] = dataclasses.field(default_factory=dict)  # ε of these languages' pages instead of eps
+    text_check_languages: tuple[str, ...] = ()  # languages whose pairs above the bar must also share text (bigram Jaccard)
+    text_check_jaccard: float = 0.6
     eps_sweep: tuple[float, ...] = (0.01, 0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
     block_rows: int = 1024
 
@@ -97,9 +103,13 @@ class SemDedupConfig(StageConfig):
             raise ConfigError(f"SemDedupConfig.keep: {exc}") from exc
         check_range(self, "eps", 1e-6, 1.0)
         check_range(self, "static_weight", 0.0, 1.0)
+        check_range(self, "text_check_jaccard", 0.0, 1.0)
+        for lang, e in self.eps_by_language.items():
+            if not isinstance(e, (int, float)) or not 0.0 < e <= 1.0:
+                raise ConfigError(f"SemDedupConfig.eps_by_language[{lang!r}] = {e!r} must be a number in (0, 1]")
         for e in self.eps_sweep:
             if not 0.0 < e <= 1.0:
-                raise ConfigError(f"SemDedupConfig.eps_sweep value {e} is out of range (0, 1]")
+                raise ConfigError(f"SemDedupConfig.eps_sweep value {e} must be a number in (0, 1]")
         for key in ("batch_size", "max_seq_length", "cluster_size", "kmeans_iter", "kmeans_sample", "block_rows"):
             check_range(self, key, 1, None)
         if self.k is not None:
@@ -109,6 +119,13 @@ class SemDedupConfig(StageConfig):
         """Keyword arguments of :func:`classifiers.embedding.get_embedder` (recorded in the card)."""
         return {"model": model or self.model, "device": self.device, "batch_size": self.batch_size,
                 "max_seq_length": self.max_seq_length, "mask_digits": self.mask_digits}
+
+    def text_check(self) -> steps.TextCheck | None:
+        """The text check of :func:`curation.dedup.semantic.max_similarity_to_earlier` (None: no language checked)."""
+        if not self.text_check_languages:
+            return None
+        eps = {lang: float(self.eps_by_language.get(lang, self.eps)) for lang in self.text_check_languages}
+        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard))
 
     def combines_static(self) -> bool:
         """Whether pruning mixes in the static embedder's cosine (``static_weight`` > 0, another model)."""
@@ -143,16 +160,23 @@ class SemDedupStage(GroupStage):
         want = sample_size(k, n, cfg.kmeans_sample)
         cent = ctx.step("centroids", {"vectors": vectors.tag(), "k": k, "iter": cfg.kmeans_iter, "sample": want, "seed": seed},
                         lambda out: steps.centroids_step(vectors, nparts, n, k, want, cfg.kmeans_iter, seed, ctx, out))
-        clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang"},
-                            lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out))
+        check = cfg.text_check()
+        sketched = tuple(sorted(cfg.text_check_languages))
+        clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang",
+                                         "sketch": list(sketched)},
+                            lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketched))
         languages = cfg.pruned_languages()
         sims = ctx.step("similarity", {"clusters": clusters.path.name, "prune_sources": sorted(cfg.prune_sources),
-                                       "prune_languages": sorted(languages), "sweep": list(cfg.eps_sweep), "version": self.version},
+                                       "prune_languages": sorted(languages), "sweep": list(cfg.eps_sweep), "version": self.version,
+                                       "text_check": dataclasses.asdict(check) if check else None},
                         lambda out: steps.similarity_step(vectors, clusters, nparts, tuple(cfg.prune_sources), languages,
-                                                          cfg.block_rows, tuple(cfg.eps_sweep), ctx, out))
-        removals = ctx.step("removals", {"similarity": sims.path.name, "eps": cfg.eps},
-                            lambda out: steps.removals_step(sims, cfg.eps, ctx, out))
-        return Plan((removals.path / "by_part", clusters), StageFigures({"k": k, "keep": cfg.keep, "eps": cfg.eps}))
+                                                          cfg.block_rows, tuple(cfg.eps_sweep), ctx, out, check))
+        removals = ctx.step("removals", {"similarity": sims.path.name, "eps": cfg.eps, "eps_by_language": dict(sorted(cfg.eps_by_language.items()))},
+                            lambda out: steps.removals_step(sims, cfg.eps, ctx, out, cfg.eps_by_language))
+        figures = {"k": k, "keep": cfg.keep, "eps": cfg.eps}
+        if cfg.eps_by_language:
+            figures["eps_by_language"] = dict(sorted(cfg.eps_by_language.items()))
+        return Plan((removals.path / "by_part", clusters), StageFigures(figures))
 
     def annotate(self, number: int, df: pd.DataFrame, clusters: Artifact | None, cfg: SemDedupConfig) -> pd.DataFrame:
         """Each document's cluster (-1 outside the sources, or for every document when none was embedded)."""

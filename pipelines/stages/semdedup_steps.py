@@ -21,8 +21,16 @@ import pyarrow.parquet as pq
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
 from curation.dedup.kmeans import assign, train_kmeans
-from curation.dedup.semantic import decide, empty_similarity, fold_sweep, keep_key, similarity_pass, sweep_counts
-from curation.dedup.vectors import decode_vectors, in_sample, mix_static
+from curation.dedup.semantic import (
+    check_bars,
+    decide,
+    empty_similarity,
+    fold_sweep,
+    keep_key,
+    similarity_pass,
+    sweep_counts,
+)
+from curation.dedup.vectors import SKETCH_PERM, bigram_sketch, decode_vectors, in_sample, mix_static
 from pipelines.kit import Artifact, StageContext
 from pipelines.removal import REMOVAL_META, write_removals
 
@@ -30,6 +38,7 @@ STATS_META = pd.DataFrame({k: pd.Series(dtype="float64") for k in ("documents", 
 MEMBERS_META = pd.DataFrame({
     "doc_id": pd.Series(dtype=object), "_part": pd.Series(dtype="int64"), "source": pd.Series(dtype=object),
     "cluster": pd.Series(dtype="int64"), "keep_key": pd.Series(dtype="float64"), "vector": pd.Series(dtype=object),
+    "lang": pd.Series(dtype=object), "sketch": pd.Series(dtype=object),
 })
 SWEEP_META = pd.DataFrame({"source": pd.Series(dtype=object), "key": pd.Series(dtype=object), "count": pd.Series(dtype="int64")})
 
@@ -54,6 +63,23 @@ class Vectors:
     def tag(self) -> list[Any]:
         """What identifies these vectors in a step's parameters."""
         return [self.main.path.name, self.static.path.name if self.static else None, self.weight, list(self.languages)]
+
+
+@dataclasses.dataclass(frozen=True)
+class TextCheck:
+    """In ``languages``, a pair above its language's cosine bar counts only when the two pages'
+    character bigrams overlap (estimated Jaccard ≥ ``min_jaccard``): where a static model cannot
+    tell two pages on one topic from two copies of one template, the copies' shared text can."""
+
+    eps: tuple[tuple[str, float], ...] = ()  # (language, its ε) for each checked language
+    min_jaccard: float = 0.6
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return tuple(lang for lang, _ in self.eps)
+
+    def bars(self, langs: np.ndarray) -> np.ndarray:
+        return check_bars(langs, self.languages, 1.0, dict(self.eps))
 
 
 def read_vectors(vectors: Vectors, number: int, langs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -133,9 +159,12 @@ def _sample_part(number: int, seed: int, vectors: Vectors, fraction: float) -> p
     return pd.DataFrame({"vector": pd.Series([row.tobytes() for row in vecs], dtype=object)})
 
 
-def clusters_step(docs: dd.DataFrame, vectors: Vectors, centroids: Artifact, keep: str, ctx: StageContext, out: Path) -> None:
-    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key."""
-    graph = ctx.map_parts(docs, _assign_part, vectors, str(centroids.path / "centroids.npy"), keep, Artifact(out), meta=pd.Series(dtype="int64"))
+def clusters_step(docs: dd.DataFrame, vectors: Vectors, centroids: Artifact, keep: str, ctx: StageContext, out: Path,
+                  sketch_languages: tuple[str, ...] = ()) -> None:
+    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key (and, with
+    ``sketch_languages``, ``sketch``: the :func:`bigram_sketch` bytes of those languages' pages)."""
+    graph = ctx.map_parts(docs, _assign_part, vectors, str(centroids.path / "centroids.npy"), keep, Artifact(out),
+                          sketch_languages, meta=pd.Series(dtype="int64"))
     ctx.compute(graph, "assign clusters")
 
 
@@ -150,7 +179,8 @@ def _langs(rows: pd.DataFrame) -> np.ndarray:
     return langs
 
 
-def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str, keep: str, out: Artifact) -> pd.Series:
+def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str, keep: str, out: Artifact,
+                 sketch_languages: tuple[str, ...] = ()) -> pd.Series:
     ids, _ = read_embedding_part(vectors.main.part_path(number))
     rows = df.set_index(df["doc_id"].astype(str)).loc[list(ids)] if len(ids) else df.iloc[:0]
     langs = _langs(rows)
@@ -161,6 +191,10 @@ def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str
         "lang": pd.Series(langs, dtype=object),
         "cluster": labels, "centroid_sim": sims, "keep_key": keep_key(rows, sims, keep),
     })
+    if sketch_languages:
+        wanted = np.isin(langs, list(sketch_languages))
+        frame["sketch"] = pd.Series([bigram_sketch(t).tobytes() if w else b"" for t, w in zip(rows["text"], wanted, strict=True)],
+                                    dtype=object)
     out.write_part(number, frame)
     return pd.Series([len(frame)], dtype="int64")
 
@@ -169,13 +203,15 @@ def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str
 
 
 def similarity_step(vectors: Vectors, clusters: Artifact, nparts: int, sources: tuple[str, ...], languages: tuple[str, ...],
-                    block_rows: int, sweep: tuple[float, ...], ctx: StageContext, out: Path) -> dict[str, Any]:
-    """Each pruned member's max cosine to an earlier member of its cluster; ``sweep.json``."""
+                    block_rows: int, sweep: tuple[float, ...], ctx: StageContext, out: Path,
+                    check: TextCheck | None = None) -> dict[str, Any]:
+    """Each pruned member's max cosine to an earlier member of its cluster (pairs of ``check``'s
+    languages only when their texts overlap); ``sweep.json``."""
     members = dd.from_map(_members_part, list(range(nparts)), vectors=vectors, clusters=clusters, sources=sources,
                           languages=languages, meta=MEMBERS_META, enforce_metadata=False)
     # The whole cluster must sit in one partition: shuffle (doc_id, vector, keep key) on the cluster id.
     shuffled = ctx.shuffle(members, "cluster", "similarity pass", npartitions=max(1, nparts))
-    counts = ctx.map_parts(shuffled, _similarity_part, Artifact(out), block_rows, sweep, meta=SWEEP_META)
+    counts = ctx.map_parts(shuffled, _similarity_part, Artifact(out), block_rows, sweep, check, meta=SWEEP_META)
     summary = fold_sweep(ctx.compute(counts, "similarity pass"))
     (out / "sweep.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
     return {"pruned": summary["pruned"], "eps_sweep": summary["by_source"]}
@@ -196,24 +232,44 @@ def _members_part(number: int, vectors: Vectors, clusters: Artifact, sources: tu
         "cluster": asg["cluster"].to_numpy(dtype=np.int64)[keep],
         "keep_key": asg["keep_key"].to_numpy(dtype=np.float64)[keep],
         "vector": pd.Series([row.tobytes() for row in half], dtype=object),
+        "lang": pd.Series(asg["lang"].to_numpy(dtype=object)[keep] if "lang" in asg.columns else [None] * int(keep.sum()), dtype=object),
+        "sketch": pd.Series(asg["sketch"].to_numpy(dtype=object)[keep] if "sketch" in asg.columns else [b""] * int(keep.sum()),
+                            dtype=object),
     })
 
 
-def _similarity_part(number: int, df: pd.DataFrame, out: Artifact, block_rows: int, sweep: tuple[float, ...]) -> pd.DataFrame:
+def _similarity_part(number: int, df: pd.DataFrame, out: Artifact, block_rows: int, sweep: tuple[float, ...],
+                     check: TextCheck | None = None) -> pd.DataFrame:
     if len(df):
         vecs = decode_vectors(df["vector"].tolist(), np.float16)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        sims = similarity_pass(df.drop(columns=["vector"]), vecs, block_rows=block_rows)
+        bars = sketches = None
+        if check is not None and check.languages:
+            bars = check.bars(df["lang"].to_numpy(dtype=object))
+            sketches = decode_sketches(df["sketch"].tolist())
+        sims = similarity_pass(df.drop(columns=["vector", "sketch"]), vecs, block_rows=block_rows, bars=bars, sketches=sketches,
+                               min_jaccard=check.min_jaccard if check is not None else 0.0)
     else:
         sims = empty_similarity()
     out.write_part(number, sims)
     return sweep_counts(sims, sweep)
 
 
-def removals_step(sims: Artifact, eps: float, ctx: StageContext, out: Path) -> dict[str, Any]:
-    """The duplicates at ``eps``, by input partition (``by_part/``), and ``count.json``."""
+def decode_sketches(blobs: list[bytes]) -> np.ndarray:
+    """Rows of :func:`bigram_sketch` bytes → (n, SKETCH_PERM) uint32; an empty blob (a page outside the
+    checked languages) gives a zero row, never compared."""
+    out = np.zeros((len(blobs), SKETCH_PERM), dtype=np.uint32)
+    for i, blob in enumerate(blobs):
+        if blob:
+            out[i] = np.frombuffer(blob, dtype=np.uint32)
+    return out
+
+
+def removals_step(sims: Artifact, eps: float, ctx: StageContext, out: Path, eps_by_language: dict[str, float] | None = None) -> dict[str, Any]:
+    """The duplicates at ``eps`` (``eps_by_language`` for those languages), by input partition
+    (``by_part/``), and ``count.json``."""
     frames = dd.from_map(_read_file, [str(p) for p in sims.parts()], meta=empty_similarity(), enforce_metadata=False)
-    removals = frames.map_partitions(decide, eps, meta=REMOVAL_META)
+    removals = frames.map_partitions(decide, eps, dict(eps_by_language or {}), meta=REMOVAL_META)
     n = write_removals(removals, out / "by_part", ctx, "decide")
     (out / "count.json").write_text(json.dumps({"removed": n, "eps": eps}))
     return {"removed": n}

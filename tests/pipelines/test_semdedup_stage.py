@@ -8,6 +8,7 @@ import pytest
 
 from classifiers.embedding import embedding_card, load_embeddings, resolve_model_path
 from curation.config import ConfigError
+from pipelines.recipe import profile_overrides
 from pipelines.stages.semdedup import SemDedupConfig
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
@@ -145,6 +146,12 @@ def test_config_is_validated_with_actionable_messages():
     with pytest.raises(ConfigError, match="unknown sources"):
         SemDedupConfig.from_dict({"sources": ["webb"]})
     assert SemDedupConfig.from_dict({"k": "12"}).k == 12
+    with pytest.raises(ConfigError, match=r"eps_by_language\['zh'\]"):
+        SemDedupConfig.from_dict({"eps_by_language": {"zh": 0}})
+    with pytest.raises(ConfigError, match="text_check_jaccard"):
+        SemDedupConfig.from_dict({"text_check_jaccard": 1.5})
+    with pytest.raises(ConfigError, match="a number"):
+        SemDedupConfig.from_dict({"eps_by_language": {"zh": "wide"}})
 
 
 def test_keep_column_must_exist(tmp_path, stage_input):
@@ -219,8 +226,21 @@ ZH_TEMPLATE = (
     "配送与退换：订单满 99 元包邮，支持七天无理由退换，退款将在收到商品后五个工作日内原路返回。\n"
     "保修：两年有限保修，请在官网注册您的产品。看过本商品的顾客还看了：水杯、茶壶、咖啡杯、焖烧罐。"
 )
-#: The CPU profile's semdedup settings (pipelines/configs/profiles/cpu.yaml).
+#: The bilingual static embedder at the CPU profile's English bar (the profile's own settings: CPU below).
 BILINGUAL = ["semdedup.model=minilm-static-bi", "semdedup.static_model=minilm-static-bi", "semdedup.eps=0.05"]
+#: The CPU profile's semdedup settings as shipped (pipelines/configs/profiles/cpu.yaml).
+CPU = [f"semdedup.{o}" for o in profile_overrides("cpu", "semdedup")]
+#: Real-style hotel reviews: one topic, no shared template. The static model puts reviews 1 and 6 at cosine 0.91.
+ZH_REVIEWS = [
+    "酒店位置很好，离地铁站只有五分钟，房间干净整洁，前台服务热情，早餐品种丰富，下次出差还会再来。",
+    "房间有点小，隔音不好，晚上能听到走廊的声音，早餐一般，服务员态度还可以，性价比不高。",
+    "入住的是大床房，床很舒服，卫生间也很干净，就是空调声音有点大，总体来说还不错，值得推荐。",
+    "前台办理入住很慢，等了半个多小时，房间里有烟味，换了一间才好一些，早餐的品种太少了。",
+    "酒店环境安静，服务周到，房间宽敞明亮，窗外就是湖景，早餐很丰盛，价格也合理，很满意的一次入住。",
+    "位置比较偏，打车不太方便，不过房间设施很新，热水很足，服务员很有礼貌，停车也方便。",
+    "这家酒店的性价比很高，房间虽然不大但是很温馨，床单被罩都很干净，前台小姐姐很热情。",
+    "设施比较陈旧，卫生间的水龙头一直漏水，反映给前台也没人来修，早餐只有几样，不会再住了。",
+]
 
 
 def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_languages_include_chinese(tmp_path):
@@ -238,9 +258,36 @@ def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_langu
     assert len({d for d in removed if d.startswith("zhshop-")}) == 3  # one product page of the site is kept
     assert len({d for d in removed if d.startswith("shop-")}) == 3
     assert not {d for d in removed if d.startswith(("zh-", "topic-"))}  # unrelated pages, either language, are kept
-    run_one("semdedup", inp, tmp_path / "profile", BILINGUAL)  # the profile as shipped: English only
-    _, ledger = assert_conservation(inp, tmp_path / "profile")
+    run_one("semdedup", inp, tmp_path / "en", BILINGUAL)  # static_languages as the recipe has it: English only
+    _, ledger = assert_conservation(inp, tmp_path / "en")
     assert not any(d.startswith("zh") for d in ledger["doc_id"]) and any(d.startswith("shop-") for d in ledger["doc_id"])
+
+
+def test_the_cpu_profile_prunes_chinese_template_pages_and_keeps_reviews_on_one_topic(tmp_path):
+    from distributed import Client, LocalCluster
+
+    names, cities = ["云帆", "青松", "星河", "晨光"], ["杭州", "成都", "武汉", "苏州"]
+    rows = [{"doc_id": f"zhshop-{i}", "source": "web", "lang": "zh",
+             "text": ZH_TEMPLATE.format(name=names[i], num=1000 + 37 * i, price=59 + 20 * i, stock=3 + i, city=cities[i],
+                                        days=2 + i, litres=i + 1)} for i in range(4)]
+    rows += [{"doc_id": f"zhr-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(ZH_REVIEWS)]
+    rows += [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web", "lang": "en"} for i in range(4)]
+    rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows), nparts=2)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster) as client:
+        run_one("semdedup", inp, tmp_path / "cpu", CPU, client=client)
+    _, ledger = assert_conservation(inp, tmp_path / "cpu")
+    removed = set(ledger["doc_id"])
+    assert len({d for d in removed if d.startswith("zhshop-")}) == 3  # one product page of the site is kept
+    assert len({d for d in removed if d.startswith("shop-")}) == 3
+    assert not {d for d in removed if d.startswith(("zhr-", "topic-"))}  # reviews of one topic share no text: all kept
+    detail = ledger.set_index("doc_id")["detail"]
+    assert all('"eps": 0.12' in detail[d] for d in removed if d.startswith("zhshop-"))
+    assert all('"eps": 0.05' in detail[d] for d in removed if d.startswith("shop-"))
+    # the check is what keeps the reviews: on the static cosine alone at 0.88 two of them are one page
+    run_one("semdedup", inp, tmp_path / "cosine", [*CPU, "semdedup.text_check_languages=[]"])
+    _, ledger = assert_conservation(inp, tmp_path / "cosine")
+    assert {d for d in ledger["doc_id"] if d.startswith("zhr-")} & {"zhr-1", "zhr-6"}
 
 
 def test_the_static_model_is_mixed_in_only_for_its_languages(tmp_path):
