@@ -137,11 +137,19 @@ def teacher_vectors(df: pd.DataFrame, cache: Path = CACHE) -> np.ndarray:
 
 def teacher_scores(df: pd.DataFrame, cache: Path = CACHE) -> np.ndarray:
     """The default settings' edu score of every row (transformer vectors + hashed n-grams)."""
+    return teacher_members(df, cache)["teacher"]
+
+
+def teacher_members(df: pd.DataFrame, cache: Path = CACHE) -> dict[str, np.ndarray]:
+    """The default's score (``teacher``) and its two members' (``head``: transformer vectors, ``hashed``)."""
     from classifiers.edu import get_edu_scorer
     from classifiers.scorer import Batch
 
-    v = teacher_vectors(df, cache)
-    return np.asarray(get_edu_scorer(device="cpu").score(Batch(df["text"].tolist(), vectors=v)), dtype=np.float64)
+    batch = Batch(df["text"].tolist(), vectors=teacher_vectors(df, cache))
+    scorer = get_edu_scorer(device="cpu")
+    (head, _), (hashed, _) = scorer.members
+    return {"teacher": np.asarray(scorer.score(batch), dtype=np.float64),
+            "head": np.asarray(head.score(batch), dtype=np.float64), "hashed": np.asarray(hashed.score(batch), dtype=np.float64)}
 
 
 def main() -> None:
