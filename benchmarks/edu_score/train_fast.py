@@ -24,8 +24,8 @@ mean of a transformer head and that hashed member, so the student is the mean of
 and a new hashed model ``g`` trained on ``2 * target - hashed`` — for English that is the head's score,
 the transformer's half of the teacher distilled into n-grams; for Chinese the rest of the calibrated
 target. Both halves share the featurisation, so they are stored as one weight vector. Every kind of
-document weighs alike in training. Last, a monotone piecewise-linear map (quantiles of grouped
-out-of-fold student scores → quantiles of the targets, training split) restores the teacher's
+document weighs alike in training. Last, a monotone piecewise-linear map (kind-weighted quantiles of
+grouped out-of-fold student scores → those of the targets, training split) restores the teacher's
 spread: a regression of a noisy target shrinks toward the mean, and a textbook page should reach 3
 as often as under the teacher. Chinese gets a map of its own (fitted on Chinese rows, used for texts
 whose letters are mostly Han): with ten note files, a held-out topic is scored well below the
@@ -137,16 +137,18 @@ def calibration(df: pd.DataFrame, y: np.ndarray, residual: np.ndarray, w: np.nda
         m = fit([t for t, keep in zip(texts, ~test, strict=True) if keep], residual[~test], w[~test], base)
         oof[test] = m.predict([t for t, keep in zip(texts, test, strict=True) if keep])
     en = (df["lang"] == "en").to_numpy()
-    return {"en": quantile_map(oof[en], y[en], "English training rows"),
-            "zh": {**quantile_map(oof[~en], y[~en], "Chinese training rows"), "min_share": HAN_SHARE}}
+    return {"en": quantile_map(oof[en], y[en], w[en], "English training rows"),
+            "zh": {**quantile_map(oof[~en], y[~en], w[~en], "Chinese training rows"), "min_share": HAN_SHARE}}
 
 
-def quantile_map(oof: np.ndarray, y: np.ndarray, rows: str) -> dict:
+def quantile_map(oof: np.ndarray, y: np.ndarray, w: np.ndarray, rows: str) -> dict:
+    """Knots at the kind-weighted quantiles (every kind weighs alike, as in training)."""
     q = np.linspace(0.0, 1.0, KNOTS)
-    raw = np.maximum.accumulate(np.quantile(oof, q))
+    raw = np.maximum.accumulate(np.quantile(oof, q, weights=w, method="inverted_cdf"))
     raw = raw + np.arange(KNOTS) * 1e-6  # strictly increasing for np.interp
-    return {"raw": [round(float(x), 5) for x in raw], "score": [round(float(x), 5) for x in np.quantile(y, q)],
-            "fitted_on": f"quantiles of grouped 3-fold out-of-fold scores and of the targets, {rows}"}
+    score = np.quantile(y, q, weights=w, method="inverted_cdf")
+    return {"raw": [round(float(x), 5) for x in raw], "score": [round(float(x), 5) for x in score],
+            "fitted_on": f"kind-weighted quantiles of grouped 3-fold out-of-fold scores and of the targets, {rows}"}
 
 
 def bands(s: np.ndarray) -> dict[str, float]:

@@ -86,7 +86,7 @@ def test_fast_orders_the_samples_generated_pages_in_both_languages(fast):
     s = fast.score(Batch([r["text"] for r in zh]))
     article = np.array([r["meta"]["kind"] == "article" for r in zh])
     assert roc_auc(article, s) >= 0.95
-    assert (s[article] >= 2.0).mean() >= 0.25 and (s[~article] < 2.0).all()  # articles reach medium, the rest stays low
+    assert (s[article] >= 2.0).mean() >= 0.5 and (s[~article] < 2.0).mean() >= 0.9  # articles reach medium, the rest stays low
     math = [r for path in sorted((SAMPLE / "math_science").glob("*.jsonl.gz")) for r in _sample(path)
             if isinstance(r.get("meta"), dict) and "edu_label" in r["meta"]]
     assert len(math) >= 100
