@@ -6,7 +6,7 @@ Scorers, same run: the default settings' scorer (classifiers/models/edu_default:
 head + hashed n-grams, trained on English reference documents; its transformer vectors are read
 from the cache of ``benchmarks/edu_score/distil_data.py`` or embedded there) and the CPU profile's
 scorer (classifiers/models/edu_fast: hashed n-grams distilled from the default on English and
-Chinese). Sets: the held-out split of ``distil_data`` (never trained on by edu_fast) — Chinese
+Chinese); peer: the previous fast path (the default's hashed member alone). Sets: the held-out split of ``distil_data`` (never trained on by edu_fast) — Chinese
 computer-science note sections of 3 note files and their 600–1,200-character windows, real Chinese
 reviews, English OpenStax modules and English web pages (WCXB). Reported per set and scorer: mean,
 quartiles and the share in each band (low < 2 ≤ medium < 3 ≤ high), and the share of (note,
@@ -46,7 +46,8 @@ def main() -> None:
     df = df[keep].reset_index(drop=True)
     texts = df["text"].tolist()
     scores = {"default settings (edu_default)": distil_data.teacher_scores(df),
-              "--profile cpu (edu_fast)": get_edu_scorer(fast_model_dir()).score(Batch(texts))}
+              "--profile cpu (edu_fast)": get_edu_scorer(fast_model_dir()).score(Batch(texts)),
+              "previous fast path (edu_default/hashed)": get_edu_scorer(ROOT / "classifiers/models/edu_default/hashed").score(Batch(texts))}
     for scorer, s in scores.items():
         for name, mask in sets.items():
             m = mask[keep].to_numpy()
