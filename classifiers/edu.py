@@ -8,6 +8,9 @@ carries none. A model folder says its kind in its card (``model.json``):
   mean of a linear head on all-MiniLM-L6-v2 embeddings plus a zero-shot prior (similarity to
   rubric descriptions) and a hashed n-gram regression, both trained on labelled reference
   documents and calibrated to the 0–5 scale (see the model card and ``docs/edu_score.md``);
+- ``hashed_linear`` with the name ``edu_fast`` — the CPU scorer shipped under
+  ``classifiers/models/edu_fast/``: a hashed n-gram regression distilled from the default's scores
+  on English and Chinese text (``benchmarks/edu_score/train_fast.py``), no embeddings needed;
 - ``embedding_head`` — :class:`classifiers.embedding_head.EmbeddingHeadScorer`, the FineWeb-Edu
   recipe: a head fit on a run's LLM annotations (``curate train-classifier edu``) is one;
 - anything else — a hashed word/char n-gram linear regression on the annotations
@@ -52,6 +55,12 @@ def default_model_dir() -> Path:
     return Path(__file__).resolve().parent / "models" / "edu_default"
 
 
+def fast_model_dir() -> Path:
+    """The shipped CPU scorer (``classifiers/models/edu_fast``): hashed word/char n-grams distilled from
+    the default on English and Chinese text, no transformer (``scorer: fast``, ``--profile cpu``)."""
+    return Path(__file__).resolve().parent / "models" / "edu_fast"
+
+
 class HashedEduScorer:
     """A hashed n-gram linear regression (``classifiers.linear.HashedLinearModel``) clipped to 0–5."""
 
@@ -72,7 +81,42 @@ class HashedEduScorer:
     def score(self, batch: Batch) -> np.ndarray:
         if not len(batch):
             return np.zeros(0)
-        return np.clip(np.asarray(self.load().predict(batch.clean_texts()), dtype=np.float64), *SCALE)
+        model = self.load()
+        texts = batch.clean_texts()
+        raw = np.asarray(model.predict(texts), dtype=np.float64)
+        han = model.card.get("calibration_han")
+        if not han:
+            return calibrate(raw, model.card.get("calibration"))
+        mostly_han = np.array([han_share(t) >= float(han["min_share"]) for t in texts], dtype=bool)
+        return np.where(mostly_han, calibrate(raw, han), calibrate(raw, model.card.get("calibration")))
+
+
+def han_share(text: str, chars: int = 2000) -> float:
+    """Han characters over Han characters plus Latin letters in the first ``chars`` characters.
+
+    >>> han_share("函数的导数 f(x) = 2x"), han_share("the derivative"), han_share("")
+    (0.625, 0.0, 0.0)
+    """
+    head = text[:chars]
+    han = sum(1 for c in head if "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf")
+    latin = sum(1 for c in head if c.isascii() and c.isalpha())
+    return han / (han + latin) if han + latin else 0.0
+
+
+def calibrate(raw: np.ndarray, calibration: dict[str, Any] | None) -> np.ndarray:
+    """``raw`` through a monotone piecewise-linear map (knots ``raw`` → ``score``), clipped to 0–5.
+
+    A card may hold two maps: ``calibration``, and ``calibration_han`` for texts whose letters are
+    mostly Han (:func:`han_share` at least its ``min_share``), fitted on Chinese text.
+
+    >>> calibrate(np.array([-1.0, 1.0, 2.0, 9.0]), {"raw": [0.0, 2.0, 4.0], "score": [0.0, 3.0, 5.0]}).tolist()
+    [0.0, 1.5, 3.0, 5.0]
+    >>> calibrate(np.array([7.0]), None).tolist()
+    [5.0]
+    """
+    if calibration:
+        raw = np.interp(raw, np.asarray(calibration["raw"], dtype=np.float64), np.asarray(calibration["score"], dtype=np.float64))
+    return np.clip(raw, *SCALE)
 
 
 @functools.lru_cache(maxsize=4)

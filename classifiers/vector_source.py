@@ -47,13 +47,14 @@ class VectorSource:
 
     @classmethod
     def build(cls, upstream: Path | str | None, embedder: dict[str, Any], extra: Sequence[Path | str] = (),
-              who: str = "scorer") -> VectorSource:
-        """``upstream`` when its card matches ``embedder`` (a warning otherwise), then ``extra``
-        folders (vectors this stage stored itself, same settings)."""
+              who: str = "scorer", warn: bool = True) -> VectorSource:
+        """``upstream`` when its card matches ``embedder`` (a warning otherwise, when ``warn``: the
+        caller will embed), then ``extra`` folders (vectors this stage stored itself, same settings)."""
         up = Path(upstream) if upstream else None
         if up is not None and not compatible(up, embedder):
-            log.warning("%s: stored embeddings use %s, it needs %s; embedding again",
-                        who, embedding_card(up).get("embedder", {}), embedder)
+            if warn:
+                log.warning("%s: stored embeddings use %s, it needs %s; embedding again",
+                            who, embedding_card(up).get("embedder", {}), embedder)
             up = None
         folders = tuple(Path(p) for p in ([up] if up is not None else []) + list(extra))
         return cls(folders, dict(embedder), up)

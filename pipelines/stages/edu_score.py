@@ -122,10 +122,12 @@ class EduScoreStage(RowStage):
         from classifiers.scorer import model_fingerprint
 
         sources = tuple(sorted(cfg.sources))
-        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score")
-        figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
         annotations = self._annotations(docs, cfg, sources, ctx)
-        if cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head"):
+        # Only the full default scorer and a distilled head read transformer vectors (scorer: fast reads text).
+        needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
+        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score", warn=needs_vectors)
+        figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
+        if needs_vectors:
             emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}
             embedded = ctx.step("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, vectors, cfg, out, ctx)).path
             vectors = vectors.with_folders(embedded)

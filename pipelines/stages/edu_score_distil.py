@@ -137,17 +137,15 @@ def failed_annotations(annotations: Path, cfg: Any) -> dict[str, str]:
     }
 
 
-#: The member of the shipped default that ``scorer: fast`` uses alone (held-out AUC 0.963 vs 0.975).
-FAST_MEMBER = "hashed"
-
-
 def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
     """The model folder that scores every document, by ``scorer`` (see :mod:`pipelines.stages.edu_score`)."""
     model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
     if cfg.scorer == "default":
         return default
-    if cfg.scorer == "fast":  # the default's hashed n-gram member: no transformer vectors (--profile cpu)
-        return default / FAST_MEMBER
+    if cfg.scorer == "fast":  # hashed n-grams distilled from the default, English and Chinese: no transformer (--profile cpu)
+        from classifiers.edu import fast_model_dir
+
+        return fast_model_dir()
     if cfg.scorer == "distilled":
         if model is None:
             raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {skip_reason(distilled)}")

@@ -162,9 +162,9 @@ def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_pat
     np.testing.assert_allclose(got, direct, atol=0.02)  # float16 storage of upstream vectors
 
 
-def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_path, monkeypatch):
-    """``scorer: fast`` (``--profile cpu``) scores with the shipped hashed n-gram member and never runs the transformer."""
-    from classifiers.edu import default_model_dir, get_edu_scorer
+def test_fast_scorer_embeds_nothing_and_scores_with_the_shipped_cpu_model(tmp_path, monkeypatch):
+    """``scorer: fast`` (``--profile cpu``) scores with ``classifiers/models/edu_fast`` and never runs the transformer."""
+    from classifiers.edu import fast_model_dir, get_edu_scorer
     from classifiers.embedding import get_embedder
 
     df = corpus(garbled=())
@@ -180,9 +180,9 @@ def test_fast_scorer_embeds_nothing_and_equals_the_defaults_hashed_member(tmp_pa
         res = run_stage("edu_score", rec, stage_dir=run / "70_edu_score", input_dir=inp, run_dir=run, quiet=True)
     kept, _ = assert_conservation(inp, run / "70_edu_score")
     assert embedded == [] and "embedding" not in res.stats["extra"]
-    assert res.stats["extra"]["scorer"]["choice"] == "fast"
+    assert res.stats["extra"]["scorer"]["choice"] == "fast" and res.stats["extra"]["scorer"]["card"]["name"] == "edu_fast"
     scored = df[df["source"] != "code"]
-    direct = get_edu_scorer(default_model_dir() / "hashed").score(Batch(scored["text"].tolist()))
+    direct = get_edu_scorer(fast_model_dir()).score(Batch(scored["text"].tolist()))
     got = kept.set_index("doc_id").loc[scored["doc_id"], "edu_score"].to_numpy()
     np.testing.assert_allclose(got, direct, atol=1e-6)
 
