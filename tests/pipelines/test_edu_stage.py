@@ -191,7 +191,7 @@ def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
     from pipelines.recipe import profile_overrides
 
     assert "edu_score.scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static-bi" in profile_overrides("cpu")
-    assert profile_overrides("cpu", "edu_score") == ["scorer=fast", "annotator=none"]
+    assert profile_overrides("cpu", "edu_score") == ["scorer=fast"]  # no judge runs by default in any profile
     with pytest.raises(ConfigError, match="does not exist; choose one of"):
         profile_overrides("tpu")
     rec = load_recipe(None, profile_overrides("cpu"))
