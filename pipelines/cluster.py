@@ -195,8 +195,12 @@ def open_client(
     frames = {"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}
     if scheduler == "synchronous":
         # no distributed.* keys here: where this block were the first to set them, leaving it would
-        # remove the defaults of a distributed imported inside it (a test's, or a later client's)
-        with dask.config.set({**frames, "scheduler": "synchronous"}):
+        # remove the defaults of a distributed imported inside it (a test's, or a later client's).
+        # The scheduler as a function, not the name "synchronous": for a name, Dask imports
+        # distributed to look for a client first (~0.4 CPU-s of imports a one-process run never uses)
+        from dask.local import get_sync
+
+        with dask.config.set({**frames, "scheduler": get_sync}):
             yield None
         return
     with dask.config.set({**frames, **WORKER_ENVIRON}):
