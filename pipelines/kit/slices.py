@@ -101,8 +101,9 @@ def run_slice(path: str, columns: list[str] | None, j: int, k: int, fn: Callable
 
     share = None if k == 1 else (j, k)
     schema = pq.read_schema(path) if columns is not None or sources is not None else None
-    if columns is not None:
-        columns = [c for c in columns if c in schema.names]
+    if columns is not None:  # in the part's order, as a read of every column gives them
+        wanted = set(columns)
+        columns = [c for c in schema.names if c in wanted]
     if sources is not None and "source" in schema.names:
         rows = read_part(path, ["source"], share)
         if not rows["source"].isin(list(sources)).any():
