@@ -4,7 +4,7 @@
     python benchmarks/recipe/peer.py --peer 3f4d58f --mb 30 --turns 3 --workers 2  # and 2 workers
     python benchmarks/recipe/peer.py --peer 3f4d58f --input sample_data --turns 3   # a small corpus: the fixed costs
 
-The peer is ``git archive <commit>`` unpacked under benchmarks/_work/recipe/peer-<commit>/ and run
+The peer is ``git archive <commit>`` unpacked in the temp folder (``curation-peer-<commit>``) and run
 with its own code and recipe file (``PYTHONPATH`` set to it), so both trees run in the same call,
 on the same corpus (``bench_recipe.build_corpus``), in turns: peer then this tree, one process
 (``--scheduler synchronous``), then with ``--workers`` the same on a LocalCluster. Each turn also
@@ -24,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,8 +33,9 @@ from bench_recipe import ROOT, WORK, build_corpus, compare_outputs, corpus_texts
 
 
 def peer_tree(commit: str) -> Path:
-    """``git archive commit`` unpacked once under WORK."""
-    out = WORK / f"peer-{commit}"
+    """``git archive commit`` unpacked once in the temp folder (outside the repository: its
+    sources are not this tree's)."""
+    out = Path(tempfile.gettempdir()) / f"curation-peer-{commit}"
     if not (out / "pipelines").is_dir():
         out.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
