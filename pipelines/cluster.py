@@ -203,9 +203,11 @@ def open_client(
         with dask.config.set({**frames, "scheduler": get_sync}):
             yield None
         return
-    with dask.config.set({**frames, **WORKER_ENVIRON}):
-        from distributed import Client, LocalCluster
+    # imported before its keys are set: a key set first would be removed whole on leaving, with
+    # every default distributed registered when it was imported inside the block
+    from distributed import Client, LocalCluster
 
+    with dask.config.set({**frames, **WORKER_ENVIRON}):
         # distributed sets its loggers to INFO on import; keep the console for our progress.
         logging.getLogger("distributed").setLevel(logging.WARNING)
 
