@@ -48,7 +48,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; for ``command`` ``run``, ``stats`` or a stage, the extra commands' parsers
+    are left bare (their modules import trainers and models: ~0.5 CPU-s a run does not need)."""
     parser = argparse.ArgumentParser(prog="curate", description="Pretraining-data curation (GLM-4.5 recipe) on Dask.")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run every enabled stage of a recipe")
@@ -63,7 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--json", action="store_true", help="print the stats as JSON")
     stats.add_argument("--mixture", action="store_true", help="per phase: each group's planned and replayed tokens, shares, epochs, cap")
     stats.add_argument("--check", action="store_true", help="exit 1 when the run did not finish or holds stage folders it left out")
-    add_module_parsers(sub, COMMANDS, "handler")
+    if command in ("run", "stats") or (command or "").replace("-", "_") in STAGES:
+        for name in COMMANDS:
+            sub.add_parser(name)
+    else:
+        add_module_parsers(sub, COMMANDS, "handler")
     return parser
 
 
@@ -121,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args, extra = parser.parse_known_args(argv)
     _split_overrides(parser, args, extra)
     quiet = getattr(args, "quiet", False)

@@ -118,11 +118,29 @@ def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> S
     if not isinstance(section, dict):
         raise ConfigError(f"stages.{name} must be a mapping of keys (e.g. keep: first), not {brief(section)}")
     try:
-        return cls.from_dict(section)
+        key = (cls, json.dumps(section, sort_keys=True, default=repr))
+    except (TypeError, ValueError):  # keys that JSON cannot sort: build it every time
+        key = None
+    cached = _CONFIGS.get(key) if key is not None else None
+    if cached is not None:
+        return cached
+    try:
+        cfg = cls.from_dict(section)
     except (ConfigError, ValueError, TypeError, KeyError, OverflowError) as exc:
         # a stage's validate() may raise any of these from library checks: all are the recipe's fault here
         text = str(exc) if not isinstance(exc, KeyError) else f"missing or unknown key {exc}"
         raise ConfigError(f"stages.{name}: {text[:2000]}") from exc
+    if key is not None:
+        if len(_CONFIGS) >= 256:
+            _CONFIGS.clear()
+        _CONFIGS[key] = cfg
+    return cfg
+
+
+#: Validated stage configs by (class, section as JSON): a run builds each one 4-5 times (the
+#: up-front checks of the CLI and the runner, the run record, the stage hash, the stage itself),
+#: and building the recipe's nine takes ~0.1 CPU-s (benchmarks/recipe). Configs are frozen.
+_CONFIGS: dict[tuple[type, str], StageConfig] = {}
 
 
 def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) -> None:

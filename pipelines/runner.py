@@ -41,7 +41,7 @@ from pipelines.run_record import RunProgress, remove_other_stages, remove_run_re
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
 from pipelines.stages import STAGES, folder_name, load_stage
-from pipelines.worker_loss import KilledWorker, WorkerLostError, killed_worker_message, memory_limits
+from pipelines.worker_loss import WorkerLostError, is_killed_worker, killed_worker_message, memory_limits
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,9 @@ def _build_and_write(
         counts_graph = ctx.map_parts(annotated, io.write_partition, str(work), name, meta=io.COUNTS_META)
         counts = ctx.compute(counts_graph, "write", costs=ctx.costs())
         shutil.rmtree(work / SCRATCH, ignore_errors=True)
-    except KilledWorker as exc:
+    except Exception as exc:
+        if not is_killed_worker(exc):
+            raise
         raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
     summary = io.summarise_counts(counts)
     if n_in is not None and summary["in"]["documents"] != n_in:

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any
 
-from distributed.scheduler import KilledWorker  # noqa: F401 - the runner recognises a lost worker by this type
+
+def is_killed_worker(exc: BaseException) -> bool:
+    """True for Dask's ``KilledWorker`` (a task whose workers died). Looked up where ``distributed``
+    is already loaded: a run that never imported it (one process) cannot have raised one."""
+    killed = getattr(sys.modules.get("distributed.scheduler"), "KilledWorker", None)
+    return killed is not None and isinstance(exc, killed)
 
 
 class WorkerLostError(RuntimeError):

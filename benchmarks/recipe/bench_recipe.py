@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1].parent
-DATA = ROOT.parent / "shared" / "data"
+DATA = Path(os.environ.get("CURATION_SHARED_DATA", ROOT.parent / "shared" / "data"))  # as benchmarks/extract/bench_crawl.py
 WORK = ROOT / "benchmarks" / "_work" / "recipe"
 SHARE = {"web": 0.45, "code": 0.35, "math_science": 0.20}  # of bytes
 

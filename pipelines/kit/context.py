@@ -116,18 +116,19 @@ class StageContext:
             log.info("%s: reusing %s from %s", self.name, name, final)
         return self._use_step(name, final)
 
-    def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None) -> list[Artifact]:
+    def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None,
+                     columns: list[str] | None = None) -> list[Artifact]:
         """Several :meth:`step` s, each one ``write_sliced(docs, folder, step.fn, *step.args)``,
         computed as one graph, so the tasks of the second fill the first one's tail. Each keeps its own cache folder,
         figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
-        artifacts come back in the order of ``steps``."""
+        artifacts come back in the order of ``steps``. ``sources`` and ``columns``: as :meth:`write_sliced`'s."""
         todo, finals = [], []
         for s in steps:
             final, key = self._step_folder(s.name, s.params)
             finals.append(final)
             if not (final / "_DONE").exists():
                 tmp = self._open_step(s.name, key)
-                todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources)))
+                todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources, columns=columns)))
             else:
                 log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
@@ -173,7 +174,7 @@ class StageContext:
         return docs.map_partitions(_numbered, fn, *args, meta=meta, **kwargs)
 
     def write_sliced(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str,
-                     sources: Any = None) -> int:
+                     sources: Any = None, columns: list[str] | None = None) -> int:
         """``fn(number, rows, *args)`` (a row-wise step returning a frame) over every partition,
         each partition cut into row slices that run as tasks of their own
         (:mod:`pipelines.kit.slices`), written as ``out``'s part ``number``; returns the rows
@@ -182,12 +183,17 @@ class StageContext:
         ``sources``: the sources ``fn`` works on. A partition without a token of them (the input
         stage's ``costs``) runs as one task, since ``fn`` has nothing to do there and slices
         of it would cost the scheduler more than the work. The files are the same: the step is
-        row-wise."""
-        writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources)
+        row-wise. ``fn`` must give for rows outside ``sources`` what it gives for none of them: a
+        slice that holds no row of them is read by its ``source`` column alone and ``fn`` gets
+        none of its rows (a scorer of code never reads the text of a web partition).
+
+        ``columns``: the columns ``fn`` reads (those the input has; ``None``: all), so a scorer
+        does not read the columns it does not score."""
+        writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources, columns=columns)
         return int(sum(self.compute(writes, label, costs=costs)))
 
     def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any,
-                       sources: Any) -> tuple[list[Any], list[int] | None]:
+                       sources: Any, columns: list[str] | None = None) -> tuple[list[Any], list[int] | None]:
         """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows (its
         key ends with the partition number, as its slices' keys do), and the writes' costs for
         :meth:`compute`: the input stage's tokens of ``sources`` per partition, so the costliest
@@ -201,11 +207,11 @@ class StageContext:
 
         costs = None
         if docs is self.input_docs and len(self.input_files) == docs.npartitions:
-            # all columns (what read_docs gives); the pieces are put together in the writing task
+            # the columns fn reads, the rows of its sources; the pieces are put together in the writing task
             costs = self.costs(sources)
             whole = {number for number, cost in enumerate(costs or []) if cost == 0} if sources is not None else set()
-            pieces = sliced_pieces(self.input_files, None, fn, *args, whole=whole)
-        else:  # a frame the stage derived: whole partitions
+            pieces = sliced_pieces(self.input_files, columns, fn, *args, whole=whole, sources=sources)
+        else:  # a frame the stage derived: whole partitions, every column it has
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
         token = uuid.uuid4().hex
         writes = [delayed(_write_pieces)(out, number, each, dask_key_name=(f"write_pieces-{token}", number)) for number, each in enumerate(pieces)]

@@ -95,6 +95,8 @@ class RowStage(StageShape):
 
     #: config fields the scores depend on (the ``scores`` cache key); the other fields only decide
     score_keys: ClassVar[tuple[str, ...]] = ()
+    #: the columns ``score`` reads besides ``doc_id`` and ``source`` (``None``: every column)
+    score_columns: ClassVar[tuple[str, ...] | None] = None
 
     def score(self, rows: pd.DataFrame, cfg: Any) -> pd.DataFrame:
         """The produced columns of ``rows`` (rows of the stage's sources), on ``rows``' index."""
@@ -107,7 +109,8 @@ class RowStage(StageShape):
                   **{k: getattr(cfg, k) for k in self.score_keys}}
 
         def produce(out: Path) -> dict[str, Any]:
-            rows = ctx.write_sliced(docs, Artifact(out), _score_rows, self, cfg, label="score", sources=sources)
+            columns = ["doc_id", "source", *self.score_columns] if self.score_columns is not None else None
+            rows = ctx.write_sliced(docs, Artifact(out), _score_rows, self, cfg, label="score", sources=sources, columns=columns)
             return {"scored_documents": rows}
 
         scores = ctx.step("scores", params, produce)

@@ -88,13 +88,29 @@ def _bounds(sizes: np.ndarray, k: int) -> list[int]:
     return bounds
 
 
-def run_slice(path: str, columns: list[str] | None, j: int, k: int, fn: Callable[..., pd.DataFrame], number: int, *args: Any) -> pd.DataFrame | None:
+def run_slice(path: str, columns: list[str] | None, j: int, k: int, fn: Callable[..., pd.DataFrame], number: int, *args: Any,
+              sources: Collection[str] | None = None) -> pd.DataFrame | None:
     """``fn(number, rows, *args)`` on slice ``j`` of ``k`` of the part ``path`` (its share of the
     row groups, read alone); ``None`` for an empty slice after the first (the first always runs,
-    so a part the step has nothing to do in is still seen once, as before)."""
+    so a part the step has nothing to do in is still seen once, as before).
+
+    ``columns``: those ``fn`` reads (the ones the part has; ``None``: all). ``sources``: the sources
+    ``fn`` works on; a slice without a row of them is read by its ``source`` column alone, and
+    ``fn`` gets none of its rows (same columns), as it would keep none of them."""
     from pipelines.io import read_part
 
-    df = read_part(path, columns, None if k == 1 else (j, k))
+    share = None if k == 1 else (j, k)
+    schema = pq.read_schema(path) if columns is not None or sources is not None else None
+    if columns is not None:  # in the part's order, as a read of every column gives them
+        wanted = set(columns)
+        columns = [c for c in schema.names if c in wanted]
+    if sources is not None and "source" in schema.names:
+        rows = read_part(path, ["source"], share)
+        if not rows["source"].isin(list(sources)).any():
+            if j and not len(rows):
+                return None
+            return fn(number, schema.empty_table().select(columns if columns is not None else schema.names).to_pandas(), *args)
+    df = read_part(path, columns, share)
     if j and not len(df):
         return None
     return fn(number, df, *args)
@@ -113,16 +129,19 @@ def concat_pieces(pieces: list[pd.DataFrame | None]) -> pd.DataFrame:
 
 
 def sliced_pieces(files: Sequence[str], columns: list[str] | None, fn: Callable[..., pd.DataFrame], *args: Any,
-                  whole: Collection[int] = ()) -> list[list[Any]]:
+                  whole: Collection[int] = (), sources: Collection[str] | None = None) -> list[list[Any]]:
     """Per partition file, its ``dask.delayed`` pieces: ``fn(number, rows, *args)`` over each of
     the file's row slices (``columns`` read); :func:`concat_pieces` puts them back in row order.
     The partitions numbered in ``whole`` run as one piece (the step has nothing to do there).
     Each piece's key ends with its partition number, as a dataframe's partitions' keys do, so
-    :func:`pipelines.progress.compute_with_progress`'s ``costs`` rank the pieces by partition."""
+    :func:`pipelines.progress.compute_with_progress`'s ``costs`` rank the pieces by partition.
+    ``sources``: as :func:`run_slice`'s."""
     import uuid
 
     from dask import delayed
 
     token = uuid.uuid4().hex
-    return [[delayed(run_slice)(path, columns, j, k, fn, number, *args, dask_key_name=(f"run_slice-{token}-{j}", number)) for j in range(k)]
+    scope = sorted(sources) if sources is not None else None
+    return [[delayed(run_slice)(path, columns, j, k, fn, number, *args, sources=scope, dask_key_name=(f"run_slice-{token}-{j}", number))
+             for j in range(k)]
             for number, path, k in ((n, p, 1 if n in whole else slice_count(p)) for n, p in enumerate(files))]

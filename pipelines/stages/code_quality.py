@@ -85,6 +85,10 @@ class CodeQualityConfig(StageConfig):
                 "long_line": self.long_line, "scorers": versions, "score_max_chars": self.score_max_chars}
 
 
+#: The columns the scores read (curation.quality.code_files.score_frame).
+SCORE_READS = ["doc_id", "source", "text", "path", "language"]
+
+
 def _score(_number: int, df: pd.DataFrame, cfg: CodeQualityConfig) -> pd.DataFrame:
     scorers = {name: _on_batches(get_scorer(name, cfg.learned_model)) for name in cfg.scorers}
     return score_frame(df, scorers, sources=cfg.sources, language_from=cfg.language_from, header_lines=cfg.header_lines,
@@ -103,7 +107,8 @@ class CodeQualityStage(RowStage):
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
     def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
-        scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg)
+        scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg,
+                            columns=SCORE_READS)
         hist = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
         default, overrides = cfg.tiers.rules()
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)

@@ -26,12 +26,12 @@ from pipelines.kit import Artifact, StageContext
 
 
 def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str, sources: Any,
-               score: Callable[..., pd.DataFrame], *args: Any) -> Artifact:
+               score: Callable[..., pd.DataFrame], *args: Any, columns: list[str] | None = None) -> Artifact:
     """The ``scores`` artifact: ``score(number, df, *args)`` of every partition (row-wise, so it
     runs on row slices of each partition: ``ctx.write_sliced``), cached by ``params``; ``score``
-    works on the documents of ``sources``."""
+    works on the documents of ``sources`` and reads ``columns`` (``None``: all)."""
     def produce(folder: Path) -> dict[str, int]:
-        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score", sources=sources)}
+        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score", sources=sources, columns=columns)}
 
     return ctx.step("scores", params, produce)
 

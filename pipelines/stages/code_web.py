@@ -258,7 +258,8 @@ class CodeWebStage(RowStage):
                  tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
                   "code_tags": tags_dir is not None}
-        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir)
+        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
+                            columns=["doc_id", "source", "text", "meta"])
         hist = tier_histogram(ctx, scores, _hist, cfg)
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)

@@ -32,6 +32,7 @@ class RepeatedLinesStage(RowFilter):
     requires = ("doc_id", "text", "source")
     produces = {"dup_line_frac": "float64"}
     reason = DropReason.REPEATED_LINES
+    score_columns = ("text",)
 
     def score(self, rows: pd.DataFrame, cfg: RepeatedLinesConfig) -> pd.DataFrame:
         return pd.DataFrame({"dup_line_frac": [dup_line_frac(t) for t in rows["text"]]}, index=rows.index)

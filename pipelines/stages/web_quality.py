@@ -133,7 +133,8 @@ class WebQualityStage(RowStage):
                       **({"vectors": vectors.tag()} if vectors is not None else {})}
             steps.append(SlicedStep(f"scores-{name}", params, score_rows, (cfg, name, vectors),
                                     figures=lambda rows, name=name: {"scored_documents": {name: rows}}))
-        arts = ctx.sliced_steps(docs, steps, f"score {', '.join(cfg.scorers)}", sources=cfg.sources)
+        arts = ctx.sliced_steps(docs, steps, f"score {', '.join(cfg.scorers)}", sources=cfg.sources,
+                                columns=["doc_id", "source", "text", "n_tokens", "lang"])  # what score_rows reads
         return dict(zip(cfg.scorers, arts, strict=True))
 
 

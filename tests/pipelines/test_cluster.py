@@ -294,3 +294,25 @@ def test_hostile_corpus_runs_the_whole_recipe_and_verifies(reference, tmp_path):
         clean = set(read_parts(reference / stage / "docs")["doc_id"])
         hostile = {i for i in read_parts(out / stage / "docs")["doc_id"] if not i.startswith("h-")}
         assert hostile == clean, stage
+
+
+def test_a_one_process_run_loads_no_distributed_and_a_cluster_after_it_keeps_its_config():
+    """``--scheduler synchronous`` computes without importing distributed (~0.3 CPU-s of imports);
+    a cluster opened afterwards in the same process, where distributed is first imported, leaves
+    distributed's own config in place when it closes."""
+    code = (
+        "import sys\n"
+        "import dask, dask.dataframe as dd, pandas as pd\n"
+        "from pipelines.cluster import open_client\n"
+        "with open_client('synchronous'):\n"
+        "    assert int(dd.from_pandas(pd.DataFrame({'a': [1, 2]}), npartitions=1)['a'].sum().compute()) == 3\n"
+        "assert 'distributed' not in sys.modules, 'one process loaded distributed'\n"
+        "with open_client(workers=1, memory_limit='0') as client:\n"
+        "    assert client.submit(abs, -1).result() == 1\n"
+        "assert dask.config.get('distributed.comm.timeouts.connect')\n"
+        "print('ok')\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""Workers give freed memory back to the OS (pipelines.cluster.ReleaseMemory).
+"""Workers give freed memory back to the OS (pipelines.cluster_plugin.ReleaseMemory).
 
 Without it, Arrow's allocator kept a finished task's buffers: with 1 GB workers a worker sat above
 Dask's 80 % pause threshold with nothing running and nothing to spill, and the run hung.

@@ -207,3 +207,48 @@ def test_sliced_steps_compute_the_missing_steps_in_one_graph_and_keep_each_steps
         assert labels == ["score a, b"] and b3.path != b.path and b3.read_all()["score"].sum() > b.read_all()["score"].sum()
         assert a3.path == a.path and {p: p.stat().st_mtime_ns for p in a3.parts()} == written  # b alone ran again
         assert (changed.artifacts_dir / "scores-a" / "part-00000.parquet").exists()
+
+
+def _seen(number: int, df: pd.DataFrame, scale: float) -> pd.DataFrame:
+    """``_score`` that also records which columns and how many rows each call got."""
+    out = _score(number, df, scale)
+    return out.assign(columns=",".join(df.columns), rows_seen=len(df))
+
+
+def test_a_scorer_reads_only_its_columns_and_no_text_of_slices_without_its_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``columns``: the step gets those the part has (a missing one is left out); ``sources``: a
+    slice without a row of them is read by its ``source`` column alone and the step gets no row
+    of it. What the step writes is what it writes over every row and column."""
+    monkeypatch.setattr(kit_slices, "SLICE_CHARS", 2_000)
+    web_only = _frame(30, seed=7, offset=90).assign(source="web")
+    parts = [_frame(30, seed=s, offset=30 * s) for s in range(3)] + [web_only]
+    for p in parts:
+        p["url"] = "https://example.com/" + p["doc_id"]
+    src = _stage_dir(tmp_path / "in", parts)
+    docs = io.read_docs(src)
+    reads: list[tuple[str, tuple[str, ...] | None]] = []
+    real = io.read_part
+
+    def read_part(path: str, columns: list[str] | None = None, share: tuple[int, int] | None = None) -> pd.DataFrame:
+        reads.append((Path(path).name, tuple(columns) if columns is not None else None))
+        return real(path, columns, share)
+
+    monkeypatch.setattr(io, "read_part", read_part)
+    ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True,
+                       input_docs=docs, input_files=io.docs_files(src))
+    with open_client("synchronous"):
+        ctx.write_sliced(docs, Artifact(tmp_path / "scoped"), _seen, 2.0, label="score", sources=["code"],
+                         columns=["doc_id", "source", "text", "no_such_column"])
+        reads_scoped = list(reads)
+        ctx.write_sliced(docs, Artifact(tmp_path / "all"), _seen, 2.0, label="score")
+    cols = ["doc_id", "score", "part"]
+    for i in range(4):
+        scoped, every = Artifact(tmp_path / "scoped").read_part(i), Artifact(tmp_path / "all").read_part(i)
+        pd.testing.assert_frame_equal(scoped[cols], every[cols])
+        if i < 3:  # part 3 holds no code: no row
+            assert set(scoped["columns"]) == {"doc_id,text,source"} and set(every["columns"]) == {"doc_id,text,source,url"}
+    assert len(Artifact(tmp_path / "scoped").read_part(3)) == len(Artifact(tmp_path / "all").read_part(3)) == 0
+    text_reads = [(name, c) for name, c in reads_scoped if c is None or "text" in c]
+    assert text_reads and all(c == ("doc_id", "text", "source") for _, c in text_reads)  # never url, never a missing column
+    assert "part-00003.parquet" not in {name for name, _ in text_reads}  # the web-only part: its source column alone
+    assert ("part-00003.parquet", ("source",)) in reads_scoped
