@@ -6,8 +6,11 @@ raw ``html``, a few thousand pages, repeated in order; each record has its own U
 URL with ``bench-record=<n>`` added, and its own record id, so no copy is a duplicate to ingest).
 Each size is then ingested by the real CLI (``python -m pipelines.cli ingest``, the embedded recipe
 with ``key=value`` overrides, its own 2-worker LocalCluster). While it runs, every 0.5 s the script
-reads each Dask worker process's ``/proc/<pid>/status`` (``VmHWM``: its peak RSS) and CPU times;
-afterwards ``stats.json`` gives the run's CPU seconds (driver and workers) and the pages.
+reads each Dask worker process's ``/proc/<pid>/status`` (``VmHWM``: its peak RSS), its CPU times and
+the seconds its threads ran or waited for a core (``schedstat``); afterwards ``stats.json`` gives
+the run's CPU seconds (driver and workers) and the pages. A worker's *busy* share is the time it
+ran or waited to run over the wall time (what it would have used of an idle core), its *CPU
+share* its CPU seconds over the wall time (lowered by the other jobs of a shared machine).
 
     python benchmarks/ingest/bench_warc_scale.py --build --dir /tmp/warc-scale --sizes 0.25 0.5 1 extractor=resiliparse
 
@@ -112,6 +115,24 @@ def _cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _demand(pid: int) -> dict[int, float]:
+    """Seconds each thread of a process ran or waited to run (``/proc/<pid>/task/*/schedstat``): time it
+    wanted a core, which on a shared machine is what "busy" means (its CPU time also counts the load)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                run, wait, _ = fh.read().split()
+        except (OSError, ValueError):
+            continue
+        out[int(tid)] = (int(run) + int(wait)) / 1e9
+    return out
+
+
 def worker_pids(parent: int) -> list[int]:
     """The Dask worker processes under ``parent`` (LocalCluster spawns each with ``spawn_main``)."""
     import psutil
@@ -137,6 +158,7 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.parent, self.every = parent, every
         self.workers: dict[int, dict[str, float]] = {}  # pid → hwm_mb, cpu_s, first, last (monotonic)
+        self.threads: dict[int, dict[int, float]] = {}  # pid → thread → seconds run or waiting to run
         self.driver_hwm_mb = 0.0
         self.loads: list[float] = []
         self.stop = threading.Event()
@@ -157,6 +179,9 @@ class Sampler(threading.Thread):
             w = self.workers.setdefault(pid, {"hwm_mb": 0.0, "cpu_s": 0.0, "first": now, "last": now})
             w["hwm_mb"] = max(w["hwm_mb"], status.get("VmHWM", 0) / 1024)
             w["cpu_s"], w["last"] = cpu, now
+            threads = self.threads.setdefault(pid, {})
+            threads.update(_demand(pid))  # a thread that ended keeps its last figure
+            w["demand_s"] = sum(threads.values())
 
 
 def run_ingest(warc: Path, out: Path, overrides: Iterable[str], workers: int = 2, timeout: float = 4 * 3600) -> dict:
@@ -186,7 +211,8 @@ def run_ingest(warc: Path, out: Path, overrides: Iterable[str], workers: int = 2
             "driver_cpu_s": stats.get("driver_cpu_seconds"), "pages": stats["in"]["documents"],
             "kept": stats["kept"]["documents"], "partitions": parts, "driver_peak_rss_mb": round(sampler.driver_hwm_mb),
             "workers": [{"peak_rss_mb": round(w["hwm_mb"]), "cpu_s": round(w["cpu_s"], 1),
-                         "busy": round(w["cpu_s"] / wall, 2)} for w in workers_seen],
+                         "cpu_share": round(w["cpu_s"] / wall, 2), "busy": round(w.get("demand_s", 0) / wall, 2)}
+                        for w in workers_seen],
             "load_before": round(load_before, 1),
             "load_mean": round(sum(sampler.loads) / max(len(sampler.loads), 1), 1), "overrides": list(overrides)}
 
@@ -199,9 +225,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--json", type=Path, default=None, help="append each run's figures to this JSON-lines file")
     ap.add_argument("--keep", action="store_true", help="keep each run's output folder")
-    args, overrides = ap.parse_known_args()
-    if bad := [o for o in overrides if "=" not in o]:
-        ap.error(f"unknown arguments {bad} (ingest overrides are key=value)")
+    argv = sys.argv[1:]
+    overrides = [a for a in argv if "=" in a and not a.startswith("-")]  # ingest overrides, anywhere on the line
+    args = ap.parse_args([a for a in argv if a not in overrides])
     args.dir.mkdir(parents=True, exist_ok=True)
     paths = {size: args.dir / f"crawl-{size:g}gb.warc.gz" for size in args.sizes}
     manifest = args.dir / "warcs.json"
@@ -215,8 +241,9 @@ def main() -> None:
         built.update({str(p): {**v, "distinct_pages": len(pages)} for p, v in done.items()})
         manifest.write_text(json.dumps(built, indent=1))
         print(f"built {len(done)} WARCs from {len(pages):,} real pages in {time.perf_counter() - t0:.0f} s", flush=True)
-    print("| WARC GB | MB decompressed | pages | partitions | peak RSS per worker MB | CPU-s/page | CPU s | wall s | busy per worker | load |")
-    print("|---:|---:|---:|---:|---|---:|---:|---:|---|---:|")
+    print("| WARC GB | MB decompressed | pages | partitions | peak RSS per worker MB | CPU-s/page | CPU s (driver) | wall s "
+          "| busy per worker | CPU share per worker | load |")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|")
     for size, path in paths.items():
         info = built.get(str(path), {})
         r = run_ingest(path, args.dir / f"out-{size:g}gb", overrides, args.workers)
@@ -226,8 +253,9 @@ def main() -> None:
                 fh.write(json.dumps(r) + "\n")
         rss = " / ".join(f"{w['peak_rss_mb']:,}" for w in r["workers"])
         busy = " / ".join(f"{w['busy']:.2f}" for w in r["workers"])
+        share = " / ".join(f"{w['cpu_share']:.2f}" for w in r["workers"])
         print(f"| {size:g} | {r['uncompressed_mb']:,} | {r['pages']:,} | {r['partitions']} | {rss} | {r['cpu_s'] / r['pages']:.4f} | "
-              f"{r['cpu_s']:,.0f} | {r['wall_s']:,.0f} | {busy} | {r['load_mean']} |", flush=True)
+              f"{r['cpu_s']:,.0f} ({r['driver_cpu_s']:,.0f}) | {r['wall_s']:,.0f} | {busy} | {share} | {r['load_mean']} |", flush=True)
         if not args.keep:
             shutil.rmtree(args.dir / f"out-{size:g}gb", ignore_errors=True)
 
