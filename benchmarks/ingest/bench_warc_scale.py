@@ -244,9 +244,9 @@ def main() -> None:
         built.update({str(p): {**v, "distinct_pages": len(pages)} for p, v in done.items()})
         manifest.write_text(json.dumps(built, indent=1))
         print(f"built {len(done)} WARCs from {len(pages):,} real pages in {time.perf_counter() - t0:.0f} s", flush=True)
-    print("| WARC GB | MB decompressed | pages | partitions | peak RSS per worker MB | CPU-s/page | CPU s (driver) | wall s "
-          "| busy per worker | CPU share per worker | load |")
-    print("|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|")
+    print("| WARC GB | MB decompressed | pages | partitions | MB per partition | peak RSS per worker MB | CPU-s/page | CPU s (driver) "
+          "| wall s | busy per worker | CPU share per worker | load |")
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|---:|")
     for size, path in paths.items():
         info = built.get(str(path), {})
         r = run_ingest(path, args.dir / f"out-{size:g}gb", overrides, args.workers)
@@ -257,7 +257,7 @@ def main() -> None:
         rss = " / ".join(f"{w['peak_rss_mb']:,}" for w in r["workers"])
         busy = " / ".join(f"{w['busy']:.2f}" for w in r["workers"])
         share = " / ".join(f"{w['cpu_share']:.2f}" for w in r["workers"])
-        print(f"| {size:g} | {r['uncompressed_mb']:,} | {r['pages']:,} | {r['partitions']} | {rss} | {r['cpu_s'] / r['pages']:.4f} | "
+        print(f"| {size:g} | {r['uncompressed_mb']:,} | {r['pages']:,} | {r['partitions']} | {r['uncompressed_mb'] / r['partitions']:.0f} | {rss} | {r['cpu_s'] / r['pages']:.4f} | "
               f"{r['cpu_s']:,.0f} ({r['driver_cpu_s']:,.0f}) | {r['wall_s']:,.0f} | {busy} | {share} | {r['load_mean']} |", flush=True)
         if not args.keep:
             shutil.rmtree(args.dir / f"out-{size:g}gb", ignore_errors=True)
