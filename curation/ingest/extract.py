@@ -11,6 +11,8 @@ import time) and returns ``""`` when it finds no main content.
 - ``trafilatura_fast``: trafilatura without its fallback extractors (readability, jusText).
 - ``trafilatura_recall``: trafilatura with ``favor_recall=True``.
 - ``hybrid``: ``trafilatura_fast`` first; resiliparse where trafilatura returns too little.
+- ``resiliparse_routed``: resiliparse's main content with a learned line filter; the pages a learned
+  router doubts (~1 in 8) go to ``trafilatura_fast`` (:mod:`curation.ingest.extract_lines`).
 
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
 
@@ -105,6 +107,17 @@ def hybrid_text(html: str, tree: Any = None) -> str:
     return other if len(other) > len(text) else text
 
 
+def resiliparse_routed_text(html: str) -> str:
+    """Resiliparse's main content without the lines the line filter scores as boilerplate; the
+    ``trafilatura_fast`` text for the pages the router sends there (unless that one is empty)."""
+    from curation.ingest.extract_lines import filtered_text
+
+    text, doubtful = filtered_text(html)
+    if doubtful:
+        return trafilatura_fast_text(html) or text
+    return text
+
+
 EXTRACTORS: dict[str, Callable[[str], str]] = {
     "trafilatura": trafilatura_text,
     "trafilatura_fast": trafilatura_fast_text,
@@ -112,6 +125,7 @@ EXTRACTORS: dict[str, Callable[[str], str]] = {
     "resiliparse": resiliparse_text,
     "justext": justext_text,
     "hybrid": hybrid_text,
+    "resiliparse_routed": resiliparse_routed_text,
 }
 
 #: extractors that parse the page with trafilatura's lxml parser (:func:`page_tree`)
