@@ -110,12 +110,18 @@ def hybrid_text(html: str, tree: Any = None) -> str:
 def resiliparse_routed_text(html: str) -> str:
     """Resiliparse's main content without the lines the line filter scores as boilerplate; the
     ``trafilatura_fast`` text for the pages the router sends there (unless that one is empty)."""
+    return routed_page(html)[0]
+
+
+def routed_page(html: str) -> tuple[str, Any]:
+    """:func:`resiliparse_routed_text` and, for a page sent to trafilatura, the tree it parsed (:func:`page_tree`)."""
     from curation.ingest.extract_lines import filtered_text
 
     text, doubtful = filtered_text(html)
-    if doubtful:
-        return trafilatura_fast_text(html) or text
-    return text
+    if not (doubtful and html):
+        return text, None
+    tree = page_tree(html)
+    return trafilatura_fast_text(html if tree is None else tree) or text, tree
 
 
 EXTRACTORS: dict[str, Callable[[str], str]] = {
@@ -155,7 +161,8 @@ def extract_text(html: str, extractor: str) -> str:
 
 def extract_page(html: str, extractor: str) -> tuple[str, Any]:
     """:func:`extract_text` and the lxml tree it parsed ``html`` into (:func:`page_tree`; None
-    for extractors with a parser of their own, or HTML trafilatura does not take).
+    for extractors with a parser of their own, pages ``resiliparse_routed`` keeps from trafilatura,
+    or HTML trafilatura does not take).
 
     >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
     >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))
@@ -167,7 +174,9 @@ def extract_page(html: str, extractor: str) -> tuple[str, Any]:
         raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
     tree = page_tree(html) if extractor in LXML_EXTRACTORS and html else None
     try:
-        if tree is None:
+        if extractor == "resiliparse_routed":
+            text, tree = routed_page(html)
+        elif tree is None:
             text = fn(html)
         elif extractor == "hybrid":
             text = hybrid_text(html, tree)

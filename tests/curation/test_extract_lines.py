@@ -98,3 +98,15 @@ def test_held_out_real_pages_keep_snippets_and_route_few() -> None:
     precision = pd.Series([p for _, p in scores], dtype=float).mean()
     routed = np.mean([d for _, d in results])
     assert recall > 0.7 and precision > 0.88 and routed < 0.3, (recall, precision, routed)
+
+
+def test_a_page_sent_to_trafilatura_gives_its_tree_for_the_code_tags() -> None:
+    """Pages the filter keeps need no lxml tree; a routed page's tree is the one trafilatura read."""
+    from curation.ingest.extract import extract_page
+
+    text, tree = extract_page(PAGE, "resiliparse_routed")
+    assert PARAGRAPHS[0] in text and tree is None
+    shell = "<html><body><div><span>Only a short line of text here.</span></div><pre>x = 1</pre></body></html>"
+    assert el.filtered_text(shell)[1]  # doubtful: almost nothing kept
+    text, tree = extract_page(shell, "resiliparse_routed")
+    assert tree is not None and len(tree.xpath("//pre")) == 1
