@@ -101,7 +101,7 @@ def main() -> None:
     scores = [el.tree_scores(forest, f) if len(f) else np.zeros(0) for f in feats]
 
     def kept(at: float) -> list[str]:
-        return [el.render([x for x, s in zip(ls, sc, strict=True) if s >= at]) for ls, sc in zip(lines, scores, strict=True)]
+        return [el.render(el.kept_lines(ls, sc, at)) for ls, sc in zip(lines, scores, strict=True)]
 
     w = np.flatnonzero(wcxb)
     grid = {at: snippet_f1([kept(at)[i] for i in w], [must[i] for i in w], [must_not[i] for i in w]) for at in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)}

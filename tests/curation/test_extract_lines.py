@@ -110,3 +110,9 @@ def test_a_page_sent_to_trafilatura_gives_its_tree_for_the_code_tags() -> None:
     assert el.filtered_text(shell)[1]  # doubtful: almost nothing kept
     text, tree = extract_page(shell, "resiliparse_routed")
     assert tree is not None and len(tree.xpath("//pre")) == 1
+
+
+def test_the_first_h1_is_kept_whatever_its_score() -> None:
+    lines = el.page_lines("<h1>Title one</h1>\n\n<p>Body text.</p>\n\n<h1>Title two</h1>")
+    assert [x.text for x in el.kept_lines(lines, np.array([0.0, 0.9, 0.0]), 0.35)] == ["Title one", "Body text."]
+    assert "Willows for the river banks" in el.filtered_text(PAGE)[0]
