@@ -1,15 +1,15 @@
 """``resiliparse_routed``: Resiliparse's main content, a learned line filter, trafilatura for the pages it doubts.
 
-Resiliparse keeps more of a page's main text than trafilatura at ~1/10 of its CPU cost but also its
-menus, calls to action and "related articles" lines. This module reads Resiliparse's
+Resiliparse keeps more of a page's main text than trafilatura at ~1/10 of its CPU cost, but also
+its menus, calls to action and "related articles" lines. This module reads Resiliparse's
 ``minimal_html`` rendering (blocks with their tag and their link text), scores every line with
 small gradient-boosted trees (:data:`extract_lines_model.LINE_TREES`: length, link share, tag,
 position, neighbours, boilerplate words, ...) and keeps the lines that score
-:data:`extract_lines_model.LINE_KEEP` or more, and the page's first ``<h1>``. A second set of trees scores the page from its lines
-(kept share, link share, score spread, ...); a page above :data:`extract_lines_model.ROUTE_AT`
-(about one in eight) goes to trafilatura instead. Both were fitted on the tune half of the real
-pages (split by host hash; ``benchmarks/extract/train_line_filter.py``), figures on the other half
-in BENCHMARKS.md.
+:data:`extract_lines_model.LINE_KEEP` or more, and the page's first ``<h1>``. A second set of
+trees scores the page from its lines (kept share, link share, score spread, ...); a page above
+:data:`extract_lines_model.ROUTE_AT` (about one in eight), or one where nothing is kept, is left to
+``trafilatura_fast``. Both were fitted on the tune half of the real pages (split by host hash;
+``benchmarks/extract/train_line_filter.py``); the figures on the other half are in BENCHMARKS.md.
 
 >>> body = "<p>" + "A real sentence about rivers and their restoration. " * 12 + "</p>"
 >>> html = "<html><body><nav><a href='/'>Home</a> <a href='/a'>About</a></nav><article>" + body * 3 + "</article></body></html>"
@@ -213,7 +213,8 @@ def filtered_text(html: str) -> tuple[str, bool]:
         return "", True
     scores = tree_scores(shipped("LINE_TREES"), line_features(lines))
     route = tree_scores(shipped("ROUTE_TREES"), page_features(lines, scores, len(html))[None, :])[0]
-    return render(kept_lines(lines, scores, model.LINE_KEEP)), bool(route >= model.ROUTE_AT)
+    kept = kept_lines(lines, scores, model.LINE_KEEP)
+    return render(kept), bool(route >= model.ROUTE_AT or not kept)
 
 
 def kept_lines(lines: list[Line], scores: np.ndarray, keep_at: float) -> list[Line]:
