@@ -1,6 +1,6 @@
 """WARC reading (FastWARC vs warcio) and WARC → documents end to end, in MB per CPU-second.
 
-    python benchmarks/extract/bench_crawl.py [--pages 300,600] [--extractor trafilatura]
+    python benchmarks/extract/bench_crawl.py [--pages 300,600] [--extractor trafilatura]   # rows of other extractors stay in crawl_results.json
 
 Real pages (``html`` of ../shared/data/web/web_docs.parquet: WCXB, trafilatura's evaluation
 pages, scrapinghub, raw Common Crawl responses) are written into gzipped WARC files with warcio,
@@ -122,7 +122,9 @@ def main() -> None:
                    "e2e_mb_per_cpu_s": round(mb / e2e["cpu_s"], 3), "e2e_pages_per_cpu_s": round(n / e2e["cpu_s"], 1)}
             print(json.dumps(row), flush=True)
             results.append(row)
-    OUT.write_text(json.dumps(results, indent=1) + "\n")
+    done = {(r["pages"], r["extractor"]) for r in results}  # rows of other extractors stay, one file for the table
+    kept = [r for r in (json.loads(OUT.read_text()) if OUT.exists() else []) if (r["pages"], r["extractor"]) not in done]
+    OUT.write_text(json.dumps(kept + results, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The snippet measure through the real path: WCXB pages → one WARC → `curate ingest` → snippet recall/precision/F1.
 
-    python benchmarks/extract/bench_ingest_snippets.py [--pages 300] [--extractor trafilatura]
+    python benchmarks/extract/bench_ingest_snippets.py [--pages 300] [--extractor NAME]   # default: the recipe's
 
 Like the held-out check (987 pages never shown here), but on a random sample of the WCXB dev
 pages in ../shared/data: the documents are matched to their pages by URL, a page ingest dropped
@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -31,7 +32,8 @@ from curation.ingest.extract import snippet_scores  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=300)
-    ap.add_argument("--extractor", default="trafilatura")
+    recipe = yaml.safe_load((ROOT / "pipelines" / "configs" / "glm45.yaml").read_text())
+    ap.add_argument("--extractor", default=recipe["stages"]["ingest"]["extractor"])
     args = ap.parse_args()
     if not DATA.exists():
         sys.exit(f"{DATA} is absent: this benchmark needs the shared real pages")

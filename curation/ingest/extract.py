@@ -11,6 +11,8 @@ import time) and returns ``""`` when it finds no main content.
 - ``trafilatura_fast``: trafilatura without its fallback extractors (readability, jusText).
 - ``trafilatura_recall``: trafilatura with ``favor_recall=True``.
 - ``hybrid``: ``trafilatura_fast`` first; resiliparse where trafilatura returns too little.
+- ``resiliparse_routed``: resiliparse's main content with a learned line filter; the pages a learned
+  router doubts (~1 in 8) go to ``trafilatura_fast`` (:mod:`curation.ingest.extract_lines`).
 
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
 
@@ -105,6 +107,23 @@ def hybrid_text(html: str, tree: Any = None) -> str:
     return other if len(other) > len(text) else text
 
 
+def resiliparse_routed_text(html: str) -> str:
+    """Resiliparse's main content without the lines the line filter scores as boilerplate; the
+    ``trafilatura_fast`` text for the pages the router sends there (unless that one is empty)."""
+    return routed_page(html)[0]
+
+
+def routed_page(html: str) -> tuple[str, Any]:
+    """:func:`resiliparse_routed_text` and, for a page sent to trafilatura, the tree it parsed (:func:`page_tree`)."""
+    from curation.ingest.extract_lines import filtered_text
+
+    text, doubtful = filtered_text(html)
+    if not (doubtful and html):
+        return text, None
+    tree = page_tree(html)
+    return trafilatura_fast_text(html if tree is None else tree) or text, tree
+
+
 EXTRACTORS: dict[str, Callable[[str], str]] = {
     "trafilatura": trafilatura_text,
     "trafilatura_fast": trafilatura_fast_text,
@@ -112,6 +131,7 @@ EXTRACTORS: dict[str, Callable[[str], str]] = {
     "resiliparse": resiliparse_text,
     "justext": justext_text,
     "hybrid": hybrid_text,
+    "resiliparse_routed": resiliparse_routed_text,
 }
 
 #: extractors that parse the page with trafilatura's lxml parser (:func:`page_tree`)
@@ -141,7 +161,8 @@ def extract_text(html: str, extractor: str) -> str:
 
 def extract_page(html: str, extractor: str) -> tuple[str, Any]:
     """:func:`extract_text` and the lxml tree it parsed ``html`` into (:func:`page_tree`; None
-    for extractors with a parser of their own, or HTML trafilatura does not take).
+    for extractors with a parser of their own, pages ``resiliparse_routed`` keeps from trafilatura,
+    or HTML trafilatura does not take).
 
     >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
     >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))
@@ -153,7 +174,9 @@ def extract_page(html: str, extractor: str) -> tuple[str, Any]:
         raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
     tree = page_tree(html) if extractor in LXML_EXTRACTORS and html else None
     try:
-        if tree is None:
+        if extractor == "resiliparse_routed":
+            text, tree = routed_page(html)
+        elif tree is None:
             text = fn(html)
         elif extractor == "hybrid":
             text = hybrid_text(html, tree)

@@ -62,7 +62,7 @@ class IngestConfig(StageConfig):
     source: str | None = None
     fields: dict[str, str] = dataclasses.field(default_factory=dict)
     inputs: tuple[dict[str, Any], ...] = ()
-    extractor: str = "trafilatura"
+    extractor: str = "resiliparse_routed"
     max_html_bytes: int = 10_000_000
     url_dedup_sources: tuple[str, ...] = ("web", "social")
 

@@ -1,0 +1,118 @@
+"""``resiliparse_routed``: lines read off Resiliparse's minimal HTML, the shipped trees, the filter and the router."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+
+from curation.ingest import extract_lines as el
+from curation.ingest.extract import extract_text
+
+PARAGRAPHS = [
+    "The committee met on Tuesday to discuss how the river banks could be restored after the spring floods, "
+    "and it agreed that willow planting should start before the end of the month.",
+    "Volunteers from three villages will plant the cuttings along a two-kilometre stretch, while the water "
+    "authority measures how fast the banks erode during the summer storms.",
+    "Earlier projects upstream showed that planted banks lose less soil, although the effect took three years "
+    "to become visible in the measurements, according to the engineers.",
+    "The next meeting, in September, will look at the first results and decide whether the project should be "
+    "extended to the tributaries north of the town.",
+]
+NAV = "".join(f"<li><a href='/{w.lower()}'>{w}</a></li>" for w in ("Home", "News", "Sport", "Weather", "Contact"))
+PAGE = (
+    "<html><body><header><ul>" + NAV + "</ul></header><main><article><h1>Willows for the river banks</h1>"
+    + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+    + "<p><a href='/share/fb'>Share on Facebook</a> <a href='/share/tw'>Share on Twitter</a></p>"
+    "<h3>Related articles</h3><ul>" + "".join(f"<li><a href='/a{i}'>Flood defences, part {i}</a></li>" for i in range(6)) + "</ul>"
+    "</article></main><footer><p><a href='/newsletter'>Subscribe to our newsletter</a></p>"
+    "<p>Copyright 2024 Example Media. All rights reserved.</p></footer></body></html>"
+)
+
+
+def test_lines_keep_tags_link_share_and_paragraph_starts() -> None:
+    lines = el.page_lines('<h2>A &amp; B</h2>\n\n<p>See <a href="/x">this page</a> now.<br>\nsecond line</p>\n<ul>\n  <li>item</li>\n</ul>')
+    assert [(x.text, x.link_chars, x.tag, x.depth, x.starts_block) for x in lines] == [
+        ("A & B", 0, "h2", 0, True), ("See this page now.", 9, "p", 0, True), ("second line", 0, "p", 0, False),
+        ("item", 0, "li", 1, True)]
+    assert el.render(lines) == "A & B\n\nSee this page now.\nsecond line\n\n- item"
+
+
+def test_forest_walks_every_tree_to_its_leaf() -> None:
+    """Two stumps on features 0 and 1: raw score = baseline + one leaf of each."""
+    trees = {"feature": [[0, 0, 0], [1, 0, 0]], "threshold": [[0.5, 0, 0], [2.0, 0, 0]], "left": [[1, 1, 2], [1, 1, 2]],
+             "right": [[2, 1, 2], [2, 1, 2]], "value": [[0, -1.0, 1.0], [0, -2.0, 2.0]], "depth": 1, "baseline": 0.5}
+    x = np.array([[0.0, 0.0], [1.0, 3.0], [1.0, 1.0]])
+    raw = np.array([0.5 - 1 - 2, 0.5 + 1 + 2, 0.5 + 1 - 2])
+    assert np.allclose(el.tree_scores(el.Forest.of(trees), x), 1 / (1 + np.exp(-raw)))
+
+
+def test_filter_keeps_the_article_and_drops_menus_shares_and_related_links() -> None:
+    text, doubtful = el.filtered_text(PAGE)
+    for p in PARAGRAPHS:
+        assert p in text
+    for chrome in ("Weather", "Share on Facebook", "Flood defences, part 3", "Subscribe to our newsletter"):
+        assert chrome not in text, chrome
+    assert not doubtful
+    assert extract_text(PAGE, "resiliparse_routed") == text
+
+
+def test_pages_without_main_content_go_to_trafilatura() -> None:
+    assert el.filtered_text("") == ("", True)
+    assert el.filtered_text("<html><body><script>x()</script></body></html>") == ("", True)
+
+
+def test_chinese_page_keeps_its_text() -> None:
+    zh = "<html><body><article>" + "<p>数据库索引可以显著提高查询速度，但也会增加写入的开销。这是一个很常见的权衡。</p>" * 6 + "</article></body></html>"
+    text, _ = el.filtered_text(zh)
+    assert "数据库索引" in text
+    assert "数据库索引" in extract_text(zh, "resiliparse_routed")
+
+
+DATA = Path(os.environ.get("CURATION_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "web" / "web_docs.parquet"
+
+
+def _held_out(url: str) -> bool:  # the split of benchmarks/extract/train_line_filter.py
+    return int(hashlib.sha1((urlsplit(url).hostname or "").removeprefix("www.").encode()).hexdigest(), 16) % 2 == 1
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/data is absent (real pages)")
+def test_held_out_real_pages_keep_snippets_and_route_few() -> None:
+    """60 real WCXB pages from hosts the trees never saw: most must-have snippets kept, few must-not
+    ones, and only a minority of pages sent to trafilatura."""
+    import pandas as pd
+
+    from curation.ingest.extract import snippet_scores
+
+    df = pd.read_parquet(DATA, columns=["source", "url", "html", "with_snippets", "without_snippets"])
+    pages = df[(df["source"] == "wcxb") & df["url"].map(_held_out)].head(60)
+    results = [el.filtered_text(h) for h in pages["html"]]
+    scores = [snippet_scores(t, json.loads(w), json.loads(wo)) for (t, _), w, wo in
+              zip(results, pages["with_snippets"], pages["without_snippets"], strict=True)]
+    recall = pd.Series([r for r, _ in scores], dtype=float).mean()
+    precision = pd.Series([p for _, p in scores], dtype=float).mean()
+    routed = np.mean([d for _, d in results])
+    assert recall > 0.7 and precision > 0.88 and routed < 0.3, (recall, precision, routed)
+
+
+def test_a_page_sent_to_trafilatura_gives_its_tree_for_the_code_tags() -> None:
+    """Pages the filter keeps need no lxml tree; a routed page's tree is the one trafilatura read."""
+    from curation.ingest.extract import extract_page
+
+    text, tree = extract_page(PAGE, "resiliparse_routed")
+    assert PARAGRAPHS[0] in text and tree is None
+    shell = "<html><body><div><span>Only a short line of text here.</span></div><pre>x = 1</pre></body></html>"
+    assert el.filtered_text(shell)[1]  # doubtful: almost nothing kept
+    text, tree = extract_page(shell, "resiliparse_routed")
+    assert tree is not None and len(tree.xpath("//pre")) == 1
+
+
+def test_the_first_h1_is_kept_whatever_its_score() -> None:
+    lines = el.page_lines("<h1>Title one</h1>\n\n<p>Body text.</p>\n\n<h1>Title two</h1>")
+    assert [x.text for x in el.kept_lines(lines, np.array([0.0, 0.9, 0.0]), 0.35)] == ["Title one", "Body text."]
+    assert "Willows for the river banks" in el.filtered_text(PAGE)[0]
