@@ -138,6 +138,11 @@ def build_linear(out: Path, n_features: int = 2**18, epochs: int = 3) -> None:
         built_by="benchmarks/web_quality/build_defaults.py",
         build_seconds=round(time.time() - started, 1),
     )
+    _report(out)
+
+
+def _report(out: Path) -> None:
+    """Print the model folder's size on disk."""
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"wrote {out} ({size / 1e6:.2f} MB)")
 
@@ -175,8 +180,7 @@ def build_explanatory(out: Path, n_features: int = 2**18, epochs: int = 3) -> No
         built_by="benchmarks/web_quality/build_defaults.py",
         build_seconds=round(time.time() - started, 1),
     )
-    size = sum(f.stat().st_size for f in out.iterdir())
-    print(f"wrote {out} ({size / 1e6:.2f} MB)")
+    _report(out)
 
 
 def build_explanatory_zh(out: Path, n_features: int = 2**16, epochs: int = 5) -> None:
@@ -204,8 +208,7 @@ def build_explanatory_zh(out: Path, n_features: int = 2**16, epochs: int = 5) ->
         built_by="benchmarks/web_quality/build_defaults.py",
         build_seconds=round(time.time() - started, 1),
     )
-    size = sum(f.stat().st_size for f in out.iterdir())
-    print(f"wrote {out} ({size / 1e6:.2f} MB)")
+    _report(out)
 
 
 def main() -> None:

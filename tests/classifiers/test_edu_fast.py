@@ -14,25 +14,12 @@ from classifiers.edu import HashedEduScorer, fast_model_dir, get_edu_scorer
 from classifiers.edu_train import roc_auc
 from classifiers.scorer import Batch
 
+from .edu_texts import OTHER, SCIENCE
+
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
-EN_EDU = [
-    "The derivative of a function measures how the output changes as the input changes. For f(x) = x^2 the "
-    "difference quotient (f(x+h) - f(x))/h equals 2x + h, and letting h tend to zero gives f'(x) = 2x. "
-    "Exercise: differentiate g(x) = 3x^3 - x and find where the tangent line is horizontal.",
-    "Newton's second law states that the net force on a body equals its mass times its acceleration, F = ma. "
-    "Example: a 2 kg cart pushed with a net force of 6 N accelerates at 3 m/s^2. Friction opposes the motion.",
-    "In a chemical equilibrium the forward and reverse reaction rates are equal. Le Chatelier's principle "
-    "predicts that adding reactant shifts the equilibrium toward the products; the constant K is unchanged.",
-]
-EN_OTHER = [
-    "Free shipping on all orders over $50! Our bestselling leather boots are now 30% off. Add to cart, choose "
-    "your size and checkout in seconds. Returns accepted within 30 days.",
-    "Book a demo today and see how our CRM helps your sales team close more deals. Trusted by 10,000 companies. "
-    "Contact sales for pricing.",
-    "The singer wore a stunning red gown at the premiere last night, sparking rumours of a new romance with "
-    "her co-star. Fans flooded social media with comments.",
-]
+EN_EDU = SCIENCE[:3]
+EN_OTHER = OTHER[:3]
 ZH_EDU = [
     "函数的导数描述了输出随输入变化的快慢。对于函数 f(x) = x^2，差商 (f(x+h) - f(x))/h 等于 2x + h，"
     "令 h 趋于零，得到导数 f'(x) = 2x。练习：求函数 g(x) = 3x^3 - x 的导数，并求切线水平的点。",

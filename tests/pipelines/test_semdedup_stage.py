@@ -243,14 +243,21 @@ ZH_REVIEWS = [
 ]
 
 
-def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_languages_include_chinese(tmp_path):
+def _bilingual_rows(zh_prefix: str, zh_texts: list[str]) -> list[dict]:
+    """Four Chinese product pages of one template, ``zh_texts`` as unrelated Chinese pages, four English
+    template pages and the English topics."""
     names, cities = ["云帆", "青松", "星河", "晨光"], ["杭州", "成都", "武汉", "苏州"]
     rows = [{"doc_id": f"zhshop-{i}", "source": "web", "lang": "zh",
              "text": ZH_TEMPLATE.format(name=names[i], num=1000 + 37 * i, price=59 + 20 * i, stock=3 + i, city=cities[i],
                                         days=2 + i, litres=i + 1)} for i in range(4)]
-    rows += [{"doc_id": f"zh-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(ZH_TOPICS)]
+    rows += [{"doc_id": f"{zh_prefix}-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(zh_texts)]
     rows += [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web", "lang": "en"} for i in range(4)]
     rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
+    return rows
+
+
+def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_languages_include_chinese(tmp_path):
+    rows = _bilingual_rows("zh", ZH_TOPICS)
     inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
     run_one("semdedup", inp, tmp_path / "both", [*BILINGUAL, "semdedup.static_languages=[en,zh]"])
     _, ledger = assert_conservation(inp, tmp_path / "both")
@@ -266,13 +273,7 @@ def test_the_bilingual_static_model_prunes_chinese_template_pages_when_its_langu
 def test_the_cpu_profile_prunes_chinese_template_pages_and_keeps_reviews_on_one_topic(tmp_path):
     from distributed import Client, LocalCluster
 
-    names, cities = ["云帆", "青松", "星河", "晨光"], ["杭州", "成都", "武汉", "苏州"]
-    rows = [{"doc_id": f"zhshop-{i}", "source": "web", "lang": "zh",
-             "text": ZH_TEMPLATE.format(name=names[i], num=1000 + 37 * i, price=59 + 20 * i, stock=3 + i, city=cities[i],
-                                        days=2 + i, litres=i + 1)} for i in range(4)]
-    rows += [{"doc_id": f"zhr-{i}", "text": t, "source": "web", "lang": "zh"} for i, t in enumerate(ZH_REVIEWS)]
-    rows += [{"doc_id": f"shop-{i}", "text": template_page(i), "source": "web", "lang": "en"} for i in range(4)]
-    rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
+    rows = _bilingual_rows("zhr", ZH_REVIEWS)
     inp = make_stage_dir(tmp_path / "in", docs_frame(rows), nparts=2)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, Client(cluster) as client:
         run_one("semdedup", inp, tmp_path / "cpu", CPU, client=client)
