@@ -76,6 +76,8 @@ class EduScoreConfig(StageConfig):
     scorer: str = "auto"
     embed_device: str = "auto"
     embed_batch_size: int = 64
+    #: documents with fewer tokens are not scored (no band: a web page keeps its web level)
+    min_tokens: int = 4
     # decision
     threshold: float = 3.0
     band_names: tuple[str, ...] = ("low", "medium", "high")
@@ -97,7 +99,7 @@ class EduScoreConfig(StageConfig):
             raise ConfigError("EduScoreConfig.scorer = 'distilled' needs an annotator and distil: head or hashed")
         if self.annotator in ("openai", "vllm") and not self.annotation.model:
             raise ConfigError(f"annotator {self.annotator!r} needs annotator_model (the served model name or a model folder)")
-        for key in ("sample_size", "min_annotations"):
+        for key in ("sample_size", "min_annotations", "min_tokens"):
             check_range(self, key, 0, None)
         check_range(self, "embed_batch_size", 1, None)
         check_range(self, "holdout_fraction", 0.0, 0.9)
@@ -143,7 +145,8 @@ class EduScoreStage(RowStage):
             figures |= StageFigures({"distillation": distil.distillation_report(distilled, cfg.threshold)})
         scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
         figures |= StageFigures({"scorer": {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}})
-        score_key = {"model": model_fingerprint(scorer_dir), "sources": sources, "vectors": vectors_key}
+        score_key = {"model": model_fingerprint(scorer_dir), "sources": sources, "vectors": vectors_key,
+                     "min_tokens": cfg.min_tokens}
         scores = ctx.step("scores", score_key, lambda out: steps.write_scores(docs, scorer_dir, sources, vectors, cfg, out, ctx))
         failed = distil.failed_annotations(annotations, cfg) if annotations is not None else {}
         figures |= _agreement(annotations, scores.path, scorer_dir, distilled, cfg) | _decision(scores.path, cfg)

@@ -230,8 +230,8 @@ def write_scores(docs: dd.DataFrame, scorer_dir: Path, sources: tuple[str, ...],
                  out: Path, ctx: StageContext) -> None:
     """``part-NNNNN.parquet`` (doc_id, edu_score) per input partition and ``scores.json`` (histogram, rate)."""
     started = time.time()
-    graph = ctx.map_parts(docs[["doc_id", "text", "source"]], score_part, Artifact(out), str(scorer_dir), sources, vectors,
-                          cfg.embed_device, cfg.embed_batch_size, meta=SCORE_META)
+    graph = ctx.map_parts(docs[["doc_id", "text", "source", "n_tokens"]], score_part, Artifact(out), str(scorer_dir), sources, vectors,
+                          cfg.embed_device, cfg.embed_batch_size, int(cfg.min_tokens), meta=SCORE_META)
     hist = ctx.compute(graph, "score", costs=ctx.costs(sources))
     histogram = {}
     for source, g in hist[hist["bin"] >= 0].groupby("source"):
@@ -250,10 +250,14 @@ def write_scores(docs: dd.DataFrame, scorer_dir: Path, sources: tuple[str, ...],
 
 
 def score_part(number: int, df: pd.DataFrame, out: Artifact, scorer_dir: str, sources: tuple[str, ...], vectors: VectorSource,
-               device: str, batch_size: int) -> pd.DataFrame:
+               device: str, batch_size: int, min_tokens: int = 0) -> pd.DataFrame:
+    """Scores of the partition's documents from ``sources`` with at least ``min_tokens`` tokens: a
+    one-word page ("Europa") cannot be judged, and scorers put such pages anywhere (both shipped
+    scorers put that one in the high band)."""
     from classifiers.edu import get_edu_scorer
 
-    rows = df[df["source"].isin(sources)]
+    long_enough = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).to_numpy() >= min_tokens
+    rows = df[df["source"].isin(sources).to_numpy() & long_enough]
     ids = rows["doc_id"].astype(str).tolist()
     texts = rows["text"].fillna("").tolist()
     scorer = get_edu_scorer(scorer_dir, device=device, batch_size=batch_size)

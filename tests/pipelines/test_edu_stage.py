@@ -230,3 +230,24 @@ def test_annotator_settings_are_one_nested_config_with_the_flat_keys_still_worki
     assert flat.annotation.backend_config("openai")["concurrency"] == 3
     with pytest.raises(ConfigError, match="concurrency"):
         cls.from_dict({"annotation": {"concurrency": 0}})
+
+
+def test_a_page_too_short_to_judge_gets_no_score_and_keeps_its_web_level(tmp_path):
+    """A one-word crawled page ("Europa") was scored high by both shipped scorers and went to web_edu/high."""
+    from curation.mixture.policy import Policy, doc_groups
+
+    df = pd.concat([corpus(n=12, garbled=()), docs_frame([
+        {"doc_id": "title", "text": "Europa", "source": "web", "quality_level": "medium"},
+        {"doc_id": "short", "text": "Photosynthesis turns light into sugar", "source": "web", "quality_level": "medium"}])],
+        ignore_index=True)
+    inp = make_stage_dir(tmp_path / "in", df)
+    run_one("edu_score", inp, tmp_path / "out", ["edu_score.scorer=fast"])
+    kept, _ = assert_conservation(inp, tmp_path / "out")
+    by_id = kept.set_index("doc_id")
+    assert pd.isna(by_id.loc["title", "edu_score"]) and pd.isna(by_id.loc["title", "edu_band"])
+    assert by_id.loc["short", "edu_band"] in ("low", "medium", "high")  # 5 tokens: scored
+    groups = doc_groups(kept.set_index("doc_id").loc[["title"]].reset_index(), Policy(repeat={"*": 1.0}))
+    assert groups["group"].tolist() == ["web/medium"]
+    run_one("edu_score", inp, tmp_path / "all", ["edu_score.scorer=fast", "edu_score.min_tokens=0"])
+    every, _ = assert_conservation(inp, tmp_path / "all")
+    assert every.set_index("doc_id").loc["title", "edu_band"] in ("low", "medium", "high")
