@@ -40,7 +40,7 @@ from pipelines.recipe import check_configs, stage_config, stage_settings
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
-from pipelines.stages import STAGES, folder_name, load_stage
+from pipelines.stages import enabled_stages, folder_name, load_stage
 from pipelines.worker_loss import WorkerLostError, is_killed_worker, killed_worker_message, memory_limits
 
 log = logging.getLogger(__name__)
@@ -224,18 +224,6 @@ def _cpu_figures(client: Any, driver_started: float, total_started: float) -> di
     runs in the driver, so this is coordination: graphs, scheduling, the stage's global steps)."""
     driver, total = cpu_times(client)
     return {"cpu_seconds": round(total - total_started, 3), "driver_cpu_seconds": round(driver - driver_started, 3)}
-
-
-def enabled_stages(recipe: dict[str, Any]) -> list[str]:
-    """Stages of the recipe that are enabled, in run order (ingest always runs). A section without
-    ``enabled`` takes its config's default: on, except for a stage whose config says otherwise
-    (``repeated_lines``)."""
-    out = []
-    for name in STAGES:
-        section = recipe.get("stages", {}).get(name) or {}
-        if name == "ingest" or (section["enabled"] if "enabled" in section else load_stage(name).config_cls.enabled):
-            out.append(name)
-    return out
 
 
 def run_recipe(

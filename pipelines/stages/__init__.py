@@ -1,4 +1,4 @@
-"""The dispatch table: every stage, its folder number and the module that defines it.
+"""The dispatch table: every stage, its folder number and the module that defines it; which stages a recipe enables.
 
 Modules are imported lazily so ``curate --help`` stays fast and optional dependencies
 (torch, faiss, vllm) load only for the stages that use them.
@@ -41,3 +41,15 @@ def load_stage(name: str) -> Any:
 def folder_name(name: str) -> str:
     """``exact_dedup`` → ``10_exact_dedup``."""
     return f"{STAGES[name][0]}_{name}"
+
+
+def enabled_stages(recipe: dict[str, Any]) -> list[str]:
+    """Stages of the recipe that are enabled, in run order (ingest always runs). A section without
+    ``enabled`` takes its config's default: on, except for a stage whose config says otherwise
+    (``repeated_lines``)."""
+    out = []
+    for name in STAGES:
+        section = recipe.get("stages", {}).get(name) or {}
+        if name == "ingest" or (section["enabled"] if "enabled" in section else load_stage(name).config_cls.enabled):
+            out.append(name)
+    return out
