@@ -1,4 +1,4 @@
-"""Fit ``resiliparse_routed``'s line filter and page router on the tune half; write ``curation/ingest/extract_lines_model.py``.
+"""Fit ``resiliparse_routed``'s line filter and page router on the tune half; write ``curation/ingest/extract_lines_model.json``.
 
     python benchmarks/extract/train_line_filter.py [--trees 100] [--route-share 0.12]
 
@@ -34,7 +34,7 @@ from bench_extract import DATA, f1, held_out, load_pages  # noqa: E402
 from curation.ingest import extract_lines as el  # noqa: E402
 from curation.ingest.extract import extract_text, norm, snippet_scores  # noqa: E402
 
-OUT = ROOT / "curation" / "ingest" / "extract_lines_model.py"
+OUT = el.MODEL
 SEED = 0
 
 
@@ -107,23 +107,20 @@ def main() -> None:
     grid = {at: snippet_f1([kept(at)[i] for i in w], [must[i] for i in w], [must_not[i] for i in w]) for at in (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)}
     keep_at = max(grid, key=grid.get)
     print("line keep threshold (tune snippet F1):", json.dumps({str(k): round(v, 4) for k, v in grid.items()}), "→", keep_at)
-    el.model.LINE_KEEP = keep_at  # page_features reads it
     filtered = kept(keep_at)
     reference = [extract_text(h, "trafilatura_fast") for h in tune["html"]]
     better = np.array([wcxb[i] and page_score(reference[i], must[i], must_not[i]) > page_score(filtered[i], must[i], must_not[i])
                        for i in range(len(tune))], dtype=int)
-    pf = np.vstack([el.page_features(ls, sc, len(h)) if ls else np.zeros(12) for ls, sc, h in zip(lines, scores, tune["html"], strict=True)])
+    pf = np.vstack([el.page_features(ls, sc, len(h), keep_at) if ls else np.zeros(12) for ls, sc, h in zip(lines, scores, tune["html"], strict=True)])
     router = HistGradientBoostingClassifier(max_iter=100, max_depth=3, learning_rate=0.05, early_stopping=False, random_state=SEED)
     router.fit(pf[wcxb], better[wcxb])
     route_trees = export(router)
     route_scores = el.tree_scores(el.Forest.of(route_trees), pf)
     route_at = float(np.quantile(route_scores, 1 - args.route_share))
     print(f"router: {better[wcxb].mean():.3f} of tune WCXB pages are better with trafilatura; route at {route_at:.4f}")
-    OUT.write_text(
-        '"""Fitted by ``benchmarks/extract/train_line_filter.py`` on the tune half (hosts with an even SHA-1); do not edit."""\n\n'
-        f"LINE_KEEP = {keep_at!r}\nROUTE_AT = {route_at!r}\n"
-        f"LINE_TREES = {json.dumps(line_trees, separators=(',', ':'))}\n"
-        f"ROUTE_TREES = {json.dumps(route_trees, separators=(',', ':'))}\n")
+    fit = {"fitted_by": "benchmarks/extract/train_line_filter.py on the tune half (hosts with an even SHA-1); do not edit",
+           "LINE_KEEP": keep_at, "ROUTE_AT": route_at, "LINE_TREES": line_trees, "ROUTE_TREES": route_trees}
+    OUT.write_text(json.dumps(fit, separators=(",", ":")) + "\n")
     print(f"wrote {OUT.relative_to(ROOT)} ({OUT.stat().st_size // 1024} KB); tune pages {len(tune)}, held out {len(pages) - len(tune)}")
 
 

@@ -3,11 +3,11 @@
 Resiliparse keeps more of a page's main text than trafilatura at ~1/10 of its CPU cost, but also
 its menus, calls to action and "related articles" lines. This module reads Resiliparse's
 ``minimal_html`` rendering (blocks with their tag and their link text), scores every line with
-small gradient-boosted trees (:data:`extract_lines_model.LINE_TREES`: length, link share, tag,
+small gradient-boosted trees (``LINE_TREES`` of ``extract_lines_model.json``: length, link share, tag,
 position, neighbours, boilerplate words, ...) and keeps the lines that score
-:data:`extract_lines_model.LINE_KEEP` or more, and the page's first ``<h1>``. A second set of
+its ``LINE_KEEP`` or more, and the page's first ``<h1>``. A second set of
 trees scores the page from its lines (kept share, link share, score spread, ...); a page above
-:data:`extract_lines_model.ROUTE_AT` (about one in eight), or one where nothing is kept, is left to
+its ``ROUTE_AT`` (about one in eight), or one where nothing is kept, is left to
 ``trafilatura_fast``. Both were fitted on the tune half of the real pages (split by host hash;
 ``benchmarks/extract/train_line_filter.py``); the figures on the other half are in BENCHMARKS.md.
 
@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import functools
 import html as htmllib
+import json
 import math
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from curation.ingest import extract_lines_model as model
+MODEL = Path(__file__).with_name("extract_lines_model.json")
 
 
 class Line(NamedTuple):
@@ -118,7 +120,7 @@ _HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 
 
 def line_features(lines: list[Line]) -> np.ndarray:
-    """One row of 30 numbers per line (the order :data:`extract_lines_model.LINE_TREES` was fitted on)."""
+    """One row of 30 numbers per line (the order ``LINE_TREES`` of ``extract_lines_model.json`` was fitted on)."""
     n = len(lines)
     lens = [len(x.text) for x in lines]
     total = sum(lens) or 1
@@ -146,11 +148,11 @@ def line_features(lines: list[Line]) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(n, 30)
 
 
-def page_features(lines: list[Line], scores: np.ndarray, html_chars: int) -> np.ndarray:
-    """12 numbers about the page and its line scores (the order :data:`extract_lines_model.ROUTE_TREES` was fitted on)."""
+def page_features(lines: list[Line], scores: np.ndarray, html_chars: int, keep_at: float | None = None) -> np.ndarray:
+    """12 numbers about the page and its line scores (the order ``ROUTE_TREES`` was fitted on)."""
     lens = np.array([len(x.text) for x in lines], dtype=np.float64)
     links = np.array([x.link_chars for x in lines], dtype=np.float64)
-    kept = scores >= model.LINE_KEEP
+    kept = scores >= (model()["LINE_KEEP"] if keep_at is None else keep_at)
     total, kept_chars = lens.sum(), lens[kept].sum()
     return np.array([math.log1p(total), math.log1p(kept_chars), kept_chars / max(total, 1), kept.mean(),
                      math.log1p(len(lines)), scores.mean(), ((scores > 0.1) & (scores < 0.6)).mean(),
@@ -172,17 +174,23 @@ class Forest(NamedTuple):
 
     @classmethod
     def of(cls, trees: dict[str, Any]) -> Forest:
-        """From the padded trees × nodes lists ``train_line_filter.py`` writes into :mod:`extract_lines_model`."""
+        """From the padded trees × nodes lists ``train_line_filter.py`` writes into ``extract_lines_model.json``."""
         feature, threshold, left, right, value = (np.asarray(trees[k]) for k in ("feature", "threshold", "left", "right", "value"))
         offset = (np.arange(feature.shape[0]) * feature.shape[1])[:, None]
         return cls(feature.ravel(), threshold.ravel(), (left + offset).ravel(), (right + offset).ravel(), value.ravel(),
                    offset.ravel(), int(trees["depth"]), float(trees["baseline"]))
 
 
+@functools.lru_cache(maxsize=1)
+def model() -> dict[str, Any]:
+    """The shipped fit (``extract_lines_model.json``: thresholds and both forests), read once per process."""
+    return json.loads(MODEL.read_text(encoding="utf-8"))
+
+
 @functools.lru_cache(maxsize=2)
 def shipped(name: str) -> Forest:
-    """``LINE_TREES`` or ``ROUTE_TREES`` of :mod:`extract_lines_model`, converted once per process."""
-    return Forest.of(getattr(model, name))
+    """``LINE_TREES`` or ``ROUTE_TREES`` of the shipped fit, converted once per process."""
+    return Forest.of(model()[name])
 
 
 def tree_scores(trees: Forest, x: np.ndarray) -> np.ndarray:
@@ -213,8 +221,8 @@ def filtered_text(html: str) -> tuple[str, bool]:
         return "", True
     scores = tree_scores(shipped("LINE_TREES"), line_features(lines))
     route = tree_scores(shipped("ROUTE_TREES"), page_features(lines, scores, len(html))[None, :])[0]
-    kept = kept_lines(lines, scores, model.LINE_KEEP)
-    return render(kept), bool(route >= model.ROUTE_AT or not kept)
+    kept = kept_lines(lines, scores, model()["LINE_KEEP"])
+    return render(kept), bool(route >= model()["ROUTE_AT"] or not kept)
 
 
 def kept_lines(lines: list[Line], scores: np.ndarray, keep_at: float) -> list[Line]:
