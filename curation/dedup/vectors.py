@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from curation.dedup.minhash import MinHashParams, signatures_from_hashes
 
 
 def in_sample(ids: Any, seed: int, fraction: float) -> np.ndarray:
@@ -68,25 +69,13 @@ def decode_vectors(blobs: list[bytes], dtype: Any) -> np.ndarray:
 #: Permutations of a character-bigram sketch: 512 bytes a page; standard error of a Jaccard
 #: estimate at 0.6 is sqrt(0.6 · 0.4 / 128) = 0.043.
 SKETCH_PERM = 128
-_PRIME = np.uint64((1 << 31) - 1)
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
 
 
-@functools.lru_cache(maxsize=8)
-def _sketch_params(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return (rng.integers(1, (1 << 31) - 1, size=num_perm, dtype=np.uint64),
-            rng.integers(0, (1 << 31) - 1, size=num_perm, dtype=np.uint64))
-
-
 def bigram_sketch(text: str, num_perm: int = SKETCH_PERM, seed: int = 1) -> np.ndarray:
-    """MinHash signature (``num_perm`` uint32) of the text's set of character bigrams, digit runs
-    masked to ``0`` and whitespace runs folded to one space (template pages differ in their numbers).
-
-    Two signatures agree in a share of positions that estimates the Jaccard similarity of the two
-    bigram sets (:func:`sketch_jaccard`). A Chinese word is mostly one or two characters, so a
-    character bigram is the word-like unit of text without spaces.
+    """MinHash signature (``num_perm`` uint32) of the text's set of character bigrams: one row of
+    :func:`bigram_sketches`.
 
     >>> a, b = bigram_sketch("价格 59 元，从杭州发货"), bigram_sketch("价格 89 元，从杭州发货")
     >>> float(sketch_jaccard(a, b))
@@ -94,18 +83,30 @@ def bigram_sketch(text: str, num_perm: int = SKETCH_PERM, seed: int = 1) -> np.n
     >>> float(sketch_jaccard(a, bigram_sketch("完全不同的一句话"))) < 0.2
     True
     """
-    t = _SPACE.sub(" ", _DIGITS.sub("0", text if isinstance(text, str) else "")).lower()
-    codes = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    if len(codes) < 2:
-        codes = np.concatenate([codes, np.zeros(2 - len(codes), np.uint64)])
-    grams = np.unique((codes[:-1] << np.uint64(21)) | codes[1:])
-    grams = (grams * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)  # 32 well-mixed bits (wrapping multiply)
-    a, b = _sketch_params(num_perm, seed)
-    out = np.full(num_perm, np.iinfo(np.uint32).max, dtype=np.uint64)
-    for start in range(0, len(grams), 4096):  # bounded memory for long pages
-        chunk = grams[start : start + 4096]
-        out = np.minimum(out, ((a[:, None] * chunk[None, :] + b[:, None]) % _PRIME).min(axis=1))
-    return out.astype(np.uint32)
+    return bigram_sketches([text], num_perm, seed)[0]
+
+
+def bigram_sketches(texts: Sequence[str], num_perm: int = SKETCH_PERM, seed: int = 1) -> np.ndarray:
+    """``(len(texts), num_perm)`` MinHash signatures (MinHash dedup's permutations:
+    :func:`curation.dedup.minhash.signatures_from_hashes`, one call for all texts) of each text's set
+    of character bigrams, digit runs masked to ``0`` and whitespace runs folded to one space
+    (template pages differ in their numbers).
+
+    Two signatures agree in a share of positions that estimates the Jaccard similarity of the two
+    bigram sets (:func:`sketch_jaccard`). A Chinese word is mostly one or two characters, so a
+    character bigram is the word-like unit of text without spaces.
+    """
+    grams, offsets = [], [0]
+    for text in texts:
+        t = _SPACE.sub(" ", _DIGITS.sub("0", text if isinstance(text, str) else "")).lower()
+        codes = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+        if len(codes) < 2:
+            codes = np.concatenate([codes, np.zeros(2 - len(codes), np.uint64)])
+        g = np.unique((codes[:-1] << np.uint64(21)) | codes[1:])
+        grams.append((g * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32))  # 32 well-mixed bits (wrapping multiply)
+        offsets.append(offsets[-1] + len(g))
+    hv = np.concatenate(grams) if grams else np.zeros(0, np.uint64)
+    return signatures_from_hashes(hv, np.asarray(offsets, dtype=np.int64), MinHashParams(num_perm=num_perm, seed=seed))
 
 
 def sketch_jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:

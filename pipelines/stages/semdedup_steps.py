@@ -30,7 +30,7 @@ from curation.dedup.semantic import (
     similarity_pass,
     sweep_counts,
 )
-from curation.dedup.vectors import SKETCH_PERM, bigram_sketch, decode_vectors, in_sample, mix_static
+from curation.dedup.vectors import SKETCH_PERM, bigram_sketches, decode_vectors, in_sample, mix_static
 from pipelines.kit import Artifact, StageContext
 from pipelines.removal import REMOVAL_META, write_removals
 
@@ -193,8 +193,8 @@ def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str
     })
     if sketch_languages:
         wanted = np.isin(langs, list(sketch_languages))
-        frame["sketch"] = pd.Series([bigram_sketch(t).tobytes() if w else b"" for t, w in zip(rows["text"], wanted, strict=True)],
-                                    dtype=object)
+        sketches = iter(bigram_sketches(rows["text"].to_numpy(dtype=object)[wanted].tolist()))
+        frame["sketch"] = pd.Series([next(sketches).tobytes() if w else b"" for w in wanted], dtype=object)
     out.write_part(number, frame)
     return pd.Series([len(frame)], dtype="int64")
 
