@@ -223,7 +223,16 @@ def char_counts(text: str) -> tuple[int, int]:
     if text.isascii():
         codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         return int(_ASCII_ALNUM[codes].sum()), int(_ASCII_ALPHA[codes].sum())
-    return len(text) - len("".join(_NOT_ALNUM.findall(text))), len(text) - len("".join(_NOT_ALPHA.findall(text)))
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    ascii_codes = codes[codes < 128]
+    alnum, alpha = int(_ASCII_ALNUM[ascii_codes].sum()), int(_ASCII_ALPHA[ascii_codes].sum())
+    # the other code points: each distinct one tested once with the character classes the regexes use
+    points, counts = np.unique(codes[codes >= 128], return_counts=True)
+    for point, count in zip(points.tolist(), counts.tolist(), strict=True):
+        char = chr(point)
+        alnum += count * (_NOT_ALNUM.match(char) is None)
+        alpha += count * (_NOT_ALPHA.match(char) is None)
+    return alnum, alpha
 
 
 def _encoded_runs(text: str) -> tuple[int, int]:
