@@ -96,7 +96,7 @@ def structural_features(text: str, language: str | None, path: str | None = None
     else:
         feats["naming_fraction"] = -1.0
     feats["short_name_fraction"] = sum(len(n) <= 2 for n in names) / len(names) if names else 0.0
-    idents = {w for w in _IDENT.findall(feats.pop("_code")[:200_000]) if w not in KEYWORDS}
+    idents = set(_IDENT.findall(feats.pop("_code")[:200_000])) - KEYWORDS
     feats["mean_identifier_length"] = sum(map(len, idents)) / len(idents) if idents else 0.0
     # one- and two-letter names (a, b, r, go) beyond the loop counters every language allows
     feats["short_identifier_fraction"] = sum(len(w) <= 2 and w not in _COUNTERS for w in idents) / len(idents) if idents else 0.0

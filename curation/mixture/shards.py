@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections import Counter
 from typing import Any
 
@@ -95,7 +96,12 @@ def _members(key: str, values: list[Any]) -> list[str | None]:
             out.append(None)
             continue
         v = v.item() if isinstance(v, np.generic) else v
-        if type(v) is str:
+        kind = type(v)
+        if kind is float and math.isfinite(v):
+            out.append(head + float.__repr__(v))  # how json writes a finite float
+        elif kind is int:
+            out.append(head + int.__repr__(v))
+        elif kind is str:
             text = cache.get(v)
             if text is None:
                 text = cache[v] = head + encode(v)

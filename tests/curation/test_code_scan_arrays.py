@@ -155,3 +155,11 @@ def test_scan_sample_code() -> None:
         structural_features(text, doc.get("language"), path_)
 
 
+
+
+def test_identifier_set_matches_the_filtered_comprehension() -> None:
+    from classifiers.code_quality_features import _IDENT, KEYWORDS
+
+    for text in [*CASES, "if x then else foo_bar _x é1 9ab ab9 self this", "for i in range(n): yield i"]:
+        code = scan(text, "python").code
+        assert set(_IDENT.findall(code)) - KEYWORDS == {w for w in _IDENT.findall(code) if w not in KEYWORDS}
