@@ -74,21 +74,22 @@ def scan(text: str, family: str) -> Scan:
     comment_lines: set[int] = set()
     pieces: list[str] = []
     last = 0
-    line = 0
+    line = counted = 0  # ``line``: the line of offset ``counted`` (newlines are counted up to comments only)
     for m in lexer.finditer(text):
-        if m.start() == m.end():
+        start, end = m.span()
+        if start == end:
             continue
-        pieces.append(text[last : m.start()])
-        line += text.count("\n", last, m.start())
-        body = m.group(0)
-        nl = body.count("\n")
-        if m.group(1) is not None or (m.group(2) not in (None, "")):
+        pieces.append(text[last:start])
+        nl = text.count("\n", start, end)
+        if m.lastindex != 3:  # group 1 or 2: a comment (group 3 is a string literal)
+            line += text.count("\n", counted, start)
             comment_lines.update(range(line, line + nl + 1))
+            line += nl
+            counted = end
             pieces.append("\n" * nl)
         else:
-            pieces.append('""' + "\n" * nl)
-        line += nl
-        last = m.end()
+            pieces.append('""' + "\n" * nl if nl else '""')
+        last = end
     pieces.append(text[last:])
     code = "".join(pieces)
     code_lines_list = code.split("\n")
