@@ -77,14 +77,14 @@ def structural_features(text: str, language: str | None, path: str | None = None
     feats: dict[str, Any] = {
         "family": family,
         "n_nonblank": len(nonblank),
-        "long_line_fraction": sum(len(ln) > 120 for ln in nonblank) / max(len(nonblank), 1),
+        "long_line_fraction": sum(1 for ln in nonblank if len(ln) > 120) / max(len(nonblank), 1),
         "duplicate_fraction": duplicate_fraction(nonblank),
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
     }
     if family == "python":
         feats.update(_python_features(text, lines))
     else:
-        feats.update(_scanned_features(text, family))
+        feats.update(_scanned_features(text, family, lines))
     names = feats.pop("_names")
     feats["n_functions"] = len(names)
     pattern = NAMING.get(family)
@@ -186,9 +186,8 @@ def _comment_above(lines: list[str], index: int) -> bool:
     return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
 
 
-def _scanned_features(text: str, family: str) -> dict[str, Any]:
+def _scanned_features(text: str, family: str, lines: list[str]) -> dict[str, Any]:
     s = scan(text, family)
-    lines = text.split("\n")
     pattern = DEFINITIONS.get(family)
     spans = []
     if pattern is not None:

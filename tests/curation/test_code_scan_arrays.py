@@ -163,3 +163,17 @@ def test_identifier_set_matches_the_filtered_comprehension() -> None:
     for text in [*CASES, "if x then else foo_bar _x é1 9ab ab9 self this", "for i in range(n): yield i"]:
         code = scan(text, "python").code
         assert set(_IDENT.findall(code)) - KEYWORDS == {w for w in _IDENT.findall(code) if w not in KEYWORDS}
+
+
+def test_structural_features_match_the_reference_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    import classifiers.code_quality_features as features
+    from classifiers.code_quality_scan import Scan
+
+    path = Path(__file__).resolve().parents[2] / "sample_data" / "code" / "code.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        docs = [json.loads(line) for line in fh][:150]
+    docs += [{"text": t, "language": lang, "path": None} for t in CASES for lang in ("C", "Go", "JavaScript", "Python", "Shell", None)]
+    got = [features.structural_features(d["text"], d.get("language"), d.get("path")) for d in docs]
+    monkeypatch.setattr(features, "scan", lambda text, family: Scan(*reference_scan(text, family)))
+    want = [features.structural_features(d["text"], d.get("language"), d.get("path")) for d in docs]
+    assert got == want
