@@ -157,12 +157,17 @@ def test_scan_sample_code() -> None:
 
 
 
-def test_identifier_set_matches_the_filtered_comprehension() -> None:
-    from classifiers.code_quality_features import _IDENT, KEYWORDS
+def test_identifiers_match_the_regex() -> None:
+    from classifiers.code_quality_features import _IDENT, KEYWORDS, identifiers
 
-    for text in [*CASES, "if x then else foo_bar _x é1 9ab ab9 self this", "for i in range(n): yield i"]:
-        code = scan(text, "python").code
-        assert set(_IDENT.findall(code)) - KEYWORDS == {w for w in _IDENT.findall(code) if w not in KEYWORDS}
+    rng = random.Random(5)
+    alphabet = list("abXY_09 \t\n.,;()[]{}-+*/\\'\"\x1c\x0b") + ["é", "中", "😀", "\ud800"]
+    texts = [*CASES, "if x then else foo_bar _x é1 9ab ab9 self this", "for i in range(n): yield i", "1_000 0x1f __init__ _9 9_"]
+    texts += ["".join(rng.choice(alphabet[: -4 if i % 2 else None]) for _ in range(rng.randint(0, 200))) for i in range(600)]
+    for text in texts:
+        for code in (text, scan(text, "python").code):
+            assert identifiers(code) == set(_IDENT.findall(code))
+            assert identifiers(code) - KEYWORDS == {w for w in _IDENT.findall(code) if w not in KEYWORDS}
 
 
 def test_structural_features_match_the_reference_scan(monkeypatch: pytest.MonkeyPatch) -> None:
