@@ -52,9 +52,8 @@ DEFAULT_LEARNED_DIR = Path(__file__).resolve().parent / "models" / "code_quality
 
 def _ramp(x: float, lo: float, hi: float) -> float:
     """1 at ``x <= lo``, 0 at ``x >= hi``, linear between (``lo > hi`` ramps upward)."""
-    if lo < hi:
-        return float(np.clip((hi - x) / (hi - lo), 0.0, 1.0))
-    return float(np.clip((x - hi) / (lo - hi), 0.0, 1.0))
+    v = (hi - x) / (hi - lo) if lo < hi else (x - hi) / (lo - hi)
+    return 1.0 if v > 1.0 else 0.0 if v < 0.0 else float(v)  # np.clip's result (NaN and -0.0 kept) without its call
 
 
 def components(f: dict[str, Any]) -> dict[str, float]:

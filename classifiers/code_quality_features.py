@@ -77,14 +77,14 @@ def structural_features(text: str, language: str | None, path: str | None = None
     feats: dict[str, Any] = {
         "family": family,
         "n_nonblank": len(nonblank),
-        "long_line_fraction": sum(len(ln) > 120 for ln in nonblank) / max(len(nonblank), 1),
+        "long_line_fraction": sum(1 for ln in nonblank if len(ln) > 120) / max(len(nonblank), 1),
         "duplicate_fraction": duplicate_fraction(nonblank),
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
     }
     if family == "python":
         feats.update(_python_features(text, lines))
     else:
-        feats.update(_scanned_features(text, family))
+        feats.update(_scanned_features(text, family, lines))
     names = feats.pop("_names")
     feats["n_functions"] = len(names)
     pattern = NAMING.get(family)
@@ -96,11 +96,30 @@ def structural_features(text: str, language: str | None, path: str | None = None
     else:
         feats["naming_fraction"] = -1.0
     feats["short_name_fraction"] = sum(len(n) <= 2 for n in names) / len(names) if names else 0.0
-    idents = {w for w in _IDENT.findall(feats.pop("_code")[:200_000]) if w not in KEYWORDS}
+    idents = identifiers(feats.pop("_code")[:200_000]) - KEYWORDS
     feats["mean_identifier_length"] = sum(map(len, idents)) / len(idents) if idents else 0.0
     # one- and two-letter names (a, b, r, go) beyond the loop counters every language allows
     feats["short_identifier_fraction"] = sum(len(w) <= 2 and w not in _COUNTERS for w in idents) / len(idents) if idents else 0.0
     return feats
+
+
+#: ASCII byte → itself for word characters (``[A-Za-z0-9_]``), a space for the others
+_WORD_BYTES = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(128)) + b" " * 128
+
+
+def identifiers(code: str) -> set[str]:
+    """The distinct matches of :data:`_IDENT` (word runs that do not start with a digit).
+
+    ASCII code is split into its word runs by a byte table, which finds the same runs as the
+    regex in a fraction of its time.
+
+    >>> sorted(identifiers("x1 = _y + 2z(a_b)"))
+    ['_y', 'a_b', 'x1']
+    """
+    if not code.isascii():
+        return set(_IDENT.findall(code))
+    runs = set(code.encode("ascii").translate(_WORD_BYTES).split())
+    return {w.decode("ascii") for w in runs if not 48 <= w[0] <= 57}  # 48..57: a leading digit
 
 
 def duplicate_fraction(nonblank: list[str], min_len: int = 12) -> float:
@@ -186,9 +205,8 @@ def _comment_above(lines: list[str], index: int) -> bool:
     return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
 
 
-def _scanned_features(text: str, family: str) -> dict[str, Any]:
+def _scanned_features(text: str, family: str, lines: list[str]) -> dict[str, Any]:
     s = scan(text, family)
-    lines = text.split("\n")
     pattern = DEFINITIONS.get(family)
     spans = []
     if pattern is not None:

@@ -46,6 +46,14 @@ LEXERS["other"] = LEXERS["c"]
 BRACE_FAMILIES = frozenset({"c", "java", "go", "rust", "javascript", "perl", "shell", "r"})
 
 
+#: UTF-8 byte → 1 ``{``, 2 ``}``, 3 ``(``, 4 ``)``, 5 ``[``, 6 ``]``, 7 newline, 0 anything else (no byte
+#: of a multi-byte UTF-8 sequence is ASCII, so the bytes of the code hold its brackets and lines)
+_BRACKETS = np.zeros(256, dtype=np.uint8)
+for _i, _c in enumerate("{}()[]\n"):
+    _BRACKETS[ord(_c)] = _i + 1
+_NEWLINE = 7
+
+
 @dataclasses.dataclass
 class Scan:
     """The result of :func:`scan`."""
@@ -57,6 +65,7 @@ class Scan:
     max_depth: int
     balanced: bool  #: braces, brackets and parentheses balance and never go negative
     n_lines: int
+    line_starts: np.ndarray | None = None  #: offset in ``code`` of each line's first character (ASCII code only)
 
 
 def scan(text: str, family: str) -> Scan:
@@ -65,46 +74,54 @@ def scan(text: str, family: str) -> Scan:
     comment_lines: set[int] = set()
     pieces: list[str] = []
     last = 0
-    line = 0
+    line = counted = 0  # ``line``: the line of offset ``counted`` (newlines are counted up to comments only)
     for m in lexer.finditer(text):
-        if m.start() == m.end():
+        start, end = m.span()
+        if start == end:
             continue
-        pieces.append(text[last : m.start()])
-        line += text.count("\n", last, m.start())
-        body = m.group(0)
-        nl = body.count("\n")
-        if m.group(1) is not None or (m.group(2) not in (None, "")):
+        pieces.append(text[last:start])
+        nl = text.count("\n", start, end)
+        if m.lastindex != 3:  # group 1 or 2: a comment (group 3 is a string literal)
+            line += text.count("\n", counted, start)
             comment_lines.update(range(line, line + nl + 1))
+            line += nl
+            counted = end
             pieces.append("\n" * nl)
         else:
-            pieces.append('""' + "\n" * nl)
-        line += nl
-        last = m.end()
+            pieces.append('""' + "\n" * nl if nl else '""')
+        last = end
     pieces.append(text[last:])
     code = "".join(pieces)
     code_lines_list = code.split("\n")
     code_lines = {i for i, ln in enumerate(code_lines_list) if ln.strip()}
-    depth, max_depth, balanced = _brace_profile(code, len(code_lines_list))
-    return Scan(code, comment_lines, code_lines, depth, max_depth, balanced, len(code_lines_list))
+    depth, max_depth, balanced, newlines = _brace_profile(code)
+    line_starts = np.concatenate(([0], newlines + 1)) if code.isascii() else None
+    return Scan(code, comment_lines, code_lines, depth, max_depth, balanced, len(code_lines_list), line_starts)
 
 
-def _brace_profile(code: str, n_lines: int) -> tuple[np.ndarray, int, bool]:
-    buf = np.frombuffer(code.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    step = np.zeros(len(buf), dtype=np.int32)
-    step[buf == ord("{")] = 1
-    step[buf == ord("}")] = -1
-    depth_after = np.cumsum(step)
-    max_depth = int(depth_after.max()) if len(depth_after) else 0
-    paren = np.cumsum((buf == ord("(")).astype(np.int32) - (buf == ord(")")))
-    bracket = np.cumsum((buf == ord("[")).astype(np.int32) - (buf == ord("]")))
+def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
+    """(depth at each line start, deepest depth, balanced, byte offsets of the newlines), from the
+    brackets and newlines of the code's UTF-8 bytes alone."""
+    buf = np.frombuffer(code.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    kinds = _BRACKETS[buf]
+    at = np.flatnonzero(kinds)
+    kinds = kinds[at]
     balanced = True
-    for run in (depth_after, paren, bracket):
+    runs = []
+    for opening in (1, 3, 5):  # braces, parentheses, brackets: depth after each of these characters
+        run = np.cumsum((kinds == opening).astype(np.int32) - (kinds == opening + 1))
+        runs.append(run)
         if len(run) and (run.min() < 0 or run[-1] != 0):
             balanced = False
-    newlines = np.flatnonzero(buf == ord("\n"))
+    depth_after = runs[0]
+    # a character before the first bracket or newline is at depth 0
+    max_depth = int(depth_after.max()) if len(depth_after) else 0
+    if len(buf) and (not len(at) or at[0] > 0):
+        max_depth = max(max_depth, 0)
+    newline = kinds == _NEWLINE
     # depth at the start of each line = depth after the previous newline
-    starts = np.concatenate([[0], depth_after[newlines]]) if len(buf) else np.zeros(1, dtype=np.int32)
-    return starts[:n_lines].astype(np.int32), max_depth, balanced
+    starts = np.concatenate([[0], depth_after[newline]]) if len(buf) else np.zeros(1, dtype=np.int32)
+    return starts.astype(np.int32), max_depth, balanced, at[newline]
 
 
 def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, int, int]]:
@@ -113,8 +130,7 @@ def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, in
     ``pattern`` must match the header up to and including the opening brace and capture the
     name in a named group (the first non-empty named group is the name).
     """
-    lines = s.code.split("\n")
-    offsets = np.cumsum([0] + [len(ln) + 1 for ln in lines])
+    offsets = s.line_starts if s.line_starts is not None else np.cumsum([0] + [len(ln) + 1 for ln in s.code.split("\n")])
     out = []
     for m in pattern.finditer(s.code):
         brace = s.code.find("{", m.end() - 1)
@@ -123,13 +139,22 @@ def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, in
         first = int(np.searchsorted(offsets, m.start(), side="right")) - 1
         open_line = int(np.searchsorted(offsets, brace, side="right")) - 1
         base = int(s.depth[open_line]) if open_line < len(s.depth) else 0
-        last = len(s.depth) - 1
-        inner = 0
-        for j in range(open_line + 1, len(s.depth)):
-            if s.depth[j] <= base:
-                last = j - 1  # the closing brace was on the previous line
-                break
-            inner = max(inner, int(s.depth[j]) - base - 1)
+        last, inner = _body_end(s.depth, open_line, base)
         name = next((v for v in m.groupdict().values() if v), "")
         out.append((name, first, max(last, first), inner))
     return out
+
+
+def _body_end(depth: np.ndarray, open_line: int, base: int) -> tuple[int, int]:
+    """(last line of the body opened on ``open_line`` at depth ``base``, deepest nesting inside it):
+    the body ends on the line before the first later line that starts at ``base`` or shallower."""
+    window = 256  # most bodies end within it; the rest of the file is searched only when not
+    while True:
+        rest = depth[open_line + 1 : open_line + 1 + window]
+        out = np.flatnonzero(rest <= base)
+        if len(out) or open_line + 1 + window >= len(depth):
+            break
+        window = len(depth)
+    body = rest[: out[0]] if len(out) else rest
+    last = open_line + int(out[0]) if len(out) else len(depth) - 1
+    return last, max(int(body.max()) - base - 1, 0) if len(body) else 0

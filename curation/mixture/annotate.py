@@ -21,7 +21,7 @@ import pandas as pd
 
 from curation.mixture.groups import memberships
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.policy import Policy, doc_groups, exclusion
+from curation.mixture.policy import DETAIL_COLUMNS, Policy, doc_groups, exclusion
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 
 
@@ -38,7 +38,10 @@ def annotate(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, live: set
     mixed = {k for s in specs for k, v in s.mix.items() if v > 0}
     reasons: list[str | None] = []
     details: list[str | None] = []
-    records = df.to_dict("records") if len(df) else []
+    # the records exclusion() reads: the excluded rows' score columns only (converted as to_dict does)
+    excluded = [i for i, rep in enumerate(groups["repeat"]) if i not in phases and rep <= 0]
+    scored = [c for c in df.columns if c in DETAIL_COLUMNS or c.startswith(("quality_score_", "code_score_"))]
+    records = dict(zip(excluded, df[scored].iloc[excluded].to_dict("records"), strict=True)) if excluded else {}
     for i, (grp, kind, rep, rule) in enumerate(zip(groups["group"], groups["kind"], groups["repeat"], groups["rule"], strict=True)):
         if i in phases:
             reasons.append(None)

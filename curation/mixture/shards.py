@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections import Counter
 from typing import Any
 
@@ -64,22 +65,49 @@ class ShardOptions:
 def _col(df: pd.DataFrame, name: str) -> list[Any]:
     if name not in df.columns:
         return [None] * len(df)
-    return [v if isinstance(v, str) else None for v in df[name].astype(object)]
+    return [v if isinstance(v, str) else None for v in df[name].astype(object).tolist()]
+
+
+#: ``json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`` as one reusable encoder
+_PROVENANCE_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 def provenance(df: pd.DataFrame) -> list[str]:
-    """JSON of the earlier stages' columns per row (only those present and not null)."""
-    cols = [c for c in PROVENANCE_COLUMNS if c in df.columns]
-    values = {c: df[c].astype(object).tolist() for c in cols}
-    out = []
-    for i in range(len(df)):
-        rec = {}
-        for c in cols:
-            v = values[c][i]
-            if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and np.isnan(v)):
-                continue
-            rec[c] = v.item() if isinstance(v, np.generic) else v
-        out.append(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str))
+    """JSON of the earlier stages' columns per row (only those present and not null).
+
+    Built column by column: each present value as its ``"key": value`` member (keys sorted, as
+    ``sort_keys`` orders them), a row's members joined as ``json.dumps`` joins them.
+
+    >>> provenance(pd.DataFrame({"quality_level": ["high", None], "edu_score": [2.5, float("nan")]}))
+    ['{"edu_score": 2.5, "quality_level": "high"}', '{}']
+    """
+    cols = sorted(c for c in PROVENANCE_COLUMNS if c in df.columns)
+    members = [_members(c, df[c].astype(object).tolist()) for c in cols]
+    return ["{" + ", ".join(m for m in row if m is not None) + "}" for row in zip(*members, strict=True)] if cols else ["{}"] * len(df)
+
+
+def _members(key: str, values: list[Any]) -> list[str | None]:
+    encode = _PROVENANCE_JSON.encode
+    head = encode(key) + ": "
+    cache: dict[Any, str] = {}  # repeated labels (levels, tiers, languages) are encoded once
+    out: list[str | None] = []
+    for v in values:
+        if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and np.isnan(v)):
+            out.append(None)
+            continue
+        v = v.item() if isinstance(v, np.generic) else v
+        kind = type(v)
+        if kind is float and math.isfinite(v):
+            out.append(head + float.__repr__(v))  # how json writes a finite float
+        elif kind is int:
+            out.append(head + int.__repr__(v))
+        elif kind is str:
+            text = cache.get(v)
+            if text is None:
+                text = cache[v] = head + encode(v)
+            out.append(text)
+        else:
+            out.append(head + encode(v))
     return out
 
 
