@@ -11,6 +11,8 @@ shuffle integers, and ``first`` (input order) is the smallest uid.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -40,6 +42,12 @@ def lsh_params(threshold: float, num_perm: int, bands: int | None = None, rows: 
         return int(bands), int(rows)
     if bands or rows:
         raise ValueError("set both bands and rows, or neither (then they follow lsh_threshold)")
+    return _optimal(float(threshold), int(num_perm))
+
+
+@functools.lru_cache(maxsize=32)
+def _optimal(threshold: float, num_perm: int) -> tuple[int, int]:
+    """datasketch's optimum, once per process and setting (about 1,400 numerical integrals)."""
     from datasketch.lsh import _optimal_param
 
     b, r = _optimal_param(threshold, num_perm, 0.5, 0.5)
