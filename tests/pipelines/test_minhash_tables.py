@@ -44,12 +44,17 @@ def test_word_and_alnum_tables_equal_per_character_definitions() -> None:
         assert table[ord(ch)] == bool(re.fullmatch(r"[^\W_]", ch))
 
 
-@pytest.mark.parametrize("num_perm", [16, 128, 256])
-@pytest.mark.parametrize("threshold", [0.05, 0.55, 0.6, 0.7, 0.8, 0.95])
-def test_cached_lsh_optimum_is_datasketchs(threshold: float, num_perm: int) -> None:
+#: Effective LSH thresholds of the shipped settings (threshold - 0.25) and a spread around them.
+THRESHOLDS = [0.55, 0.05, 0.1, 0.25, 0.3, 0.45, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.123, 0.5678]
+
+
+@pytest.mark.parametrize("num_perm", [8, 16, 64, 128, 256])
+def test_lsh_optimum_is_datasketchs(num_perm: int) -> None:
     from datasketch.lsh import _optimal_param
 
-    assert lsh.lsh_params(threshold, num_perm) == _optimal_param(threshold, num_perm, 0.5, 0.5)
-    hits = lsh._optimal.cache_info().hits
-    assert lsh.lsh_params(threshold, num_perm) == _optimal_param(threshold, num_perm, 0.5, 0.5)
-    assert lsh._optimal.cache_info().hits == hits + 1
+    for threshold in THRESHOLDS:
+        want = _optimal_param(threshold, num_perm, 0.5, 0.5)
+        assert lsh.lsh_params(threshold, num_perm) == want, (threshold, num_perm)
+        hits = lsh._optimal.cache_info().hits
+        assert lsh.lsh_params(threshold, num_perm) == want
+        assert lsh._optimal.cache_info().hits == hits + 1
