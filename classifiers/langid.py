@@ -48,7 +48,6 @@ NON_TEXT_SOURCES = frozenset({"code"})
 _FENCE = re.compile(r"```.*?(```|\Z)", re.S)
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _URL = re.compile(r"https?://[^\s)]+|www\.[^\s)]+")
-_SPACE = re.compile(r"\s+")
 _LETTER = re.compile(r"[^\W\d_]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
@@ -88,10 +87,17 @@ def clean(text: str, max_chars: int = MAX_CHARS) -> str:
     >>> clean("看这里 [链接](http://x.cn)\\n```\\nls -l\\n```\\n结束")
     '看这里 [链接] 结束'
     """
-    head = text[: max_chars * 4]
-    prose = _SPACE.sub(" ", _URL.sub(" ", _LINK_TARGET.sub("]", _FENCE.sub(" ", head)))).strip()
+    head = prose = text[: max_chars * 4]
+    # Each pattern runs only where its literal start occurs; whitespace runs collapse by split/join.
+    if "```" in prose:
+        prose = _FENCE.sub(" ", prose)
+    if "](" in prose:
+        prose = _LINK_TARGET.sub("]", prose)
+    if "http" in prose or "www." in prose:
+        prose = _URL.sub(" ", prose)
+    prose = " ".join(prose.split())
     if not _LETTER.search(prose):
-        prose = _SPACE.sub(" ", head).strip()
+        prose = " ".join(head.split())
     return prose[:max_chars]
 
 

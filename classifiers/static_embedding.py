@@ -25,6 +25,10 @@ from classifiers.embedding import embedder_name, prepare_texts
 
 log = logging.getLogger(__name__)
 
+#: Characters of a text tokenised first, per token of the window: the window of most texts ends
+#: inside this head (a text whose head falls short is tokenised whole).
+HEAD_CHARS_PER_TOKEN = 6
+
 
 class StaticEmbedder:
     """Mean of (weighted) token vectors of the first ``max_seq_length`` tokens, L2-normalised."""
@@ -85,8 +89,33 @@ class StaticEmbedder:
         return out
 
     def _ids(self, prepared: list[str]) -> list[np.ndarray]:
-        encs = self.tokenizer.encode_batch(prepared, add_special_tokens=False)
-        return [np.asarray(e.ids, dtype=np.int64) for e in encs]
+        """The first ``max_seq_length`` token ids of each text.
+
+        Each text is tokenised up to the last space or newline before ``HEAD_CHARS_PER_TOKEN *
+        max_seq_length`` characters: a whitespace character ends a word, and normalising and
+        pre-tokenising a word never look past it, so the head's tokens are the text's first
+        tokens. A head that yields fewer than ``max_seq_length`` tokens is tokenised whole again.
+        """
+        heads = [_head(t, HEAD_CHARS_PER_TOKEN * self.max_seq_length) for t in prepared]
+        ids = [e.ids for e in self.tokenizer.encode_batch_fast(heads, add_special_tokens=False)]
+        redo = [i for i, h in enumerate(heads) if len(ids[i]) < self.max_seq_length and len(h) < len(prepared[i])]
+        if redo:
+            whole = self.tokenizer.encode_batch_fast([prepared[i] for i in redo], add_special_tokens=False)
+            for i, e in zip(redo, whole, strict=True):
+                ids[i] = e.ids
+        return [np.asarray(i, dtype=np.int64) for i in ids]
+
+
+def _head(text: str, chars: int) -> str:
+    """``text`` cut before its last space or newline within ``chars`` characters (whole if none).
+
+    >>> _head("one two three", 9), _head("one two three", 3), _head("one two", 20)
+    ('one two', 'one two three', 'one two')
+    """
+    if len(text) <= chars:
+        return text
+    cut = max(text.rfind(" ", 0, chars), text.rfind("\n", 0, chars))
+    return text[:cut] if cut > 0 else text
 
 
 def _unit(x: np.ndarray) -> np.ndarray:

@@ -34,7 +34,7 @@ FMIX64 = (33, 0xFF51AFD7ED558CCD, 33, 0xC4CEB9FE1A85EC53, 33)
 #: Smallest power table built (2**21 entries of each kind, 32 MB): one per process, reused.
 MIN_POWERS = 1 << 21
 
-_NON_WORD = re.compile(r"[\W_]")
+_NON_WORD_RUN = re.compile(r"[\W_]+")
 
 
 def codepoints(texts: Sequence[str], sep: str) -> np.ndarray:
@@ -58,10 +58,25 @@ def powers(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 @functools.lru_cache(maxsize=2)
 def _power_table(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return _doubled_powers(BASE, n), _doubled_powers(BASE_INV, n)
+
+
+def _doubled_powers(base: int, n: int) -> np.ndarray:
+    """``base**i`` modulo 2**64 for ``i < n``, by doubling: entries ``[k, 2k)`` are entries
+    ``[0, k)`` times ``base**k`` (one vectorised multiply per doubling, no sequential scan).
+
+    >>> _doubled_powers(3, 5).tolist()
+    [1, 3, 9, 27, 81]
+    """
+    out = np.empty(n, dtype=U64)
+    out[:1] = 1
+    k = 1
     with np.errstate(over="ignore"):
-        pw = np.cumprod(np.full(n, BASE, dtype=U64))
-        inv = np.cumprod(np.full(n, BASE_INV, dtype=U64))
-    return np.concatenate([[U64(1)], pw[:-1]]), np.concatenate([[U64(1)], inv[:-1]])
+        while k < n:
+            m = min(k, n - k)
+            np.multiply(out[:m], U64(pow(base, k, 1 << 64)), out=out[k : k + m])
+            k += m
+    return out
 
 
 def span_poly(cp: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, descending: bool = False) -> np.ndarray:
@@ -154,8 +169,10 @@ def word_table() -> np.ndarray:
     codes = np.arange(0x110000, dtype=np.uint32)
     codes[0xD800:0xE000] = 32  # lone surrogates are not characters; treat them as spaces
     chars = codes.astype("<u4").tobytes().decode("utf-32-le")
-    folded = np.frombuffer(_NON_WORD.sub("\0", chars).encode("utf-32-le"), dtype=np.uint32)
-    return folded != 0
+    table = np.ones(0x110000, dtype=bool)
+    for run in _NON_WORD_RUN.finditer(chars):  # 734 runs of non-word code points
+        table[run.start() : run.end()] = False
+    return table
 
 
 @functools.lru_cache(maxsize=1)
@@ -166,7 +183,7 @@ def alnum_table() -> np.ndarray:
     >>> t = alnum_table(); bool(t[ord("a")]), bool(t[ord("_")]), bool(t[0x301])
     (True, False, True)
     """
-    table = np.array([chr(i).isalnum() for i in range(0x10000)], dtype=bool)
+    table = word_table()[:0x10000].copy()  # regex word characters but "_": exactly str.isalnum
     table[0x0300:0x0370] = True  # combining marks stay inside words
     return table
 

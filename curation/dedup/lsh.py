@@ -11,6 +11,8 @@ shuffle integers, and ``first`` (input order) is the smallest uid.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -33,17 +35,32 @@ def part_of(uid: np.ndarray | pd.Series) -> np.ndarray:
 
 
 def lsh_params(threshold: float, num_perm: int, bands: int | None = None, rows: int | None = None) -> tuple[int, int]:
-    """``(bands, rows)``: explicit values, or datasketch's ``_optimal_param`` (equal FP/FN weights)."""
+    """``(bands, rows)``: explicit values, or datasketch's ``_optimal_param`` (equal FP/FN weights,
+    computed once per process and setting)."""
     if bands and rows:
         if bands * rows > num_perm:
             raise ValueError(f"bands * rows = {bands * rows} exceeds num_perm = {num_perm}")
         return int(bands), int(rows)
     if bands or rows:
         raise ValueError("set both bands and rows, or neither (then they follow lsh_threshold)")
-    from datasketch.lsh import _optimal_param
+    return _optimal(float(threshold), int(num_perm))
 
-    b, r = _optimal_param(threshold, num_perm, 0.5, 0.5)
-    return int(b), int(r)
+
+@functools.lru_cache(maxsize=32)
+def _optimal(threshold: float, num_perm: int) -> tuple[int, int]:
+    """datasketch's ``_optimal_param``: the ``(b, r)``, ``b * r <= num_perm``, first in ``(b, r)``
+    order to minimise ``0.5 * FP + 0.5 * FN``, where FP integrates ``1 - (1 - s**r)**b`` over
+    ``[0, threshold]`` and FN ``(1 - s**r)**b`` over ``[threshold, 1]``. Both integrands are
+    polynomials of degree ``b * r``, so Gauss-Legendre with ``num_perm // 2 + 1`` nodes integrates
+    them exactly, every pair at once (datasketch calls an adaptive quadrature per pair)."""
+    pairs = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
+    bands = np.array([b for b, _ in pairs], dtype=np.float64)[:, None]
+    rows = np.array([r for _, r in pairs], dtype=np.float64)[:, None]
+    x, w = np.polynomial.legendre.leggauss(num_perm // 2 + 1)
+    below, above = threshold * (x + 1) / 2, threshold + (1 - threshold) * (x + 1) / 2
+    fp = ((1 - (1 - below**rows) ** bands) * w).sum(axis=1) * (threshold / 2)
+    fn = ((1 - above**rows) ** bands * w).sum(axis=1) * ((1 - threshold) / 2)
+    return pairs[int(np.argmin(fp * 0.5 + fn * 0.5))]
 
 
 def s_curve(bands: int, rows: int, points: tuple[float, ...] = CURVE_POINTS) -> dict[str, float]:

@@ -1,0 +1,83 @@
+"""The static embedder tokenises a head of each text: pinned to tokenising the whole prepared text."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from classifiers.embedding import prepare_texts
+from classifiers.static_embedding import StaticEmbedder
+
+MODELS = Path(__file__).resolve().parents[2] / "classifiers" / "models"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+def reference_ids(emb: StaticEmbedder, prepared: list[str]) -> list[np.ndarray]:
+    """Every prepared text tokenised whole, truncated to the window."""
+    encs = emb.tokenizer.encode_batch(prepared, add_special_tokens=False)
+    return [np.asarray(e.ids, dtype=np.int64) for e in encs]
+
+
+def edge_texts() -> list[str]:
+    rng = random.Random(7)
+    words = [
+        "naïve",
+        "café",
+        "e\u0301t\u00e9",
+        "東京大学",
+        "🙂🚀",
+        "[CLS]",
+        "[MASK]x",
+        "don't",
+        "x" * 120,
+        "3.14159",
+        "ÅNGSTRÖM",
+        "İstanbul",
+        "ΣΊΣΥΦΟΣ",
+        "\u200b",
+        "\t",
+        "tab\tbed",
+        "a\u0301\u0302",
+        "\u0301",
+        "ﬁne",
+        "①②",
+    ]
+    texts = ["", " ", "\n", "word", "東" * 5000, "🙂" * 4000, "a" * 5000, ("x" * 99 + " ") * 80, "no-spaces-" * 600]
+    for _ in range(60):
+        n = rng.choice([5, 50, 300, 900, 2000])
+        seps = [" ", "\n", "  ", " \u0301", "\r\n", ""]
+        texts.append("".join(rng.choice(words) + rng.choice(seps) for _ in range(n)))
+    return texts
+
+
+def sample_texts() -> list[str]:
+    out = []
+    for path in sorted(SAMPLE.glob("*/*.jsonl.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            out += [json.loads(line).get("text") or "" for _, line in zip(range(60), f, strict=False)]
+    return out
+
+
+@pytest.mark.parametrize("model", ["minilm_static", "minilm_static_bi"])
+@pytest.mark.parametrize(("seq", "mask"), [(256, False), (256, True), (16, False), (512, True)])
+def test_head_tokens_equal_whole_text_tokens(model: str, seq: int, mask: bool) -> None:
+    emb = StaticEmbedder(MODELS / model, max_seq_length=seq, mask_digits=mask, batch_size=64)
+    prepared = prepare_texts(edge_texts() + sample_texts(), seq, mask)
+    got, want = emb._ids(prepared), reference_ids(emb, prepared)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.tolist() == w.tolist()
+
+
+def test_embed_matches_whole_text_tokenisation() -> None:
+    emb = StaticEmbedder(MODELS / "minilm_static", max_seq_length=256, batch_size=50)
+    texts = edge_texts() + sample_texts()
+    vecs = emb.embed(texts)
+    stats = emb.last_stats
+    emb._ids = lambda prepared: reference_ids(emb, prepared)  # type: ignore[method-assign]
+    assert np.array_equal(vecs, emb.embed(texts)) and stats == emb.last_stats
