@@ -26,15 +26,8 @@ from typing import Any
 import lxml.html
 from lxml import etree
 
-#: class/id words of boilerplate containers (trafilatura's and jusText's usual suspects).
-BOILERPLATE = re.compile(
-    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|breadcrumbs?|footer|header|masthead|sidebar|side-bar|cookie|cookies"
-    r"|consent|gdpr|banner|advert|ads?|social|share|sharing|related|newsletter|subscribe|popup|modal|skip-link"
-    r"|toc|table-of-contents|comments?|pagination|pager|signup|login)(?:$|[\s_-])",
-    re.IGNORECASE,
-)
-DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button", "select",
-             "nav", "header", "footer", "aside", "head")
+from curation.quality.html_main import has_descendant, main_container, matches, strip_boilerplate, text_content
+
 HIGHLIGHT_CLASS = re.compile(
     r"\b(?:highlight|hljs|prettyprint|sourceCode|codehilite|syntaxhighlighter|brush:|language-|lang-|code-block"
     r"|blob-code|rouge|chroma|prism)", re.IGNORECASE,
@@ -42,8 +35,6 @@ HIGHLIGHT_CLASS = re.compile(
 _LANG_CLASS = re.compile(r"(?:language|lang|highlight-source|highlight|brush:)[-_: ]?([A-Za-z0-9+#]+)", re.IGNORECASE)
 #: line-number gutters of highlighters, left out of code text
 _GUTTER = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|ln-num|hljs-ln-n)\b", re.IGNORECASE)
-#: tags whose class/id may mark a boilerplate container (not inline links such as ``<a class="header">``)
-CONTAINERS = frozenset({"div", "section", "ul", "ol", "table", "span", "p", "aside", "dialog", "details", "dl", "menu"})
 #: elements left out of the text: line-number gutters and heading permalinks
 _SKIP = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|headerlink|anchorjs-link|anchor-link|hash-link)\b", re.IGNORECASE)
 BLOCK_TAGS = frozenset({"p", "div", "section", "article", "main", "blockquote", "table", "ul", "ol", "dl", "figure",
@@ -64,12 +55,21 @@ class CodeTagStats:
         return (self.pre_blocks + self.highlighted) >= min_blocks and self.code_chars >= min_chars
 
 
+#: lxml's HTML parser without lxml.html's element classes: the same tree, and no Python class
+#: lookup per element the walks below visit (they work on either kind of element)
+_PARSER = etree.HTMLParser()
+
+
 def parse(html: str) -> Any:
-    """An lxml tree of ``html`` or None when it cannot be parsed."""
+    """An lxml tree of ``html`` (as :func:`lxml.html.fromstring` parses it) or None when it cannot be parsed."""
     if not html or not html.strip():
         return None
+    data = html.encode("utf-8", "surrogatepass") if html.lstrip().startswith("<?xml") else html
     try:
-        return lxml.html.fromstring(html.encode("utf-8", "surrogatepass") if html.lstrip().startswith("<?xml") else html)
+        try:
+            return lxml.html.fromstring(data, parser=_PARSER)
+        except AttributeError:  # a fragment with several <body>s: lxml.html merges them with its own elements
+            return lxml.html.fromstring(data)
     except (etree.ParserError, ValueError, etree.XMLSyntaxError):
         return None
 
@@ -115,10 +115,10 @@ def code_tag_stats(html: str | None, root: Any = None) -> CodeTagStats:
     codes = root.xpath("//code")
     highlighted = sum(1 for el in root.xpath("//*[@class]") if el.tag in ("div", "pre", "code", "table", "td")
                       and HIGHLIGHT_CLASS.search(el.get("class", "")))
-    chars = sum(len(p.text_content()) for p in pres)
+    chars = sum(len(text_content(p)) for p in pres)
     # block-level <code> outside <pre> (e.g. <code style="display:block">) with line breaks
-    chars += sum(len(c.text_content()) for c in codes if c.getparent() is not None and c.getparent().tag != "pre"
-                 and "\n" in (c.text_content() or ""))
+    chars += sum(len(text_content(c)) for c in codes if c.getparent() is not None and c.getparent().tag != "pre"
+                 and "\n" in text_content(c))
     return CodeTagStats(len(pres), len(codes), highlighted, chars)
 
 
@@ -127,13 +127,11 @@ def reparse_html(html: str | None, root: Any = None) -> str:
     root = root if root is not None else parse(html or "")
     if root is None:
         return ""
-    root = _strip_boilerplate(root)
-    main = _main_container(root)
+    root = strip_boilerplate(root)
+    main = main_container(root)
     out: list[str] = []
     _render(main, out)
-    text = "".join(out)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    return _BLANK_LINES.sub("\n\n", _TRAILING_SPACE.sub("\n", "".join(out))).strip()
 
 
 def code_blocks(text: str) -> list[tuple[str, str]]:
@@ -145,55 +143,23 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in re.finditer(r"^```([^\n`]*)\n(.*?)\n```$", text, re.DOTALL | re.MULTILINE)]
 
 
-def _strip_boilerplate(root: Any) -> Any:
-    for el in root.xpath("|".join(f"//{t}" for t in DROP_TAGS)):
-        if el.getparent() is None or el.xpath(".//pre"):
-            continue
-        # an article's own <header>/<footer> holds its title and intro (MDN, many blogs): keep those
-        if el.tag in ("header", "footer") and el.xpath("ancestor::article|ancestor::main"):
-            continue
-        el.drop_tree()
-    for el in root.xpath("//comment()"):
-        if el.getparent() is not None:
-            el.getparent().remove(el)
-    for el in root.xpath("//*[@class or @id or @role or @aria-hidden]"):
-        if el.getparent() is None or el.tag not in CONTAINERS:
-            continue
-        marker = f"{el.get('class', '')} {el.get('id', '')}"
-        role = (el.get("role") or "").lower()
-        hidden = el.get("aria-hidden") == "true" or "display:none" in (el.get("style") or "").replace(" ", "")
-        boiler = role in ("navigation", "banner", "contentinfo", "complementary", "dialog") or hidden
-        # the tree walks last, and only for an element that is a candidate (most are not)
-        if not (boiler or BOILERPLATE.search(marker)) or el.xpath("ancestor::pre|ancestor::h1|ancestor::h2|ancestor::h3"):
-            continue
-        if boiler or (not el.xpath(".//pre") and len(el.text_content()) < 3000 and not _holds_content(el)):
-            el.drop_tree()
-    return root
+def _marked(el: Any, pattern: re.Pattern[str]) -> bool:
+    """``pattern`` in the class or id of ``el``."""
+    cls, ident = el.get("class"), el.get("id")
+    return (cls is not None or ident is not None) and matches(pattern, f"{cls or ''} {ident or ''}")
 
 
-def _holds_content(el: Any) -> bool:
-    """A title or a real paragraph inside the main content: a ``layout__header`` holding the h1 and intro."""
-    if not el.xpath("ancestor::main|ancestor::article|ancestor::*[@role='main']"):
-        return False
-    return bool(el.xpath(".//h1")) or any(len(p.text_content()) >= 150 for p in el.xpath(".//p"))
-
-
-def _main_container(root: Any) -> Any:
-    for xp in ("//main", "//*[@role='main']", "//article", "//*[@itemprop='articleBody']",
-               "//*[contains(concat(' ', normalize-space(@class), ' '), ' content ')]", "//*[@id='content']"):
-        found = root.xpath(xp)
-        if found:
-            best = max(found, key=lambda e: len(e.text_content()))
-            # a short <article> teaser is not the page's main content
-            if len(best.text_content()) > 0.3 * len(root.text_content()):
-                return best
-    body = root.xpath("//body")
-    return body[0] if body else root
+def _fold(s: str) -> str:
+    """Each whitespace run of a non-empty ``s`` as one space (``re.sub(r"\\s+", " ", s)``)."""
+    if s.isspace():
+        return " "
+    core = " ".join(s.split())
+    return (" " if s[0].isspace() else "") + core + (" " if s[-1].isspace() else "")
 
 
 def _render(el: Any, out: list[str]) -> None:
     tag = el.tag if isinstance(el.tag, str) else ""
-    if tag and _SKIP.search(f"{el.get('class', '')} {el.get('id', '')}"):
+    if tag and _marked(el, _SKIP):
         if el.tail:
             out.append(_fold(el.tail))
         return
@@ -215,7 +181,7 @@ def _render(el: Any, out: list[str]) -> None:
     elif tag in BLOCK_TAGS:
         out.append("\n\n" if tag not in ("tr", "dt", "dd") else "\n")
     if tag == "code":
-        inner = el.text_content()
+        inner = text_content(el)
         if inner.strip():
             out.append(f"`{inner.strip()}`" if "\n" not in inner.strip() else f"\n\n```\n{inner.strip(chr(10))}\n```\n\n")
     else:
@@ -229,13 +195,13 @@ def _render(el: Any, out: list[str]) -> None:
         out.append(_fold(el.tail))
 
 
-def _fold(s: str) -> str:
-    return re.sub(r"\s+", " ", s)
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_BLANK_LINES = re.compile(r"\n{3,}")
 
 
 def _is_code_div(el: Any) -> bool:
     cls = el.get("class") or ""
-    return bool(HIGHLIGHT_CLASS.search(cls)) and not el.xpath(".//pre") and "\n" in el.text_content()
+    return matches(HIGHLIGHT_CLASS, cls) and not has_descendant(el, "pre") and "\n" in text_content(el)
 
 
 def _code_text(el: Any) -> str:
@@ -244,7 +210,7 @@ def _code_text(el: Any) -> str:
 
     def walk(node: Any) -> None:
         tag = node.tag if isinstance(node.tag, str) else ""
-        if tag and _GUTTER.search(f"{node.get('class', '')} {node.get('id', '')}"):
+        if tag and _marked(node, _GUTTER):
             if node.tail:
                 parts.append(node.tail)
             return

@@ -36,15 +36,18 @@ def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], co
     return ctx.step("scores", params, produce)
 
 
-def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:
-    """``hist(part, *args)`` of every scores part, concatenated (rows: language, bin, count)."""
+def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any,
+                   columns: list[str] | None = None) -> pd.DataFrame:
+    """``hist(part, *args)`` of every scores part, concatenated (rows: language, bin, count);
+    ``columns``: the columns of the parts ``hist`` reads (``None``: all)."""
     files = [str(p) for p in scores.parts()]
-    graph = dd.from_map(_hist_file, files, args=(hist, *args), meta=score_histogram(np.array([]), np.array([])), enforce_metadata=False)
+    graph = dd.from_map(_hist_file, files, args=(hist, columns, *args), meta=score_histogram(np.array([]), np.array([])),
+                        enforce_metadata=False)
     return ctx.compute(graph, "tier cuts")
 
 
-def _hist_file(path: str, hist: Callable[..., pd.DataFrame], *args: Any) -> pd.DataFrame:
-    return hist(pd.read_parquet(path), *args)
+def _hist_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str] | None, *args: Any) -> pd.DataFrame:
+    return hist(pd.read_parquet(path, columns=read), *args)
 
 
 def cut_figures(cuts: dict[str, tuple[float, float]], keep: Callable[[str], bool] = lambda _k: True) -> dict[str, list[float]]:

@@ -233,6 +233,10 @@ def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, ht
     return score_frame(df, cfg, tokenizer, load_pages(html_dir, number, ids))
 
 
+#: what the recall rule and the tier score read of the scores (not the re-parsed text)
+HIST_COLUMNS = ["pre_blocks", "highlighted", "code_chars", "content_prob", "score"]
+
+
 def _hist(s: pd.DataFrame, cfg: CodeWebConfig) -> pd.DataFrame:
     return page_histogram(s, cfg.recalled(s), cfg.tier_weights)
 
@@ -260,7 +264,7 @@ class CodeWebStage(RowStage):
                   "code_tags": tags_dir is not None}
         scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
                             columns=["doc_id", "source", "text", "meta"])
-        hist = tier_histogram(ctx, scores, _hist, cfg)
+        hist = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS)
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
