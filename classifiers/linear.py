@@ -20,6 +20,7 @@ Training lives apart from inference, in :mod:`classifiers.linear_train`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -29,7 +30,6 @@ import numpy as np
 
 from curation.hashing import BASE, GOLDEN, codepoints
 from curation.hashing import alnum_table as _word_table
-from curation.hashing import bucket as _bucket
 from curation.hashing import powers as _powers
 
 #: Bump when featurisation changes: a saved model is only valid with the same hashing.
@@ -41,14 +41,43 @@ _BASE = _U64(BASE)
 _PAIR = _U64(GOLDEN)
 
 
-def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of the folded texts joined by a NUL separator, and each position's document."""
+def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Code points (``uint32``) of the folded texts joined by a NUL separator, each position's
+    document, and each folded text's length."""
     # NUL separates documents in the joined buffer, so it may not occur inside one
     folded = [" ".join(str(t)[: max_chars * 2].replace("\x00", " ").lower().split())[:max_chars] for t in texts]
-    cp = codepoints(folded, "\x00").astype(_U64)
-    lengths = np.fromiter((len(f) + 1 for f in folded), dtype=np.int64, count=len(folded))
-    doc = np.repeat(np.arange(len(folded), dtype=np.int64), lengths)[: len(cp)]
-    return cp, doc
+    cp = codepoints(folded, "\x00")
+    lengths = np.fromiter(map(len, folded), dtype=np.int64, count=len(folded))
+    doc = np.repeat(np.arange(len(folded), dtype=np.int64), lengths + 1)[: len(cp)]
+    return cp, doc, lengths
+
+
+@functools.lru_cache(maxsize=1)
+def _word_flags() -> np.ndarray:
+    """``is_word[code point]`` over all of Unicode: :func:`curation.hashing.alnum_table` on the BMP,
+    every code point above it a word character, NUL (the document separator) not."""
+    table = np.ones(0x110000, dtype=bool)
+    table[:0x10000] = _word_table()
+    table[0] = False
+    return table
+
+
+def _bucket_inplace(h: np.ndarray, n_features: int) -> np.ndarray:
+    """:func:`curation.hashing.bucket` of ``h``, computed in ``h``'s own buffer."""
+    h *= _PAIR
+    bits = n_features.bit_length() - 1
+    if n_features == 1 << bits:
+        h >>= _U64(64 - bits)
+        return h
+    h >>= _U64(32)
+    h %= _U64(n_features)
+    return h
+
+
+def _touching(seps: np.ndarray, k: int, size: int) -> np.ndarray:
+    """Start positions ``i < size`` of the k-grams ``[i, i + k)`` that contain a separator."""
+    idx = (seps[:, None] - np.arange(k, dtype=np.int64)[None, :]).ravel()
+    return idx[(idx >= 0) & (idx < size)]
 
 
 def hashed_ngrams(
@@ -83,41 +112,50 @@ def ngram_blocks(
     max_chars: int = 20000,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """:func:`hashed_ngrams` one n-gram order at a time (saves concatenating large arrays)."""
-    cp, doc = _codepoints(texts, max_chars)
+    for doc, col, _ in _counted_blocks(texts, n_features, word_ngrams, char_ngrams, max_chars):
+        yield doc, col
+
+
+def _counted_blocks(
+    texts: Sequence[str], n_features: int, word_ngrams: tuple[int, int], char_ngrams: tuple[int, int], max_chars: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`ngram_blocks` with, per block, how many of each document's n-grams are not padding
+    (read from the folded lengths and word counts, not from the block)."""
+    cp32, doc, lengths = _codepoints(texts, max_chars)
+    cp = cp32.astype(_U64)
     n = len(cp)
-    pad = _U64(n_features)
-    sep = cp == 0
+    pad = n_features
+    seps = np.flatnonzero(cp32 == 0)
     with np.errstate(over="ignore"):
         # Character n-grams: rolling h_k = h_{k-1} * BASE + c, never across documents.
         lo, hi = char_ngrams
         h = cp
-        bad = sep
         for k in range(2, hi + 1):
             if n < k:
                 break
-            h = h[:-1] * _BASE + cp[k - 1 :]
-            bad = bad[:-1] | sep[k - 1 :]
+            h = h[:-1] * _BASE
+            h += cp[k - 1 :]
             if k >= lo:
-                col = _bucket(h + _U64(k) * _U64(0x51ED27), n_features)
-                col[bad] = pad
-                yield doc[: len(col)], col.view(np.int64)
+                col = _bucket_inplace(h + _U64(k) * _U64(0x51ED27), n_features).view(np.int64)
+                col[_touching(seps, k, len(col))] = pad
+                yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
         # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
         wlo, whi = word_ngrams
         if whi >= 1 and n:
-            small = cp < 0x10000
-            is_word = np.ones(n, dtype=bool)
-            is_word[small] = _word_table()[cp[small].astype(np.int64)]
-            is_word &= ~sep
-            edges = np.diff(np.concatenate([[0], is_word.view(np.int8), [0]]))
+            is_word = _word_flags()[cp32]
+            edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
             starts = np.flatnonzero(edges == 1)
             ends = np.flatnonzero(edges == -1)
             if len(starts):
                 pw, inv = _powers(n + 1)
-                prefix = np.concatenate([[_U64(0)], np.cumsum(cp * inv[:n], dtype=_U64)])
+                prefix = np.zeros(n + 1, dtype=_U64)
+                np.multiply(cp, inv[:n], out=prefix[1:])
+                np.cumsum(prefix[1:], out=prefix[1:])
                 wh = (prefix[ends] - prefix[starts]) * pw[starts]
                 wdoc = doc[starts]
+                n_words = np.bincount(wdoc, minlength=len(lengths))
                 if wlo <= 1:
-                    yield wdoc, _bucket(wh + _U64(0xA5A5), n_features).view(np.int64)
+                    yield wdoc, _bucket_inplace(wh + _U64(0xA5A5), n_features).view(np.int64), n_words
                 g = wh
                 for k in range(2, whi + 1):
                     if len(g) < 2:
@@ -126,9 +164,9 @@ def ngram_blocks(
                     same = wdoc[k - 1 :] == wdoc[: len(wdoc) - k + 1]
                     g = (g[:-1] ^ (g[:-1] >> _U64(29))) * _PAIR + wh[k - 1 :]
                     if k >= wlo:
-                        col = _bucket(g + _U64(k), n_features)
+                        col = _bucket_inplace(g + _U64(k), n_features).view(np.int64)
                         col[~same] = pad
-                        yield wdoc[: len(col)], col.view(np.int64)
+                        yield wdoc[: len(col)], col, np.maximum(n_words - (k - 1), 0)
 
 
 class HashedLinearModel:
@@ -168,20 +206,27 @@ class HashedLinearModel:
         """Raw linear scores (logits for ``binary``): bias + mean weight of the n-grams."""
         texts = list(texts)
         out = np.empty(len(texts), dtype=np.float64)
-        # one padding slot of weight 0 for n-grams that cross document boundaries
-        w = np.concatenate([self.weights, np.zeros(1, dtype=np.float32)])
+        w = self._padded_weights()
         for i in range(0, len(texts), batch_size):
             batch = texts[i : i + batch_size]
             total = np.zeros(len(batch))
             n = np.zeros(len(batch))
-            blocks = ngram_blocks(
-                batch, self.n_features, word_ngrams=self.word_ngrams, char_ngrams=self.char_ngrams, max_chars=self.max_chars
-            )
-            for doc, col in blocks:
-                total += np.bincount(doc, weights=w[col], minlength=len(batch))
-                n += np.bincount(doc, minlength=len(batch)) - np.bincount(doc[col == self.n_features], minlength=len(batch))
+            blocks = _counted_blocks(batch, self.n_features, self.word_ngrams, self.char_ngrams, self.max_chars)
+            for doc, col, count in blocks:
+                total += np.bincount(doc, weights=w.take(col), minlength=len(batch))
+                n += count
             out[i : i + len(batch)] = total / np.maximum(n, 1.0) + self.bias
         return out
+
+    def _padded_weights(self) -> np.ndarray:
+        """The weights as float64 with one padding slot of weight 0 (for n-grams that cross document
+        boundaries), built once per weights array."""
+        cached = getattr(self, "_padded", None)
+        if cached is None or cached[0] is not self.weights:
+            padded = np.zeros(self.n_features + 1, dtype=np.float64)
+            padded[: self.n_features] = self.weights
+            cached = self._padded = (self.weights, padded)
+        return cached[1]
 
     def predict(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Probability of class 1 for ``binary``, the value for ``regression`` (float64)."""
