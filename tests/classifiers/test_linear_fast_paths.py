@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from classifiers.edu import han_share, han_shares
-from classifiers.linear import HashedLinearModel, ngram_blocks
+from classifiers.linear import HashedLinearModel
+from classifiers.linear_features import ngram_blocks
 from curation.hashing import BASE, GOLDEN, alnum_table, bucket, codepoints, powers
 
 TEXTS = [
@@ -141,3 +142,29 @@ def test_han_shares_match_reference():
     assert [han_share(t) for t in texts] == want
     assert han_shares(texts, chars=5).tolist() == [_reference_han_share(t, 5) for t in texts]
     assert han_shares([]).tolist() == []
+
+
+def _reference_fold(texts, max_chars):
+    return [" ".join(str(t)[: max_chars * 2].replace("\x00", " ").lower().split())[:max_chars] for t in texts]
+
+
+@pytest.mark.parametrize("max_chars", [1, 3, 30, 20000])
+def test_fold_matches_split_and_join(max_chars):
+    from classifiers.linear_features import _codepoints
+
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    texts = TEXTS + _random_texts(200, seed=4) + [spaces, "a" + spaces + "b", spaces + "x" + spaces, "\x00", " \x00 "]
+    texts += ["w " * 40, " " * 100 + "tail", "ΣΑΣ ΟΔΟΣ", "İİİ " * 10]
+    for batch in (texts, texts[:1], ["", ""], [spaces]):
+        cp, doc, lengths = _codepoints(batch, max_chars)
+        folded = _reference_fold(batch, max_chars)
+        assert cp.tolist() == codepoints(folded, "\x00").tolist()
+        assert lengths.tolist() == [len(f) for f in folded]
+        assert doc.tolist() == [d for d, f in enumerate(folded) for _ in range(len(f) + 1)][: len(cp)]
+    assert [len(a) for a in _codepoints([], max_chars)] == [0, 0, 0]
+
+
+def test_space_table_is_str_isspace_everywhere():
+    from classifiers.linear_features import _space_flags
+
+    assert np.flatnonzero(_space_flags()).tolist() == [c for c in range(0x110000) if chr(c).isspace()]
