@@ -58,6 +58,7 @@ class HashedLinearModel:
         self.weights = np.zeros(self.n_features, dtype=np.float32)
         self.bias = 0.0
         self.card: dict[str, Any] = {}
+        self._padded: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- features ---------------------------------------------------------------------
     def ngrams(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -85,8 +86,9 @@ class HashedLinearModel:
 
     def _padded_weights(self) -> np.ndarray:
         """The weights as float64 with one padding slot of weight 0 (for n-grams that cross document
-        boundaries), built once per weights array."""
-        cached = getattr(self, "_padded", None)
+        boundaries), built once per weights array: give the model new weights by assigning a new
+        array to ``weights`` (as training and :meth:`load` do), not by editing it in place."""
+        cached = self._padded
         if cached is None or cached[0] is not self.weights:
             padded = np.zeros(self.n_features + 1, dtype=np.float64)
             padded[: self.n_features] = self.weights
