@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from classifiers.embedding_head import CARD_FILE, SCALE, EmbeddingHeadScorer, jsonable
 from classifiers.scorer import Batch, model_fingerprint
+from curation.hashing import codepoints
 
 #: Zero-shot anchors: what the top and the bottom of the edu rubric look like.
 PRIOR_POSITIVE = (
@@ -87,7 +89,7 @@ class HashedEduScorer:
         han = model.card.get("calibration_han")
         if not han:
             return calibrate(raw, model.card.get("calibration"))
-        mostly_han = np.array([han_share(t) >= float(han["min_share"]) for t in texts], dtype=bool)
+        mostly_han = han_shares(texts) >= float(han["min_share"])
         return np.where(mostly_han, calibrate(raw, han), calibrate(raw, model.card.get("calibration")))
 
 
@@ -97,10 +99,24 @@ def han_share(text: str, chars: int = 2000) -> float:
     >>> han_share("函数的导数 f(x) = 2x"), han_share("the derivative"), han_share("")
     (0.625, 0.0, 0.0)
     """
-    head = text[:chars]
-    han = sum(1 for c in head if "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf")
-    latin = sum(1 for c in head if c.isascii() and c.isalpha())
-    return han / (han + latin) if han + latin else 0.0
+    return float(han_shares([text], chars)[0])
+
+
+def han_shares(texts: Sequence[str], chars: int = 2000) -> np.ndarray:
+    """:func:`han_share` of every text, counted over the code points of the whole batch at once.
+
+    >>> han_shares(["函数 f", "", "ab"]).tolist()
+    [0.6666666666666666, 0.0, 0.0]
+    """
+    heads = [t[:chars] for t in texts]
+    cp = codepoints(heads, "")
+    ends = np.cumsum(np.fromiter(map(len, heads), dtype=np.int64, count=len(heads)))
+    han = ((cp >= 0x4E00) & (cp <= 0x9FFF)) | ((cp >= 0x3400) & (cp <= 0x4DBF))
+    latin = ((cp | 0x20) >= ord("a")) & ((cp | 0x20) <= ord("z"))  # ASCII letters: A-Z and a-z
+    n_han = np.diff(np.concatenate([[0], np.cumsum(han, dtype=np.int64)])[np.concatenate([[0], ends])])
+    n_latin = np.diff(np.concatenate([[0], np.cumsum(latin, dtype=np.int64)])[np.concatenate([[0], ends])])
+    both = n_han + n_latin
+    return np.where(both > 0, n_han / np.maximum(both, 1), 0.0)
 
 
 def calibrate(raw: np.ndarray, calibration: dict[str, Any] | None) -> np.ndarray:

@@ -28,6 +28,7 @@ from itertools import repeat
 
 import numpy as np
 
+from classifiers.heuristics_chars import words_with_alpha
 from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
 
 
@@ -121,7 +122,6 @@ _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "u
 #: start with a character class so that the regex engine skips ahead to candidates (same matches).
 _SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
 _URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
-_HAS_ALPHA = re.compile(r"[^\W\d_]")
 #: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
 _THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
 _THREE_SEGMENTS = f"(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}"
@@ -169,8 +169,8 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["symbol_word_ratio"] = n_symbols / max(n_words, 1)
     out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
     out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
-    # A word that isalpha() has a character of [^\W\d_], so the search alone decides.
-    out["alpha_word_frac"] = _weighted(index, map(bool, map(_HAS_ALPHA.search, index.distinct))) / max(n_words, 1)
+    # A word that isalpha() has a character of [^\W\d_], so that class alone decides.
+    out["alpha_word_frac"] = int(index.counts[words_with_alpha(index.distinct)].sum()) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
     out["stop_word_frac"] = _weighted(index, map(stop.__contains__, lowered)) / max(n_words, 1) if stop else float("nan")

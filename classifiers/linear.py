@@ -5,9 +5,9 @@ letters/digits) and character n-grams of the folded text, hashed into ``n_featur
 (the hashing trick), counted, and each row L2-normalised. A linear model (logistic for
 ``binary``, squared loss for ``regression``) is trained with mini-batch AdaGrad.
 
-Featurisation is vectorised over a whole batch of documents with numpy (polynomial hashes
-computed from prefix sums modulo 2**64), so prediction runs at thousands of documents per
-second per core. Models are saved as NPZ (no pickle) plus a JSON model card.
+Featurisation (:mod:`classifiers.linear_features`) is vectorised over a whole batch of
+documents with numpy (polynomial hashes computed from prefix sums modulo 2**64), so prediction
+runs at thousands of documents per second per core. Models are saved as NPZ (no pickle) plus a JSON model card.
 
 >>> from classifiers.linear_train import fit_linear
 >>> m = fit_linear(HashedLinearModel(n_features=2**12), ["good text here", "buy now click"] * 20, [1, 0] * 20, epochs=10)
@@ -21,115 +21,18 @@ Training lives apart from inference, in :mod:`classifiers.linear_train`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from curation.hashing import BASE, GOLDEN, codepoints
-from curation.hashing import alnum_table as _word_table
-from curation.hashing import bucket as _bucket
-from curation.hashing import powers as _powers
+from classifiers.linear_features import counted_blocks, hashed_ngrams, ngram_blocks
 
 #: Bump when featurisation changes: a saved model is only valid with the same hashing.
 FEATURE_VERSION = "hashed-ngrams-v1"
 TASKS = ("binary", "regression")
-
-_U64 = np.uint64
-_BASE = _U64(BASE)
-_PAIR = _U64(GOLDEN)
-
-
-def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray]:
-    """Code points of the folded texts joined by a NUL separator, and each position's document."""
-    # NUL separates documents in the joined buffer, so it may not occur inside one
-    folded = [" ".join(str(t)[: max_chars * 2].replace("\x00", " ").lower().split())[:max_chars] for t in texts]
-    cp = codepoints(folded, "\x00").astype(_U64)
-    lengths = np.fromiter((len(f) + 1 for f in folded), dtype=np.int64, count=len(folded))
-    doc = np.repeat(np.arange(len(folded), dtype=np.int64), lengths)[: len(cp)]
-    return cp, doc
-
-
-def hashed_ngrams(
-    texts: Sequence[str],
-    n_features: int,
-    *,
-    word_ngrams: tuple[int, int] = (1, 2),
-    char_ngrams: tuple[int, int] = (3, 5),
-    max_chars: int = 20000,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Feature index of every n-gram occurrence of a batch, and its document.
-
-    N-grams that would cross a document boundary get index ``n_features`` (a padding
-    feature whose weight is always 0 and which is not counted).
-
-    >>> doc, col = hashed_ngrams(["a b", "a b"], 2**16, word_ngrams=(1, 1), char_ngrams=(3, 3))
-    >>> sorted(col[(doc == 0) & (col < 2**16)].tolist()) == sorted(col[doc == 1].tolist())
-    True
-    """
-    blocks = list(ngram_blocks(texts, n_features, word_ngrams=word_ngrams, char_ngrams=char_ngrams, max_chars=max_chars))
-    if not blocks:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
-
-
-def ngram_blocks(
-    texts: Sequence[str],
-    n_features: int,
-    *,
-    word_ngrams: tuple[int, int] = (1, 2),
-    char_ngrams: tuple[int, int] = (3, 5),
-    max_chars: int = 20000,
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """:func:`hashed_ngrams` one n-gram order at a time (saves concatenating large arrays)."""
-    cp, doc = _codepoints(texts, max_chars)
-    n = len(cp)
-    pad = _U64(n_features)
-    sep = cp == 0
-    with np.errstate(over="ignore"):
-        # Character n-grams: rolling h_k = h_{k-1} * BASE + c, never across documents.
-        lo, hi = char_ngrams
-        h = cp
-        bad = sep
-        for k in range(2, hi + 1):
-            if n < k:
-                break
-            h = h[:-1] * _BASE + cp[k - 1 :]
-            bad = bad[:-1] | sep[k - 1 :]
-            if k >= lo:
-                col = _bucket(h + _U64(k) * _U64(0x51ED27), n_features)
-                col[bad] = pad
-                yield doc[: len(col)], col.view(np.int64)
-        # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
-        wlo, whi = word_ngrams
-        if whi >= 1 and n:
-            small = cp < 0x10000
-            is_word = np.ones(n, dtype=bool)
-            is_word[small] = _word_table()[cp[small].astype(np.int64)]
-            is_word &= ~sep
-            edges = np.diff(np.concatenate([[0], is_word.view(np.int8), [0]]))
-            starts = np.flatnonzero(edges == 1)
-            ends = np.flatnonzero(edges == -1)
-            if len(starts):
-                pw, inv = _powers(n + 1)
-                prefix = np.concatenate([[_U64(0)], np.cumsum(cp * inv[:n], dtype=_U64)])
-                wh = (prefix[ends] - prefix[starts]) * pw[starts]
-                wdoc = doc[starts]
-                if wlo <= 1:
-                    yield wdoc, _bucket(wh + _U64(0xA5A5), n_features).view(np.int64)
-                g = wh
-                for k in range(2, whi + 1):
-                    if len(g) < 2:
-                        break
-                    # an n-gram is inside one document iff its first and last words are
-                    same = wdoc[k - 1 :] == wdoc[: len(wdoc) - k + 1]
-                    g = (g[:-1] ^ (g[:-1] >> _U64(29))) * _PAIR + wh[k - 1 :]
-                    if k >= wlo:
-                        col = _bucket(g + _U64(k), n_features)
-                        col[~same] = pad
-                        yield wdoc[: len(col)], col.view(np.int64)
-
+__all__ = ["FEATURE_VERSION", "TASKS", "HashedLinearModel", "hashed_ngrams", "ngram_blocks"]
 
 class HashedLinearModel:
     """Hashed word + char n-gram linear model (fastText-style quality classifier); trained by
@@ -155,6 +58,7 @@ class HashedLinearModel:
         self.weights = np.zeros(self.n_features, dtype=np.float32)
         self.bias = 0.0
         self.card: dict[str, Any] = {}
+        self._padded: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- features ---------------------------------------------------------------------
     def ngrams(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -168,20 +72,28 @@ class HashedLinearModel:
         """Raw linear scores (logits for ``binary``): bias + mean weight of the n-grams."""
         texts = list(texts)
         out = np.empty(len(texts), dtype=np.float64)
-        # one padding slot of weight 0 for n-grams that cross document boundaries
-        w = np.concatenate([self.weights, np.zeros(1, dtype=np.float32)])
+        w = self._padded_weights()
         for i in range(0, len(texts), batch_size):
             batch = texts[i : i + batch_size]
             total = np.zeros(len(batch))
             n = np.zeros(len(batch))
-            blocks = ngram_blocks(
-                batch, self.n_features, word_ngrams=self.word_ngrams, char_ngrams=self.char_ngrams, max_chars=self.max_chars
-            )
-            for doc, col in blocks:
-                total += np.bincount(doc, weights=w[col], minlength=len(batch))
-                n += np.bincount(doc, minlength=len(batch)) - np.bincount(doc[col == self.n_features], minlength=len(batch))
+            blocks = counted_blocks(batch, self.n_features, self.word_ngrams, self.char_ngrams, self.max_chars)
+            for doc, col, count in blocks:
+                total += np.bincount(doc, weights=w.take(col), minlength=len(batch))
+                n += count
             out[i : i + len(batch)] = total / np.maximum(n, 1.0) + self.bias
         return out
+
+    def _padded_weights(self) -> np.ndarray:
+        """The weights as float64 with one padding slot of weight 0 (for n-grams that cross document
+        boundaries), built once per weights array: give the model new weights by assigning a new
+        array to ``weights`` (as training and :meth:`load` do), not by editing it in place."""
+        cached = self._padded
+        if cached is None or cached[0] is not self.weights:
+            padded = np.zeros(self.n_features + 1, dtype=np.float64)
+            padded[: self.n_features] = self.weights
+            cached = self._padded = (self.weights, padded)
+        return cached[1]
 
     def predict(self, texts: Sequence[str], batch_size: int = 256) -> np.ndarray:
         """Probability of class 1 for ``binary``, the value for ``regression`` (float64)."""

@@ -1,0 +1,184 @@
+"""Featurisation of :mod:`classifiers.linear`: hashed word and character n-grams of a batch of texts.
+
+A text is lower-cased and whitespace-folded (``" ".join(text.lower().split())``, at most
+``max_chars`` characters); its character n-grams and its word n-grams (words = runs of
+letters/digits) are hashed into ``n_features`` buckets with a few numpy calls over the code
+points of the whole batch (polynomial hashes from prefix sums modulo 2**64), no Python loop
+per n-gram.
+
+>>> doc, col = hashed_ngrams(["a b c"], 2**10, word_ngrams=(1, 1), char_ngrams=(3, 3))
+>>> doc.tolist(), int(col.max()) < 2**10
+([0, 0, 0, 0, 0, 0], True)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from curation.hashing import BASE, GOLDEN, codepoints
+from curation.hashing import alnum_table as _word_table
+from curation.hashing import powers as _powers
+
+_U64 = np.uint64
+_BASE = _U64(BASE)
+_PAIR = _U64(GOLDEN)
+
+
+def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Code points (``uint32``) of the folded texts joined by a NUL separator, each position's
+    document, and each folded text's length.
+
+    ``" ".join(text[: 2 * max_chars].lower().split())[:max_chars]`` of each text (NUL read as a
+    space), with the inner whitespace runs collapsed on the code points of the whole batch.
+    """
+    if not len(texts):
+        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    # NUL separates documents in the joined buffer, so it may not occur inside one
+    cp = codepoints([str(t)[: max_chars * 2].replace("\x00", " ").lower().strip() for t in texts], "\x00")
+    ws = _space_flags()[cp]
+    keep = ~ws
+    keep[1:] |= keep[:-1].copy()  # non-space characters and the first space of each run
+    cp = np.where(ws, np.uint32(32), cp)[keep]
+    seps = np.flatnonzero(cp == 0)
+    starts = np.concatenate([[0], seps + 1])
+    lengths = np.concatenate([seps, [len(cp)]]) - starts
+    long = np.flatnonzero(lengths > max_chars)
+    if len(long):
+        parts, at = [], 0
+        for d in long.tolist():
+            parts.append(cp[at : starts[d] + max_chars])
+            at = starts[d] + lengths[d]
+        parts.append(cp[at:])
+        cp = np.concatenate(parts)
+        lengths = np.minimum(lengths, max_chars)
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths + 1)[: len(cp)]
+    return cp, doc, lengths
+
+
+@functools.lru_cache(maxsize=1)
+def _space_flags() -> np.ndarray:
+    """``str.isspace`` (what ``str.split()`` splits on) over all of Unicode; no code point above
+    the BMP is whitespace."""
+    table = np.zeros(0x110000, dtype=bool)
+    table[:0x10000] = np.fromiter(map(str.isspace, map(chr, range(0x10000))), dtype=bool, count=0x10000)
+    return table
+
+
+@functools.lru_cache(maxsize=1)
+def _word_flags() -> np.ndarray:
+    """``is_word[code point]`` over all of Unicode: :func:`curation.hashing.alnum_table` on the BMP,
+    every code point above it a word character, NUL (the document separator) not."""
+    table = np.ones(0x110000, dtype=bool)
+    table[:0x10000] = _word_table()
+    table[0] = False
+    return table
+
+
+def _bucket_inplace(h: np.ndarray, n_features: int) -> np.ndarray:
+    """:func:`curation.hashing.bucket` of ``h``, computed in ``h``'s own buffer."""
+    h *= _PAIR
+    bits = n_features.bit_length() - 1
+    if n_features == 1 << bits:
+        h >>= _U64(64 - bits)
+        return h
+    h >>= _U64(32)
+    h %= _U64(n_features)
+    return h
+
+
+def _touching(seps: np.ndarray, k: int, size: int) -> np.ndarray:
+    """Start positions ``i < size`` of the k-grams ``[i, i + k)`` that contain a separator."""
+    idx = (seps[:, None] - np.arange(k, dtype=np.int64)[None, :]).ravel()
+    return idx[(idx >= 0) & (idx < size)]
+
+
+def hashed_ngrams(
+    texts: Sequence[str],
+    n_features: int,
+    *,
+    word_ngrams: tuple[int, int] = (1, 2),
+    char_ngrams: tuple[int, int] = (3, 5),
+    max_chars: int = 20000,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Feature index of every n-gram occurrence of a batch, and its document.
+
+    N-grams that would cross a document boundary get index ``n_features`` (a padding
+    feature whose weight is always 0 and which is not counted).
+
+    >>> doc, col = hashed_ngrams(["a b", "a b"], 2**16, word_ngrams=(1, 1), char_ngrams=(3, 3))
+    >>> sorted(col[(doc == 0) & (col < 2**16)].tolist()) == sorted(col[doc == 1].tolist())
+    True
+    """
+    blocks = list(ngram_blocks(texts, n_features, word_ngrams=word_ngrams, char_ngrams=char_ngrams, max_chars=max_chars))
+    if not blocks:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+
+
+def ngram_blocks(
+    texts: Sequence[str],
+    n_features: int,
+    *,
+    word_ngrams: tuple[int, int] = (1, 2),
+    char_ngrams: tuple[int, int] = (3, 5),
+    max_chars: int = 20000,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`hashed_ngrams` one n-gram order at a time (saves concatenating large arrays)."""
+    for doc, col, _ in counted_blocks(texts, n_features, word_ngrams, char_ngrams, max_chars):
+        yield doc, col
+
+
+def counted_blocks(
+    texts: Sequence[str], n_features: int, word_ngrams: tuple[int, int], char_ngrams: tuple[int, int], max_chars: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`ngram_blocks` with, per block, how many of each document's n-grams are not padding
+    (read from the folded lengths and word counts, not from the block)."""
+    cp32, doc, lengths = _codepoints(texts, max_chars)
+    cp = cp32.astype(_U64)
+    n = len(cp)
+    pad = n_features
+    seps = np.flatnonzero(cp32 == 0)
+    with np.errstate(over="ignore"):
+        # Character n-grams: rolling h_k = h_{k-1} * BASE + c, never across documents.
+        lo, hi = char_ngrams
+        h = cp
+        for k in range(2, hi + 1):
+            if n < k:
+                break
+            h = h[:-1] * _BASE
+            h += cp[k - 1 :]
+            if k >= lo:
+                col = _bucket_inplace(h + _U64(k) * _U64(0x51ED27), n_features).view(np.int64)
+                col[_touching(seps, k, len(col))] = pad
+                yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
+        # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
+        wlo, whi = word_ngrams
+        if whi >= 1 and n:
+            is_word = _word_flags()[cp32]
+            edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+            starts = np.flatnonzero(edges == 1)
+            ends = np.flatnonzero(edges == -1)
+            if len(starts):
+                pw, inv = _powers(n + 1)
+                prefix = np.zeros(n + 1, dtype=_U64)
+                np.multiply(cp, inv[:n], out=prefix[1:])
+                np.cumsum(prefix[1:], out=prefix[1:])
+                wh = (prefix[ends] - prefix[starts]) * pw[starts]
+                wdoc = doc[starts]
+                n_words = np.bincount(wdoc, minlength=len(lengths))
+                if wlo <= 1:
+                    yield wdoc, _bucket_inplace(wh + _U64(0xA5A5), n_features).view(np.int64), n_words
+                g = wh
+                for k in range(2, whi + 1):
+                    if len(g) < 2:
+                        break
+                    # an n-gram is inside one document iff its first and last words are
+                    same = wdoc[k - 1 :] == wdoc[: len(wdoc) - k + 1]
+                    g = (g[:-1] ^ (g[:-1] >> _U64(29))) * _PAIR + wh[k - 1 :]
+                    if k >= wlo:
+                        col = _bucket_inplace(g + _U64(k), n_features).view(np.int64)
+                        col[~same] = pad
+                        yield wdoc[: len(col)], col, np.maximum(n_words - (k - 1), 0)
