@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from curation import tokenizer_cache
+
 MAX_CHARS_PER_CALL = 1_000_000
 # Characters per encode_batch call: an Encoding keeps ids, offsets, masks and token strings (~100+
 # bytes per token), so a whole 128 MB partition in one call took several GB; 1M characters keep it
@@ -168,7 +170,9 @@ def load_fast_counter(name: str) -> Any:
 
     Exact when the file is a byte-level BPE whose ids follow its merge order, split by one regex
     (what tiktoken applies) and NFC- or un-normalised (applied here before encoding); added tokens
-    are matched as in ``tokenizers`` (``allowed_special="all"``).
+    are matched as in ``tokenizers`` (``allowed_special="all"``). The conversion is kept on disk
+    (``curation.tokenizer_cache``): a process that finds it builds the encoding in ~0.1 CPU-s
+    instead of ~0.3.
     """
     try:
         import tiktoken
@@ -177,6 +181,19 @@ def load_fast_counter(name: str) -> Any:
     path = _tokenizer_file(name)
     if not path.exists():
         return None
+    key = tokenizer_cache.source_key(path)
+    conv = tokenizer_cache.load(key)
+    if conv is None:
+        conv = _convert(path)
+        if conv is None:
+            return None
+        tokenizer_cache.store(key, conv)
+    enc = tiktoken.Encoding(f"curation:{path}", pat_str=conv.pattern, mergeable_ranks=conv.ranks, special_tokens=conv.special)
+    return enc, conv.nfc
+
+
+def _convert(path: Path) -> tokenizer_cache.Converted | None:
+    """Read ``tokenizer.json`` and convert it for tiktoken, or None when it cannot be converted exactly."""
     spec = json.loads(path.read_text(encoding="utf-8"))
     pattern = _byte_level_split(spec)
     model = spec.get("model") or {}
@@ -188,8 +205,7 @@ def load_fast_counter(name: str) -> Any:
     except UnicodeEncodeError:  # a token outside the byte alphabet: not a byte-level vocabulary
         return None
     special = {t["content"]: t["id"] for t in spec.get("added_tokens", [])}
-    enc = tiktoken.Encoding(f"curation:{path}", pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
-    return enc, normalizer == "NFC"
+    return tokenizer_cache.Converted(ranks, pattern, special, normalizer == "NFC")
 
 
 def _byte_ranks(vocab: dict[str, int]) -> dict[bytes, int]:
