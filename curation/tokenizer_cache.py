@@ -9,7 +9,7 @@ an entry that fails any check (format, key, array shapes, SHA-256 of the arrays,
 ignored, and the caller converts the file again and rewrites it. An unwritable folder only costs
 the conversion.
 
->>> conv = Converted({b"a": 0, b"bc": 1}, r"\\S+", {"<|end|>": 2}, nfc=False)
+>>> conv = Converted({b"a": 0, b"\\n\\n": 1, b"bc": 2}, r"\\S+", {"<|end|>": 3}, nfc=False)
 >>> _from_arrays(*_to_arrays(conv, {"source": "x"}), {"source": "x"}) == conv
 True
 """
@@ -30,7 +30,8 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1  # raise when the conversion in curation.tokens or this layout changes
+FORMAT = 2  # raise when the conversion in curation.tokens or this layout changes
+ARRAYS = ("lines", "line_ids", "other", "other_ends", "other_ids")
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,8 @@ def load(key: dict[str, Any]) -> Converted | None:
     path = entry_path(key)
     try:
         with np.load(path) as z:  # allow_pickle stays False: an .npz here holds plain arrays only
-            arrays = z["token_bytes"], z["token_ends"], z["token_ids"], json.loads(z["meta"].tobytes())
-        return _from_arrays(*arrays, key)
+            arrays, meta = {k: z[k] for k in ARRAYS}, json.loads(z["meta"].tobytes())
+        return _from_arrays(arrays, meta, key)
     except FileNotFoundError:
         return None
     except Exception as e:  # anything unreadable or inconsistent is rebuilt, never used
@@ -83,19 +84,13 @@ def load(key: dict[str, Any]) -> Converted | None:
 def store(key: dict[str, Any], conv: Converted) -> None:
     """Write ``conv`` as ``key``'s entry (temp file, then rename); a failure is logged and ignored."""
     path = entry_path(key)
-    blob, ends, ids, meta = _to_arrays(conv, key)
+    arrays, meta = _to_arrays(conv, key)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp", delete=False) as f:
             tmp = f.name
-            np.savez(
-                f,
-                token_bytes=blob,
-                token_ends=ends,
-                token_ids=ids,
-                meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            )
+            np.savez(f, **arrays, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
         os.replace(tmp, path)
     except OSError as e:
         log.warning("could not write tokenizer cache entry %s: %s", path, e)
@@ -103,53 +98,55 @@ def store(key: dict[str, Any], conv: Converted) -> None:
             Path(tmp).unlink(missing_ok=True)
 
 
-def _digest(blob: np.ndarray, ends: np.ndarray, ids: np.ndarray) -> str:
+def _digest(arrays: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    for a in (blob, ends, ids):
-        h.update(np.ascontiguousarray(a).tobytes())
+    for k in ARRAYS:
+        h.update(np.ascontiguousarray(arrays[k]).tobytes())
     return h.hexdigest()
 
 
-def _to_arrays(conv: Converted, key: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-    """Tokens in id order as one byte string with end offsets, their ids, and the rest as JSON."""
+def _to_arrays(conv: Converted, key: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Tokens in id order: those without a newline byte joined by newlines (``bytes.split`` cuts
+    them apart in C, ~0.01 CPU-s less than slicing Qwen's 149k), those with one as one byte string
+    with end offsets; the ids of each, and the rest as JSON."""
     tokens = sorted(conv.ranks, key=conv.ranks.__getitem__)
-    blob = np.frombuffer(b"".join(tokens), dtype=np.uint8)
-    ends = np.cumsum([len(t) for t in tokens], dtype=np.int64)
-    ids = np.array([conv.ranks[t] for t in tokens], dtype=np.int64)
-    meta = {
-        **key,
-        "pattern": conv.pattern,
-        "special": conv.special,
-        "nfc": conv.nfc,
-        "n_tokens": len(tokens),
-        "sha256": _digest(blob, ends, ids),
+    lines = [t for t in tokens if b"\n" not in t]
+    other = [t for t in tokens if b"\n" in t]
+    arrays = {
+        "lines": np.frombuffer(b"\n".join(lines), dtype=np.uint8),
+        "line_ids": np.array([conv.ranks[t] for t in lines], dtype=np.int64),
+        "other": np.frombuffer(b"".join(other), dtype=np.uint8),
+        "other_ends": np.cumsum([len(t) for t in other], dtype=np.int64),
+        "other_ids": np.array([conv.ranks[t] for t in other], dtype=np.int64),
     }
-    return blob, ends, ids, meta
+    meta = {**key, "pattern": conv.pattern, "special": conv.special, "nfc": conv.nfc, "n_tokens": len(tokens)}
+    return arrays, {**meta, "sha256": _digest(arrays)}
 
 
-def _from_arrays(
-    blob: np.ndarray, ends: np.ndarray, ids: np.ndarray, meta: dict[str, Any], key: dict[str, Any]
-) -> Converted:
+def _from_arrays(arrays: dict[str, np.ndarray], meta: dict[str, Any], key: dict[str, Any]) -> Converted:
     """Check an entry against ``key`` and itself, then rebuild the conversion; ValueError when it fails."""
     if any(meta.get(k) != v for k, v in key.items()):
         raise ValueError("entry is for another file or format")
-    n = meta["n_tokens"]
-    if (
-        blob.dtype != np.uint8
-        or ends.dtype != np.int64
-        or ids.dtype != np.int64
-        or ends.shape != (n,)
-        or ids.shape != (n,)
-    ):
-        raise ValueError("arrays have the wrong type or length")
-    if meta["sha256"] != _digest(blob, ends, ids):
+    lines, line_ids, other, ends, other_ids = (arrays[k] for k in ARRAYS)
+    if any(a.ndim != 1 or a.dtype != (np.uint8 if k in ("lines", "other") else np.int64) for k, a in arrays.items()):
+        raise ValueError("arrays have the wrong type")
+    if meta["sha256"] != _digest(arrays):
         raise ValueError("arrays do not match their SHA-256")
-    if n and (
-        ends[0] <= 0 or ends[-1] != blob.size or (np.diff(ends) <= 0).any() or ids[0] < 0 or (np.diff(ids) <= 0).any()
+    n = meta["n_tokens"]
+    if line_ids.size + other_ids.size != n or ends.size != other_ids.size or (ends.size and ends[-1] != other.size):
+        raise ValueError("arrays have the wrong length")
+    ids = np.sort(np.concatenate([line_ids, other_ids]))  # tiktoken panics on an id used twice
+    if (
+        (ids.size and ids[0] < 0)
+        or (np.diff(ids) <= 0).any()
+        or (ends.size and ends[0] <= 0)
+        or (np.diff(ends) <= 0).any()
     ):
-        raise ValueError("token offsets or ids out of order")
-    data, stops = blob.tobytes(), ends.tolist()
-    ranks = dict(zip([data[a:b] for a, b in pairwise([0, *stops])], ids.tolist(), strict=True))
+        raise ValueError("a negative or repeated id, or token offsets out of order")
+    parts = lines.tobytes().split(b"\n") if line_ids.size else []
+    data, stops = other.tobytes(), ends.tolist()
+    ranks = dict(zip(parts, line_ids.tolist(), strict=True))
+    ranks.update(zip([data[a:b] for a, b in pairwise([0, *stops])], other_ids.tolist(), strict=True))
     special, pattern, nfc = meta["special"], meta["pattern"], meta["nfc"]
     if len(ranks) != n or not isinstance(pattern, str) or not isinstance(nfc, bool) or not isinstance(special, dict):
         raise ValueError("duplicate tokens or malformed metadata")

@@ -134,49 +134,52 @@ def _empty(p: Path, key) -> None:
     p.write_bytes(b"")
 
 
+def _rewrite(p: Path, edit, digest: bool = True) -> None:
+    """Load an entry, let ``edit(arrays, meta)`` change it, and save it back with its SHA-256 redone."""
+    with np.load(p) as z:
+        arrays, meta = {k: z[k].copy() for k in cache.ARRAYS}, json.loads(z["meta"].tobytes())
+    edit(arrays, meta)
+    if digest:
+        meta["sha256"] = cache._digest(arrays)
+    np.savez(p, **arrays, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8))
+
+
 def _flip_token_byte(p: Path, key) -> None:
     """Arrays that no longer match their SHA-256 (a readable .npz: the zip's own CRC does not catch it)."""
-    with np.load(p) as z:
-        arrays = {k: z[k].copy() for k in z.files}
-    arrays["token_bytes"][1000] ^= 1
-    np.savez(p, **arrays)
-    assert p.exists()
+    _rewrite(p, lambda arrays, meta: arrays["lines"].__setitem__(1000, arrays["lines"][1000] ^ 1), digest=False)
 
 
 def _other_file(p: Path, key) -> None:
     """An entry for another tokenizer.json stored under this file's name."""
-    with np.load(p) as z:
-        arrays = {k: z[k].copy() for k in z.files}
-    meta = json.loads(arrays["meta"].tobytes())
-    meta["size"] += 1
-    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
-    np.savez(p, **arrays)
+    _rewrite(p, lambda arrays, meta: meta.__setitem__("size", meta["size"] + 1))
 
 
 def _duplicate_token(p: Path, key) -> None:
-    """Consistent arrays (SHA-256 recomputed) whose last token repeats the first: rejected, never
-    handed to tiktoken."""
+    """Consistent arrays whose last token repeats the first: rejected, never handed to tiktoken."""
+
+    def edit(arrays, meta):
+        parts = arrays["lines"].tobytes().split(b"\n")
+        arrays["lines"] = np.frombuffer(b"\n".join([*parts[:-1], parts[0]]), dtype=np.uint8)
+
+    _rewrite(p, edit)
+
+
+def _repeated_id(p: Path, key) -> None:
+    """A token with a newline given the id of a token without one (tiktoken would panic)."""
+    _rewrite(p, lambda arrays, meta: arrays["other_ids"].__setitem__(0, arrays["line_ids"][0]))
+
+
+def _missing_array(p: Path, key) -> None:
+    """An entry of another layout."""
     with np.load(p) as z:
-        blob, ends, ids, meta = (
-            z["token_bytes"],
-            z["token_ends"].copy(),
-            z["token_ids"],
-            json.loads(z["meta"].tobytes()),
-        )
-    data = blob.tobytes()
-    blob = np.frombuffer(data[: ends[-2]] + data[: ends[0]], dtype=np.uint8)
-    ends[-1] = blob.size
-    meta["sha256"] = cache._digest(blob, ends, ids)
-    np.savez(
-        p,
-        token_bytes=blob,
-        token_ends=ends,
-        token_ids=ids,
-        meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-    )
+        kept = {k: z[k] for k in z.files if k != "other_ends"}
+    np.savez(p, **kept)
 
 
-@pytest.mark.parametrize("corrupt", [_truncate, _garbage, _empty, _flip_token_byte, _other_file, _duplicate_token])
+@pytest.mark.parametrize(
+    "corrupt",
+    [_truncate, _garbage, _empty, _flip_token_byte, _other_file, _duplicate_token, _repeated_id, _missing_array],
+)
 def test_a_corrupt_entry_is_ignored_and_rewritten(tok_file, monkeypatch, corrupt):
     ref = reference_counter(tok_file)
     load(tok_file)
