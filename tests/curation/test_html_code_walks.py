@@ -15,35 +15,23 @@ import pandas as pd
 import pytest
 from lxml import etree
 
-from curation.quality.html_code import code_tag_stats, parse, reparse_html
-from curation.quality.html_main import strip_boilerplate
+from curation.quality.html_code import (
+    _GUTTER,
+    _SKIP,
+    BLOCK_TAGS,
+    HIGHLIGHT_CLASS,
+    _code_language,
+    code_tag_stats,
+    parse,
+    reparse_html,
+)
+from curation.quality.html_main import BOILERPLATE, CONTAINERS, DROP_TAGS, strip_boilerplate
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "web" / "web_docs.parquet"
 
 # ---- reference: the lxml.html + XPath implementation ------------------------------------------
 
-#: class/id words of boilerplate containers (trafilatura's and jusText's usual suspects).
-BOILERPLATE = re.compile(
-    r"(?:^|[\s_-])(?:nav|navbar|navigation|menu|breadcrumbs?|footer|header|masthead|sidebar|side-bar|cookie|cookies"
-    r"|consent|gdpr|banner|advert|ads?|social|share|sharing|related|newsletter|subscribe|popup|modal|skip-link"
-    r"|toc|table-of-contents|comments?|pagination|pager|signup|login)(?:$|[\s_-])",
-    re.IGNORECASE,
-)
-DROP_TAGS = ("script", "style", "noscript", "template", "svg", "canvas", "iframe", "form", "button", "select",
-             "nav", "header", "footer", "aside", "head")
-HIGHLIGHT_CLASS = re.compile(
-    r"\b(?:highlight|hljs|prettyprint|sourceCode|codehilite|syntaxhighlighter|brush:|language-|lang-|code-block"
-    r"|blob-code|rouge|chroma|prism)", re.IGNORECASE,
-)
-_LANG_CLASS = re.compile(r"(?:language|lang|highlight-source|highlight|brush:)[-_: ]?([A-Za-z0-9+#]+)", re.IGNORECASE)
-#: line-number gutters of highlighters, left out of code text
-_GUTTER = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|ln-num|hljs-ln-n)\b", re.IGNORECASE)
-#: tags whose class/id may mark a boilerplate container (not inline links such as ``<a class="header">``)
-CONTAINERS = frozenset({"div", "section", "ul", "ol", "table", "span", "p", "aside", "dialog", "details", "dl", "menu"})
-#: elements left out of the text: line-number gutters and heading permalinks
-_SKIP = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|headerlink|anchorjs-link|anchor-link|hash-link)\b", re.IGNORECASE)
-BLOCK_TAGS = frozenset({"p", "div", "section", "article", "main", "blockquote", "table", "ul", "ol", "dl", "figure",
-                        "h1", "h2", "h3", "h4", "h5", "h6", "tr", "li", "dt", "dd", "br", "hr", "figcaption", "details"})
+# the patterns and tag sets are the module's own (unchanged); the functions below are the old ones
 
 
 def ref_parse(html: str) -> Any:
@@ -209,18 +197,6 @@ def _code_text(el: Any) -> str:
     walk(el)
     return "".join(parts).replace("\r\n", "\n").replace("\xa0", " ")
 
-
-def _code_language(el: Any) -> str:
-    for node in [el, *list(el.iterdescendants("code"))[:2], *list(el.iterancestors())[:3]]:
-        m = _LANG_CLASS.search(node.get("class") or "")
-        if m and m.group(1).lower() not in ("source", "text", "plain", "none", "default"):
-            return m.group(1).lower()
-        if node.get("data-lang"):
-            return str(node.get("data-lang")).lower()
-    return ""
-
-
-# ---- tests ----------------------------------------------------------------------------------
 
 EDGE = [
     "", "   ", "<p>x</p>", "plain text, no tags", "<pre>a\n  b</pre>",
