@@ -23,6 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from classifiers.langid import identify_docs
+from curation.files import link_file
 from curation.ingest.extract import extract_page
 from curation.quality.code_pages import page_html
 from curation.quality.html_code import CodeTagStats, page_code_tags
@@ -120,9 +121,16 @@ def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[boo
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
                   max_chars: int) -> pd.DataFrame:
-    df = parsed.read_part(number)
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
+    head = parsed.read_part(number, columns=["doc_id", "meta", DROP_REASON, "_has_html"])
+    if not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
+        # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
+        link_file(parsed.part_path(number), out.part_path(number))
+        tags = _code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {})
+        write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
+        return pd.DataFrame({"pages": [0], "empty": [0]})
+    df = parsed.read_part(number)
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
     df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
     out.write_part(number, df)
