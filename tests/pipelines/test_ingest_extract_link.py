@@ -68,6 +68,7 @@ def test_text_only_part_is_linked_and_reads_as_rewritten(tmp_path):
         {"id": "d", "text": "def f():\n    return 1\n", "source": "code", "language": "python"},
         {"id": "e", "text": "meta page", "source": "web", "meta": {"html": PAGE}},
         {"id": "f", "text": "lone \\ud800", "source": "web"},
+        {"id": "h", "text": "x = 1", "source": "code", "repo": "r/s", "path": "a.py", "language": "python", "stars": 3},
     ]
     df = _check(tmp_path, records, raw=b'{"id": "g", "text": "\\ud800"}\n{bad json\n\xff\xfe\n')
     assert df[DROP_REASON].notna().sum() >= 3
