@@ -172,8 +172,10 @@ def _scoped(keys: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any]) -> dd.DataFrame:
-    """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``."""
+def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any],
+                        url_docs: dd.DataFrame | None = None) -> dd.DataFrame:
+    """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``; the URL keys
+    come from ``url_docs`` (the same partitions with the columns they need; default ``docs``)."""
     if not cfg.url_dedup_sources:
         return docs
     sources = tuple(cfg.url_dedup_sources)
@@ -181,7 +183,7 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext
                          "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object)})
 
     def produce(out: Path) -> dict[str, int]:
-        keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
+        keys = keys_with_part(docs if url_docs is None else url_docs, lambda df: _url_keys(df, sources), meta)
         keys = keys.map_partitions(_scoped, meta=keys._meta)
         removals = ctx.shuffle(keys, "url_normalized", "duplicate URLs").map_partitions(find_url_duplicates, meta=REMOVAL_META)
         return {"duplicate_urls": write_removals(removals, out, ctx, "duplicate URLs")}

@@ -95,3 +95,26 @@ def test_page_with_text_only_is_extracted_as_before(tmp_path):
 
 def test_empty_part(tmp_path):
     _check(tmp_path, [], raw=b"\n\n")
+
+
+def test_url_keys_from_the_key_columns_equal_those_from_whole_documents(tmp_path):
+    """``build`` reads only ``URL_KEY_READS`` for the URL keys: the same keys as from whole documents."""
+    from curation.ingest.records import finish_docs
+    from pipelines.stages.ingest import URL_KEY_READS
+    from pipelines.stages.ingest_extract import _url_keys
+
+    records = [
+        {"id": "a", "text": "one", "source": "web", "url": "https://www.a.com/x?utm_source=z"},
+        {"id": "b", "text": "two", "source": "web", "url": "http://a.com/x"},
+        {"id": "a", "text": "dup id", "source": "web", "url": "https://b.com/"},
+        {"id": "c", "text": "", "source": "web", "url": "https://c.com/"},
+        {"id": "d", "text": "code", "source": "code", "url": "https://a.com/x"},
+        {"id": "e", "text": "no url", "source": "web"},
+    ]
+    parsed = _parsed(tmp_path, records, raw=b"{bad\n")
+    dup_map = {int(o): ("f", 3) for o in parsed.read_part(0)["_ord"].iloc[[2]]}
+    whole = finish_docs(parsed.read_part(0), dup_map)
+    some = finish_docs(parsed.read_part(0, columns=list(URL_KEY_READS)), dup_map)
+    assert list(some.columns) == [c for c in whole.columns if c in some.columns]
+    pd.testing.assert_frame_equal(_url_keys(some, ("web",)), _url_keys(whole, ("web",)))
+    assert _url_keys(whole, ("web",))["url_normalized"].notna().sum() == 2
