@@ -118,3 +118,23 @@ def test_url_keys_from_the_key_columns_equal_those_from_whole_documents(tmp_path
     assert list(some.columns) == [c for c in whole.columns if c in some.columns]
     pd.testing.assert_frame_equal(_url_keys(some, ("web",)), _url_keys(whole, ("web",)))
     assert _url_keys(whole, ("web",))["url_normalized"].notna().sum() == 2
+
+
+def test_link_file_replaces_and_falls_back_to_a_copy(tmp_path, monkeypatch):
+    from curation import files
+
+    src, dst = tmp_path / "a.parquet", tmp_path / "out" / "b.parquet"
+    src.write_bytes(b"new")
+    dst.parent.mkdir()
+    dst.write_bytes(b"old")
+    files.link_file(src, dst)
+    assert dst.read_bytes() == b"new" and dst.stat().st_ino == src.stat().st_ino
+
+    def no_link(a, b):
+        raise OSError("cross-device link")
+
+    monkeypatch.setattr(files.os, "link", no_link)
+    dst.unlink()
+    files.link_file(src, dst)
+    assert dst.read_bytes() == b"new" and dst.stat().st_ino != src.stat().st_ino
+    assert sorted(p.name for p in dst.parent.iterdir()) == ["b.parquet"]  # no temp file left
