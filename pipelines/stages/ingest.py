@@ -9,7 +9,8 @@ Sub-steps, each cached under ``.cache/ingest/``:
    fails before any output on unusable input; :mod:`curation.ingest.readers` reads them on the workers); token counts with
    ``ingest.tokenizer``, languages identified; page HTML apart, under ``parsed/html/``.
 2. ``extracted``: main content of the pages that have HTML and no text, with ``ingest.extractor``
-   (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`).
+   (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`); a part
+   with no kept page HTML is the parsed part, hard-linked.
 3. duplicate ids: a shuffle on ``doc_id``; the first occurrence (input order) is kept, later
    ones are ledgered (``duplicate_id``).
 4. ``url_duplicates``: the same normalised URL twice; the first in input order is kept.
