@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from classifiers.langid import identify_docs
 from curation.files import link_file
@@ -123,8 +124,9 @@ def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, 
                   max_chars: int) -> pd.DataFrame:
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
-    head = parsed.read_part(number, columns=["doc_id", "meta", DROP_REASON, "_has_html"])
-    if not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
+    has_html = "_has_html" in pq.read_schema(parsed.part_path(number)).names
+    head = parsed.read_part(number, columns=["doc_id", "meta", DROP_REASON, *(["_has_html"] if has_html else [])])
+    if not has_html or not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
         # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
         link_file(parsed.part_path(number), out.part_path(number))
         tags = _code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {})

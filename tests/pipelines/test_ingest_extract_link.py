@@ -138,3 +138,15 @@ def test_link_file_replaces_and_falls_back_to_a_copy(tmp_path, monkeypatch):
     files.link_file(src, dst)
     assert dst.read_bytes() == b"new" and dst.stat().st_ino != src.stat().st_ino
     assert sorted(p.name for p in dst.parent.iterdir()) == ["b.parquet"]  # no temp file left
+
+
+def test_part_without_has_html_column_is_linked(tmp_path):
+    parsed = _parsed(tmp_path, [{"id": "a", "text": "x", "source": "web"}])
+    parsed.write_part(0, parsed.read_part(0).drop(columns=["_has_html"]))
+    html = Artifact(parsed.path / "html")
+    new, ref = Artifact(tmp_path / "new"), Artifact(tmp_path / "ref")
+    args = ("resiliparse_routed", "qwen", 20_000_000)
+    pd.testing.assert_frame_equal(
+        _extract_part(0, parsed, html, new, *args), _reference_part(0, parsed, html, ref, *args)
+    )
+    pd.testing.assert_frame_equal(new.read_part(0), ref.read_part(0))
