@@ -137,6 +137,8 @@ def han_share(text: str) -> float | None:
     >>> han_share("Tokyo 東京 is big"), han_share("東京タワーに行きました")
     (None, None)
     """
+    if text.isascii():  # no Han character (an O(1) flag of the string): the scans below would find none
+        return None
     n_han = len(_HAN.findall(text))
     if not n_han or _KANA.search(text):
         return None
