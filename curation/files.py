@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,3 +31,13 @@ def atomic_path(path: Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def link_file(src: Path, dst: Path) -> None:
+    """``dst`` as a hard link to ``src`` (a copy across file systems), replacing it atomically."""
+    with atomic_path(dst) as tmp:
+        tmp.unlink(missing_ok=True)
+        try:
+            os.link(src, tmp)
+        except OSError:
+            shutil.copyfile(src, tmp)

@@ -255,7 +255,16 @@ def _count_fast(fast: tuple[Any, bool], texts: list[str]) -> np.ndarray:
     out = np.zeros(len(texts), dtype=np.int64)
     for i, t in enumerate(texts):
         pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
-        if nfc:  # per piece, as tokenizers normalises each text it is given
-            pieces = [unicodedata.normalize("NFC", p) for p in pieces]
-        out[i] = sum(len(enc.encode(p, allowed_special="all")) for p in pieces)
+        if nfc:  # per piece, as tokenizers normalises each text it is given; ASCII is its own NFC form
+            pieces = [p if p.isascii() else unicodedata.normalize("NFC", p) for p in pieces]
+        out[i] = sum(_fast_count(enc, p) for p in pieces)
     return out
+
+
+def _fast_count(enc: Any, text: str) -> int:
+    """``len(enc.encode(text, allowed_special="all"))``; the ids stay in one numpy buffer (no Python
+    int per token), and a text with a lone surrogate is encoded as ``encode`` does (U+FFFD)."""
+    try:
+        return len(enc.encode_to_numpy(text, allowed_special="all"))
+    except UnicodeEncodeError:
+        return len(enc.encode(text, allowed_special="all"))

@@ -263,7 +263,7 @@ def find_duplicate_ids(ids: pd.DataFrame) -> pd.DataFrame:
 def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFrame:
     """Parsed rows as documents: later copies of an id (``dup_map``: ``_ord`` → first file, line)
     ledgered as ``duplicate_id`` under an id of their own, the URL columns added, the
-    bookkeeping columns dropped."""
+    bookkeeping columns dropped. A frame read with fewer columns keeps those it has."""
     df = df.copy()
     if dup_map:
         for i, o in enumerate(df["_ord"].tolist()):
@@ -279,4 +279,4 @@ def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.Dat
                 df.iat[i, df.columns.get_loc("doc_id")] = f"{original}@{Path(df['_file'].iat[i]).name}:{int(df['_line'].iat[i])}"
     df = df.drop(columns=[*LOCATION_COLUMNS, "_ord", "_has_html"], errors="ignore")
     df = pd.concat([df, url_columns(df["url"])], axis=1)
-    return df[[*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL]]
+    return df[[c for c in (*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL) if c in df.columns]]

@@ -9,7 +9,8 @@ Sub-steps, each cached under ``.cache/ingest/``:
    fails before any output on unusable input; :mod:`curation.ingest.readers` reads them on the workers); token counts with
    ``ingest.tokenizer``, languages identified; page HTML apart, under ``parsed/html/``.
 2. ``extracted``: main content of the pages that have HTML and no text, with ``ingest.extractor``
-   (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`).
+   (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`); a part
+   with no kept page HTML is the parsed part, hard-linked.
 3. duplicate ids: a shuffle on ``doc_id``; the first occurrence (input order) is kept, later
    ones are ledgered (``duplicate_id``).
 4. ``url_duplicates``: the same normalised URL twice; the first in input order is kept.
@@ -47,6 +48,8 @@ HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: ar
 #: artifacts/html row groups hold up to this many characters of HTML (a longer page has its own), so
 #: that code_web reads the few pages it recalls, not whole parts (:func:`pipelines.stages.code_web.load_pages`)
 HTML_GROUP_CHARS = 1 << 18
+#: Columns of the extracted parts that ``finish_docs`` and the URL keys read (:func:`mark_url_duplicates`).
+URL_KEY_READS = ("doc_id", "source", "url", DROP_REASON, DROP_DETAIL, "_ord", "_file", "_line")
 #: Keys of the extract step: changing them re-runs extraction and later steps, never the crawl read.
 EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 
@@ -106,8 +109,12 @@ class IngestStage:
         dup_map = _duplicate_ids(extracted, ctx)
         if dup_map and cfg.on_error == "fail":
             raise InputError(f"{len(dup_map)} duplicate ids in the input; fix the ids or set ingest.on_error=ledger")
-        docs = read_docs(extracted.path).map_partitions(finish_docs, dup_map, meta=annotated_meta(empty_docs(URL_COLUMNS)))
-        return mark_url_duplicates(docs, cfg, ctx, key)
+        meta = annotated_meta(empty_docs(URL_COLUMNS))
+        docs = read_docs(extracted.path).map_partitions(finish_docs, dup_map, meta=meta)
+        # the URL keys are read from these columns alone, without the texts
+        url_docs = read_docs(extracted.path, columns=list(URL_KEY_READS)).map_partitions(
+            finish_docs, dup_map, meta=meta[[c for c in meta.columns if c in URL_KEY_READS or c in URL_COLUMNS]])
+        return mark_url_duplicates(docs, cfg, ctx, key, url_docs)
 
 
 def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Artifact, ctx: StageContext) -> None:

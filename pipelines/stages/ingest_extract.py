@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from classifiers.langid import identify_docs
+from curation.files import link_file
 from curation.ingest.extract import extract_page
 from curation.quality.code_pages import page_html
 from curation.quality.html_code import CodeTagStats, page_code_tags
@@ -120,9 +122,17 @@ def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[boo
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
                   max_chars: int) -> pd.DataFrame:
-    df = parsed.read_part(number)
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
+    has_html = "_has_html" in pq.read_schema(parsed.part_path(number)).names
+    head = parsed.read_part(number, columns=["doc_id", "meta", DROP_REASON, *(["_has_html"] if has_html else [])])
+    if not has_html or not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
+        # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
+        link_file(parsed.part_path(number), out.part_path(number))
+        tags = _code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {})
+        write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
+        return pd.DataFrame({"pages": [0], "empty": [0]})
+    df = parsed.read_part(number)
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
     df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
     out.write_part(number, df)
@@ -164,8 +174,10 @@ def _scoped(keys: pd.DataFrame) -> pd.DataFrame:
     return keys
 
 
-def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any]) -> dd.DataFrame:
-    """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``."""
+def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext, key: dict[str, Any],
+                        url_docs: dd.DataFrame | None = None) -> dd.DataFrame:
+    """``docs`` with later copies of a normalised URL ledgered as ``duplicate_url``; the URL keys
+    come from ``url_docs`` (the same partitions with the columns they need; default ``docs``)."""
     if not cfg.url_dedup_sources:
         return docs
     sources = tuple(cfg.url_dedup_sources)
@@ -173,7 +185,7 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext
                          "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object)})
 
     def produce(out: Path) -> dict[str, int]:
-        keys = keys_with_part(docs, lambda df: _url_keys(df, sources), meta)
+        keys = keys_with_part(docs if url_docs is None else url_docs, lambda df: _url_keys(df, sources), meta)
         keys = keys.map_partitions(_scoped, meta=keys._meta)
         removals = ctx.shuffle(keys, "url_normalized", "duplicate URLs").map_partitions(find_url_duplicates, meta=REMOVAL_META)
         return {"duplicate_urls": write_removals(removals, out, ctx, "duplicate URLs")}
