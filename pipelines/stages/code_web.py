@@ -38,7 +38,7 @@ from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
-from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
+from pipelines.stages.code_steps import cut_figures, score_step, tier_figures
 
 log = logging.getLogger(__name__)
 
@@ -264,15 +264,14 @@ class CodeWebStage(RowStage):
                   "code_tags": tags_dir is not None}
         scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
                             columns=["doc_id", "source", "text", "meta"])
-        hist = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS)
+        hist, totals = tier_figures(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=["html_parsed"])
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
-        parsed = sum(int(pq.read_table(f, columns=["html_parsed"]).column(0).to_numpy().sum()) for f in scores.parts())
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
         figures = StageFigures({"html_artifact": html_dir is not None, "code_tags_artifact": tags_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
-                                "recalled_pages": recalled, "html_parsed_pages": parsed}, marks={"recalled": recalled})
+                                "recalled_pages": recalled, "html_parsed_pages": totals["html_parsed"]}, marks={"recalled": recalled})
         return Plan((scores, cuts), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:
