@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from curation.quality.code_language import language_from_name
-from curation.quality.code_tiers import TierRule, assign_tiers, combined_score, score_histogram
+from curation.quality.code_tiers import N_BINS, POOLED, TierRule, assign_tiers, combined_score
 from curation.schema import mark_kept
 
 GROUP = "code_web"  #: recalled pages are tiered together (their language is often unknown)
@@ -86,7 +86,24 @@ def page_histogram(s: pd.DataFrame, recalled: np.ndarray, weights: Mapping[str, 
     """Score histogram of the recalled pages (one group)."""
     score = tier_scores(s, weights)
     score[pd.isna(recalled)] = np.nan
-    return score_histogram(np.full(len(s), GROUP, dtype=object), score)
+    return group_histogram(score)
+
+
+def group_histogram(scores: np.ndarray) -> pd.DataFrame:
+    """:func:`~curation.quality.code_tiers.score_histogram` of pages that are all of one group
+    (:data:`GROUP`): the rows of ``GROUP`` and of the pooled ``*`` carry the same counts, so one
+    ``bincount`` gives both (no group-by).
+
+    >>> group_histogram(np.array([0.001, 0.005, np.nan, 9.999])).values.tolist()
+    [['*', 0, 2], ['*', 999, 1], ['code_web', 0, 2], ['code_web', 999, 1]]
+    """
+    ok = ~np.isnan(scores)
+    bins = np.clip(np.floor(scores[ok] * (N_BINS / 10.0) + 1e-6).astype(np.int64), 0, N_BINS - 1)
+    counts = np.bincount(bins, minlength=N_BINS)
+    at = np.flatnonzero(counts)
+    labels = sorted([POOLED, GROUP])  # in the order a group-by on (language, bin) gives
+    return pd.DataFrame({"language": pd.Series([lab for lab in labels for _ in at], dtype=object),
+                         "bin": np.tile(at, len(labels)).astype(np.int64), "count": np.tile(counts[at], len(labels)).astype(np.int64)})
 
 
 def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarray | None, weights: Mapping[str, float],

@@ -21,6 +21,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from curation.quality.code_tiers import score_histogram
 from pipelines.kit import Artifact, StageContext
@@ -63,7 +64,7 @@ def tier_figures(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.Dat
 
 def _figures_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str], totals: list[str],
                   *args: Any) -> tuple[pd.DataFrame, dict[str, int]]:
-    part = pd.read_parquet(path, columns=read)
+    part = pq.ParquetFile(path).read(columns=read).to_pandas()
     return hist(part, *args), {c: int(part[c].to_numpy().sum()) for c in totals}
 
 
