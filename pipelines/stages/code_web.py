@@ -109,7 +109,7 @@ def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column:
     (ingest writes the HTML in small row groups).
     """
     frame = _load_rows(html_dir, number, ids, ["doc_id", column])
-    return dict(zip(frame["doc_id"], frame[column], strict=True))
+    return dict(zip(frame["doc_id"].tolist(), frame[column].tolist(), strict=True))  # lists: no per-value Arrow scalar
 
 
 def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> pd.DataFrame:
@@ -167,7 +167,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     parsed (``pages[doc_id]``, ingest's HTML artifact, else an ``html`` key in ``meta``).
     """
     scope = df[df["source"].isin(cfg.sources)]
-    texts = [t if isinstance(t, str) else "" for t in scope["text"]]
+    texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     probs = clf.predict(texts) if texts else np.zeros(0)
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
@@ -194,12 +194,12 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     if tags is not None and take.any():
         wanted = s.loc[take, "doc_id"].tolist()
         html = load(wanted) if load is not None else {}
-        meta = dict(zip(scope["doc_id"], scope["meta"], strict=True))
+        meta = dict(zip(scope["doc_id"].tolist(), scope["meta"].tolist(), strict=True))
         for doc_id in wanted:
             page = html.get(doc_id) or page_html(meta[doc_id])
             if page:
                 roots[doc_id] = parse(page)
-    text_of = dict(zip(scope["doc_id"], texts, strict=True))
+    text_of = dict(zip(scope["doc_id"].tolist(), texts, strict=True))
     # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
     ids = s["doc_id"].tolist()
     reparsed, language = s["reparsed"].to_numpy(dtype=object, copy=True), s["language"].to_numpy(dtype=object, copy=True)
