@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from curation.quality.code_language import language_from_name
-from curation.quality.code_tiers import TierRule, assign_tiers, combined_score, score_histogram
+from curation.quality.code_tiers import N_BINS, POOLED, TierRule, assign_tiers, combined_score
 from curation.schema import mark_kept
 
 GROUP = "code_web"  #: recalled pages are tiered together (their language is often unknown)
@@ -86,52 +86,71 @@ def page_histogram(s: pd.DataFrame, recalled: np.ndarray, weights: Mapping[str, 
     """Score histogram of the recalled pages (one group)."""
     score = tier_scores(s, weights)
     score[pd.isna(recalled)] = np.nan
-    return score_histogram(np.full(len(s), GROUP, dtype=object), score)
+    return group_histogram(score)
+
+
+def group_histogram(scores: np.ndarray) -> pd.DataFrame:
+    """:func:`~curation.quality.code_tiers.score_histogram` of pages that are all of one group
+    (:data:`GROUP`): the rows of ``GROUP`` and of the pooled ``*`` carry the same counts, so one
+    ``bincount`` gives both (no group-by).
+
+    >>> group_histogram(np.array([0.001, 0.005, np.nan, 9.999])).values.tolist()
+    [['*', 0, 2], ['*', 999, 1], ['code_web', 0, 2], ['code_web', 999, 1]]
+    """
+    ok = ~np.isnan(scores)
+    bins = np.clip(np.floor(scores[ok] * (N_BINS / 10.0) + 1e-6).astype(np.int64), 0, N_BINS - 1)
+    counts = np.bincount(bins, minlength=N_BINS)
+    at = np.flatnonzero(counts)
+    labels = sorted([POOLED, GROUP])  # in the order a group-by on (language, bin) gives
+    return pd.DataFrame({"language": pd.Series([lab for lab in labels for _ in at], dtype=object),
+                         "bin": np.tile(at, len(labels)).astype(np.int64), "count": np.tile(counts[at], len(labels)).astype(np.int64)})
 
 
 def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarray | None, weights: Mapping[str, float],
                    rule: TierRule, cuts: Mapping[str, tuple[float, float]], keep_original_max_chars: int) -> pd.DataFrame:
-    """``df`` with the recall, tier, scores and re-parsed text of its recalled pages (``s``: their scores)."""
+    """``df`` with the recall, tier, scores and re-parsed text of its recalled pages (``s``: their
+    scores, ``recalled``: :func:`recall_method` of each). Each changed column is built as one
+    array (the recalled pages' values put in by position) and set once."""
     df = df.copy()
-    df["code_web_recall"] = pd.Series([None] * len(df), index=df.index, dtype=object)
+    n = len(df)
+    recall_col = np.full(n, None, dtype=object)
     # code_quality's columns on code files pass through: only recalled pages get new values
-    df["code_tier"] = df["code_tier"].astype(object) if "code_tier" in df.columns else pd.Series([None] * len(df), index=df.index, dtype=object)
+    tier_col = df["code_tier"].astype(object).to_numpy(copy=True) if "code_tier" in df.columns else np.full(n, None, dtype=object)
     col = "code_score_structural"
-    df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64") if col in df.columns else np.nan
-    df["code_web_score"] = np.nan
+    structural = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype="float64", copy=True) if col in df.columns else np.full(n, np.nan)
+    web_score = np.full(n, np.nan)
+    take = np.flatnonzero(~pd.isna(recalled)) if n and s is not None and recalled is not None else np.zeros(0, dtype=np.int64)
+    strings: dict[str, np.ndarray] = {}
+    if len(take):
+        ids = s["doc_id"].to_numpy()[take]
+        row_of = {doc_id: k for k, doc_id in enumerate(ids.tolist())}
+        page = {c: s[c].to_numpy()[take] for c in ("score", "content_prob", "language", "reparsed", "n_tokens")}
+        tier_score = tier_scores(pd.DataFrame({"score": page["score"], "content_prob": page["content_prob"]}), weights)
+        tier = assign_tiers(tier_score, np.full(len(take), GROUP, dtype=object), cuts, rule)
+        for c in ("language", "meta", "text", "source"):
+            strings[c] = df[c].astype(object).to_numpy(copy=True)  # all-null input columns read back as float
+        pos = np.flatnonzero(df["doc_id"].isin(ids).to_numpy())
+        rows = [row_of[doc_id] for doc_id in df["doc_id"].to_numpy()[pos].tolist()]
+        tok_at, tok = [], []
+        for i, k in zip(pos.tolist(), rows, strict=True):
+            recall_col[i], tier_col[i] = recalled[take[k]], tier[k]
+            structural[i], web_score[i] = page["score"][k], tier_score[k]
+            language, reparsed = page["language"][k], page["reparsed"][k]
+            if isinstance(language, str):
+                strings["language"][i] = language
+            if isinstance(reparsed, str) and reparsed:
+                strings["meta"][i] = with_original(strings["meta"][i], strings["text"][i], keep_original_max_chars)
+                strings["text"][i] = reparsed
+                tok_at.append(i)
+                tok.append(int(page["n_tokens"][k]))
+    df["code_web_recall"] = pd.Series(recall_col, index=df.index, dtype=object)
+    df["code_tier"] = pd.Series(tier_col, index=df.index, dtype=object)
+    df["code_score_structural"] = structural
+    df["code_web_score"] = web_score
     df = mark_kept(df)
-    if df.empty or s is None or recalled is None:
-        return df
-    s = s[~pd.isna(recalled)].assign(recall=recalled[~pd.isna(recalled)])
-    if s.empty:
-        return df
-    s = s.assign(tier_score=tier_scores(s, weights)).set_index("doc_id")
-    s["tier"] = assign_tiers(s["tier_score"].to_numpy(), np.full(len(s), GROUP, dtype=object), cuts, rule)
-    for col in ("language", "meta", "text", "source"):
-        df[col] = df[col].astype(object)  # all-null input columns read back as float
-    pos = np.flatnonzero(df["doc_id"].isin(s.index).to_numpy())
-    rows = s.loc[df["doc_id"].to_numpy()[pos]]
-    # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
-    obj = {c: df[c].to_numpy(dtype=object, copy=True) for c in ("code_web_recall", "code_tier", "language", "meta", "text")}
-    flt = {c: df[c].to_numpy(dtype="float64", copy=True) for c in ("code_score_structural", "code_web_score")}
-    tok_at, tok = [], []
-    for i, recall, tier, score, tier_score, language, reparsed, n_tokens in zip(
-            pos, *(rows[c].tolist() for c in ("recall", "tier", "score", "tier_score", "language", "reparsed", "n_tokens")),
-            strict=True):
-        obj["code_web_recall"][i], obj["code_tier"][i] = recall, tier
-        flt["code_score_structural"][i], flt["code_web_score"][i] = score, tier_score
-        if isinstance(language, str):
-            obj["language"][i] = language
-        if isinstance(reparsed, str) and reparsed:
-            obj["meta"][i] = with_original(obj["meta"][i], obj["text"][i], keep_original_max_chars)
-            obj["text"][i] = reparsed
-            tok_at.append(i)
-            tok.append(int(n_tokens))
-    for c, a in obj.items():
+    for c, a in strings.items():
         df[c] = pd.Series(a, index=df.index, dtype=object)
-    for c, a in flt.items():
-        df[c] = a
-    if tok_at:
+    if strings and tok_at:
         df.iloc[tok_at, df.columns.get_loc("n_tokens")] = tok
     return df
 

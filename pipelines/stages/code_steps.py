@@ -4,7 +4,8 @@
    partition) from ``score(number, df, *args) -> frame``, a row-wise function run on row slices
    of each partition; it returns ``{count_key: rows}``.
 2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
-   summed on the client into tier cuts by the stage.
+   summed on the client into tier cuts by the stage; :func:`tier_figures` also totals columns of
+   the scores (e.g. pages parsed) in the same read of each part.
 3. the stage's ``decide`` (:class:`pipelines.kit.RowStage`): per input partition, from the
    scores of that partition (``scores.read_part(number)``, ``None`` for none) and the cuts.
 
@@ -20,6 +21,7 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from curation.quality.code_tiers import score_histogram
 from pipelines.kit import Artifact, StageContext
@@ -44,6 +46,26 @@ def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.D
     graph = dd.from_map(_hist_file, files, args=(hist, columns, *args), meta=score_histogram(np.array([]), np.array([])),
                         enforce_metadata=False)
     return ctx.compute(graph, "tier cuts")
+
+
+def tier_figures(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any, columns: list[str],
+                 totals: list[str]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """:func:`tier_histogram` (its rows in part order) and the totals of the numeric or boolean
+    ``totals`` columns of every scores part, each part read once (``columns`` and ``totals``), one
+    task per part."""
+    from dask import delayed
+
+    read = list(dict.fromkeys([*columns, *totals]))
+    parts = ctx.compute([delayed(_figures_file)(str(p), hist, read, totals, *args) for p in scores.parts()], "tier cuts")
+    hists = [h for h, _ in parts]
+    frame = pd.concat(hists) if hists else score_histogram(np.array([]), np.array([]))
+    return frame, {c: int(sum(t[c] for _, t in parts)) for c in totals}
+
+
+def _figures_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str], totals: list[str],
+                  *args: Any) -> tuple[pd.DataFrame, dict[str, int]]:
+    part = pq.ParquetFile(path).read(columns=read).to_pandas()
+    return hist(part, *args), {c: int(part[c].to_numpy().sum()) for c in totals}
 
 
 def _hist_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str] | None, *args: Any) -> pd.DataFrame:

@@ -38,7 +38,7 @@ from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
-from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
+from pipelines.stages.code_steps import cut_figures, score_step, tier_figures
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column:
     (ingest writes the HTML in small row groups).
     """
     frame = _load_rows(html_dir, number, ids, ["doc_id", column])
-    return dict(zip(frame["doc_id"], frame[column], strict=True))
+    return dict(zip(frame["doc_id"].tolist(), frame[column].tolist(), strict=True))  # lists: no per-value Arrow scalar
 
 
 def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> pd.DataFrame:
@@ -167,7 +167,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     parsed (``pages[doc_id]``, ingest's HTML artifact, else an ``html`` key in ``meta``).
     """
     scope = df[df["source"].isin(cfg.sources)]
-    texts = [t if isinstance(t, str) else "" for t in scope["text"]]
+    texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     probs = clf.predict(texts) if texts else np.zeros(0)
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
@@ -194,12 +194,12 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     if tags is not None and take.any():
         wanted = s.loc[take, "doc_id"].tolist()
         html = load(wanted) if load is not None else {}
-        meta = dict(zip(scope["doc_id"], scope["meta"], strict=True))
+        meta = dict(zip(scope["doc_id"].tolist(), scope["meta"].tolist(), strict=True))
         for doc_id in wanted:
             page = html.get(doc_id) or page_html(meta[doc_id])
             if page:
                 roots[doc_id] = parse(page)
-    text_of = dict(zip(scope["doc_id"], texts, strict=True))
+    text_of = dict(zip(scope["doc_id"].tolist(), texts, strict=True))
     # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
     ids = s["doc_id"].tolist()
     reparsed, language = s["reparsed"].to_numpy(dtype=object, copy=True), s["language"].to_numpy(dtype=object, copy=True)
@@ -264,15 +264,14 @@ class CodeWebStage(RowStage):
                   "code_tags": tags_dir is not None}
         scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
                             columns=["doc_id", "source", "text", "meta"])
-        hist = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS)
+        hist, totals = tier_figures(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=["html_parsed"])
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
-        parsed = sum(int(pq.read_table(f, columns=["html_parsed"]).column(0).to_numpy().sum()) for f in scores.parts())
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
         figures = StageFigures({"html_artifact": html_dir is not None, "code_tags_artifact": tags_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
-                                "recalled_pages": recalled, "html_parsed_pages": parsed}, marks={"recalled": recalled})
+                                "recalled_pages": recalled, "html_parsed_pages": totals["html_parsed"]}, marks={"recalled": recalled})
         return Plan((scores, cuts), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:
