@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.files import atomic_path, part_name
+from curation.files import atomic_path, part_name, read_parquet
 from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
 
@@ -73,7 +73,7 @@ def read_part(path: str, columns: list[str] | None = None, share: tuple[int, int
     """One partition of :func:`read_docs` (also read by a task that needs its file alone); with
     ``share=(j, k)``, only the ``j``-th of ``k`` contiguous shares of its row groups."""
     if share is None:
-        return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
+        return _named(path, lambda p: read_parquet(p, columns).to_pandas())
     j, k = share
 
     def read(p: str) -> pd.DataFrame:
