@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.files import atomic_path, part_name
+from curation.files import atomic_path, part_name, read_parquet
 
 CARD = "embeddings.json"
 STORE_DTYPES = ("float16", "float32")
@@ -49,7 +49,7 @@ def write_embedding_part(path: Path, doc_ids: Sequence[str], vectors: np.ndarray
 
 def read_embedding_part(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """``(doc_ids, vectors)`` of one part; vectors float32, re-normalised (float16 storage rounds)."""
-    table = pq.read_table(path)
+    table = read_parquet(path)
     ids = np.asarray(table.column("doc_id").to_pylist(), dtype=object)
     col = table.column("embedding").combine_chunks()
     if len(ids) == 0:

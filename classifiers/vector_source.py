@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from classifiers.embedding_store import embedding_card, part_path, read_embedding_part
+from curation.files import read_parquet
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class VectorSource:
         for folder in self.folders:
             path = part_path(folder, number)
             if path.exists():
-                out.update(pq.read_table(path, columns=["doc_id"]).column("doc_id").to_pylist())
+                out.update(read_parquet(path, ["doc_id"]).column("doc_id").to_pylist())
         return out
 
     def stored(self, number: int, doc_ids: Sequence[str]) -> dict[str, np.ndarray]:

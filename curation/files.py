@@ -11,6 +11,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def part_name(number: int) -> str:
@@ -41,3 +42,28 @@ def link_file(src: Path, dst: Path) -> None:
             os.link(src, tmp)
         except OSError:
             shutil.copyfile(src, tmp)
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> Any:
+    """``pyarrow.parquet.read_table(path, columns=columns)`` for one file, through
+    ``ParquetFile``: the same table without the dataset layer's discovery and scan set-up, which
+    cost ~0.4 ms a read, several times over per partition in every stage.
+
+    ``ParquetFile.read`` leaves out unknown columns and repeats silently where ``read_table``
+    fails or repeats them; those calls go to ``read_table``, so they behave as they always did.
+
+    >>> import tempfile, pyarrow as pa, pyarrow.parquet as pq
+    >>> path = Path(tempfile.mkdtemp()) / "t.parquet"; pq.write_table(pa.table({"a": [1], "b": ["x"]}), path)
+    >>> read_parquet(path, ["b", "a"]).column_names, read_parquet(path).num_rows
+    (['b', 'a'], 1)
+    """
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(path)
+    if columns is None:
+        return pf.read()
+    names = pf.schema_arrow.names
+    if len(set(columns)) != len(columns) or not set(columns) <= set(names) or len(set(names)) != len(names):
+        return pq.read_table(path, columns=columns)
+    table = pf.read(columns=columns)
+    return table if table.column_names == list(columns) else table.select(list(columns))

@@ -7,6 +7,7 @@ The writer runs on the workers inside the stage's single graph: each partition w
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -17,11 +18,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.files import atomic_path, part_name
+from curation.files import atomic_path, part_name, read_parquet
 from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
 
 PREVIEW_CHARS = 300
+#: The ledger/ parts' schema.
+LEDGER_SCHEMA = pa.schema(list(LEDGER_COLUMNS.items()) + [("preview", pa.string())])
 
 #: One row per (kind, source, reason) and partition: the stats a stage's writer returns.
 COUNTS_META = pd.DataFrame(
@@ -73,7 +76,7 @@ def read_part(path: str, columns: list[str] | None = None, share: tuple[int, int
     """One partition of :func:`read_docs` (also read by a task that needs its file alone); with
     ``share=(j, k)``, only the ``j``-th of ``k`` contiguous shares of its row groups."""
     if share is None:
-        return _named(path, lambda p: pq.read_table(p, columns=columns).to_pandas())
+        return _named(path, lambda p: read_parquet(p, columns).to_pandas())
     j, k = share
 
     def read(p: str) -> pd.DataFrame:
@@ -105,7 +108,11 @@ def write_frame(df: pd.DataFrame, path: Path, schema: pa.Schema | None = None, r
                 groups: list[int] | None = None) -> None:
     """Write ``df`` to ``path`` atomically (temp file in the same folder, then rename); with
     ``groups`` (row offsets ``[0, …, len(df)]``), one row group per range."""
-    table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    write_table(pa.Table.from_pandas(df, schema=schema, preserve_index=False), path, row_group_size, groups)
+
+
+def write_table(table: pa.Table, path: Path, row_group_size: int | None = None, groups: list[int] | None = None) -> None:
+    """:func:`write_frame` for an Arrow table."""
     with atomic_path(path) as tmp:
         if groups is None or len(groups) <= 2:
             pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
@@ -157,9 +164,19 @@ def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) ->
     # row groups of ~SLICE_CHARS of text: the next stage's scorers run one task per group (pipelines.kit.slices)
     write_frame(kept.reset_index(drop=True), Path(work_dir) / "docs" / name, docs_schema(kept),
                 groups=slice_groups(kept["text"] if "text" in kept.columns else None, len(kept)))
-    ledger = ledger_rows(dropped, stage)
-    write_frame(ledger, Path(work_dir) / "ledger" / name, pa.schema(list(LEDGER_COLUMNS.items()) + [("preview", pa.string())]))
+    if dropped_mask.any():
+        write_frame(ledger_rows(dropped, stage), Path(work_dir) / "ledger" / name, LEDGER_SCHEMA)
+    else:  # most partitions of most stages drop nothing: one table, converted once per process
+        write_table(_empty_ledger(), Path(work_dir) / "ledger" / name)
     return partition_counts(df).assign(part=np.int64(number))
+
+
+@functools.cache
+def _empty_ledger() -> pa.Table:
+    """The ledger of a partition without drops, as :func:`write_frame` converts it (no rows: the
+    same table for every stage and every input)."""
+    none = pd.DataFrame({c: pd.Series(dtype=object) for c in ("doc_id", "source", "n_tokens", DROP_REASON, DROP_DETAIL)})
+    return pa.Table.from_pandas(ledger_rows(none, ""), schema=LEDGER_SCHEMA, preserve_index=False)
 
 
 def ledger_rows(dropped: pd.DataFrame, stage: str) -> pd.DataFrame:

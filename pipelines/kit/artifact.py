@@ -44,9 +44,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from curation.files import atomic_path, part_name
+from curation.files import atomic_path, part_name, read_parquet
 
 PART_COLUMN = "_part"
 #: The figures a sub-step returned, kept beside its artifact so a reused step reports them too.
@@ -87,7 +86,7 @@ class Artifact:
 
     def read_part(self, number: int, columns: list[str] | None = None) -> pd.DataFrame | None:
         path = self.part_path(number)
-        return pq.read_table(path, columns=columns).to_pandas() if path.exists() else None
+        return read_parquet(path, columns).to_pandas() if path.exists() else None
 
     def parts(self) -> list[Path]:
         return sorted(self.path.glob("part-*.parquet"))
@@ -97,7 +96,7 @@ class Artifact:
         files = self.parts()
         if not files:
             return pd.DataFrame(columns=columns or [])
-        return pd.concat([pq.read_table(f, columns=columns).to_pandas() for f in files], ignore_index=True)
+        return pd.concat([read_parquet(f, columns).to_pandas() for f in files], ignore_index=True)
 
     # -- by partition --------------------------------------------------------------------
     def write_by_part(self, df: pd.DataFrame, source: int, part_column: str | np.ndarray = PART_COLUMN) -> int:
@@ -116,7 +115,7 @@ class Artifact:
         files = sorted((self.path / f"p{int(number):05d}").glob("from-*.parquet"))
         if not files:
             return None
-        return pd.concat([pq.read_table(f, columns=columns).to_pandas() for f in files], ignore_index=True)
+        return pd.concat([read_parquet(f, columns).to_pandas() for f in files], ignore_index=True)
 
     # -- routed ---------------------------------------------------------------------------
     def write_routed(self, df: pd.DataFrame | pa.Table, source: int, dest: np.ndarray, nparts: int) -> int:

@@ -22,6 +22,7 @@ from curation.dedup.lsh import band_rows, exact_jaccard, part_of, pick_keepers, 
 from curation.dedup.minhash import MinHashParams, signatures
 from curation.dedup.minhash_stats import count_rows, exact_shingle_sets, size_histogram
 from curation.dedup.shingles import ShingleSpec
+from curation.files import read_parquet
 from curation.schema import DROP_REASON
 from pipelines.kit import Artifact, atomic_path
 from pipelines.removal import REMOVAL_META
@@ -171,7 +172,7 @@ def without_docs(part: int, fn: Any, *args: Any) -> pd.DataFrame:
 
 def read_sigs(sigs: Artifact, part: int, columns: list[str]) -> tuple[np.ndarray, np.ndarray, pa.Table]:
     """``(uids, signatures as an (n, num_perm) array, the table)`` of one partition."""
-    table = pq.read_table(sigs.part_path(part), columns=["uid", "sig", *columns])
+    table = read_parquet(sigs.part_path(part), ["uid", "sig", *columns])
     sig_col = table.column("sig").combine_chunks()
     width = sig_col.type.list_size
     sig = sig_col.flatten().to_numpy().reshape(-1, width) if len(sig_col) else np.zeros((0, width), dtype=np.uint32)

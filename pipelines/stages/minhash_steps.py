@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from curation.dedup.components import initial_labels, propagate, union_find_components
 from curation.dedup.lsh import part_of
 from curation.dedup.minhash_stats import COUNTS_META, fold_counts, histogram_rows
+from curation.files import read_parquet
 from pipelines.io import write_json
 from pipelines.kit import Artifact, StageContext
 from pipelines.stages import minhash_parts as parts
@@ -131,4 +132,4 @@ def _persist(collection: dd.DataFrame, client: Any) -> dd.DataFrame:
 
 
 def _read_edges(path: str) -> pd.DataFrame:
-    return pq.read_table(path, columns=["u", "v"]).to_pandas()
+    return read_parquet(path, ["u", "v"]).to_pandas()

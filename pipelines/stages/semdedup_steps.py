@@ -16,7 +16,6 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
@@ -31,6 +30,7 @@ from curation.dedup.semantic import (
     sweep_counts,
 )
 from curation.dedup.vectors import SKETCH_PERM, bigram_sketches, decode_vectors, in_sample, mix_static
+from curation.files import read_parquet
 from pipelines.kit import Artifact, StageContext
 from pipelines.removal import REMOVAL_META, write_removals
 
@@ -276,4 +276,4 @@ def removals_step(sims: Artifact, eps: float, ctx: StageContext, out: Path, eps_
 
 
 def _read_file(path: str) -> pd.DataFrame:
-    return pq.read_table(path).to_pandas()
+    return read_parquet(path).to_pandas()

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from curation.files import read_parquet
 from curation.quality.bucketing import LEVEL_ORDER, OTHER_LANGS, decide_by_group, language_groups, own_languages
 from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights
 from pipelines.kit import Artifact, StageContext, StageFigures
@@ -69,7 +70,7 @@ def signal_columns(folders: Scores, with_details: list[str]) -> list[str]:
 
 def _part_sketch(path: str, capacity: int) -> LangSketches:
     """Per language of one scores part: the sketch of its scores and its number of documents."""
-    table = pq.read_table(path, columns=["score", "n_tokens", "lang"]).to_pandas()
+    table = read_parquet(path, ["score", "n_tokens", "lang"]).to_pandas()
     out: LangSketches = {}
     for lang, g in table.groupby(table["lang"].fillna("und").astype(str), sort=True):
         out[str(lang)] = (QuantileSketch.from_values(g["score"].to_numpy(), token_weights(g["n_tokens"].to_numpy()), capacity), len(g))
