@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 import pytest
 
-from curation.tokens import MAX_CHARS_PER_CALL, _count_fast, _split_at_whitespace, count_tokens, load_fast_counter
+from curation.tokens import MAX_CHARS_PER_CALL, _count_fast, count_tokens, encode, load_fast_counter
 
 
 def _reference(fast, texts):
-    """``encode`` of every whitespace piece, each piece NFC-normalised."""
-    enc, nfc = fast
-    out = []
-    for t in texts:
-        pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
-        if nfc:
-            pieces = [unicodedata.normalize("NFC", p) for p in pieces]
-        out.append(sum(len(enc.encode(p, allowed_special="all")) for p in pieces))
-    return out
+    """The ids :func:`encode` gives (every whitespace piece NFC-normalised, then ``enc.encode``), counted."""
+    return [len(ids) for ids in encode(texts, "qwen")]
 
 
 TEXTS = [
