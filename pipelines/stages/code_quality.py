@@ -109,7 +109,7 @@ class CodeQualityStage(RowStage):
     def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
         scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg,
                             columns=SCORE_READS)
-        hist = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
+        hist, _ = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
         default, overrides = cfg.tiers.rules()
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
         tiers = tier_counts(hist, cuts)

@@ -4,8 +4,8 @@
    partition) from ``score(number, df, *args) -> frame``, a row-wise function run on row slices
    of each partition; it returns ``{count_key: rows}``.
 2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
-   summed on the client into tier cuts by the stage; :func:`tier_figures` also totals columns of
-   the scores (e.g. pages parsed) in the same read of each part.
+   summed on the client into tier cuts by the stage, with totals of other columns of the scores
+   (e.g. pages parsed) from the same read of each part.
 3. the stage's ``decide`` (:class:`pipelines.kit.RowStage`): per input partition, from the
    scores of that partition (``scores.read_part(number)``, ``None`` for none) and the cuts.
 
@@ -21,8 +21,8 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
+from curation.files import read_parquet
 from curation.quality.code_tiers import score_histogram
 from pipelines.kit import Artifact, StageContext
 
@@ -39,37 +39,23 @@ def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], co
 
 
 def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any,
-                   columns: list[str] | None = None) -> pd.DataFrame:
-    """``hist(part, *args)`` of every scores part, concatenated (rows: language, bin, count);
-    ``columns``: the columns of the parts ``hist`` reads (``None``: all)."""
-    files = [str(p) for p in scores.parts()]
-    graph = dd.from_map(_hist_file, files, args=(hist, columns, *args), meta=score_histogram(np.array([]), np.array([])),
-                        enforce_metadata=False)
-    return ctx.compute(graph, "tier cuts")
-
-
-def tier_figures(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any, columns: list[str],
-                 totals: list[str]) -> tuple[pd.DataFrame, dict[str, int]]:
-    """:func:`tier_histogram` (its rows in part order) and the totals of the numeric or boolean
-    ``totals`` columns of every scores part, each part read once (``columns`` and ``totals``), one
-    task per part."""
+                   columns: list[str] | None = None, totals: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict[str, int]]:
+    """``hist(part, *args)`` of every scores part, concatenated in part order (rows: language, bin,
+    count), and the totals of the numeric or boolean ``totals`` columns over the parts (e.g. pages
+    parsed); one task per part reads it once, ``columns`` and ``totals`` only (``columns=None``: all)."""
     from dask import delayed
 
-    read = list(dict.fromkeys([*columns, *totals]))
-    parts = ctx.compute([delayed(_figures_file)(str(p), hist, read, totals, *args) for p in scores.parts()], "tier cuts")
+    read = None if columns is None else list(dict.fromkeys([*columns, *totals]))
+    parts = ctx.compute([delayed(_hist_file)(str(p), hist, read, totals, *args) for p in scores.parts()], "tier cuts")
     hists = [h for h, _ in parts]
     frame = pd.concat(hists) if hists else score_histogram(np.array([]), np.array([]))
     return frame, {c: int(sum(t[c] for _, t in parts)) for c in totals}
 
 
-def _figures_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str], totals: list[str],
-                  *args: Any) -> tuple[pd.DataFrame, dict[str, int]]:
-    part = pq.ParquetFile(path).read(columns=read).to_pandas()
+def _hist_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str] | None, totals: tuple[str, ...],
+               *args: Any) -> tuple[pd.DataFrame, dict[str, int]]:
+    part = read_parquet(path, read).to_pandas()
     return hist(part, *args), {c: int(part[c].to_numpy().sum()) for c in totals}
-
-
-def _hist_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str] | None, *args: Any) -> pd.DataFrame:
-    return hist(pd.read_parquet(path, columns=read), *args)
 
 
 def cut_figures(cuts: dict[str, tuple[float, float]], keep: Callable[[str], bool] = lambda _k: True) -> dict[str, list[float]]:

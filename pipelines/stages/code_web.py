@@ -38,7 +38,7 @@ from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
-from pipelines.stages.code_steps import cut_figures, score_step, tier_figures
+from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +264,7 @@ class CodeWebStage(RowStage):
                   "code_tags": tags_dir is not None}
         scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
                             columns=["doc_id", "source", "text", "meta"])
-        hist, totals = tier_figures(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=["html_parsed"])
+        hist, totals = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=("html_parsed",))
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0

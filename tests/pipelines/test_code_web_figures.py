@@ -1,19 +1,30 @@
 """code_web's figures pass: the tier histogram and the count of pages whose HTML was parsed come
-from one read of each scores part, equal to the histogram pass (:func:`tier_histogram`) and a
-separate sum of ``html_parsed`` over the parts (the reference)."""
+from one read of each scores part (:func:`tier_histogram` with totals), equal to a histogram pass
+over the parts (Dask ``from_map``, kept here) and a separate sum of ``html_parsed`` over the parts
+(the reference)."""
 
 from __future__ import annotations
 
 import dask
+import dask.dataframe as dd
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from curation.quality.code_tiers import thresholds
+from curation.quality.code_tiers import score_histogram, thresholds
 from pipelines.kit import Artifact, StageContext
-from pipelines.stages.code_steps import tier_figures, tier_histogram
+from pipelines.stages.code_steps import tier_histogram
 from pipelines.stages.code_web import HIST_COLUMNS, CodeWebConfig, _hist
 from tests.pipelines.test_code_web_hist_columns import _scores
+
+
+def _ref_histogram(ctx: StageContext, scores: Artifact, hist, *args, columns=None) -> pd.DataFrame:
+    """The histogram pass of one task per part, through ``dd.from_map`` and ``pd.read_parquet``."""
+    files = [str(p) for p in scores.parts()]
+    graph = dd.from_map(lambda path, *a: hist(pd.read_parquet(path, columns=columns), *a), files, args=args,
+                        meta=score_histogram(np.array([]), np.array([])), enforce_metadata=False)
+    return ctx.compute(graph, "tier cuts")
 
 
 def _ctx(tmp_path) -> StageContext:
@@ -28,8 +39,8 @@ def test_one_read_gives_the_histogram_and_the_parsed_count(tmp_path, cfg: CodeWe
     for number, n in enumerate(sizes):
         art.write_part(number, _scores(n, 7 * number + n))
     with dask.config.set(scheduler="synchronous"):
-        ref_hist = tier_histogram(_ctx(tmp_path), art, _hist, cfg, columns=HIST_COLUMNS)
-        hist, totals = tier_figures(_ctx(tmp_path), art, _hist, cfg, columns=HIST_COLUMNS, totals=["html_parsed"])
+        ref_hist = _ref_histogram(_ctx(tmp_path), art, _hist, cfg, columns=HIST_COLUMNS)
+        hist, totals = tier_histogram(_ctx(tmp_path), art, _hist, cfg, columns=HIST_COLUMNS, totals=("html_parsed",))
     ref_parsed = sum(int(pq.read_table(f, columns=["html_parsed"]).column(0).to_numpy().sum()) for f in art.parts())
     assert totals == {"html_parsed": ref_parsed}
     assert isinstance(totals["html_parsed"], int)
@@ -44,5 +55,5 @@ def test_one_read_gives_the_histogram_and_the_parsed_count(tmp_path, cfg: CodeWe
 def test_no_parts(tmp_path) -> None:
     art = Artifact(tmp_path / "scores")
     (tmp_path / "scores").mkdir()
-    hist, totals = tier_figures(_ctx(tmp_path), art, _hist, CodeWebConfig(), columns=HIST_COLUMNS, totals=["html_parsed"])
+    hist, totals = tier_histogram(_ctx(tmp_path), art, _hist, CodeWebConfig(), columns=HIST_COLUMNS, totals=("html_parsed",))
     assert totals == {"html_parsed": 0} and hist.empty
