@@ -33,7 +33,7 @@ import numpy as np
 
 from classifiers.embedding_head import CARD_FILE, SCALE, EmbeddingHeadScorer, jsonable
 from classifiers.scorer import Batch, model_fingerprint
-from curation.hashing import codepoints
+from curation.hashing import codepoints, segment_sums
 
 #: Zero-shot anchors: what the top and the bottom of the edu rubric look like.
 PRIOR_POSITIVE = (
@@ -110,11 +110,10 @@ def han_shares(texts: Sequence[str], chars: int = 2000) -> np.ndarray:
     """
     heads = [t[:chars] for t in texts]
     cp = codepoints(heads, "")
-    ends = np.cumsum(np.fromiter(map(len, heads), dtype=np.int64, count=len(heads)))
+    lengths = np.fromiter(map(len, heads), dtype=np.int64, count=len(heads))
     han = ((cp >= 0x4E00) & (cp <= 0x9FFF)) | ((cp >= 0x3400) & (cp <= 0x4DBF))
     latin = ((cp | 0x20) >= ord("a")) & ((cp | 0x20) <= ord("z"))  # ASCII letters: A-Z and a-z
-    n_han = np.diff(np.concatenate([[0], np.cumsum(han, dtype=np.int64)])[np.concatenate([[0], ends])])
-    n_latin = np.diff(np.concatenate([[0], np.cumsum(latin, dtype=np.int64)])[np.concatenate([[0], ends])])
+    n_han, n_latin = segment_sums(han, lengths), segment_sums(latin, lengths)
     both = n_han + n_latin
     return np.where(both > 0, n_han / np.maximum(both, 1), 0.0)
 

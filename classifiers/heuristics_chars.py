@@ -13,6 +13,8 @@ import re
 
 import numpy as np
 
+from curation.hashing import codepoints, segment_sums
+
 _HAS_ALPHA = re.compile(r"[^\W\d_]")
 
 
@@ -40,7 +42,5 @@ def words_with_alpha(words: list[str]) -> np.ndarray:
     """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w``."""
     if not words:
         return np.zeros(0, dtype=bool)
-    cp = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    hits = np.concatenate([[0], np.cumsum(_letters(cp), dtype=np.int64)])
-    ends = np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)))
-    return np.diff(hits[np.concatenate([[0], ends])]) > 0
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    return segment_sums(_letters(codepoints(words, "")), lengths) > 0

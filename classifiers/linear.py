@@ -34,6 +34,7 @@ FEATURE_VERSION = "hashed-ngrams-v1"
 TASKS = ("binary", "regression")
 __all__ = ["FEATURE_VERSION", "TASKS", "HashedLinearModel", "hashed_ngrams", "ngram_blocks"]
 
+
 class HashedLinearModel:
     """Hashed word + char n-gram linear model (fastText-style quality classifier); trained by
     :func:`classifiers.linear_train.fit_linear`."""

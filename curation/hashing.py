@@ -46,6 +46,17 @@ def codepoints(texts: Sequence[str], sep: str) -> np.ndarray:
     return np.frombuffer(sep.join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
+def segment_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Sums of ``values`` over consecutive segments of ``lengths`` (e.g. flags of the code points of
+    texts joined with no separator, summed per text).
+
+    >>> segment_sums(np.array([1, 0, 1, 1]), np.array([3, 0, 1])).tolist()
+    [2, 0, 1]
+    """
+    prefix = np.concatenate([[0], np.cumsum(values, dtype=np.int64)])
+    return np.diff(prefix[np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])])
+
+
 def powers(size: int) -> tuple[np.ndarray, np.ndarray]:
     """``(BASE**i, BASE**-i)`` modulo 2**64 for every i < at least ``size`` (cached tables).
 
