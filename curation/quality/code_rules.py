@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from curation.config import Config, check_range
+from curation.hashing import codepoints
 from curation.quality.code_language import language_kind
 from curation.schema import DropReason, detail_json
 
@@ -223,7 +224,7 @@ def char_counts(text: str) -> tuple[int, int]:
     if text.isascii():
         codes = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         return int(_ASCII_ALNUM[codes].sum()), int(_ASCII_ALPHA[codes].sum())
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = codepoints((text,), "")
     ascii_codes = codes[codes < 128]
     alnum, alpha = int(_ASCII_ALNUM[ascii_codes].sum()), int(_ASCII_ALPHA[ascii_codes].sum())
     # the other code points: each distinct one tested once with the character classes the regexes use
@@ -252,7 +253,7 @@ def _encoded_runs(text: str) -> tuple[int, int]:
     if text.isascii():
         classes = _ENCODED_CLASS[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
     else:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        codes = codepoints((text,), "")
         classes = _ENCODED_CLASS[np.minimum(codes, 128)]
     starts, ends = _runs(classes & 1, 64)
     lengths = (ends - starts).tolist()
