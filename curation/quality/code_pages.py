@@ -121,6 +121,7 @@ def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarra
     web_score = np.full(n, np.nan)
     take = np.flatnonzero(~pd.isna(recalled)) if n and s is not None and recalled is not None else np.zeros(0, dtype=np.int64)
     strings: dict[str, np.ndarray] = {}
+    tok_at, tok = [], []
     if len(take):
         ids = s["doc_id"].to_numpy()[take]
         row_of = {doc_id: k for k, doc_id in enumerate(ids.tolist())}
@@ -131,7 +132,6 @@ def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarra
             strings[c] = df[c].astype(object).to_numpy(copy=True)  # all-null input columns read back as float
         pos = np.flatnonzero(df["doc_id"].isin(ids).to_numpy())
         rows = [row_of[doc_id] for doc_id in df["doc_id"].to_numpy()[pos].tolist()]
-        tok_at, tok = [], []
         for i, k in zip(pos.tolist(), rows, strict=True):
             recall_col[i], tier_col[i] = recalled[take[k]], tier[k]
             structural[i], web_score[i] = page["score"][k], tier_score[k]
@@ -150,7 +150,7 @@ def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarra
     df = mark_kept(df)
     for c, a in strings.items():
         df[c] = pd.Series(a, index=df.index, dtype=object)
-    if strings and tok_at:
+    if tok_at:
         df.iloc[tok_at, df.columns.get_loc("n_tokens")] = tok
     return df
 
