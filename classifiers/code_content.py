@@ -31,15 +31,25 @@ def windows(text: str, window_lines: int = 12, max_chars: int = 1500, max_window
 
     Windows under ``min_chars`` characters are left out unless the whole text is that short.
     """
+    return sample_windows(all_windows(text, window_lines, max_chars, min_chars), max_windows)
+
+
+def all_windows(text: str, window_lines: int = 12, max_chars: int = 1500, min_chars: int = 0) -> list[str]:
+    """:func:`windows` of ``text`` before any are left out for length (``max_windows`` unbounded)."""
     lines = [ln for ln in text.split("\n") if ln.strip()]
     out = ["\n".join(lines[i : i + window_lines])[:max_chars] for i in range(0, len(lines), window_lines)]
     if min_chars:
         long_enough = [w for w in out if len(w) >= min_chars]
         out = long_enough or (["\n".join(lines)[:max_chars]] if lines else [])
-    if len(out) > max_windows:  # long pages: evenly spaced windows keep the cost bounded
-        idx = np.linspace(0, len(out) - 1, max_windows).astype(int)
-        out = [out[i] for i in idx]
     return out
+
+
+def sample_windows(ws: list[str], max_windows: int = 64) -> list[str]:
+    """``ws``, or ``max_windows`` evenly spaced ones of a longer list (long pages: the cost stays bounded)."""
+    if len(ws) > max_windows:
+        idx = np.linspace(0, len(ws) - 1, max_windows).astype(int)
+        ws = [ws[i] for i in idx]
+    return ws
 
 
 class CodeContentClassifier:
@@ -71,20 +81,35 @@ class CodeContentClassifier:
 
     def predict_windows(self, texts: Sequence[str]) -> np.ndarray:
         """Probability of code for each text taken as one window."""
-        return _load(str(self.model_dir)).predict(list(texts)) if len(texts) else np.zeros(0)
+        return _load(str(self.model_dir)).predict(list(texts), batch_size=BATCH) if len(texts) else np.zeros(0)
 
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         """Per text: the highest window probability (0.0 for an empty text)."""
-        per_doc = [windows(t or "", self.window_lines, min_chars=self.min_chars) for t in texts]
+        lines = self.window_lines if len(texts) else 12
+        return self.predict_pages([all_windows(t or "", lines, min_chars=self.min_chars) for t in texts])[0]
+
+    def predict_pages(self, pages: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`predict` from each page's :func:`all_windows`: the page probabilities, and per page
+        the probabilities of its windows :meth:`predict` reads (:func:`sample_windows`, all of a
+        page of at most 64), all windows of all pages in one model call."""
+        per_doc = [sample_windows(ws) for ws in pages]
         flat = [w for ws in per_doc for w in ws]
         probs = self.predict_windows(flat)
-        out = np.zeros(len(texts), dtype=np.float64)
+        out = np.zeros(len(per_doc), dtype=np.float64)
+        parts: list[np.ndarray] = []
         i = 0
         for d, ws in enumerate(per_doc):
+            part = probs[i : i + len(ws)]
             if ws:
-                out[d] = float(probs[i : i + len(ws)].max())
+                out[d] = float(part.max())
+            parts.append(part)
             i += len(ws)
-        return out
+        return out, parts
+
+
+#: windows per model call: a window's probability does not depend on the batch it is scored in,
+#: and batches of this size keep the featurisation's arrays in cache (faster than the model's 256)
+BATCH = 128
 
 
 @functools.lru_cache(maxsize=4)

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from classifiers.code_content import CodeContentClassifier, windows
+from classifiers.code_content import CodeContentClassifier, all_windows, sample_windows
 from classifiers.code_quality import StructuralScorer, structural_score
 from curation.config import ConfigError, StageConfig, check_range
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
@@ -169,7 +169,9 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     scope = df[df["source"].isin(cfg.sources)]
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
-    probs = clf.predict(texts) if texts else np.zeros(0)
+    lines = clf.window_lines if texts else 12
+    page_windows = [all_windows(t, lines, min_chars=clf.min_chars) for t in texts]
+    probs, window_probs = clf.predict_pages(page_windows) if texts else (np.zeros(0), [])
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
                       "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
     roots: dict[str, Any] = {}
@@ -204,20 +206,43 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     ids = s["doc_id"].tolist()
     reparsed, language = s["reparsed"].to_numpy(dtype=object, copy=True), s["language"].to_numpy(dtype=object, copy=True)
     score, n_tokens = s["score"].to_numpy(dtype="float64", copy=True), s["n_tokens"].to_numpy(dtype="int64", copy=True)
-    for i in np.flatnonzero(take):
+    # re-parse every recalled page first, so that the windows of those without code blocks are scored
+    # in one model call (a page's windows that predict scored already are not scored again)
+    recalled = np.flatnonzero(take).tolist()
+    new_texts: list[str] = []
+    page_blocks: list[list[tuple[str, str]] | None] = []
+    pending: list[tuple[int, list[str]]] = []  # (recalled page, windows to score)
+    for j, i in enumerate(recalled):
         doc_id = ids[i]
         root, text = roots.get(doc_id), text_of[doc_id]
         new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
-        reparsed[i] = new_text or None
-        base = new_text or text
+        new_texts.append(new_text)
         blocks = code_blocks(new_text) if new_text else []
-        if not blocks:  # no code markup: the windows the classifier calls code stand in for code blocks
-            ws = windows(base, clf.window_lines, max_windows=10_000, min_chars=clf.min_chars)
-            p = clf.predict_windows(ws) if ws else np.zeros(0)
-            blocks = [("", w) for w, q in zip(ws, p, strict=True) if q >= CODE_WINDOW]
-        score[i], language[i] = page_score(base, blocks, block_score)
+        if blocks:
+            page_blocks.append(blocks)
+            continue
+        # no code markup: the windows the classifier calls code stand in for code blocks
+        page_blocks.append(None)
+        full = all_windows(new_text, lines, min_chars=clf.min_chars) if new_text else None
+        if full is None and texts[i] == text and len(page_windows[i]) <= 64:  # the windows predict scored
+            page_blocks[j] = [("", w) for w, q in zip(page_windows[i], window_probs[i], strict=True) if q >= CODE_WINDOW]
+            continue
+        ws = sample_windows(full if full is not None else all_windows(text, lines, min_chars=clf.min_chars), 10_000)
+        pending.append((j, ws))
+    flat = [w for _j, ws in pending for w in ws]
+    p = clf.predict_windows(flat) if flat else np.zeros(0)
+    at = 0
+    for j, ws in pending:
+        page_blocks[j] = [("", w) for w, q in zip(ws, p[at : at + len(ws)], strict=True) if q >= CODE_WINDOW]
+        at += len(ws)
+    counted = [t for t in new_texts if t]
+    counts = iter(count_tokens(counted, tokenizer).tolist() if counted else [])
+    for j, i in enumerate(recalled):
+        new_text = new_texts[j]
+        reparsed[i] = new_text or None
+        score[i], language[i] = page_score(new_text or text_of[ids[i]], page_blocks[j], block_score)
         if new_text:
-            n_tokens[i] = int(count_tokens([new_text], tokenizer)[0])
+            n_tokens[i] = int(next(counts))
     s["reparsed"], s["language"] = (pd.Series(a, index=s.index, dtype=object) for a in (reparsed, language))  # not str
     s["score"], s["n_tokens"] = score, n_tokens
     s["html_parsed"] = s["doc_id"].isin(roots.keys()).to_numpy()  # pages whose HTML this stage parsed
