@@ -158,41 +158,47 @@ def _fold(s: str) -> str:
 
 
 def _render(el: Any, out: list[str]) -> None:
-    tag = el.tag if isinstance(el.tag, str) else ""
-    if tag and _marked(el, _SKIP):
-        if el.tail:
-            out.append(_fold(el.tail))
-        return
+    tag = el.tag
+    if not isinstance(tag, str):
+        tag = ""
+    else:
+        cls, ident = el.get("class"), el.get("id")
+        if (cls is not None or ident is not None) and matches(_SKIP, f"{cls or ''} {ident or ''}"):  # _marked
+            if (tail := el.tail):
+                out.append(_fold(tail))
+            return
     if tag == "pre" or (tag == "div" and _is_code_div(el)):
         code = _code_text(el)
         if code.strip():
             out.append(f"\n\n```{_code_language(el)}\n{code.strip(chr(10))}\n```\n\n")
-        if el.tail:
-            out.append(_fold(el.tail))
+        if (tail := el.tail):
+            out.append(_fold(tail))
         return
-    if tag == "br":
-        out.append("\n")
-    elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-        out.append("\n\n" + "#" * int(tag[1]) + " ")
-    elif tag == "li":
-        out.append("\n- ")
-    elif tag in ("td", "th"):
-        out.append(" | ")
-    elif tag in BLOCK_TAGS:
-        out.append("\n\n" if tag not in ("tr", "dt", "dd") else "\n")
+    opening = _OPEN.get(tag)
+    if opening is not None:
+        out.append(opening)
     if tag == "code":
         inner = text_content(el)
         if inner.strip():
             out.append(f"`{inner.strip()}`" if "\n" not in inner.strip() else f"\n\n```\n{inner.strip(chr(10))}\n```\n\n")
     else:
-        if el.text:
-            out.append(_fold(el.text))
+        if (text := el.text):
+            out.append(_fold(text))
         for child in el:
             _render(child, out)
-    if tag in BLOCK_TAGS and tag not in ("br", "li", "td", "th"):
-        out.append("\n\n" if tag not in ("tr", "dt", "dd") else "\n")
-    if el.tail:
-        out.append(_fold(el.tail))
+    closing = _CLOSE.get(tag)
+    if closing is not None:
+        out.append(closing)
+    if (tail := el.tail):
+        out.append(_fold(tail))
+
+
+#: what :func:`_render` writes before an element's content: ``<br>`` a line break, headings their
+#: ``#``s, list items a dash, cells a bar, the other block tags a blank line (rows and definitions a line break)
+_OPEN = {**{t: ("\n\n" if t not in ("tr", "dt", "dd") else "\n") for t in BLOCK_TAGS}, "br": "\n",
+         **{f"h{k}": "\n\n" + "#" * k + " " for k in range(1, 7)}, "li": "\n- ", "td": " | ", "th": " | "}
+#: what it writes after the content: block tags (not ``br``, ``li``, cells) a blank line or a line break
+_CLOSE = {t: ("\n\n" if t not in ("tr", "dt", "dd") else "\n") for t in BLOCK_TAGS if t not in ("br", "li", "td", "th")}
 
 
 _TRAILING_SPACE = re.compile(r"[ \t]+\n")
@@ -207,26 +213,31 @@ def _is_code_div(el: Any) -> bool:
 def _code_text(el: Any) -> str:
     """The text of a code block, line numbers left out and ``<br>`` read as a newline."""
     parts: list[str] = []
+    _code_walk(el, el, parts)
+    return "".join(parts).replace("\r\n", "\n").replace("\xa0", " ")
 
-    def walk(node: Any) -> None:
-        tag = node.tag if isinstance(node.tag, str) else ""
-        if tag and _marked(node, _GUTTER):
-            if node.tail:
-                parts.append(node.tail)
+
+def _code_walk(node: Any, top: Any, parts: list[str]) -> None:
+    """The text of ``node`` (a node of the code block ``top``) into ``parts``."""
+    tag = node.tag
+    if not isinstance(tag, str):
+        tag = ""
+    else:
+        cls, ident = node.get("class"), node.get("id")
+        if (cls is not None or ident is not None) and matches(_GUTTER, f"{cls or ''} {ident or ''}"):  # _marked
+            if (tail := node.tail):
+                parts.append(tail)
             return
         if tag == "br":
             parts.append("\n")
-        if node.text and tag not in ("script", "style"):
-            parts.append(node.text)
-        for child in node:
-            walk(child)
-        if tag in ("div", "p", "tr") and parts and not parts[-1].endswith("\n"):
-            parts.append("\n")  # line-per-div highlighters (e.g. <div class="line">)
-        if node.tail and node is not el:
-            parts.append(node.tail)
-
-    walk(el)
-    return "".join(parts).replace("\r\n", "\n").replace("\xa0", " ")
+    if (text := node.text) and tag not in ("script", "style"):
+        parts.append(text)
+    for child in node:
+        _code_walk(child, top, parts)
+    if tag in ("div", "p", "tr") and parts and not parts[-1].endswith("\n"):
+        parts.append("\n")  # line-per-div highlighters (e.g. <div class="line">)
+    if node is not top and (tail := node.tail):
+        parts.append(tail)
 
 
 def _code_language(el: Any) -> str:
