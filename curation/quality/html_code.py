@@ -143,12 +143,6 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in re.finditer(r"^```([^\n`]*)\n(.*?)\n```$", text, re.DOTALL | re.MULTILINE)]
 
 
-def _marked(el: Any, pattern: re.Pattern[str]) -> bool:
-    """``pattern`` in the class or id of ``el``."""
-    cls, ident = el.get("class"), el.get("id")
-    return (cls is not None or ident is not None) and matches(pattern, f"{cls or ''} {ident or ''}")
-
-
 def _fold(s: str) -> str:
     """Each whitespace run of a non-empty ``s`` as one space (``re.sub(r"\\s+", " ", s)``)."""
     if s.isspace():
@@ -163,7 +157,7 @@ def _render(el: Any, out: list[str]) -> None:
         tag = ""
     else:
         cls, ident = el.get("class"), el.get("id")
-        if (cls is not None or ident is not None) and matches(_SKIP, f"{cls or ''} {ident or ''}"):  # _marked
+        if (cls is not None or ident is not None) and matches(_SKIP, f"{cls or ''} {ident or ''}"):  # class or id
             if (tail := el.tail):
                 out.append(_fold(tail))
             return
@@ -224,7 +218,7 @@ def _code_walk(node: Any, top: Any, parts: list[str]) -> None:
         tag = ""
     else:
         cls, ident = node.get("class"), node.get("id")
-        if (cls is not None or ident is not None) and matches(_GUTTER, f"{cls or ''} {ident or ''}"):  # _marked
+        if (cls is not None or ident is not None) and matches(_GUTTER, f"{cls or ''} {ident or ''}"):  # class or id
             if (tail := node.tail):
                 parts.append(tail)
             return
