@@ -65,6 +65,9 @@ def strip_boilerplate(root: Any) -> Any:
     return root
 
 
+_ROLES = ("navigation", "banner", "contentinfo", "complementary", "dialog")  #: roles of boilerplate containers
+
+
 def _boilerplate(el: Any) -> bool:
     """A container to drop: a boilerplate role or hidden, or a boilerplate class/id without code or
     content; never inside a ``<pre>`` or a ``<h1>``–``<h3>``."""
@@ -72,8 +75,9 @@ def _boilerplate(el: Any) -> bool:
     hidden = el.get("aria-hidden")
     if cls is None and ident is None and role is None and hidden is None:
         return False
-    hidden = hidden == "true" or "display:none" in (el.get("style") or "").replace(" ", "")
-    boiler = (role or "").lower() in ("navigation", "banner", "contentinfo", "complementary", "dialog") or hidden
+    style = el.get("style")
+    boiler = (hidden == "true" or (style is not None and "display:none" in style.replace(" ", ""))
+              or (role is not None and role.lower() in _ROLES))
     if not (boiler or matches(BOILERPLATE, f"{cls or ''} {ident or ''}")):
         return False
     if next(el.iterancestors("pre", "h1", "h2", "h3"), None) is not None:
