@@ -38,7 +38,7 @@ def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.nd
         return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # NUL separates documents in the joined buffer, so it may not occur inside one
     cp = codepoints([str(t)[: max_chars * 2].replace("\x00", " ").lower().strip() for t in texts], "\x00")
-    ws = _space_flags()[cp]
+    ws = _space_flags().take(cp)  # take: the same lookup, about twice as fast as indexing with uint32
     keep = ~ws
     keep[1:] |= keep[:-1].copy()  # non-space characters and the first space of each run
     cp = np.where(ws, np.uint32(32), cp)[keep]
@@ -157,10 +157,9 @@ def counted_blocks(
         # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
         wlo, whi = word_ngrams
         if whi >= 1 and n:
-            is_word = _word_flags()[cp32]
-            edges = np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-            starts = np.flatnonzero(edges == 1)
-            ends = np.flatnonzero(edges == -1)
+            is_word = _word_flags().take(cp32)
+            edges = np.flatnonzero(np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+            starts, ends = edges[0::2], edges[1::2]  # the runs' starts (+1) and ends (-1) alternate
             if len(starts):
                 pw, inv = _powers(n + 1)
                 prefix = np.zeros(n + 1, dtype=_U64)
