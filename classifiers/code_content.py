@@ -86,13 +86,11 @@ class CodeContentClassifier:
     def predict(self, texts: Sequence[str]) -> np.ndarray:
         """Per text: the highest window probability (0.0 for an empty text)."""
         lines = self.window_lines if len(texts) else 12
-        return self.predict_pages([all_windows(t or "", lines, min_chars=self.min_chars) for t in texts])[0]
+        return self.predict_pages([windows(t or "", lines, min_chars=self.min_chars) for t in texts])[0]
 
-    def predict_pages(self, pages: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """:meth:`predict` from each page's :func:`all_windows`: the page probabilities, and per page
-        the probabilities of its windows :meth:`predict` reads (:func:`sample_windows`, all of a
-        page of at most 64), all windows of all pages in one model call."""
-        per_doc = [sample_windows(ws) for ws in pages]
+    def predict_pages(self, per_doc: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`predict` from each page's :func:`windows`: the page probabilities and, per page, its
+        windows' probabilities (all windows of all pages in one model call)."""
         flat = [w for ws in per_doc for w in ws]
         probs = self.predict_windows(flat)
         out = np.zeros(len(per_doc), dtype=np.float64)

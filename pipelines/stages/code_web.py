@@ -170,7 +170,11 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     lines = clf.window_lines if texts else 12
-    page_windows = [all_windows(t, lines, min_chars=clf.min_chars) for t in texts]
+    page_windows, n_windows = [], []  # the windows predict reads (at most 64 a page), and how many the page has
+    for t in texts:
+        full = all_windows(t, lines, min_chars=clf.min_chars)
+        page_windows.append(sample_windows(full))
+        n_windows.append(len(full))
     probs, window_probs = clf.predict_pages(page_windows) if texts else (np.zeros(0), [])
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
                       "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
@@ -224,7 +228,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         # no code markup: the windows the classifier calls code stand in for code blocks
         page_blocks.append(None)
         full = all_windows(new_text, lines, min_chars=clf.min_chars) if new_text else None
-        if full is None and texts[i] == text and len(page_windows[i]) <= 64:  # the windows predict scored
+        if full is None and texts[i] == text and n_windows[i] <= 64:  # all its windows: predict scored them
             page_blocks[j] = [("", w) for w, q in zip(page_windows[i], window_probs[i], strict=True) if q >= CODE_WINDOW]
             continue
         ws = sample_windows(full if full is not None else all_windows(text, lines, min_chars=clf.min_chars), 10_000)
