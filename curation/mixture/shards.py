@@ -82,8 +82,31 @@ def provenance(df: pd.DataFrame) -> list[str]:
     ['{"edu_score": 2.5, "quality_level": "high"}', '{}']
     """
     cols = sorted(c for c in PROVENANCE_COLUMNS if c in df.columns)
-    members = [_members(c, df[c].astype(object).tolist()) for c in cols]
+    members = [_column_members(c, df[c]) for c in cols]
     return ["{" + ", ".join(m for m in row if m is not None) + "}" for row in zip(*members, strict=True)] if cols else ["{}"] * len(df)
+
+
+def _column_members(key: str, values: pd.Series) -> list[str | None]:
+    """:func:`_members` of a column. A column whose equal values encode alike (strings, booleans,
+    integers: its dtype holds one type) encodes each distinct value once; a float64 column writes
+    its finite values' ``repr`` without a test per value. Other columns (object, where ``1``,
+    ``1.0`` and ``True`` are equal but encode apart; other floats) go value by value."""
+    dtype = values.dtype
+    if dtype == np.float64 and len(values):
+        arr = values.to_numpy()
+        finite = np.isfinite(arr)
+        head = _PROVENANCE_JSON.encode(key) + ": "
+        if finite.all():
+            return [head + r for r in map(float.__repr__, arr.tolist())]
+        if (finite | np.isnan(arr)).all():  # finite or missing
+            return [head + float.__repr__(v) if ok else None for v, ok in zip(arr.tolist(), finite.tolist(), strict=True)]
+        return _members(key, values.astype(object).tolist())
+    if isinstance(dtype, (pd.StringDtype, pd.BooleanDtype)) or pd.api.types.is_integer_dtype(dtype):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        table = _members(key, pd.Series(uniques).astype(object).tolist())
+        table.append(None)  # code -1: missing
+        return [table[c] for c in codes.tolist()]
+    return _members(key, values.astype(object).tolist())
 
 
 def _members(key: str, values: list[Any]) -> list[str | None]:
