@@ -189,24 +189,39 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
     })
 
 
+def _first_in_order(frame: pd.DataFrame, seed: int, phase: str) -> tuple[pd.DataFrame, list[Any]]:
+    """Each document's first row, ordered by (:func:`order_key`, ``doc_id``), with a fresh index;
+    and its doc ids. One ``take`` of the rows: the order key decides alone unless two keys are
+    equal, where the ``doc_id`` tie-break goes through pandas' sort."""
+    ids = frame["doc_id"]
+    first = np.flatnonzero(~ids.duplicated(keep="first").to_numpy())
+    doc_ids = ids.to_numpy(dtype=object)[first].tolist()
+    o = order_key(seed, phase, doc_ids)
+    order = np.argsort(o, kind="stable")
+    sorted_o = o[order]
+    if len(sorted_o) > 1 and bool((sorted_o[1:] == sorted_o[:-1]).any()):
+        keys = pd.DataFrame({"_o": o, "doc_id": ids.iloc[first].array})
+        order = keys.sort_values(["_o", "doc_id"], kind="stable").index.to_numpy()
+    return frame.take(first[order]).reset_index(drop=True), [doc_ids[i] for i in order.tolist()]
+
+
 def build_shard(
     rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions
 ) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int], np.ndarray]:
     """(shard frame, packing spans or None, FIM mode counts, each row's tokens before FIM) for one
     shard's membership rows."""
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
-    frame = frame.drop_duplicates("doc_id")
-    frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
-    frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    frame, doc_ids = _first_in_order(frame, opts.seed, spec.name)
     # copies: how many times the phase's plan shows each document (curation.mixture.replay)
-    copies = shard_copies(frame["doc_id"].tolist(), frame["n_tokens"].to_numpy(), plan, opts.seed)
+    copies = shard_copies(doc_ids, frame["n_tokens"].to_numpy(), plan, opts.seed)
     if opts.materialize_repeats:
         frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
         frame["copies"] = np.int64(1)  # every written row is one of them
+        frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     else:
         frame["copies"] = copies
+        frame["copy"] = np.zeros(len(frame), dtype=np.int64)  # one row per document
     frame["_text_tokens"] = frame["n_tokens"]  # before FIM's sentinels
-    frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     if opts.materialize_repeats:
         frame = frame.assign(_o=order_key(opts.seed, spec.name, [f"{d}#{c}" for d, c in zip(frame["doc_id"], frame["copy"], strict=True)]))
         frame = frame.sort_values(["_o", "doc_id", "copy"], kind="stable").drop(columns="_o").reset_index(drop=True)
