@@ -134,12 +134,25 @@ def _members(key: str, values: list[Any]) -> list[str | None]:
     return out
 
 
+#: The dtype pandas gives a column of strings (and missing values) built from Python objects.
+_STR = pd.Series(["x"]).dtype
+
+
+def _strings(values: pd.Series) -> Any:
+    """``values`` as a column of the frame that :func:`documents_frame` builds: the column's own
+    array where it already has the dtype that building it from Python objects infers (the texts
+    are not made Python strings and back), otherwise those objects."""
+    if len(values) and values.dtype == _STR:
+        return values.array
+    return values.astype(object).to_numpy()
+
+
 def documents_frame(rows: pd.DataFrame, group: str, keep_meta: bool = False) -> pd.DataFrame:
     """Rows as shard documents, unchanged."""
     return pd.DataFrame({
-        "doc_id": rows["doc_id"].astype(object).to_numpy(),
-        "text": rows["text"].astype(object).to_numpy(),
-        "source": rows["source"].astype(object).to_numpy(),
+        "doc_id": _strings(rows["doc_id"]),
+        "text": _strings(rows["text"]),
+        "source": _strings(rows["source"]),
         "group": group,
         "n_tokens": pd.to_numeric(rows["n_tokens"]).astype("int64").to_numpy(),
         "url": _col(rows, "url"), "repo": _col(rows, "repo"), "path": _col(rows, "path"),
