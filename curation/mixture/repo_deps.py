@@ -232,7 +232,8 @@ def dependency_order(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
     readmes = sorted((p for p in paths if is_readme(p) and "/" not in p), key=lambda p: (len(p), p))
     readme = readmes[:1]
     rest = [p for p in paths if p not in readme]
-    pending = {p: set(deps[p]) & set(rest) for p in rest}
+    in_rest = set(rest)
+    pending = {p: deps[p] & in_rest for p in rest}
     users: dict[str, list[str]] = {p: [] for p in rest}
     for p, ds in pending.items():
         for d in ds:
