@@ -130,13 +130,27 @@ def js_deps(path: str, text: str, idx: _Index) -> set[str]:
         if target.endswith((".js", ".jsx", ".mjs", ".cjs")):
             stems.append(target.rsplit(".", 1)[0])  # TS sources imported with their emitted .js name
         for stem in stems:
-            cands = [stem, *(stem + e for e in JS_EXTS), *(f"{stem}/index{e}" for e in JS_EXTS)]
-            hit = next((c for c in cands if c in idx.paths), None)
+            hit = _js_file(stem, idx.paths)
             if hit:
                 out.add(hit)
                 break
     out.discard(path)
     return out
+
+
+def _js_file(stem: str, paths: set[str]) -> str | None:
+    """The first of ``stem``, ``stem`` + an extension, ``stem/index`` + an extension that is a path
+    (the names are made only until one is found)."""
+    if stem in paths:
+        return stem
+    for e in JS_EXTS:
+        if stem + e in paths:
+            return stem + e
+    index = stem + "/index"
+    for e in JS_EXTS:
+        if index + e in paths:
+            return index + e
+    return None
 
 
 def go_deps(path: str, text: str, idx: _Index) -> set[str]:

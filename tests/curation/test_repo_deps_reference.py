@@ -69,3 +69,15 @@ def test_dependency_order_matches_the_reference() -> None:
         assert dependency_order(paths, texts) == reference_dependency_order(paths, texts)
         back = list(reversed(paths))
         assert dependency_order(back, texts[::-1]) == reference_dependency_order(back, texts[::-1])
+
+
+def test_js_file_is_the_first_candidate_that_is_a_path() -> None:
+    from curation.mixture.repo_deps import JS_EXTS, _js_file
+
+    rng = random.Random(5)
+    names = ["a", "a.js", "a.ts", "a.d.ts", "a/index.tsx", "a/index.js", "b/index.mts", "c.cjs", "src/a.jsx"]
+    for _ in range(300):
+        paths = set(rng.sample(names, rng.randint(0, len(names))))
+        for stem in ("a", "b", "c", "src/a", "d"):
+            cands = [stem, *(stem + e for e in JS_EXTS), *(f"{stem}/index{e}" for e in JS_EXTS)]
+            assert _js_file(stem, paths) == next((c for c in cands if c in paths), None)
