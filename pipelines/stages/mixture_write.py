@@ -210,4 +210,7 @@ def records_frame(records: list[dict]) -> pd.DataFrame:
     in its dtype (``DataFrame(records).astype`` cost more than building the shards' records)."""
     if not records:
         return RECORD_META.copy()
-    return pd.DataFrame({c: pd.Series([r[c] for r in records], dtype=t) for c, t in RECORD_META.dtypes.items()})
+    return pd.DataFrame({
+        c: pd.Series([r[c] for r in records], dtype=object) if t.kind == "O" else np.array([r[c] for r in records], dtype=t)
+        for c, t in RECORD_META.dtypes.items()
+    })
