@@ -142,7 +142,7 @@ def _strings(values: pd.Series) -> Any:
     """``values`` as a column of the frame that :func:`documents_frame` builds: the column's own
     array where it already has the dtype that building it from Python objects infers (the texts
     are not made Python strings and back), otherwise those objects."""
-    if len(values) and values.dtype == _STR:
+    if values.dtype == _STR and values.notna().any():  # (all missing, the objects would give an object column)
         return values.array
     return values.astype(object).to_numpy()
 
