@@ -61,9 +61,12 @@ def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
     return np.array(out, dtype=object)
 
 
-def _objects(values: np.ndarray) -> pd.Series:
-    """An object column as it is (``MEMBER_COLUMNS`` keeps them object: no ``str`` inferred and undone)."""
-    return pd.Series(values, dtype=object, copy=False)
+def _objects(values: np.ndarray) -> pd.Series | np.ndarray:
+    """A column of strings as object (``MEMBER_COLUMNS`` keeps it object: no ``str`` inferred and
+    undone); other values as they are, for pandas to infer as before (a missing doc id ends as NaN)."""
+    if all(type(v) is str for v in values.tolist()):
+        return pd.Series(values, dtype=object, copy=False)
+    return values
 
 
 def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFrame) -> pd.DataFrame:
