@@ -143,7 +143,9 @@ def _strings(values: pd.Series) -> Any:
     array where it already has the dtype that building it from Python objects infers (the texts
     are not made Python strings and back), otherwise those objects."""
     if values.dtype == _STR and values.notna().any():  # (all missing, the objects would give an object column)
-        return values.array
+        array = values.array
+        if array.__arrow_array__().num_chunks == 1:  # as one built from objects (chunks shape a Parquet file's pages)
+            return array
     return values.astype(object).to_numpy()
 
 
@@ -243,9 +245,11 @@ def build_shard(
     if spec.fim:
         mask = frame["source"].isin(list(opts.fim_sources)).to_numpy()
         if mask.any():
-            keys = [f"{spec.name}|{d}|{c}" for d, c in zip(frame.loc[mask, "doc_id"], frame.loc[mask, "copy"], strict=True)]
+            at = np.flatnonzero(mask)
+            ids, copy = frame["doc_id"].to_numpy(dtype=object)[at].tolist(), frame["copy"].to_numpy()[at].tolist()
+            keys = [f"{spec.name}|{d}|{c}" for d, c in zip(ids, copy, strict=True)]
             texts, modes = fim_many(
-                frame.loc[mask, "text"].tolist(), keys, seed=opts.seed, rate=opts.fim_rate,
+                frame["text"].to_numpy(dtype=object)[at].tolist(), keys, seed=opts.seed, rate=opts.fim_rate,
                 spm_rate=opts.fim_spm_rate, sentinels=opts.sentinels,
             )
             frame.loc[mask, "text"] = pd.Series(texts, index=frame.index[mask], dtype=object)
@@ -253,9 +257,10 @@ def build_shard(
             fim_counts = dict(sorted(Counter(modes).items()))
             # n_tokens is what the trainer sees: a FIM'd text carries three sentinels, and its
             # two cuts can split tokens the whole text merged (count them again, once)
-            cut = frame.index[mask][np.isin(modes, ("psm", "spm"))]
-            if len(cut):
-                frame.loc[cut, "n_tokens"] = count_tokens(frame.loc[cut, "text"].tolist(), opts.tokenizer)
+            split = np.isin(modes, ("psm", "spm"))
+            cut = frame.index[mask][split]
+            if len(cut):  # the texts just written into the frame
+                frame.loc[cut, "n_tokens"] = count_tokens([t for t, s in zip(texts, split.tolist(), strict=True) if s], opts.tokenizer)
     text_tokens = frame["_text_tokens"].to_numpy(dtype=np.int64)
     frame = frame[SHARD_SCHEMA.names]
     spans = None
