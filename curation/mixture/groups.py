@@ -61,6 +61,14 @@ def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
     return np.array(out, dtype=object)
 
 
+def _objects(values: np.ndarray) -> pd.Series | np.ndarray:
+    """A column of strings as object (``MEMBER_COLUMNS`` keeps it object: no ``str`` inferred and
+    undone); other values as they are, for pandas to infer as before (a missing doc id ends as NaN)."""
+    if all(type(v) is str for v in values.tolist()):
+        return pd.Series(values, dtype=object, copy=False)
+    return values
+
+
 def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFrame) -> pd.DataFrame:
     """One row per (document, phase) the document enters: ``row`` is its position in ``df``."""
     kind = groups["kind"].to_numpy()
@@ -68,7 +76,11 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
     repeat = groups["repeat"].to_numpy()
     lang = groups["lang"].to_numpy() if "lang" in groups.columns else np.full(len(df), "und", dtype=object)
     tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy()
-    chars = df["text"].astype(object).map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.int64)
+    text = df["text"]
+    if isinstance(text.dtype, pd.StringDtype):  # code points, as len() counts them; 0 where missing
+        chars = text.str.len().fillna(0).to_numpy(dtype=np.int64)
+    else:
+        chars = text.astype(object).map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.int64)
     ids = df["doc_id"].astype(object).to_numpy()
     long_kinds = long_source_kinds(specs)
     frames: list[pd.DataFrame] = []
@@ -76,15 +88,16 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
     def add(mask: np.ndarray, phase: str, grp: np.ndarray | str, unit: np.ndarray, rep: np.ndarray) -> None:
         if not mask.any():
             return
+        n = int(mask.sum())
         frames.append(pd.DataFrame({
             "row": np.flatnonzero(mask).astype(np.int64),
-            "phase": phase,
-            "group": grp if isinstance(grp, str) else grp[mask],
-            "unit": unit,
+            "phase": _objects(np.full(n, phase, dtype=object)),
+            "group": _objects(np.full(n, grp, dtype=object) if isinstance(grp, str) else grp[mask]),
+            "unit": _objects(unit),
             "repeat": rep[mask] if isinstance(rep, np.ndarray) else rep,
             "n_tokens": tokens[mask],
             "chars": chars[mask],
-            "lang": lang[mask],
+            "lang": _objects(lang[mask]),
         }))
 
     for spec in specs:

@@ -190,17 +190,23 @@ def replay_within(replay: int, planned: int, tolerance: float = REPLAY_TOLERANCE
     return abs(replay - planned) <= tolerance * planned if planned else replay == 0
 
 
+_RECORD_COLUMNS = ("path", "bytes", "sha256", "documents", "tokens", "unique_documents", "unique_tokens", "replay_documents",
+                   "replay_tokens", "packing_path", "packing_bytes", "packing_sha256", "sequences", "packing_tokens", "min_sequences")
+
+
 def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The manifest groups of a phase from its shard records (one per written shard), and its FIM counts."""
     entries = []
     fim_total: dict[str, int] = {}
     for gp in plan.groups:
         g = records[records["group"] == gp.group]
+        c = {k: g[k].tolist() for k in _RECORD_COLUMNS if k in g.columns}  # columns as lists: itertuples cost more than the rest
         shards = [
-            {"path": r.path, "bytes": int(r.bytes), "sha256": r.sha256, "documents": int(r.documents), "tokens": int(r.tokens),
-             "unique_documents": int(r.unique_documents), "unique_tokens": int(r.unique_tokens),
-             "replay_documents": int(r.replay_documents), "replay_tokens": int(r.replay_tokens)}
-            for r in g.itertuples(index=False)
+            {"path": path, "bytes": int(nbytes), "sha256": sha, "documents": int(docs), "tokens": int(toks),
+             "unique_documents": int(udocs), "unique_tokens": int(utoks), "replay_documents": int(rdocs), "replay_tokens": int(rtoks)}
+            for path, nbytes, sha, docs, toks, udocs, utoks, rdocs, rtoks in zip(
+                c["path"], c["bytes"], c["sha256"], c["documents"], c["tokens"], c["unique_documents"], c["unique_tokens"],
+                c["replay_documents"], c["replay_tokens"], strict=True)
         ]
         fim: dict[str, int] = {}
         for raw in g["fim"]:
@@ -209,9 +215,10 @@ def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tu
                 fim_total[mode] = fim_total.get(mode, 0) + int(n)
         packing = None
         files = [
-            {"path": r.packing_path, "bytes": int(r.packing_bytes), "sha256": r.packing_sha256, "sequences": int(r.sequences),
-             "tokens": int(r.packing_tokens), "min_sequences": int(r.min_sequences)}
-            for r in g.itertuples(index=False) if isinstance(r.packing_path, str) and r.packing_path
+            {"path": path, "bytes": int(nbytes), "sha256": sha, "sequences": int(seqs), "tokens": int(toks), "min_sequences": int(mins)}
+            for path, nbytes, sha, seqs, toks, mins in zip(
+                c["packing_path"], c["packing_bytes"], c["packing_sha256"], c["sequences"], c["packing_tokens"], c["min_sequences"], strict=True)
+            if isinstance(path, str) and path
         ]
         if files:
             seqs = sum(f["sequences"] for f in files)

@@ -6,6 +6,7 @@ stage checks each manifest against the schema before it writes it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -26,10 +27,16 @@ def load_schema() -> dict[str, Any]:
 
 def validate_schema(manifest: Mapping[str, Any]) -> list[str]:
     """Schema errors of ``manifest`` (empty when valid)."""
+    validator = _schema_validator()
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in sorted(validator.iter_errors(manifest), key=str)]
+
+
+@functools.lru_cache(maxsize=1)
+def _schema_validator() -> Any:
+    """The schema's validator, built once per process (the mixture stage checks one manifest per phase)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(load_schema())
-    return [f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}" for e in sorted(validator.iter_errors(manifest), key=str)]
+    return jsonschema.Draft202012Validator(load_schema())
 
 
 def validate_sums(manifest: Mapping[str, Any]) -> list[str]:

@@ -130,13 +130,27 @@ def js_deps(path: str, text: str, idx: _Index) -> set[str]:
         if target.endswith((".js", ".jsx", ".mjs", ".cjs")):
             stems.append(target.rsplit(".", 1)[0])  # TS sources imported with their emitted .js name
         for stem in stems:
-            cands = [stem, *(stem + e for e in JS_EXTS), *(f"{stem}/index{e}" for e in JS_EXTS)]
-            hit = next((c for c in cands if c in idx.paths), None)
+            hit = _js_file(stem, idx.paths)
             if hit:
                 out.add(hit)
                 break
     out.discard(path)
     return out
+
+
+def _js_file(stem: str, paths: set[str]) -> str | None:
+    """The first of ``stem``, ``stem`` + an extension, ``stem/index`` + an extension that is a path
+    (the names are made only until one is found)."""
+    if stem in paths:
+        return stem
+    for e in JS_EXTS:
+        if stem + e in paths:
+            return stem + e
+    index = stem + "/index"
+    for e in JS_EXTS:
+        if index + e in paths:
+            return index + e
+    return None
 
 
 def go_deps(path: str, text: str, idx: _Index) -> set[str]:
@@ -232,7 +246,8 @@ def dependency_order(paths: Sequence[str], texts: Sequence[str]) -> list[str]:
     readmes = sorted((p for p in paths if is_readme(p) and "/" not in p), key=lambda p: (len(p), p))
     readme = readmes[:1]
     rest = [p for p in paths if p not in readme]
-    pending = {p: set(deps[p]) & set(rest) for p in rest}
+    in_rest = set(rest)
+    pending = {p: deps[p] & in_rest for p in rest}
     users: dict[str, list[str]] = {p: [] for p in rest}
     for p, ds in pending.items():
         for d in ds:

@@ -82,8 +82,31 @@ def provenance(df: pd.DataFrame) -> list[str]:
     ['{"edu_score": 2.5, "quality_level": "high"}', '{}']
     """
     cols = sorted(c for c in PROVENANCE_COLUMNS if c in df.columns)
-    members = [_members(c, df[c].astype(object).tolist()) for c in cols]
+    members = [_column_members(c, df[c]) for c in cols]
     return ["{" + ", ".join(m for m in row if m is not None) + "}" for row in zip(*members, strict=True)] if cols else ["{}"] * len(df)
+
+
+def _column_members(key: str, values: pd.Series) -> list[str | None]:
+    """:func:`_members` of a column. A column whose equal values encode alike (strings, booleans,
+    integers: its dtype holds one type) encodes each distinct value once; a float64 column writes
+    its finite values' ``repr`` without a test per value. Other columns (object, where ``1``,
+    ``1.0`` and ``True`` are equal but encode apart; other floats) go value by value."""
+    dtype = values.dtype
+    if dtype == np.float64 and len(values):
+        arr = values.to_numpy()
+        finite = np.isfinite(arr)
+        head = _PROVENANCE_JSON.encode(key) + ": "
+        if finite.all():
+            return [head + r for r in map(float.__repr__, arr.tolist())]
+        if (finite | np.isnan(arr)).all():  # finite or missing
+            return [head + float.__repr__(v) if ok else None for v, ok in zip(arr.tolist(), finite.tolist(), strict=True)]
+        return _members(key, values.astype(object).tolist())
+    if isinstance(dtype, (pd.StringDtype, pd.BooleanDtype)) or pd.api.types.is_integer_dtype(dtype):
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        table = _members(key, pd.Series(uniques).astype(object).tolist())
+        table.append(None)  # code -1: missing
+        return [table[c] for c in codes.tolist()]
+    return _members(key, values.astype(object).tolist())
 
 
 def _members(key: str, values: list[Any]) -> list[str | None]:
@@ -111,12 +134,27 @@ def _members(key: str, values: list[Any]) -> list[str | None]:
     return out
 
 
+#: The dtype pandas gives a column of strings (and missing values) built from Python objects.
+_STR = pd.Series(["x"]).dtype
+
+
+def _strings(values: pd.Series) -> Any:
+    """``values`` as a column of the frame that :func:`documents_frame` builds: the column's own
+    array where it already has the dtype that building it from Python objects infers (the texts
+    are not made Python strings and back), otherwise those objects."""
+    if values.dtype == _STR and values.notna().any():  # (all missing, the objects would give an object column)
+        array = values.array
+        if array.__arrow_array__().num_chunks == 1:  # as one built from objects (chunks shape a Parquet file's pages)
+            return array
+    return values.astype(object).to_numpy()
+
+
 def documents_frame(rows: pd.DataFrame, group: str, keep_meta: bool = False) -> pd.DataFrame:
     """Rows as shard documents, unchanged."""
     return pd.DataFrame({
-        "doc_id": rows["doc_id"].astype(object).to_numpy(),
-        "text": rows["text"].astype(object).to_numpy(),
-        "source": rows["source"].astype(object).to_numpy(),
+        "doc_id": _strings(rows["doc_id"]),
+        "text": _strings(rows["text"]),
+        "source": _strings(rows["source"]),
         "group": group,
         "n_tokens": pd.to_numeric(rows["n_tokens"]).astype("int64").to_numpy(),
         "url": _col(rows, "url"), "repo": _col(rows, "repo"), "path": _col(rows, "path"),
@@ -166,24 +204,39 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
     })
 
 
+def _first_in_order(frame: pd.DataFrame, seed: int, phase: str) -> tuple[pd.DataFrame, list[Any]]:
+    """Each document's first row, ordered by (:func:`order_key`, ``doc_id``), with a fresh index;
+    and its doc ids. One ``take`` of the rows: the order key decides alone unless two keys are
+    equal, where the ``doc_id`` tie-break goes through pandas' sort."""
+    ids = frame["doc_id"]
+    first = np.flatnonzero(~ids.duplicated(keep="first").to_numpy())
+    doc_ids = ids.to_numpy(dtype=object)[first].tolist()
+    o = order_key(seed, phase, doc_ids)
+    order = np.argsort(o, kind="stable")
+    sorted_o = o[order]
+    if len(sorted_o) > 1 and bool((sorted_o[1:] == sorted_o[:-1]).any()):
+        keys = pd.DataFrame({"_o": o, "doc_id": ids.iloc[first].array})
+        order = keys.sort_values(["_o", "doc_id"], kind="stable").index.to_numpy()
+    return frame.take(first[order]).reset_index(drop=True), [doc_ids[i] for i in order.tolist()]
+
+
 def build_shard(
     rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions
 ) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int], np.ndarray]:
     """(shard frame, packing spans or None, FIM mode counts, each row's tokens before FIM) for one
     shard's membership rows."""
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
-    frame = frame.drop_duplicates("doc_id")
-    frame = frame.assign(_o=order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
-    frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    frame, doc_ids = _first_in_order(frame, opts.seed, spec.name)
     # copies: how many times the phase's plan shows each document (curation.mixture.replay)
-    copies = shard_copies(frame["doc_id"].tolist(), frame["n_tokens"].to_numpy(), plan, opts.seed)
+    copies = shard_copies(doc_ids, frame["n_tokens"].to_numpy(), plan, opts.seed)
     if opts.materialize_repeats:
         frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
         frame["copies"] = np.int64(1)  # every written row is one of them
+        frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     else:
         frame["copies"] = copies
+        frame["copy"] = np.zeros(len(frame), dtype=np.int64)  # one row per document
     frame["_text_tokens"] = frame["n_tokens"]  # before FIM's sentinels
-    frame["copy"] = frame.groupby("doc_id", sort=False).cumcount().astype("int64")
     if opts.materialize_repeats:
         frame = frame.assign(_o=order_key(opts.seed, spec.name, [f"{d}#{c}" for d, c in zip(frame["doc_id"], frame["copy"], strict=True)]))
         frame = frame.sort_values(["_o", "doc_id", "copy"], kind="stable").drop(columns="_o").reset_index(drop=True)
@@ -192,9 +245,11 @@ def build_shard(
     if spec.fim:
         mask = frame["source"].isin(list(opts.fim_sources)).to_numpy()
         if mask.any():
-            keys = [f"{spec.name}|{d}|{c}" for d, c in zip(frame.loc[mask, "doc_id"], frame.loc[mask, "copy"], strict=True)]
+            at = np.flatnonzero(mask)
+            ids, copy = frame["doc_id"].to_numpy(dtype=object)[at].tolist(), frame["copy"].to_numpy()[at].tolist()
+            keys = [f"{spec.name}|{d}|{c}" for d, c in zip(ids, copy, strict=True)]
             texts, modes = fim_many(
-                frame.loc[mask, "text"].tolist(), keys, seed=opts.seed, rate=opts.fim_rate,
+                frame["text"].to_numpy(dtype=object)[at].tolist(), keys, seed=opts.seed, rate=opts.fim_rate,
                 spm_rate=opts.fim_spm_rate, sentinels=opts.sentinels,
             )
             frame.loc[mask, "text"] = pd.Series(texts, index=frame.index[mask], dtype=object)
@@ -202,9 +257,10 @@ def build_shard(
             fim_counts = dict(sorted(Counter(modes).items()))
             # n_tokens is what the trainer sees: a FIM'd text carries three sentinels, and its
             # two cuts can split tokens the whole text merged (count them again, once)
-            cut = frame.index[mask][np.isin(modes, ("psm", "spm"))]
-            if len(cut):
-                frame.loc[cut, "n_tokens"] = count_tokens(frame.loc[cut, "text"].tolist(), opts.tokenizer)
+            split = np.isin(modes, ("psm", "spm"))
+            cut = frame.index[mask][split]
+            if len(cut):  # the texts just written into the frame
+                frame.loc[cut, "n_tokens"] = count_tokens([t for t, s in zip(texts, split.tolist(), strict=True) if s], opts.tokenizer)
     text_tokens = frame["_text_tokens"].to_numpy(dtype=np.int64)
     frame = frame[SHARD_SCHEMA.names]
     spans = None

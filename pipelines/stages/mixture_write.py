@@ -202,6 +202,15 @@ def write_shards(
                 "min_sequences": -(-int(spans["length"].sum()) // spec.seq_length),  # no packing can use fewer
             })
         records.append(rec)
+    return records_frame(records)
+
+
+def records_frame(records: list[dict]) -> pd.DataFrame:
+    """The shard records as a frame of :data:`RECORD_META`'s columns and dtypes, each column built
+    in its dtype (``DataFrame(records).astype`` cost more than building the shards' records)."""
     if not records:
         return RECORD_META.copy()
-    return pd.DataFrame(records).astype(RECORD_META.dtypes.to_dict())
+    return pd.DataFrame({
+        c: pd.Series([r[c] for r in records], dtype=object) if t.kind == "O" else np.array([r[c] for r in records], dtype=t)
+        for c, t in RECORD_META.dtypes.items()
+    })
