@@ -27,20 +27,22 @@ class LetterTable:
         self.letter = np.zeros(0x110000, dtype=bool)
 
     def __call__(self, cp: np.ndarray) -> np.ndarray:
-        new = np.unique(cp[~self.known[cp]])
-        if len(new):
+        if not self.known.take(cp).all():
+            new = np.unique(cp[~self.known[cp]])
             chars = map(chr, new.tolist())
             self.letter[new] = np.fromiter((_HAS_ALPHA.match(c) is not None for c in chars), dtype=bool, count=len(new))
             self.known[new] = True
-        return self.letter[cp]
+        return self.letter.take(cp)
 
 
 _letters = LetterTable()
 
 
-def words_with_alpha(words: list[str]) -> np.ndarray:
-    """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w``."""
+def words_with_alpha(words: list[str], lengths: np.ndarray | None = None) -> np.ndarray:
+    """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w`` (``lengths``: their
+    ``len``, when known)."""
     if not words:
         return np.zeros(0, dtype=bool)
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if lengths is None:
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     return segment_sums(_letters(codepoints(words, "")), lengths) > 0

@@ -130,6 +130,11 @@ _MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)
 _JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
 _POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
+#: Every phrase of _POLICY holds one of these (so a text without them has no policy line).
+_POLICY_NEEDLES = ("cookie", "terms of use", "privacy policy", "all rights reserved")
+#: Every match of _URLISH is "://" or, lower-cased, holds one of these: the only characters that
+#: match w, c, o, m, r, g, n, e, t, h or p case-insensitively are that letter and its capital.
+_URL_NEEDLES = ("www.", ".com", ".org", ".net", ".htm", ".php")
 
 
 def split_words(text: str, lang: str | None = None) -> list[str]:
@@ -161,7 +166,7 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     lower = text.lower()  # line by line the same as lowering each line: no case context crosses "\n"
     out: dict[str, float] = {"n_words": float(n_words)}
 
-    lowered = _lower_strip(index.distinct)
+    lowered = list(map(str.strip, map(str.lower, index.distinct), repeat(_STRIP)))
     lowered_lens = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
     n_kept = int(index.counts[lowered_lens > 0].sum())
     out["mean_word_length"] = int(lowered_lens @ index.counts) / n_kept if n_kept else 0.0
@@ -170,7 +175,8 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
     out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
     # A word that isalpha() has a character of [^\W\d_], so that class alone decides.
-    out["alpha_word_frac"] = int(index.counts[words_with_alpha(index.distinct)].sum()) / max(n_words, 1)
+    alpha = words_with_alpha(index.distinct, index.distinct_lens)
+    out["alpha_word_frac"] = int(index.counts[alpha].sum()) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
     out["stop_word_frac"] = _weighted(index, map(stop.__contains__, lowered)) / max(n_words, 1) if stop else float("nan")
@@ -185,29 +191,27 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
     out["javascript_line_frac"] = _lines_with(lower, _JAVASCRIPT, ("javascript",)) / n_lines if nonempty else 0.0
-    out["policy_line_frac"] = _lines_with(lower, _POLICY_LINE, _POLICY) / n_lines if nonempty else 0.0
+    out["policy_line_frac"] = _lines_with(lower, _POLICY_LINE, _POLICY_NEEDLES) / n_lines if nonempty else 0.0
     short = 10 if lang in WIDE_LANGS else 30
     line_lens = np.fromiter(map(len, nonempty), dtype=np.int64, count=len(nonempty))
     out["short_line_frac"] = int(np.count_nonzero(line_lens <= short)) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
-    out["uppercase_frac"], out["digit_frac"] = _char_classes(text, lower)
-    out["url_word_frac"] = len(_URLISH.findall(text)) / max(n_words, 1)
+    out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
+    n_urls = len(_URLISH.findall(text)) if _may_have_urls(text, lower) else 0
+    out["url_word_frac"] = n_urls / max(n_words, 1)
     return {name: float(out[name]) for name in SIGNAL_NAMES}
-
-
-def _lower_strip(words: list[str]) -> list[str]:
-    """``w.lower().strip(_STRIP)`` of each word, with one ``lower()`` call: words hold no "\\n" and
-    no case mapping crosses it or yields it."""
-    if not words:
-        return []
-    return list(map(str.strip, "\n".join(words).lower().split("\n"), repeat(_STRIP)))
 
 
 def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
     """How many words (not distinct words) have the flag of their distinct word."""
     mask = np.fromiter(flags, dtype=bool, count=len(index.distinct))
     return int(index.counts[mask].sum())
+
+
+def _may_have_urls(text: str, lower: str) -> bool:
+    """False only where :data:`_URLISH` finds nothing in ``text`` (``lower``: ``text.lower()``)."""
+    return "://" in text or any(n in lower for n in _URL_NEEDLES)
 
 
 def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:
@@ -245,17 +249,55 @@ class _AlphaUpper:
 _alpha_upper = _AlphaUpper()
 
 
-def _char_classes(text: str, lower: str) -> tuple[float, float]:
-    """(upper-case share of cased letters, ASCII-digit share of characters), vectorised."""
+#: Bits of :class:`_CaseBits`.
+_LOWERS, _CASED, _RESIZES, _DIGIT = 1, 2, 4, 8
+
+
+class _CaseBits:
+    """Per code point ``c``: ``c.lower() != c`` (_LOWERS), ``c.lower() != c.upper()`` (_CASED),
+    ``c.lower()`` or ``c.upper()`` is not one character (_RESIZES), an ASCII digit (_DIGIT).
+
+    In a text none of whose characters resizes, ``text.lower()`` and ``text.upper()`` are these
+    per-character mappings position by position, but for the capital sigma, which lowers to σ or ς
+    by context: both differ from Σ, so the bits hold for it too. Filled in as code points are met.
+    """
+
+    def __init__(self) -> None:
+        self.known = np.zeros(0x110000, dtype=bool)
+        self.bits = np.zeros(0x110000, dtype=np.uint8)
+
+    def __call__(self, cp: np.ndarray) -> np.ndarray:
+        if not self.known.take(cp).all():
+            new = np.unique(cp[~self.known[cp]])
+            self.bits[new] = [_case_bits(chr(c)) for c in new.tolist()]
+            self.known[new] = True
+        return self.bits.take(cp)
+
+
+def _case_bits(c: str) -> int:
+    low, up = c.lower(), c.upper()
+    return ((low != c) * _LOWERS | (low != up) * _CASED | (len(low) != 1 or len(up) != 1) * _RESIZES
+            | ("0" <= c <= "9") * _DIGIT)
+
+
+_case_bits_of = _CaseBits()
+#: Which of the 16 bit combinations have each bit.
+_HAS = {bit: np.array([bool(k & bit) for k in range(16)]) for bit in (_LOWERS, _CASED, _RESIZES, _DIGIT)}
+
+
+def _char_classes(text: str) -> tuple[float, float]:
+    """(upper-case share of cased letters, ASCII-digit share of characters): the characters
+    ``text.lower()`` changes over those where it differs from ``text.upper()``, counted from
+    per-code-point bits; ``str.isupper`` over ``str.isalpha`` where a character changes length."""
     if not text:
         return 0.0, 0.0
-    cp, low, up = _codes(text), _codes(lower), _codes(text.upper())
-    digits = float(np.count_nonzero((cp >= 48) & (cp <= 57))) / len(cp)
-    if len(low) != len(cp) or len(up) != len(cp):  # a few letters change length when cased
+    cp = _codes(text)
+    n = np.bincount(_case_bits_of(cp), minlength=16)
+    digits = float(int(n[_HAS[_DIGIT]].sum())) / len(cp)
+    if n[_HAS[_RESIZES]].any():  # a few letters change length when cased
         is_alpha, is_upper = _alpha_upper(cp)
         return int(np.count_nonzero(is_upper)) / max(int(np.count_nonzero(is_alpha)), 1), digits
-    cased = np.count_nonzero(low != up)
-    return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
+    return float(int(n[_HAS[_LOWERS]].sum())) / max(int(n[_HAS[_CASED]].sum()), 1), digits
 
 
 def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarray:
