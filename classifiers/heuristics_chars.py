@@ -38,11 +38,11 @@ class LetterTable:
 _letters = LetterTable()
 
 
-def words_with_alpha(words: list[str], lengths: np.ndarray | None = None) -> np.ndarray:
+def words_with_alpha(words: list[str], lengths: np.ndarray | None = None, cp: np.ndarray | None = None) -> np.ndarray:
     """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w`` (``lengths``: their
-    ``len``, when known)."""
+    ``len``, ``cp``: ``codepoints(words, "")``, where the caller has them)."""
     if not words:
         return np.zeros(0, dtype=bool)
     if lengths is None:
         lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    return segment_sums(_letters(codepoints(words, "")), lengths) > 0
+    return segment_sums(_letters(codepoints(words, "") if cp is None else cp), lengths) > 0

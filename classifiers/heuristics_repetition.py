@@ -116,14 +116,16 @@ def _dup_share(h: np.ndarray, n: int, csum: np.ndarray, word_chars: int) -> floa
     return float(int((csum[ends] - csum[starts]).sum())) / word_chars
 
 
-def repetition_signals(text: str, words: list[str] | WordIndex | None = None) -> dict[str, float]:
+def repetition_signals(text: str, words: list[str] | WordIndex | None = None,
+                       raw_lines: list[str] | None = None) -> dict[str, float]:
     """Duplicate line/paragraph fractions and top / duplicate word n-gram character fractions.
 
-    ``words``: the words of ``text`` (default: whitespace-separated), or their :func:`index_words`.
+    ``words``: the words of ``text`` (default: whitespace-separated), or their :func:`index_words`;
+    ``raw_lines``: ``text.split("\\n")``, where the caller has it.
     """
     text = text or ""
     total = max(len(text), 1)
-    lines = list(filter(str.strip, text.split("\n")))
+    lines = list(filter(str.strip, text.split("\n") if raw_lines is None else raw_lines))
     paras = list(filter(str.strip, _PARA.split(text)))
     out: dict[str, float] = {}
     n_dup, c_dup = _duplicates(lines)

@@ -30,6 +30,7 @@ import numpy as np
 
 from classifiers.heuristics_chars import words_with_alpha
 from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
+from curation.hashing import codepoints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +122,7 @@ _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "u
 #: ``[.!?]+(?:\s|$)|[。！？]+`` and ``(?i)https?://|www\.|\.(?:com|org|net|html?|php)\b``, written to
 #: start with a character class so that the regex engine skips ahead to candidates (same matches).
 _SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
+_CJK_SENTENCE_END = re.compile("[。！？]+")
 _URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
 #: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
 _THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
@@ -161,7 +163,8 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     words = split_words(text, lang)
     index = index_words(words)
     n_words = len(words)
-    nonempty = list(filter(None, map(str.strip, text.split("\n"))))
+    raw_lines = text.split("\n")
+    nonempty = list(filter(None, map(str.strip, raw_lines)))
     n_lines = max(len(nonempty), 1)
     lower = text.lower()  # line by line the same as lowering each line: no case context crosses "\n"
     out: dict[str, float] = {"n_words": float(n_words)}
@@ -175,19 +178,20 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
     out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
     # A word that isalpha() has a character of [^\W\d_], so that class alone decides.
-    alpha = words_with_alpha(index.distinct, index.distinct_lens)
+    cp = codepoints(index.distinct, "")
+    alpha = words_with_alpha(index.distinct, index.distinct_lens, cp)
     out["alpha_word_frac"] = int(index.counts[alpha].sum()) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
     out["stop_word_frac"] = _weighted(index, map(stop.__contains__, lowered)) / max(n_words, 1) if stop else float("nan")
 
-    out.update(repetition_signals(text, index))
+    out.update(repetition_signals(text, index, raw_lines))
 
     out["line_punct_frac"] = sum(map(str.endswith, nonempty, repeat(_TERMINAL))) / n_lines if nonempty else 0.0
     first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
     n_many = (first.match(text) is not None) + len(later.findall(text))
     out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
-    out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
+    out["n_sentences"] = float(_sentence_ends(text, lang, index, cp))
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
     out["javascript_line_frac"] = _lines_with(lower, _JAVASCRIPT, ("javascript",)) / n_lines if nonempty else 0.0
@@ -207,6 +211,22 @@ def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
     """How many words (not distinct words) have the flag of their distinct word."""
     mask = np.fromiter(flags, dtype=bool, count=len(index.distinct))
     return int(index.counts[mask].sum())
+
+
+def _sentence_ends(text: str, lang: str, index: WordIndex, cp: np.ndarray) -> int:
+    """``len(_SENTENCE_END.findall(text))``; ``cp``: the code points of ``index.distinct``, joined.
+
+    Where words are whitespace-separated (``str.split`` and ``\\s`` agree on white space), a match of
+    ``[.!?]`` is the run of them that ends a word, one per word ending in . ! or ?; a match of
+    ``[。！？]`` is a whole run of those, and neither kind of match holds a character of the other.
+    """
+    if lang in UNSPACED_LANGS or not index.distinct:
+        return len(_SENTENCE_END.findall(text))
+    last = cp[np.cumsum(index.distinct_lens) - 1]
+    n = int(index.counts[(last == 46) | (last == 33) | (last == 63)].sum())  # . ! ?
+    if not text.isascii() and ("。" in text or "！" in text or "？" in text):
+        n += len(_CJK_SENTENCE_END.findall(text))
+    return n
 
 
 def _may_have_urls(text: str, lower: str) -> bool:

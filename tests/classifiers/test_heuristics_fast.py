@@ -49,6 +49,12 @@ MORE_EDGES = (
     "\ufeffbom start \u200bzero width\u200b joiner\u200d",
     "emoji 👍🏽 👨‍👩‍👧 🇫🇷 text",
     "𝐁𝐨𝐥𝐝 𝔉𝔯𝔞𝔨𝔱𝔲𝔯 𝒮𝒸𝓇𝒾𝓅𝓉",
+    "a.。 b。. c.\u3000d!\u00a0e?\u2028f.\x1cg!\x85h?\u200bi.\u2009j。\n!k ?.! ..。。.. 。",
+    "end.",
+    "end。",
+    "?",
+    "。",
+    "x.\n",
 )
 
 
@@ -139,6 +145,12 @@ def test_url_needles_are_necessary() -> None:
     for text in MORE_EDGES + tuple(_random_texts(200, 3)):
         if v1._URLISH.findall(text):
             assert sig._may_have_urls(text, text.lower())
+
+
+def test_split_and_the_regex_agree_on_white_space() -> None:
+    """Sentence ends are read from the words' last characters: ``str.split`` and ``\\s`` must agree."""
+    space = re.compile(r"\s")
+    assert all(bool(space.match(chr(c))) == chr(c).isspace() for c in range(0x110000))
 
 
 def test_repetition_on_few_words() -> None:
