@@ -132,11 +132,12 @@ _MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)
 _JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
 _POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
-#: Every phrase of _POLICY holds one of these (so a text without them has no policy line).
-_POLICY_NEEDLES = ("cookie", "terms of use", "privacy policy", "all rights reserved")
-#: Every match of _URLISH is "://" or, lower-cased, holds one of these: the only characters that
+#: Every match of _URLISH holds "://" or, lower-cased, one of these: the only characters that
 #: match w, c, o, m, r, g, n, e, t, h or p case-insensitively are that letter and its capital.
-_URL_NEEDLES = ("www.", ".com", ".org", ".net", ".htm", ".php")
+_URL_NEEDLES = ("://", "www.", ".com", ".org", ".net", ".htm", ".php")
+#: A word of "lorem ipsum", "javascript" and of each phrase of _POLICY (all of the cookie ones hold
+#: "cookie"): where the lower-cased words hold none of these, the lower-cased text holds none of them.
+_LOWER_NEEDLES = ("ipsum", "javascript", "cookie", "terms", "privacy", "reserved")
 
 
 def split_words(text: str, lang: str | None = None) -> list[str]:
@@ -166,10 +167,10 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     raw_lines = text.split("\n")
     nonempty = list(filter(None, map(str.strip, raw_lines)))
     n_lines = max(len(nonempty), 1)
-    lower = text.lower()  # line by line the same as lowering each line: no case context crosses "\n"
     out: dict[str, float] = {"n_words": float(n_words)}
 
-    lowered = list(map(str.strip, map(str.lower, index.distinct), repeat(_STRIP)))
+    lower_words = list(map(str.lower, index.distinct))
+    lowered = list(map(str.strip, lower_words, repeat(_STRIP)))
     lowered_lens = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
     n_kept = int(index.counts[lowered_lens > 0].sum())
     out["mean_word_length"] = int(lowered_lens @ index.counts) / n_kept if n_kept else 0.0
@@ -192,17 +193,20 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     n_many = (first.match(text) is not None) + len(later.findall(text))
     out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
     out["n_sentences"] = float(_sentence_ends(text, lang, index, cp))
+    # the lower-cased text, needed only where a phrase looked for in it may occur
+    word_text = " ".join(lower_words)
+    lower = text.lower() if any(n in word_text for n in _LOWER_NEEDLES) else ""
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
     out["javascript_line_frac"] = _lines_with(lower, _JAVASCRIPT, ("javascript",)) / n_lines if nonempty else 0.0
-    out["policy_line_frac"] = _lines_with(lower, _POLICY_LINE, _POLICY_NEEDLES) / n_lines if nonempty else 0.0
+    out["policy_line_frac"] = _lines_with(lower, _POLICY_LINE, _POLICY) / n_lines if nonempty else 0.0
     short = 10 if lang in WIDE_LANGS else 30
     line_lens = np.fromiter(map(len, nonempty), dtype=np.int64, count=len(nonempty))
     out["short_line_frac"] = int(np.count_nonzero(line_lens <= short)) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
     out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
-    n_urls = len(_URLISH.findall(text)) if _may_have_urls(text, lower) else 0
+    n_urls = len(_URLISH.findall(text)) if _may_have_urls(word_text) else 0
     out["url_word_frac"] = n_urls / max(n_words, 1)
     return {name: float(out[name]) for name in SIGNAL_NAMES}
 
@@ -229,9 +233,10 @@ def _sentence_ends(text: str, lang: str, index: WordIndex, cp: np.ndarray) -> in
     return n
 
 
-def _may_have_urls(text: str, lower: str) -> bool:
-    """False only where :data:`_URLISH` finds nothing in ``text`` (``lower``: ``text.lower()``)."""
-    return "://" in text or any(n in lower for n in _URL_NEEDLES)
+def _may_have_urls(word_text: str) -> bool:
+    """False only where :data:`_URLISH` finds nothing in the text whose lower-cased words are joined
+    in ``word_text`` (a match holds no white space, so it lies in one word)."""
+    return any(n in word_text for n in _URL_NEEDLES)
 
 
 def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:

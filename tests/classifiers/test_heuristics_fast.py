@@ -55,6 +55,12 @@ MORE_EDGES = (
     "?",
     "。",
     "x.\n",
+    "Read the Terms of Use.",
+    "See our PRIVACY policy",
+    "© 2024 All Rights Reserved",
+    "Please enable JavaScript",
+    "We use cookies",
+    "lorem ipsum",
 )
 
 
@@ -143,14 +149,34 @@ def test_url_needles_are_necessary() -> None:
         pattern = re.compile(re.escape(letter), re.IGNORECASE)
         assert {c for c in chars if pattern.fullmatch(c)} == {letter, letter.upper()}
     for text in MORE_EDGES + tuple(_random_texts(200, 3)):
-        if v1._URLISH.findall(text):
-            assert sig._may_have_urls(text, text.lower())
+        for lang in ("en", "zh"):
+            if v1._URLISH.findall(text):
+                assert sig._may_have_urls(" ".join(w.lower() for w in sig.split_words(text, lang)))
 
 
 def test_split_and_the_regex_agree_on_white_space() -> None:
     """Sentence ends are read from the words' last characters: ``str.split`` and ``\\s`` must agree."""
     space = re.compile(r"\s")
     assert all(bool(space.match(chr(c))) == chr(c).isspace() for c in range(0x110000))
+
+
+def test_lower_casing_keeps_white_space_apart() -> None:
+    """Phrases are looked for in the lower-cased words before the lower-cased text: lower-casing
+    neither makes nor unmakes white space, and no character of an unspaced script lowers to ASCII."""
+    unspaced = re.compile(f"[{sig._UNSPACED_CHARS}]")
+    for c in map(chr, range(0x110000)):
+        low = c.lower()
+        assert low == c if c.isspace() else not any(x.isspace() for x in low)
+        if unspaced.match(c):
+            assert not low.isascii()
+    phrases = {p: [n for n in sig._LOWER_NEEDLES if n in p] for p in ("lorem ipsum", "javascript", *v1._POLICY)}
+    assert all(phrases.values()) and not any(" " in n for n in sig._LOWER_NEEDLES)
+    for text in MORE_EDGES + tuple(_random_texts(300, 5)):
+        for lang in ("en", "zh"):
+            word_text = " ".join(w.lower() for w in sig.split_words(text, lang))
+            for phrase, needles in phrases.items():
+                if phrase in text.lower():
+                    assert all(n in word_text for n in needles)
 
 
 def test_repetition_on_few_words() -> None:
