@@ -38,11 +38,21 @@ class LetterTable:
 _letters = LetterTable()
 
 
-def words_with_alpha(words: list[str], lengths: np.ndarray | None = None, cp: np.ndarray | None = None) -> np.ndarray:
-    """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w`` (``lengths``: their
-    ``len``, ``cp``: ``codepoints(words, "")``, where the caller has them)."""
+def words_with_alpha(words: list[str]) -> np.ndarray:
+    """``re.search("[^\\W\\d_]", w) is not None`` for every word ``w``."""
     if not words:
         return np.zeros(0, dtype=bool)
-    if lengths is None:
-        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    return segment_sums(_letters(codepoints(words, "") if cp is None else cp), lengths) > 0
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    return segment_sums(_letters(codepoints(words, "")), lengths) > 0
+
+
+def nonempty_words_with_alpha(cp: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """:func:`words_with_alpha` of non-empty words, given as their code points joined (``cp``,
+    :func:`codepoints` with no separator) and the index in ``cp`` where each word starts.
+
+    >>> nonempty_words_with_alpha(codepoints(["ab", "1", "_x"], ""), np.array([0, 2, 3])).tolist()
+    [True, False, True]
+    """
+    if not len(starts):
+        return np.zeros(0, dtype=bool)
+    return np.logical_or.reduceat(_letters(cp), starts)

@@ -28,7 +28,7 @@ from itertools import repeat
 
 import numpy as np
 
-from classifiers.heuristics_chars import words_with_alpha
+from classifiers.heuristics_chars import nonempty_words_with_alpha
 from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
 from curation.hashing import codepoints
 
@@ -179,8 +179,9 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
     out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
     # A word that isalpha() has a character of [^\W\d_], so that class alone decides.
-    cp = codepoints(index.distinct, "")
-    alpha = words_with_alpha(index.distinct, index.distinct_lens, cp)
+    cp = codepoints(index.distinct, "")  # the distinct words (none empty) joined; each ends at word_ends
+    word_ends = np.cumsum(index.distinct_lens)
+    alpha = nonempty_words_with_alpha(cp, word_ends - index.distinct_lens)
     out["alpha_word_frac"] = int(index.counts[alpha].sum()) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
@@ -192,7 +193,7 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
     n_many = (first.match(text) is not None) + len(later.findall(text))
     out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
-    out["n_sentences"] = float(_sentence_ends(text, lang, index, cp))
+    out["n_sentences"] = float(_sentence_ends(text, lang, index, cp[word_ends - 1]))
     # the lower-cased text, needed only where a phrase looked for in it may occur
     word_text = " ".join(lower_words)
     lower = text.lower() if any(n in word_text for n in _LOWER_NEEDLES) else ""
@@ -217,8 +218,8 @@ def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
     return int(index.counts[mask].sum())
 
 
-def _sentence_ends(text: str, lang: str, index: WordIndex, cp: np.ndarray) -> int:
-    """``len(_SENTENCE_END.findall(text))``; ``cp``: the code points of ``index.distinct``, joined.
+def _sentence_ends(text: str, lang: str, index: WordIndex, last: np.ndarray) -> int:
+    """``len(_SENTENCE_END.findall(text))``; ``last``: the last code point of each of ``index.distinct``.
 
     Where words are whitespace-separated (``str.split`` and ``\\s`` agree on white space), a match of
     ``[.!?]`` is the run of them that ends a word, one per word ending in . ! or ?; a match of
@@ -226,7 +227,6 @@ def _sentence_ends(text: str, lang: str, index: WordIndex, cp: np.ndarray) -> in
     """
     if lang in UNSPACED_LANGS or not index.distinct:
         return len(_SENTENCE_END.findall(text))
-    last = cp[np.cumsum(index.distinct_lens) - 1]
     n = int(index.counts[(last == 46) | (last == 33) | (last == 63)].sum())  # . ! ?
     if not text.isascii() and ("。" in text or "！" in text or "？" in text):
         n += len(_CJK_SENTENCE_END.findall(text))
@@ -241,7 +241,7 @@ def _may_have_urls(word_text: str) -> bool:
 
 def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:
     """Lines of the lower-cased text that contain any of ``needles`` (``pattern`` finds each once)."""
-    return len(pattern.findall(lower)) if any(n in lower for n in needles) else 0
+    return len(pattern.findall(lower)) if lower and any(n in lower for n in needles) else 0
 
 
 def _codes(text: str) -> np.ndarray:

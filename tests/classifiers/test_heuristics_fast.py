@@ -179,6 +179,19 @@ def test_lower_casing_keeps_white_space_apart() -> None:
                     assert all(n in word_text for n in needles)
 
 
+def test_letters_of_joined_words() -> None:
+    from classifiers.heuristics_chars import nonempty_words_with_alpha, words_with_alpha
+    from curation.hashing import codepoints
+
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        words = ["".join(map(chr, rng.integers(0, 0x110000, int(rng.integers(1, 4))).tolist())) for _ in range(200)]
+        words += ["a", "1", "_", "函", "😀", "\ud800", "x1"]
+        lens = np.array([len(w) for w in words])
+        got = nonempty_words_with_alpha(codepoints(words, ""), np.cumsum(lens) - lens)
+        assert got.tolist() == words_with_alpha(words).tolist() == [v1._HAS_ALPHA.search(w) is not None for w in words]
+
+
 def test_repetition_on_few_words() -> None:
     """Many repeated n-grams (and hash ties) from small vocabularies, whole texts and word lists."""
     rng = np.random.default_rng(11)
