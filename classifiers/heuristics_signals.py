@@ -124,11 +124,9 @@ _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "u
 _SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
 _CJK_SENTENCE_END = re.compile("[。！？]+")
 _URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
-#: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
-_THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
+#: At least three segments (C4's short-line rule) from the start of a line, without crossing "\n".
 _THREE_SEGMENTS = f"(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}"
-_MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)),
-               True: (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))}
+_MANY_SEGMENTS = (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))
 _JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
 _POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
@@ -190,8 +188,11 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out.update(repetition_signals(text, index, raw_lines))
 
     out["line_punct_frac"] = sum(map(str.endswith, nonempty, repeat(_TERMINAL))) / n_lines if nonempty else 0.0
-    first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
-    n_many = (first.match(text) is not None) + len(later.findall(text))
+    if lang in UNSPACED_LANGS:
+        first, later = _MANY_SEGMENTS  # "\n" leads the regex engine to each later line
+        n_many = (first.match(text) is not None) + len(later.findall(text))
+    else:  # lines of at least three words: their split at the first two runs of white space has three parts
+        n_many = list(map(len, map(str.split, nonempty, repeat(None), repeat(2)))).count(3)
     out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
     out["n_sentences"] = float(_sentence_ends(text, lang, index, cp[word_ends - 1]))
     # the lower-cased text, needed only where a phrase looked for in it may occur

@@ -61,6 +61,7 @@ MORE_EDGES = (
     "Please enable JavaScript",
     "We use cookies",
     "lorem ipsum",
+    "a b\nc d e\n  f  g  \n h i j k \n\x0bx\x0by\x0bz\n\u3000p\u3000q\u3000r\u3000\n s\rt\ru",
 )
 
 
