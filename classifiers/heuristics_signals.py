@@ -276,39 +276,41 @@ _alpha_upper = _AlphaUpper()
 
 
 #: Bits of :class:`_CaseBits`.
-_LOWERS, _CASED, _RESIZES, _DIGIT = 1, 2, 4, 8
+_LOWERS, _CASED, _RESIZES, _DIGIT, _KNOWN = 1, 2, 4, 8, 16
 
 
 class _CaseBits:
     """Per code point ``c``: ``c.lower() != c`` (_LOWERS), ``c.lower() != c.upper()`` (_CASED),
-    ``c.lower()`` or ``c.upper()`` is not one character (_RESIZES), an ASCII digit (_DIGIT).
+    ``c.lower()`` or ``c.upper()`` is not one character (_RESIZES), an ASCII digit (_DIGIT), and
+    _KNOWN once filled in (as code points are met).
 
     In a text none of whose characters resizes, ``text.lower()`` and ``text.upper()`` are these
     per-character mappings position by position, but for the capital sigma, which lowers to σ or ς
-    by context: both differ from Σ, so the bits hold for it too. Filled in as code points are met.
+    by context: both differ from Σ, so the bits hold for it too.
     """
 
     def __init__(self) -> None:
-        self.known = np.zeros(0x110000, dtype=bool)
         self.bits = np.zeros(0x110000, dtype=np.uint8)
 
-    def __call__(self, cp: np.ndarray) -> np.ndarray:
-        if not self.known.take(cp).all():
-            new = np.unique(cp[~self.known[cp]])
+    def counts(self, cp: np.ndarray) -> list[int]:
+        """How many of ``cp`` have each of the 32 bit combinations."""
+        n = np.bincount(self.bits.take(cp), minlength=32)
+        if n[0]:
+            new = np.unique(cp[self.bits[cp] == 0])
             self.bits[new] = [_case_bits(chr(c)) for c in new.tolist()]
-            self.known[new] = True
-        return self.bits.take(cp)
+            n = np.bincount(self.bits.take(cp), minlength=32)
+        return n.tolist()
 
 
 def _case_bits(c: str) -> int:
     low, up = c.lower(), c.upper()
     return ((low != c) * _LOWERS | (low != up) * _CASED | (len(low) != 1 or len(up) != 1) * _RESIZES
-            | ("0" <= c <= "9") * _DIGIT)
+            | ("0" <= c <= "9") * _DIGIT | _KNOWN)
 
 
 _case_bits_of = _CaseBits()
-#: Which of the 16 bit combinations have each bit.
-_HAS = {bit: np.array([bool(k & bit) for k in range(16)]) for bit in (_LOWERS, _CASED, _RESIZES, _DIGIT)}
+#: The bit combinations that have each bit.
+_WITH = {bit: [k for k in range(32) if k & bit] for bit in (_LOWERS, _CASED, _RESIZES, _DIGIT)}
 
 
 def _char_classes(text: str) -> tuple[float, float]:
@@ -318,12 +320,13 @@ def _char_classes(text: str) -> tuple[float, float]:
     if not text:
         return 0.0, 0.0
     cp = _codes(text)
-    n = np.bincount(_case_bits_of(cp), minlength=16)
-    digits = float(int(n[_HAS[_DIGIT]].sum())) / len(cp)
-    if n[_HAS[_RESIZES]].any():  # a few letters change length when cased
+    n = _case_bits_of.counts(cp)
+    digits = float(sum(map(n.__getitem__, _WITH[_DIGIT]))) / len(cp)
+    if any(map(n.__getitem__, _WITH[_RESIZES])):  # a few letters change length when cased
         is_alpha, is_upper = _alpha_upper(cp)
         return int(np.count_nonzero(is_upper)) / max(int(np.count_nonzero(is_alpha)), 1), digits
-    return float(int(n[_HAS[_LOWERS]].sum())) / max(int(n[_HAS[_CASED]].sum()), 1), digits
+    upper, cased = sum(map(n.__getitem__, _WITH[_LOWERS])), sum(map(n.__getitem__, _WITH[_CASED]))
+    return float(upper) / max(cased, 1), digits
 
 
 def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarray:
