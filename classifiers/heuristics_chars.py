@@ -27,12 +27,12 @@ class LetterTable:
         self.letter = np.zeros(0x110000, dtype=bool)
 
     def __call__(self, cp: np.ndarray) -> np.ndarray:
-        new = np.unique(cp[~self.known[cp]])
-        if len(new):
+        if not self.known.take(cp).all():
+            new = np.unique(cp[~self.known[cp]])
             chars = map(chr, new.tolist())
             self.letter[new] = np.fromiter((_HAS_ALPHA.match(c) is not None for c in chars), dtype=bool, count=len(new))
             self.known[new] = True
-        return self.letter[cp]
+        return self.letter.take(cp)
 
 
 _letters = LetterTable()
@@ -44,3 +44,15 @@ def words_with_alpha(words: list[str]) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     return segment_sums(_letters(codepoints(words, "")), lengths) > 0
+
+
+def nonempty_words_with_alpha(cp: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """:func:`words_with_alpha` of non-empty words, given as their code points joined (``cp``,
+    :func:`codepoints` with no separator) and the index in ``cp`` where each word starts.
+
+    >>> nonempty_words_with_alpha(codepoints(["ab", "1", "_x"], ""), np.array([0, 2, 3])).tolist()
+    [True, False, True]
+    """
+    if not len(starts):
+        return np.zeros(0, dtype=bool)
+    return np.logical_or.reduceat(_letters(cp), starts)

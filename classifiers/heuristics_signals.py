@@ -28,8 +28,9 @@ from itertools import repeat
 
 import numpy as np
 
-from classifiers.heuristics_chars import words_with_alpha
+from classifiers.heuristics_chars import nonempty_words_with_alpha
 from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
+from curation.hashing import codepoints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,15 +122,20 @@ _POLICY = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "u
 #: ``[.!?]+(?:\s|$)|[。！？]+`` and ``(?i)https?://|www\.|\.(?:com|org|net|html?|php)\b``, written to
 #: start with a character class so that the regex engine skips ahead to candidates (same matches).
 _SENTENCE_END = re.compile(r"[.!?。！？](?:(?<=[.!?])[.!?]*(?:\s|$)|(?<=[。！？])[。！？]*)")
+_CJK_SENTENCE_END = re.compile("[。！？]+")
 _URLISH = re.compile(r"[hHwW.](?i:(?<=h)ttps?://|(?<=w)ww\.|(?<=\.)(?:com|org|net|html?|php)\b)")
-#: At least three words / segments (C4's short-line rule) from the start of a line, without crossing "\n".
-_THREE_WORDS = r"(?:[^\S\n]*\S+(?!\S)){3}"
+#: At least three segments (C4's short-line rule) from the start of a line, without crossing "\n".
 _THREE_SEGMENTS = f"(?:[^\\S\\n]*(?:[{_UNSPACED_CHARS}]|[^\\s{_UNSPACED_CHARS}]+(?![^\\s{_UNSPACED_CHARS}]))){{3}}"
-_MANY_WORDS = {False: (re.compile(_THREE_WORDS), re.compile("\n" + _THREE_WORDS)),
-               True: (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))}
+_MANY_SEGMENTS = (re.compile(_THREE_SEGMENTS), re.compile("\n" + _THREE_SEGMENTS))
 _JAVASCRIPT = re.compile(r"^.*?javascript", re.MULTILINE)
 _POLICY_LINE = re.compile("^.*?(?:" + "|".join(map(re.escape, _POLICY)) + ")", re.MULTILINE)
 _STRIP = "\"'“”‘’«»()[]{}<>.,;:!?…-–—*•|/\\"
+#: Every match of _URLISH holds "://" or, lower-cased, one of these: the only characters that
+#: match w, c, o, m, r, g, n, e, t, h or p case-insensitively are that letter and its capital.
+_URL_NEEDLES = ("://", "www.", ".com", ".org", ".net", ".htm", ".php")
+#: A word of "lorem ipsum", "javascript" and of each phrase of _POLICY (all of the cookie ones hold
+#: "cookie"): where the lower-cased words hold none of these, the lower-cased text holds none of them.
+_LOWER_NEEDLES = ("ipsum", "javascript", "cookie", "terms", "privacy", "reserved")
 
 
 def split_words(text: str, lang: str | None = None) -> list[str]:
@@ -156,12 +162,13 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     words = split_words(text, lang)
     index = index_words(words)
     n_words = len(words)
-    nonempty = list(filter(None, map(str.strip, text.split("\n"))))
+    raw_lines = text.split("\n")
+    nonempty = list(filter(None, map(str.strip, raw_lines)))
     n_lines = max(len(nonempty), 1)
-    lower = text.lower()  # line by line the same as lowering each line: no case context crosses "\n"
     out: dict[str, float] = {"n_words": float(n_words)}
 
-    lowered = _lower_strip(index.distinct)
+    lower_words = list(map(str.lower, index.distinct))
+    lowered = list(map(str.strip, lower_words, repeat(_STRIP)))
     lowered_lens = np.fromiter(map(len, lowered), dtype=np.int64, count=len(lowered))
     n_kept = int(index.counts[lowered_lens > 0].sum())
     out["mean_word_length"] = int(lowered_lens @ index.counts) / n_kept if n_kept else 0.0
@@ -170,18 +177,27 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["bullet_line_frac"] = sum(map(str.startswith, nonempty, repeat(_BULLETS))) / n_lines
     out["ellipsis_line_frac"] = sum(map(str.endswith, nonempty, repeat(_ELLIPSES))) / n_lines
     # A word that isalpha() has a character of [^\W\d_], so that class alone decides.
-    out["alpha_word_frac"] = int(index.counts[words_with_alpha(index.distinct)].sum()) / max(n_words, 1)
+    cp = codepoints(index.distinct, "")  # the distinct words (none empty) joined; each ends at word_ends
+    word_ends = np.cumsum(index.distinct_lens)
+    alpha = nonempty_words_with_alpha(cp, word_ends - index.distinct_lens)
+    out["alpha_word_frac"] = int(index.counts[alpha].sum()) / max(n_words, 1)
     stop, gopher = STOP_WORDS_BY_LANG.get(lang), GOPHER_STOP_WORDS_BY_LANG.get(lang)
     out["gopher_stop_words"] = float(len(gopher.intersection(lowered))) if gopher else float("nan")
     out["stop_word_frac"] = _weighted(index, map(stop.__contains__, lowered)) / max(n_words, 1) if stop else float("nan")
 
-    out.update(repetition_signals(text, index))
+    out.update(repetition_signals(text, index, raw_lines))
 
     out["line_punct_frac"] = sum(map(str.endswith, nonempty, repeat(_TERMINAL))) / n_lines if nonempty else 0.0
-    first, later = _MANY_WORDS[lang in UNSPACED_LANGS]  # "\n" leads the regex engine to each later line
-    n_many = (first.match(text) is not None) + len(later.findall(text))
+    if lang in UNSPACED_LANGS:
+        first, later = _MANY_SEGMENTS  # "\n" leads the regex engine to each later line
+        n_many = (first.match(text) is not None) + len(later.findall(text))
+    else:  # lines of at least three words: their split at the first two runs of white space has three parts
+        n_many = list(map(len, map(str.split, nonempty, repeat(None), repeat(2)))).count(3)
     out["few_words_line_frac"] = (len(nonempty) - n_many) / n_lines if nonempty else 0.0
-    out["n_sentences"] = float(len(_SENTENCE_END.findall(text)))
+    out["n_sentences"] = float(_sentence_ends(text, lang, index, cp[word_ends - 1]))
+    # the lower-cased text, needed only where a phrase looked for in it may occur
+    word_text = " ".join(lower_words)
+    lower = text.lower() if any(n in word_text for n in _LOWER_NEEDLES) else ""
     out["lorem_ipsum"] = float("lorem ipsum" in lower)
     out["curly_bracket"] = float("{" in text)
     out["javascript_line_frac"] = _lines_with(lower, _JAVASCRIPT, ("javascript",)) / n_lines if nonempty else 0.0
@@ -191,17 +207,10 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["short_line_frac"] = int(np.count_nonzero(line_lens <= short)) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
-    out["uppercase_frac"], out["digit_frac"] = _char_classes(text, lower)
-    out["url_word_frac"] = len(_URLISH.findall(text)) / max(n_words, 1)
+    out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
+    n_urls = len(_URLISH.findall(text)) if _may_have_urls(word_text) else 0
+    out["url_word_frac"] = n_urls / max(n_words, 1)
     return {name: float(out[name]) for name in SIGNAL_NAMES}
-
-
-def _lower_strip(words: list[str]) -> list[str]:
-    """``w.lower().strip(_STRIP)`` of each word, with one ``lower()`` call: words hold no "\\n" and
-    no case mapping crosses it or yields it."""
-    if not words:
-        return []
-    return list(map(str.strip, "\n".join(words).lower().split("\n"), repeat(_STRIP)))
 
 
 def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
@@ -210,9 +219,30 @@ def _weighted(index: WordIndex, flags: Iterable[bool]) -> int:
     return int(index.counts[mask].sum())
 
 
+def _sentence_ends(text: str, lang: str, index: WordIndex, last: np.ndarray) -> int:
+    """``len(_SENTENCE_END.findall(text))``; ``last``: the last code point of each of ``index.distinct``.
+
+    Where words are whitespace-separated (``str.split`` and ``\\s`` agree on white space), a match of
+    ``[.!?]`` is the run of them that ends a word, one per word ending in . ! or ?; a match of
+    ``[。！？]`` is a whole run of those, and neither kind of match holds a character of the other.
+    """
+    if lang in UNSPACED_LANGS or not index.distinct:
+        return len(_SENTENCE_END.findall(text))
+    n = int(index.counts[(last == 46) | (last == 33) | (last == 63)].sum())  # . ! ?
+    if not text.isascii() and ("。" in text or "！" in text or "？" in text):
+        n += len(_CJK_SENTENCE_END.findall(text))
+    return n
+
+
+def _may_have_urls(word_text: str) -> bool:
+    """False only where :data:`_URLISH` finds nothing in the text whose lower-cased words are joined
+    in ``word_text`` (a match holds no white space, so it lies in one word)."""
+    return any(n in word_text for n in _URL_NEEDLES)
+
+
 def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:
     """Lines of the lower-cased text that contain any of ``needles`` (``pattern`` finds each once)."""
-    return len(pattern.findall(lower)) if any(n in lower for n in needles) else 0
+    return len(pattern.findall(lower)) if lower and any(n in lower for n in needles) else 0
 
 
 def _codes(text: str) -> np.ndarray:
@@ -245,17 +275,58 @@ class _AlphaUpper:
 _alpha_upper = _AlphaUpper()
 
 
-def _char_classes(text: str, lower: str) -> tuple[float, float]:
-    """(upper-case share of cased letters, ASCII-digit share of characters), vectorised."""
+#: Bits of :class:`_CaseBits`.
+_LOWERS, _CASED, _RESIZES, _DIGIT, _KNOWN = 1, 2, 4, 8, 16
+
+
+class _CaseBits:
+    """Per code point ``c``: ``c.lower() != c`` (_LOWERS), ``c.lower() != c.upper()`` (_CASED),
+    ``c.lower()`` or ``c.upper()`` is not one character (_RESIZES), an ASCII digit (_DIGIT), and
+    _KNOWN once filled in (as code points are met).
+
+    In a text none of whose characters resizes, ``text.lower()`` and ``text.upper()`` are these
+    per-character mappings position by position, but for the capital sigma, which lowers to σ or ς
+    by context: both differ from Σ, so the bits hold for it too.
+    """
+
+    def __init__(self) -> None:
+        self.bits = np.zeros(0x110000, dtype=np.uint8)
+
+    def counts(self, cp: np.ndarray) -> list[int]:
+        """How many of ``cp`` have each of the 32 bit combinations."""
+        n = np.bincount(self.bits.take(cp), minlength=32)
+        if n[0]:
+            new = np.unique(cp[self.bits[cp] == 0])
+            self.bits[new] = [_case_bits(chr(c)) for c in new.tolist()]
+            n = np.bincount(self.bits.take(cp), minlength=32)
+        return n.tolist()
+
+
+def _case_bits(c: str) -> int:
+    low, up = c.lower(), c.upper()
+    return ((low != c) * _LOWERS | (low != up) * _CASED | (len(low) != 1 or len(up) != 1) * _RESIZES
+            | ("0" <= c <= "9") * _DIGIT | _KNOWN)
+
+
+_case_bits_of = _CaseBits()
+#: The bit combinations that have each bit.
+_WITH = {bit: [k for k in range(32) if k & bit] for bit in (_LOWERS, _CASED, _RESIZES, _DIGIT)}
+
+
+def _char_classes(text: str) -> tuple[float, float]:
+    """(upper-case share of cased letters, ASCII-digit share of characters): the characters
+    ``text.lower()`` changes over those where it differs from ``text.upper()``, counted from
+    per-code-point bits; ``str.isupper`` over ``str.isalpha`` where a character changes length."""
     if not text:
         return 0.0, 0.0
-    cp, low, up = _codes(text), _codes(lower), _codes(text.upper())
-    digits = float(np.count_nonzero((cp >= 48) & (cp <= 57))) / len(cp)
-    if len(low) != len(cp) or len(up) != len(cp):  # a few letters change length when cased
+    cp = _codes(text)
+    n = _case_bits_of.counts(cp)
+    digits = float(sum(map(n.__getitem__, _WITH[_DIGIT]))) / len(cp)
+    if any(map(n.__getitem__, _WITH[_RESIZES])):  # a few letters change length when cased
         is_alpha, is_upper = _alpha_upper(cp)
         return int(np.count_nonzero(is_upper)) / max(int(np.count_nonzero(is_alpha)), 1), digits
-    cased = np.count_nonzero(low != up)
-    return float(np.count_nonzero(cp != low)) / max(cased, 1), digits
+    upper, cased = sum(map(n.__getitem__, _WITH[_LOWERS])), sum(map(n.__getitem__, _WITH[_CASED]))
+    return float(upper) / max(cased, 1), digits
 
 
 def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarray:
