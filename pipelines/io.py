@@ -184,7 +184,7 @@ def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) ->
     dropped_mask = reasons.notna().to_numpy()
     kept = df.loc[~dropped_mask].drop(columns=[DROP_REASON, DROP_DETAIL])
     dropped = df.loc[dropped_mask]
-    from pipelines.kit.slices import arrow_sizes, slice_groups, sized_groups
+    from pipelines.kit.slices import arrow_sizes, sized_groups, slice_groups
 
     table = docs_table(kept.reset_index(drop=True))
     # row groups of ~SLICE_CHARS of text: the next stage's scorers run one task per group (pipelines.kit.slices)
