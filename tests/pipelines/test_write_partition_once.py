@@ -88,12 +88,18 @@ CASES = [
 
 @pytest.mark.parametrize(("strings", "n", "chunks"), CASES)
 @pytest.mark.parametrize("slice_chars", [None, 50_000])
-def test_write_partition_same_bytes_as_reference(tmp_path, monkeypatch, strings, n, chunks, slice_chars):
+@pytest.mark.parametrize("drops", [True, False])
+def test_write_partition_same_bytes_as_reference(tmp_path, monkeypatch, strings, n, chunks, slice_chars, drops):
     if slice_chars is not None:
         monkeypatch.setattr(slices, "SLICE_CHARS", slice_chars)  # several row groups per part
     df = _frame(n + chunks, n, strings=strings, chunks=chunks)
     if not n:
         df = df.iloc[:0]
+    if not drops:  # a partition that drops nothing: kept whole
+        df[DROP_REASON] = None
+        df[DROP_DETAIL] = None
+    if chunks > 1 and n > 10:  # an index that is not 0..n-1 (rows put back together from pieces)
+        df.index = df.index[::-1]
     new = io.write_partition(5, df.copy(), str(tmp_path / "new"), "stage_x")
     old = _reference_write(5, df.copy(), str(tmp_path / "old"), "stage_x")
     pd.testing.assert_frame_equal(new, old, check_exact=True)
