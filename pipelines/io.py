@@ -140,7 +140,10 @@ def read_rows(path: Path | str, start: int, count: int) -> pd.DataFrame:
 
 def docs_schema(df: pd.DataFrame) -> pa.Schema:
     """Arrow schema for a docs frame: core columns typed as in the schema, others inferred."""
-    inferred = pa.Schema.from_pandas(df, preserve_index=False)
+    return _docs_types(pa.Schema.from_pandas(df, preserve_index=False))
+
+
+def _docs_types(inferred: pa.Schema) -> pa.Schema:
     fields = []
     for f in inferred:
         t = DOC_COLUMNS.get(f.name)
@@ -148,6 +151,28 @@ def docs_schema(df: pd.DataFrame) -> pa.Schema:
             t = pa.string()
         fields.append(pa.field(f.name, t or f.type))
     return pa.schema(fields)
+
+
+#: The type changes :func:`docs_table` makes by a cast of the table converted once: pandas'
+#: Arrow-backed strings (``large_string``) and all-missing columns (``null``) to ``string``.
+_CASTS = {(pa.large_string(), pa.string()), (pa.null(), pa.string())}
+
+
+def docs_table(df: pd.DataFrame) -> pa.Table:
+    """``pa.Table.from_pandas(df, schema=docs_schema(df), preserve_index=False)``, converting the
+    frame once: :func:`docs_schema` infers the types by a conversion of its own (every string of
+    every column), then the frame was converted again. Here the inferred table is cast to the
+    docs types and given the pandas metadata that conversion writes (from the frame's first row
+    alone); a type change other than those in ``_CASTS`` takes the two conversions as before."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    schema = _docs_types(table.schema)
+    changed = [(a.type, b.type) for a, b in zip(table.schema, schema, strict=True) if a.type != b.type]
+    if not changed:
+        return table
+    if any(c not in _CASTS for c in changed):
+        return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    metadata = pa.Table.from_pandas(df.iloc[:1], schema=schema, preserve_index=False).schema.metadata
+    return table.cast(pa.schema(list(schema), metadata=metadata))
 
 
 def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) -> pd.DataFrame:
@@ -159,11 +184,16 @@ def write_partition(number: int, df: pd.DataFrame, work_dir: str, stage: str) ->
     dropped_mask = reasons.notna().to_numpy()
     kept = df.loc[~dropped_mask].drop(columns=[DROP_REASON, DROP_DETAIL])
     dropped = df.loc[dropped_mask]
-    from pipelines.kit.slices import slice_groups
+    from pipelines.kit.slices import arrow_sizes, sized_groups, slice_groups
 
+    table = docs_table(kept.reset_index(drop=True))
     # row groups of ~SLICE_CHARS of text: the next stage's scorers run one task per group (pipelines.kit.slices)
-    write_frame(kept.reset_index(drop=True), Path(work_dir) / "docs" / name, docs_schema(kept),
-                groups=slice_groups(kept["text"] if "text" in kept.columns else None, len(kept)))
+    # characters per row from the Arrow column where every value is a string or missing (a
+    # string dtype); other columns as before
+    typed = "text" in kept.columns and len(kept) and isinstance(kept["text"].dtype, pd.StringDtype)
+    sizes = arrow_sizes(table.column("text")) if typed else None
+    groups = sized_groups(sizes) if sizes is not None else slice_groups(kept["text"] if "text" in kept.columns else None, len(kept))
+    write_table(table, Path(work_dir) / "docs" / name, groups=groups)
     if dropped_mask.any():
         write_frame(ledger_rows(dropped, stage), Path(work_dir) / "ledger" / name, LEDGER_SCHEMA)
     else:  # most partitions of most stages drop nothing: one table, converted once per process
@@ -214,10 +244,16 @@ def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
             acc[0] += 1
             acc[1] += n
     keys = sorted(sums)
+
+    def objects(i: int) -> pd.Series:
+        return pd.Series([k[i] for k in keys], dtype=object)
+
+    # built with COUNTS_META's dtypes (an astype of each column cost more than the counting)
     return pd.DataFrame({
-        "kind": [k[0] for k in keys], "source": [k[1] for k in keys], "lang": [k[2] for k in keys], "reason": [k[3] for k in keys],
-        "documents": [sums[k][0] for k in keys], "tokens": [sums[k][1] for k in keys], "part": 0,
-    }).astype(COUNTS_META.dtypes.to_dict())
+        "kind": objects(0), "source": objects(1), "lang": objects(2), "reason": objects(3),
+        "documents": np.array([sums[k][0] for k in keys], dtype=np.int64), "tokens": np.array([sums[k][1] for k in keys], dtype=np.int64),
+        "part": np.zeros(len(keys), dtype=np.int64),
+    })
 
 
 def kept_tokens_by_part(counts: pd.DataFrame, nparts: int) -> dict[str, list[int]]:

@@ -224,8 +224,15 @@ class StageContext:
         partition instead of Dask's one per pair). The routing is computed now, into the stage's
         scratch folder (removed when the stage's output is written), with ``costs`` (one per
         input partition, as :meth:`compute`'s) when computing ``frames`` is the work; the frame
-        returned reads it."""
-        from pipelines.kit.exchange import read_exchanged, route_part
+        returned reads it. Without ``costs`` the routing is not computed now but with the frame
+        returned: its partitions depend on every routing task (one task that waits for them
+        all), so the compute that uses them does both, without a barrier (the workers idle while
+        the driver plans the next graph) between the two."""
+        import uuid
+
+        from dask import delayed
+
+        from pipelines.kit.exchange import read_exchanged, route_part, routed
 
         keys = [on] if isinstance(on, str) else list(on)
         n = max(1, npartitions or frames.npartitions)
@@ -233,8 +240,15 @@ class StageContext:
             return frames.shuffle(on=keys, npartitions=n)
         self.exchanges += 1
         folder = Artifact(self.work_dir / SCRATCH / f"exchange-{self.exchanges:03d}")
-        self.compute(self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64")), f"{label} (exchange)", costs)
-        return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
+        routes = self.map_parts(frames, route_part, keys, n, folder, meta=pd.Series(dtype="int64"))
+        if costs is not None:
+            self.compute(routes, f"{label} (exchange)", costs)
+            return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
+        token = uuid.uuid4().hex
+        done = delayed(routed)(routes.to_delayed(), dask_key_name=f"routed-{token}")
+        reads = [delayed(read_exchanged)(number, folder, frames._meta, done, dask_key_name=(f"read_exchanged-{token}", number))
+                 for number in range(n)]
+        return dd.from_delayed(reads, meta=frames._meta, verify_meta=False)
 
     def costs(self, sources: Any = None) -> list[int] | None:
         """Tokens per input partition of ``sources`` (all sources: ``None``) for ``compute``'s

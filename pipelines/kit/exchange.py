@@ -54,7 +54,14 @@ def route_part(number: int, df: pd.DataFrame, on: list[str], npartitions: int, f
                      dtype="int64")
 
 
-def read_exchanged(number: int, folder: Artifact, meta: pd.DataFrame) -> pd.DataFrame:
-    """Every row routed to output partition ``number`` (an empty ``meta`` if none)."""
+def routed(counts: list[pd.Series]) -> int:
+    """The rows every input partition routed: a task that waits for all of them, so that the
+    tasks reading the exchange can follow them in the same graph."""
+    return int(sum(int(c.sum()) for c in counts))
+
+
+def read_exchanged(number: int, folder: Artifact, meta: pd.DataFrame, after: object = None) -> pd.DataFrame:
+    """Every row routed to output partition ``number`` (an empty ``meta`` if none); ``after``: a
+    task this one waits for (:func:`routed`), unused."""
     df = folder.read_routed(number, objects=True)
     return meta.iloc[:0].reset_index(drop=True) if df is None else df

@@ -60,6 +60,27 @@ def slice_groups(texts: pd.Series | None, n: int, slice_chars: int | None = None
     return _bounds(sizes, k)
 
 
+def sized_groups(sizes: np.ndarray, slice_chars: int | None = None, max_slices: int | None = None) -> list[int]:
+    """:func:`slice_groups` from the characters of each row (``sizes``, at least one row)."""
+    slice_chars = SLICE_CHARS if slice_chars is None else slice_chars
+    max_slices = MAX_SLICES if max_slices is None else max_slices
+    k = max(1, min(max_slices, len(sizes), math.ceil(int(sizes.sum()) / slice_chars)))
+    return _bounds(sizes, k)
+
+
+def arrow_sizes(column: pa.ChunkedArray) -> np.ndarray | None:
+    """:func:`slice_groups`' characters per row of a ``text`` column as Arrow (0 where null), or
+    ``None`` for a column that is not of strings. A Python string converted to Arrow is valid
+    UTF-8, so its code points are ``len`` of the string.
+
+    >>> arrow_sizes(pa.chunked_array([["ab", None, "é"]])).tolist(), arrow_sizes(pa.chunked_array([[1]]))
+    ([2, 0, 1], None)
+    """
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return None
+    return np.asarray(pc.fill_null(pc.utf8_length(column), 0).to_numpy(), dtype=np.int64)
+
+
 def slice_count(path: str) -> int:
     """Slices of the Parquet part ``path``: its row groups (footer only), at most ``MAX_SLICES``."""
     return max(1, min(MAX_SLICES, pq.ParquetFile(path).metadata.num_row_groups))

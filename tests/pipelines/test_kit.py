@@ -227,3 +227,38 @@ def test_read_rows_reads_a_range_across_row_groups(tmp_path: Path) -> None:
     for start, count in [(0, 256), (256, 256), (100, 300), (990, 256), (0, 1000)]:
         assert read_rows(tmp_path / "x.parquet", start, count)["a"].tolist() == list(range(start, min(start + count, 1000)))
     assert read_rows(tmp_path / "x.parquet", 1000, 5).empty
+
+
+@pytest.mark.parametrize(("on", "nparts"), [("key", None), (["band", "band_hash"], 3), ("band", 7)])
+def test_shuffle_without_costs_routes_in_the_graph_that_reads_it(tmp_path: Path, on, nparts) -> None:
+    """Without ``costs`` the routing runs in the compute that uses the exchange (no compute of
+    its own): the same partitions as the routing computed first (the reference, with costs)."""
+    with dask.config.set(scheduler="synchronous", **{"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}):
+        frames = _frames()
+        lazy_ctx, eager_ctx = _ctx(tmp_path / "lazy"), _ctx(tmp_path / "eager")
+        lazy = lazy_ctx.shuffle(frames, on, "test", npartitions=nparts)
+        assert not (tmp_path / "lazy" / "work" / "_scratch" / "exchange-001").exists()  # nothing routed yet
+        eager = eager_ctx.shuffle(frames, on, "test", npartitions=nparts, costs=[0] * frames.npartitions)
+        assert len(list((tmp_path / "eager" / "work" / "_scratch" / "exchange-001").glob("routed-*.arrow"))) == 5
+        assert lazy.npartitions == eager.npartitions == (nparts or 5)
+        together = lazy_ctx.compute(lazy.map_partitions(lambda df: df.assign(n=len(df)), meta={**frames.dtypes.to_dict(), "n": "int64"}), "all")
+        assert len(together) == 400
+        for n in range(lazy.npartitions):
+            pd.testing.assert_frame_equal(lazy.get_partition(n).compute().reset_index(drop=True),
+                                          eager.get_partition(n).compute().reset_index(drop=True))
+
+
+def test_shuffle_without_costs_on_a_cluster(tmp_path: Path) -> None:
+    from pipelines.cluster import open_client
+
+    settings = {"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"}
+    with dask.config.set(settings), open_client(workers=2) as client:
+        frames = _frames()
+        ctx = StageContext(name="demo", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x", quiet=True, client=client)
+        lazy = ctx.shuffle(frames, "key", "test", npartitions=4)
+        out = ctx.compute(lazy, "read")
+    with dask.config.set(scheduler="synchronous", **settings):
+        frames = _frames()
+        eager = _ctx(tmp_path / "e").shuffle(frames, "key", "test", npartitions=4, costs=[0] * 5)
+        ref = eager.compute()
+    pd.testing.assert_frame_equal(out.reset_index(drop=True), ref.reset_index(drop=True))
