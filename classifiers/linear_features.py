@@ -47,9 +47,9 @@ def _folded(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarra
     cp = codepoints([str(t)[: max_chars * 2].replace("\x00", " ").lower().strip() for t in texts], "\x00")
     cls = _classes().take(cp)  # take: the same lookup, about twice as fast as indexing with uint32
     keep = cls != _SPACE
-    cp = np.where(keep, cp, np.uint32(32))
     keep[1:] |= keep[:-1].copy()  # non-space characters and the first space of each run
     cp, cls = cp[keep], cls[keep]
+    cp[np.flatnonzero(cls == _SPACE)] = 32  # the runs' kept spaces read as " " (most already are)
     seps = np.flatnonzero(cp == 0)
     starts = np.concatenate([[0], seps + 1])
     lengths = np.concatenate([seps, [len(cp)]]) - starts
