@@ -181,14 +181,16 @@ def counted_blocks(
         lo, hi = char_ngrams
         if hi >= 2 and n >= 2:
             cg = np.multiply(cp32, _PAIR, dtype=_U64)
-            h = cg
-            for k in range(2, hi + 1):
-                if n < k:
-                    break
-                h = h[:-1] * _BASE
+            h = cg[:-1] * _BASE  # h_2 * GOLDEN, without its last term; later orders roll in this buffer
+            last = min(hi, n)
+            for k in range(2, last + 1):
+                if k > 2:
+                    h = h[:-1]
+                    h *= _BASE
                 h += cg[k - 1 :]
                 if k >= lo:
-                    col = _bucket_scaled(h + _U64(k) * _U64(0x51ED27) * _PAIR, n_features).view(np.int64)
+                    c = _U64(k) * _U64(0x51ED27) * _PAIR
+                    col = _bucket_scaled(np.add(h, c, out=h) if k == last else h + c, n_features).view(np.int64)
                     col[_touching(seps, k, len(col))] = pad
                     yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
         # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
