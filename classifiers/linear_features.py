@@ -34,14 +34,22 @@ def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.nd
     ``" ".join(text[: 2 * max_chars].lower().split())[:max_chars]`` of each text (NUL read as a
     space), with the inner whitespace runs collapsed on the code points of the whole batch.
     """
+    return _folded(texts, max_chars)[:3]
+
+
+def _folded(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_codepoints` and each position's class (``uint8``: :data:`_SPACE`, :data:`_WORD` or 0),
+    read from one table lookup that both folds the whitespace and finds the words."""
     if not len(texts):
-        return np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.uint32), empty, empty, np.zeros(0, dtype=np.uint8)
     # NUL separates documents in the joined buffer, so it may not occur inside one
     cp = codepoints([str(t)[: max_chars * 2].replace("\x00", " ").lower().strip() for t in texts], "\x00")
-    ws = _space_flags().take(cp)  # take: the same lookup, about twice as fast as indexing with uint32
-    keep = ~ws
+    cls = _classes().take(cp)  # take: the same lookup, about twice as fast as indexing with uint32
+    keep = cls != _SPACE
     keep[1:] |= keep[:-1].copy()  # non-space characters and the first space of each run
-    cp = np.where(ws, np.uint32(32), cp)[keep]
+    cp, cls = cp[keep], cls[keep]
+    cp[np.flatnonzero(cls == _SPACE)] = 32  # the runs' kept spaces read as " " (most already are)
     seps = np.flatnonzero(cp == 0)
     starts = np.concatenate([[0], seps + 1])
     lengths = np.concatenate([seps, [len(cp)]]) - starts
@@ -49,13 +57,29 @@ def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.nd
     if len(long):
         parts, at = [], 0
         for d in long.tolist():
-            parts.append(cp[at : starts[d] + max_chars])
+            parts.append((at, starts[d] + max_chars))
             at = starts[d] + lengths[d]
-        parts.append(cp[at:])
-        cp = np.concatenate(parts)
+        parts.append((at, len(cp)))
+        cp = np.concatenate([cp[a:b] for a, b in parts])
+        cls = np.concatenate([cls[a:b] for a, b in parts])
         lengths = np.minimum(lengths, max_chars)
     doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths + 1)[: len(cp)]
-    return cp, doc, lengths
+    return cp, doc, lengths, cls
+
+
+#: classes of :func:`_classes`: whitespace (``str.isspace``) and word characters (:func:`_word_flags`)
+_SPACE, _WORD = np.uint8(1), np.uint8(2)
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> np.ndarray:
+    """``class[code point]`` over all of Unicode: :data:`_SPACE` for whitespace, :data:`_WORD` for
+    the other word characters, 0 for the rest (NUL, the document separator, included)."""
+    space, word = _space_flags(), _word_flags()
+    table = np.zeros(0x110000, dtype=np.uint8)
+    table[word & ~space] = _WORD
+    table[space] = _SPACE
+    return table
 
 
 @functools.lru_cache(maxsize=1)
@@ -80,6 +104,17 @@ def _word_flags() -> np.ndarray:
 def _bucket_inplace(h: np.ndarray, n_features: int) -> np.ndarray:
     """:func:`curation.hashing.bucket` of ``h``, computed in ``h``'s own buffer."""
     h *= _PAIR
+    bits = n_features.bit_length() - 1
+    if n_features == 1 << bits:
+        h >>= _U64(64 - bits)
+        return h
+    h >>= _U64(32)
+    h %= _U64(n_features)
+    return h
+
+
+def _bucket_scaled(h: np.ndarray, n_features: int) -> np.ndarray:
+    """:func:`_bucket_inplace` of ``x`` given ``h = x * GOLDEN`` (mod 2**64), in ``h``'s buffer."""
     bits = n_features.bit_length() - 1
     if n_features == 1 << bits:
         h >>= _U64(64 - bits)
@@ -136,34 +171,40 @@ def counted_blocks(
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """:func:`ngram_blocks` with, per block, how many of each document's n-grams are not padding
     (read from the folded lengths and word counts, not from the block)."""
-    cp32, doc, lengths = _codepoints(texts, max_chars)
-    cp = cp32.astype(_U64)
-    n = len(cp)
+    cp32, doc, lengths, cls = _folded(texts, max_chars)
+    n = len(cp32)
     pad = n_features
-    seps = np.flatnonzero(cp32 == 0)
+    seps = np.cumsum(lengths + 1)[:-1] - 1  # the NUL after each document but the last
     with np.errstate(over="ignore"):
-        # Character n-grams: rolling h_k = h_{k-1} * BASE + c, never across documents.
+        # Character n-grams: rolling h_k = h_{k-1} * BASE + c, never across documents, kept
+        # multiplied by the bucket's GOLDEN factor (h_k * GOLDEN rolls the same way from c * GOLDEN)
         lo, hi = char_ngrams
-        h = cp
-        for k in range(2, hi + 1):
-            if n < k:
-                break
-            h = h[:-1] * _BASE
-            h += cp[k - 1 :]
-            if k >= lo:
-                col = _bucket_inplace(h + _U64(k) * _U64(0x51ED27), n_features).view(np.int64)
-                col[_touching(seps, k, len(col))] = pad
-                yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
+        if hi >= 2 and n >= 2:
+            cg = np.multiply(cp32, _PAIR, dtype=_U64)
+            h = cg[:-1] * _BASE  # h_2 * GOLDEN, without its last term; later orders roll in this buffer
+            last = min(hi, n)
+            for k in range(2, last + 1):
+                if k > 2:
+                    h = h[:-1]
+                    h *= _BASE
+                h += cg[k - 1 :]
+                if k >= lo:
+                    c = _U64(k) * _U64(0x51ED27) * _PAIR
+                    col = _bucket_scaled(np.add(h, c, out=h) if k == last else h + c, n_features).view(np.int64)
+                    col[_touching(seps, k, len(col))] = pad
+                    yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
         # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
         wlo, whi = word_ngrams
         if whi >= 1 and n:
-            is_word = _word_flags().take(cp32)
-            edges = np.flatnonzero(np.diff(is_word.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
-            starts, ends = edges[0::2], edges[1::2]  # the runs' starts (+1) and ends (-1) alternate
+            padded = np.zeros(n + 2, dtype=bool)
+            np.equal(cls, _WORD, out=padded[1:-1])
+            # nonzero of a bool array is several times faster than of the int8 np.diff
+            edges = np.flatnonzero(padded[1:] != padded[:-1])
+            starts, ends = edges[0::2], edges[1::2]  # the runs' starts and ends alternate
             if len(starts):
                 pw, inv = _powers(n + 1)
                 prefix = np.zeros(n + 1, dtype=_U64)
-                np.multiply(cp, inv[:n], out=prefix[1:])
+                np.multiply(cp32, inv[:n], out=prefix[1:])
                 np.cumsum(prefix[1:], out=prefix[1:])
                 wh = (prefix[ends] - prefix[starts]) * pw[starts]
                 wdoc = doc[starts]

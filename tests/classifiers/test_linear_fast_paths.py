@@ -168,3 +168,39 @@ def test_space_table_is_str_isspace_everywhere():
     from classifiers.linear_features import _space_flags
 
     assert np.flatnonzero(_space_flags()).tolist() == [c for c in range(0x110000) if chr(c).isspace()]
+
+
+def test_class_table_is_space_and_word_tables():
+    from classifiers.linear_features import _SPACE, _WORD, _classes, _space_flags, _word_flags
+
+    space, word = _space_flags(), _word_flags()
+    want = np.where(space, _SPACE, np.where(word, _WORD, 0)).astype(np.uint8)
+    assert np.array_equal(_classes(), want)
+    assert _classes()[0] == 0
+
+
+@pytest.mark.parametrize("max_chars", [1, 3, 30, 20000])
+def test_folded_classes_are_the_folded_code_points_classes(max_chars):
+    from classifiers.linear_features import _SPACE, _WORD, _codepoints, _folded, _word_flags
+
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    texts = TEXTS + _random_texts(200, seed=5) + [spaces + "ab" + spaces, "x" * 70 + " y", "İİ ΣΑΣ " * 20]
+    for batch in (texts, texts[:1], ["", ""], [spaces], []):
+        cp, doc, lengths, cls = _folded(batch, max_chars)
+        want = np.where(_word_flags()[cp], _WORD, np.where(cp == 32, _SPACE, 0))
+        assert cls.tolist() == want.tolist()
+        for got, ref in zip((cp, doc, lengths), _codepoints(batch, max_chars), strict=True):
+            assert np.array_equal(got, ref)
+
+
+@pytest.mark.parametrize(("word", "char", "max_chars"), [((1, 2), (3, 5), 20000), ((1, 2), (2, 4), 1500)])
+def test_decision_function_matches_reference_on_long_texts(word, char, max_chars):
+    rng = np.random.default_rng(7)
+    alphabet = list("abcdefXYZ 0123_.,;(){}=\n\t\x00éßİΣ函数的学习😀") + ["  ", "the ", "def ", "数据", "\u3000"]
+    texts = ["".join(rng.choice(alphabet, size=int(rng.integers(0, 4000)))) for _ in range(60)]
+    model = HashedLinearModel(n_features=2**18, word_ngrams=word, char_ngrams=char, max_chars=max_chars)
+    model.weights = rng.normal(size=2**18).astype(np.float32)
+    model.bias = -0.5
+    for batch_size in (7, 128, 256):
+        got = model.decision_function(texts, batch_size=batch_size)
+        assert got.tobytes() == _reference_decision(model, texts, batch_size).tobytes()
