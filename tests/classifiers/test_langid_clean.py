@@ -85,3 +85,23 @@ def test_clean_matches_chained_substitutions(max_chars: int) -> None:
     ]
     for text in fixed + random_texts(400):
         assert clean(text, max_chars) == reference_clean(text, max_chars), repr(text[:80])
+
+
+def long_texts(n: int, seed: int = 5) -> list[str]:
+    """Texts around the prefix cut: runs of whitespace, words, letters only late, code fences."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        parts = [rng.choice(["word", " ", "   \n\t ", "12", "---", "看", "\u3000", "```", "http://x.y/z ", "ab" * 50, " " * 500])
+                 for _ in range(rng.choice([100, 600, 1500, 4000]))]
+        if rng.random() < 0.2:  # letters only after thousands of characters of digits and blanks
+            parts = ["1 2\n"] * rng.choice([500, 1000, 2500]) + parts[:5]
+        out.append("".join(parts))
+    return out
+
+
+@pytest.mark.parametrize("max_chars", [MAX_CHARS, 7, 2, 1])
+def test_clean_of_long_texts_matches_chained_substitutions(max_chars: int) -> None:
+    for text in long_texts(300):
+        for t in (text, text[: max_chars + max_chars // 2], text[: max_chars + max_chars // 2 + 1], text[: 4 * max_chars]):
+            assert clean(t, max_chars) == reference_clean(t, max_chars), repr(t[:80])
