@@ -165,8 +165,11 @@ def identify_docs(texts: Sequence[str | None], sources: Sequence[str | None]) ->
     return codes, scores
 
 
-def annotate(df: pd.DataFrame, rows: np.ndarray | None = None) -> pd.DataFrame:
+def annotate(df: pd.DataFrame, rows: np.ndarray | None = None, texts: list[str] | None = None) -> pd.DataFrame:
     """Set ``lang`` / ``lang_score`` on ``df`` (in place) for the ``rows`` mask (default: all); others ``und``.
+
+    ``texts``: the ``text`` values of those rows when the caller has them as a list already (the
+    Arrow-backed column is not turned into Python strings a second time).
 
     >>> annotate(pd.DataFrame({"text": ["你好，世界，今天天气很好", "x = 1"], "source": ["web", "code"]}))["lang"].tolist()
     ['zh', 'und']
@@ -175,7 +178,8 @@ def annotate(df: pd.DataFrame, rows: np.ndarray | None = None) -> pd.DataFrame:
     codes = np.full(len(df), UNDETERMINED, dtype=object)
     scores = np.zeros(len(df), dtype=np.float64)
     if rows.any():
-        found, conf = identify_docs(df["text"].to_numpy()[rows].tolist(), df["source"].to_numpy()[rows].tolist())
+        texts = df["text"].to_numpy()[rows].tolist() if texts is None else texts
+        found, conf = identify_docs(texts, df["source"].to_numpy()[rows].tolist())
         codes[rows], scores[rows] = found, conf
     df["lang"] = pd.Series(codes, index=df.index, dtype=object)
     df["lang_score"] = pd.Series(scores, index=df.index)

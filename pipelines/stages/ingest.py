@@ -135,7 +135,7 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     texts = df.loc[ok, "text"].tolist()
     if texts:
         df.loc[ok, "n_tokens"] = count_tokens(texts, cfg.tokenizer)
-    annotate_language(df, ok)  # lang / lang_score (classifiers/langid.py); ``und`` for ledgered rows
+    annotate_language(df, ok, texts)  # lang / lang_score (classifiers/langid.py); ``und`` for ledgered rows
     df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
     df = df.reset_index(drop=True)
     pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
