@@ -104,13 +104,7 @@ def _word_flags() -> np.ndarray:
 def _bucket_inplace(h: np.ndarray, n_features: int) -> np.ndarray:
     """:func:`curation.hashing.bucket` of ``h``, computed in ``h``'s own buffer."""
     h *= _PAIR
-    bits = n_features.bit_length() - 1
-    if n_features == 1 << bits:
-        h >>= _U64(64 - bits)
-        return h
-    h >>= _U64(32)
-    h %= _U64(n_features)
-    return h
+    return _bucket_scaled(h, n_features)
 
 
 def _bucket_scaled(h: np.ndarray, n_features: int) -> np.ndarray:

@@ -31,34 +31,12 @@ def _decode_unreserved(path: str) -> str:
 
 def normalize_url(url: str | None) -> str | None:
     """The normal form of ``url`` (no scheme), or None for an empty or unparsable URL."""
-    if not isinstance(url, str) or not url.strip():
-        return None
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return None
-    host = (parts.hostname or "").rstrip(".")
-    if not host:
-        return None
-    host = host.removeprefix("www.")
-    if port and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
-        host = f"{host}:{port}"
-    path = _decode_unreserved(parts.path) or "/"
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
-    q = urlencode(sorted(query)) if query else ""
-    return f"{host}{path}" + (f"?{q}" if q else "")
+    return _normal_and_domain(url)[0]
 
 
 def domain_of(url: str | None) -> str | None:
     """The host of ``url``, lower-cased, without ``www.`` and port (None when there is none)."""
-    if not isinstance(url, str) or not url.strip():
-        return None
-    try:
-        host = urlsplit(url.strip()).hostname
-    except ValueError:
-        return None
-    return host.rstrip(".").removeprefix("www.") if host else None
+    return _normal_and_domain(url)[1]
 
 
 #: Columns ingest adds to every document (null where a document has no URL).

@@ -151,13 +151,18 @@ def _fold(s: str) -> str:
     return (" " if s[0].isspace() else "") + core + (" " if s[-1].isspace() else "")
 
 
+def _named(el: Any, pattern: Any) -> bool:
+    """Whether ``pattern`` matches the element's class or id (read once each; most elements have neither)."""
+    cls, ident = el.get("class"), el.get("id")
+    return (cls is not None or ident is not None) and matches(pattern, f"{cls or ''} {ident or ''}")
+
+
 def _render(el: Any, out: list[str]) -> None:
     tag = el.tag
     if not isinstance(tag, str):
         tag = ""
     else:
-        cls, ident = el.get("class"), el.get("id")
-        if (cls is not None or ident is not None) and matches(_SKIP, f"{cls or ''} {ident or ''}"):  # class or id
+        if _named(el, _SKIP):
             if (tail := el.tail):
                 out.append(_fold(tail))
             return
@@ -217,8 +222,7 @@ def _code_walk(node: Any, top: Any, parts: list[str]) -> None:
     if not isinstance(tag, str):
         tag = ""
     else:
-        cls, ident = node.get("class"), node.get("id")
-        if (cls is not None or ident is not None) and matches(_GUTTER, f"{cls or ''} {ident or ''}"):  # class or id
+        if _named(node, _GUTTER):
             if (tail := node.tail):
                 parts.append(tail)
             return
