@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +27,13 @@ from classifiers.embedding import embedder_name, prepare_texts
 
 log = logging.getLogger(__name__)
 
-#: Characters of a text tokenised first, per token of the window: the window of most texts ends
-#: inside this head (a text whose head falls short is tokenised whole).
-HEAD_CHARS_PER_TOKEN = 6
+#: Characters per token of the window at which each text is cut in turn: a text is tokenised piece
+#: by piece, each piece ending at the last space or newline before the next of these limits, until
+#: the window is full (English reaches 256 tokens at ~4.6 characters a token, Chinese at ~1.5);
+#: the rest of a text still short of the window after the last limit is tokenised whole.
+HEAD_CHARS_PER_TOKEN = (2, 3.5, 4, 4.5, 5, 5.5, 6)
+#: The ASCII characters BERT's normaliser deletes (``clean_text``: controls but tab, newline, return).
+_ASCII_DELETED = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
 
 
 class StaticEmbedder:
@@ -50,6 +56,7 @@ class StaticEmbedder:
         self.tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_seq_length)
+        self.plain, self._not_plain = _plain_tokenizer(self.path / "tokenizer.json", self.max_seq_length)
         self.skip = np.zeros(len(self.table), dtype=bool)
         for tid in self.card.get("skip_ids", []):
             self.skip[tid] = True
@@ -91,31 +98,87 @@ class StaticEmbedder:
     def _ids(self, prepared: list[str]) -> list[np.ndarray]:
         """The first ``max_seq_length`` token ids of each text.
 
-        Each text is tokenised up to the last space or newline before ``HEAD_CHARS_PER_TOKEN *
-        max_seq_length`` characters: a whitespace character ends a word, and normalising and
-        pre-tokenising a word never look past it, so the head's tokens are the text's first
-        tokens. A head that yields fewer than ``max_seq_length`` tokens is tokenised whole again.
+        Each text is tokenised in pieces that end before a space or newline (at the limits of
+        :data:`HEAD_CHARS_PER_TOKEN`): a whitespace character ends a word, and normalising and
+        pre-tokenising a word never look past it, so a text's tokens are its pieces' tokens one
+        after another. A text stops at the piece that fills the window.
         """
-        heads = [_head(t, HEAD_CHARS_PER_TOKEN * self.max_seq_length) for t in prepared]
-        ids = [e.ids for e in self.tokenizer.encode_batch_fast(heads, add_special_tokens=False)]
-        redo = [i for i, h in enumerate(heads) if len(ids[i]) < self.max_seq_length and len(h) < len(prepared[i])]
-        if redo:
-            whole = self.tokenizer.encode_batch_fast([prepared[i] for i in redo], add_special_tokens=False)
-            for i, e in zip(redo, whole, strict=True):
-                ids[i] = e.ids
-        return [np.asarray(i, dtype=np.int64) for i in ids]
+        n = self.max_seq_length
+        ids: list[list[int]] = [[] for _ in prepared]
+        done = [0] * len(prepared)
+        todo = list(range(len(prepared)))
+        for per_token in (*HEAD_CHARS_PER_TOKEN, None):
+            limit = None if per_token is None else int(per_token * n)
+            batch, pieces = [], []
+            for i in todo:
+                text, start = prepared[i], done[i]
+                end = len(text) if limit is None else _piece_end(text, start, limit)
+                if end > start:
+                    batch.append(i)
+                    pieces.append(text[start:end])
+                    done[i] = end
+            for i, got in zip(batch, self._encode(pieces), strict=True):
+                ids[i] = ids[i] + got if ids[i] else got
+            todo = [i for i in todo if len(ids[i]) < n and done[i] < len(prepared[i])]
+            if not todo:
+                break
+        return [np.asarray(i[:n], dtype=np.int64) for i in ids]
 
 
-def _head(text: str, chars: int) -> str:
-    """``text`` cut before its last space or newline within ``chars`` characters (whole if none).
+    def _encode(self, pieces: list[str]) -> list[list[int]]:
+        """Token ids of each piece: ASCII pieces without deleted characters or the first character of
+        an added token (``[MASK]`` is matched in the raw text) lower-cased here and tokenised without
+        the normaliser (for them BERT's normaliser only lower-cases; tab, newline and return become
+        spaces, which the pre-tokeniser splits on alike), the rest in full."""
+        if not pieces:
+            return []
+        skip = self._not_plain
+        plain = [] if self.plain is None else [k for k, p in enumerate(pieces) if p.isascii() and not skip.search(p)]
+        if not plain:
+            return [e.ids for e in self.tokenizer.encode_batch_fast(pieces, add_special_tokens=False)]
+        out: list[list[int]] = [[] for _ in pieces]
+        is_plain = np.zeros(len(pieces), dtype=bool)
+        is_plain[plain] = True
+        rest = np.flatnonzero(~is_plain).tolist()
+        for k, e in zip(plain, self.plain.encode_batch_fast([pieces[k].lower() for k in plain], add_special_tokens=False), strict=True):
+            out[k] = e.ids
+        if rest:
+            for k, e in zip(rest, self.tokenizer.encode_batch_fast([pieces[k] for k in rest], add_special_tokens=False), strict=True):
+                out[k] = e.ids
+        return out
 
-    >>> _head("one two three", 9), _head("one two three", 3), _head("one two", 20)
-    ('one two', 'one two three', 'one two')
+
+def _plain_tokenizer(path: Path, max_seq_length: int) -> tuple[Any, re.Pattern[str]]:
+    """The tokenizer without its normaliser when that is BERT's lower-casing one (else None), and
+    the characters that keep a piece from it (deleted ones, first characters of added tokens)."""
+    from tokenizers import Tokenizer
+
+    spec = json.loads(path.read_text())
+    firsts = sorted({t["content"][0] for t in spec.get("added_tokens", []) if t.get("content")})
+    not_plain = re.compile("[" + _ASCII_DELETED + "".join(re.escape(c) for c in firsts) + "]")
+    norm = spec.get("normalizer") or {}
+    if norm.get("type") != "BertNormalizer" or not norm.get("lowercase") or not norm.get("clean_text"):
+        return None, not_plain
+    tok = Tokenizer.from_file(str(path))
+    tok.normalizer = None
+    tok.no_padding()
+    tok.enable_truncation(max_seq_length)
+    return tok, not_plain
+
+
+def _piece_end(text: str, start: int, chars: int) -> int:
+    """Where the piece of ``text`` from ``start`` ends within ``chars`` characters: the text's end,
+    else its last space or newline after ``start`` (``start`` itself when there is none).
+
+    >>> _piece_end("one two three", 0, 9), _piece_end("one two three", 3, 9), _piece_end("one two", 0, 20)
+    (7, 7, 7)
+    >>> _piece_end("one two three", 7, 9), _piece_end("one two three", 0, 3)
+    (7, 0)
     """
     if len(text) <= chars:
-        return text
-    cut = max(text.rfind(" ", 0, chars), text.rfind("\n", 0, chars))
-    return text[:cut] if cut > 0 else text
+        return len(text)
+    cut = max(text.rfind(" ", start + 1, chars), text.rfind("\n", start + 1, chars))
+    return cut if cut > start else start
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
