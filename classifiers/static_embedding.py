@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,14 @@ class StaticEmbedder:
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_seq_length)
         self.plain, self._not_plain = _plain_tokenizer(self.path / "tokenizer.json", self.max_seq_length)
+        # Characters' images under the normaliser (ASCII lower-cased; others as met, :meth:`_normalised`).
+        self._images: dict[str, str] = {chr(c): chr(c).lower() for c in range(128)}
+        self._table: dict[int, int | str] = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+        self._unmapped: set[str] = set()
+        self._normalizer = self.tokenizer.normalizer
+        norm = self._normalizer.normalize_str if self.plain is not None else None
+        self._contexts = [(a, b, norm(a), norm(b)) for a, b in _CONTEXTS] if norm else []
+        self._lowered: set[str] = set(self._images)  # characters whose image str.lower gives in any text
         self.skip = np.zeros(len(self.table), dtype=bool)
         for tid in self.card.get("skip_ids", []):
             self.skip[tid] = True
@@ -126,26 +135,74 @@ class StaticEmbedder:
 
 
     def _encode(self, pieces: list[str]) -> list[list[int]]:
-        """Token ids of each piece: ASCII pieces without deleted characters or the first character of
-        an added token (``[MASK]`` is matched in the raw text) lower-cased here and tokenised without
-        the normaliser (for them BERT's normaliser only lower-cases; tab, newline and return become
-        spaces, which the pre-tokeniser splits on alike), the rest in full."""
-        if not pieces:
-            return []
-        skip = self._not_plain
-        plain = [] if self.plain is None else [k for k, p in enumerate(pieces) if p.isascii() and not skip.search(p)]
-        if not plain:
-            return [e.ids for e in self.tokenizer.encode_batch_fast(pieces, add_special_tokens=False)]
+        """Token ids of each piece: a piece the normaliser maps character by character (see
+        :meth:`_normalised`) normalised here and tokenised without the normaliser, the rest in full."""
+        texts = [None] * len(pieces) if self.plain is None else [self._normalised(p) for p in pieces]
+        plain = [k for k, t in enumerate(texts) if t is not None]
+        rest = [k for k, t in enumerate(texts) if t is None]
         out: list[list[int]] = [[] for _ in pieces]
-        is_plain = np.zeros(len(pieces), dtype=bool)
-        is_plain[plain] = True
-        rest = np.flatnonzero(~is_plain).tolist()
-        for k, e in zip(plain, self.plain.encode_batch_fast([pieces[k].lower() for k in plain], add_special_tokens=False), strict=True):
-            out[k] = e.ids
+        if plain:
+            for k, e in zip(plain, self.plain.encode_batch_fast([texts[k] for k in plain], add_special_tokens=False), strict=True):
+                out[k] = e.ids
         if rest:
             for k, e in zip(rest, self.tokenizer.encode_batch_fast([pieces[k] for k in rest], add_special_tokens=False), strict=True):
                 out[k] = e.ids
         return out
+
+    def _normalised(self, piece: str) -> str | None:
+        """``piece`` as BERT's normaliser leaves it, when that is its characters' images one after
+        another (None otherwise, or when the piece holds the first character of an added token:
+        ``[MASK]`` is matched in the raw text).
+
+        ASCII: lower-cased (tab, newline and return stay; the pre-tokeniser splits on them as on the
+        space they would become); deleted controls send the piece to the normaliser. Other
+        characters: each one's image is asked of the normaliser once (:func:`_char_image`); a piece
+        is lower-cased by ``str.lower`` when that gives every character's image whatever its
+        neighbours (not a final sigma), else mapped by ``str.translate``.
+        """
+        if self._not_plain.search(piece):
+            return None
+        if piece.isascii():
+            return piece.lower()
+        chars = set(piece)
+        for c in chars.difference(self._images, self._unmapped):
+            image = _char_image(self._normalizer, self._contexts, c)
+            if image is None:
+                self._unmapped.add(c)
+            else:
+                self._images[c] = image
+                if image != c:
+                    self._table[ord(c)] = image
+                if ("a" + c + "a").lower() == "a" + image + "a" and ("a" + c).lower() == "a" + image:
+                    self._lowered.add(c)
+        if not self._unmapped.isdisjoint(chars):
+            return None
+        return piece.lower() if chars <= self._lowered else piece.translate(self._table)
+
+
+def _char_image(normalizer: Any, contexts: list[tuple[str, str, str, str]], c: str) -> str | None:
+    """What the normaliser makes of ``c`` alone, when it makes the same of ``c`` within any text
+    (None otherwise): ``c`` is a starter and every mark of its NFD that is not one is a non-spacing
+    mark (accent stripping removes it, so no reordering shows), and ``c`` gives its image beside
+    letters, marks, spaces, Han and itself (a context-dependent image, such as a final sigma's,
+    fails one of these, or three of ``c`` in a row)."""
+    if unicodedata.combining(c) or unicodedata.category(c) in ("Cn", "Co", "Cs"):
+        return None
+    if any(unicodedata.combining(d) and unicodedata.category(d) != "Mn" for d in unicodedata.normalize("NFD", c)):
+        return None
+    norm = normalizer.normalize_str
+    image = norm(c)
+    if norm(c + c + c) != image * 3:
+        return None
+    for left, right, left_image, right_image in contexts:  # (neighbours, their images): _CONTEXTS
+        if norm(left + c + right) != left_image + image + right_image:
+            return None
+    return image
+
+
+#: Neighbours :func:`_char_image` puts around a character: letters, spaces, Han, marks.
+_CONTEXTS = (("a", "a"), ("A", "b"), (" ", " "), ("\u7684", "\u7684"), ("e\u0301", "\u0301"))
+
 
 
 def _plain_tokenizer(path: Path, max_seq_length: int) -> tuple[Any, re.Pattern[str]]:

@@ -92,6 +92,24 @@ def test_pieces_tokenised_plain_and_full() -> None:
     assert emb._encode(pieces) == want
 
 
+def test_pieces_of_every_character_match_the_normaliser() -> None:
+    """Every BMP character (and some beyond), among letters, marks, spaces and Han: pieces the
+    embedder normalises itself tokenise as the full tokenizer does."""
+    emb = StaticEmbedder(MODELS / "minilm_static_bi", max_seq_length=512, batch_size=64)
+    rng = random.Random(11)
+    chars = [chr(c) for c in range(128, 0x10000) if not 0xD800 <= c < 0xE000] + [chr(c) for c in range(0x1F300, 0x1F700)]
+    extra = ["a", "B", " ", "\n", "\t", "\u0301", "\u7684", "\u03a3", "\u00a0", "x\u0308", "ab"]
+    pieces = []
+    for start in range(0, len(chars), 40):
+        block = chars[start : start + 40]
+        pieces.append("".join(block))
+        pieces.append("".join(rng.choice(block + extra) for _ in range(60)))
+        pieces.append(" ".join(rng.choice(block) + rng.choice(extra) for _ in range(10)))
+    want = [e.ids for e in emb.tokenizer.encode_batch(pieces, add_special_tokens=False)]
+    assert emb._encode(pieces) == want
+    assert sum(emb._normalised(p) is not None for p in pieces) > len(pieces) // 4  # the plain path is taken
+
+
 def test_embed_matches_whole_text_tokenisation() -> None:
     emb = StaticEmbedder(MODELS / "minilm_static", max_seq_length=256, batch_size=50)
     texts = edge_texts() + sample_texts()
