@@ -46,6 +46,7 @@ STATIC_MODELS = {STATIC_MODEL: "minilm_static", "minilm-static-bi": "minilm_stat
 #: its first window (the model truncates there anyway).
 CHARS_PER_TOKEN = 12
 _DIGITS = re.compile(r"\d+")
+_DIGIT_RUN = re.compile(r"\d*")
 
 
 class Embedder(Protocol):
@@ -76,11 +77,31 @@ def prepare_texts(texts: Sequence[str], max_seq_length: int, digits_masked: bool
     out = []
     for t in texts:
         t = t if isinstance(t, str) else ""
-        t = t[: cap * 2]  # masking shortens; cut twice the cap first so masking stays cheap
-        if digits_masked:
-            t = mask_digits(t)
-        out.append(t[:cap])
+        out.append(_masked_head(t, cap) if digits_masked else t[:cap])
     return out
+
+
+def _masked_head(text: str, cap: int) -> str:
+    """``mask_digits(text[: 2 * cap])[:cap]`` (masking shortens; twice the cap keeps it cheap), masked
+    a piece at a time until ``cap`` characters are out.
+
+    A cut never changes the runs before it, so a masked head is a prefix of the masked text; each
+    next piece starts after the digit run that crosses the cut (one ``0`` for that run, unless the
+    head already ends in it) and is twice as long as the characters still wanted.
+
+    >>> _masked_head("ab 12345 cd 6789 ef", 4), _masked_head("1234 56 789 xyz", 6)
+    ('ab 0', '0 0 0 ')
+    """
+    end = 2 * cap
+    head = mask_digits(text[:cap])
+    pos = min(cap, len(text))
+    while len(head) < cap and pos < min(end, len(text)):
+        stop = _DIGIT_RUN.match(text, pos, end).end()
+        if stop > pos and not _DIGITS.match(text, pos - 1):
+            head += "0"
+        pos = min(end, stop + 2 * (cap - len(head)))
+        head += mask_digits(text[stop:pos])
+    return head[:cap]
 
 
 def embedder_name(model: str, max_seq_length: int, digits_masked: bool) -> str:

@@ -62,9 +62,11 @@ def histogram_rows(counts: pd.DataFrame) -> dict[str, int]:
 
 
 def exact_shingle_sets(docs: pd.DataFrame, rows: np.ndarray, spec_text: dict[str, str]) -> list[bytes]:
-    """Sorted unique 64-bit shingle hashes (as bytes) of ``docs`` rows, per-source spec ("" = default)."""
+    """Sorted unique 64-bit shingle hashes (as bytes) of ``docs`` rows, per-source spec ("" = default).
+
+    A row repeated in ``rows`` (a document in many candidate pairs) is hashed once."""
     specs = {k: ShingleSpec.parse(v) for k, v in spec_text.items()}
-    rows = np.asarray(rows, dtype=np.int64)
+    rows, back = np.unique(np.asarray(rows, dtype=np.int64), return_inverse=True)
     texts = docs["text"].astype(object).fillna("").to_numpy()[rows]
     sources = docs["source"].astype(object).fillna("").to_numpy()[rows]
     out: list[bytes] = [b""] * len(rows)
@@ -75,7 +77,7 @@ def exact_shingle_sets(docs: pd.DataFrame, rows: np.ndarray, spec_text: dict[str
         h, off = shingle_hashes(list(texts[idx]), spec)
         for k, i in enumerate(idx):
             out[i] = np.unique(h[off[k] : off[k + 1]]).tobytes()
-    return out
+    return [out[j] for j in back.ravel().tolist()]
 
 
 def _sorted_bins(bins: dict[str, int]) -> dict[str, int]:
