@@ -28,7 +28,7 @@ from itertools import repeat
 
 import numpy as np
 
-from classifiers.heuristics_chars import nonempty_words_with_alpha
+from classifiers.heuristics_chars import char_classes, nonempty_words_with_alpha
 from classifiers.heuristics_repetition import WordIndex, index_words, repetition_signals
 from curation.hashing import codepoints
 
@@ -207,7 +207,7 @@ def text_signals(text: str, lang: str | None = "en") -> dict[str, float]:
     out["short_line_frac"] = int(np.count_nonzero(line_lens <= short)) / n_lines if nonempty else 0.0
     out["newline_word_ratio"] = text.count("\n") / max(n_words, 1)
 
-    out["uppercase_frac"], out["digit_frac"] = _char_classes(text)
+    out["uppercase_frac"], out["digit_frac"] = char_classes(text)
     n_urls = len(_URLISH.findall(text)) if _may_have_urls(word_text) else 0
     out["url_word_frac"] = n_urls / max(n_words, 1)
     return {name: float(out[name]) for name in SIGNAL_NAMES}
@@ -243,90 +243,6 @@ def _may_have_urls(word_text: str) -> bool:
 def _lines_with(lower: str, pattern: re.Pattern[str], needles: tuple[str, ...]) -> int:
     """Lines of the lower-cased text that contain any of ``needles`` (``pattern`` finds each once)."""
     return len(pattern.findall(lower)) if lower and any(n in lower for n in needles) else 0
-
-
-def _codes(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-
-
-class _AlphaUpper:
-    """(str.isalpha, str.isupper) of code points, for texts whose case mapping changes length.
-
-    Filled in as code points are met: the whole Unicode range costs ~0.5 CPU-s to classify, paid
-    again by every worker process of a cluster run (benchmarks/recipe), while a process meets a
-    few thousand distinct code points. The answers are ``str.isalpha``/``str.isupper`` either way.
-    """
-
-    def __init__(self) -> None:
-        self.known = np.zeros(0x110000, dtype=bool)
-        self.alpha = np.zeros(0x110000, dtype=bool)
-        self.upper = np.zeros(0x110000, dtype=bool)
-
-    def __call__(self, cp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        new = np.unique(cp[~self.known[cp]])
-        if len(new):
-            chars = "".join(map(chr, new.tolist()))
-            self.alpha[new] = np.fromiter(map(str.isalpha, chars), dtype=bool, count=len(new))
-            self.upper[new] = np.fromiter(map(str.isupper, chars), dtype=bool, count=len(new))
-            self.known[new] = True
-        return self.alpha[cp], self.upper[cp]
-
-
-_alpha_upper = _AlphaUpper()
-
-
-#: Bits of :class:`_CaseBits`.
-_LOWERS, _CASED, _RESIZES, _DIGIT, _KNOWN = 1, 2, 4, 8, 16
-
-
-class _CaseBits:
-    """Per code point ``c``: ``c.lower() != c`` (_LOWERS), ``c.lower() != c.upper()`` (_CASED),
-    ``c.lower()`` or ``c.upper()`` is not one character (_RESIZES), an ASCII digit (_DIGIT), and
-    _KNOWN once filled in (as code points are met).
-
-    In a text none of whose characters resizes, ``text.lower()`` and ``text.upper()`` are these
-    per-character mappings position by position, but for the capital sigma, which lowers to σ or ς
-    by context: both differ from Σ, so the bits hold for it too.
-    """
-
-    def __init__(self) -> None:
-        self.bits = np.zeros(0x110000, dtype=np.uint8)
-
-    def counts(self, cp: np.ndarray) -> list[int]:
-        """How many of ``cp`` have each of the 32 bit combinations."""
-        n = np.bincount(self.bits.take(cp), minlength=32)
-        if n[0]:
-            new = np.unique(cp[self.bits[cp] == 0])
-            self.bits[new] = [_case_bits(chr(c)) for c in new.tolist()]
-            n = np.bincount(self.bits.take(cp), minlength=32)
-        return n.tolist()
-
-
-def _case_bits(c: str) -> int:
-    low, up = c.lower(), c.upper()
-    return ((low != c) * _LOWERS | (low != up) * _CASED | (len(low) != 1 or len(up) != 1) * _RESIZES
-            | ("0" <= c <= "9") * _DIGIT | _KNOWN)
-
-
-_case_bits_of = _CaseBits()
-#: The bit combinations that have each bit.
-_WITH = {bit: [k for k in range(32) if k & bit] for bit in (_LOWERS, _CASED, _RESIZES, _DIGIT)}
-
-
-def _char_classes(text: str) -> tuple[float, float]:
-    """(upper-case share of cased letters, ASCII-digit share of characters): the characters
-    ``text.lower()`` changes over those where it differs from ``text.upper()``, counted from
-    per-code-point bits; ``str.isupper`` over ``str.isalpha`` where a character changes length."""
-    if not text:
-        return 0.0, 0.0
-    cp = _codes(text)
-    n = _case_bits_of.counts(cp)
-    digits = float(sum(map(n.__getitem__, _WITH[_DIGIT]))) / len(cp)
-    if any(map(n.__getitem__, _WITH[_RESIZES])):  # a few letters change length when cased
-        is_alpha, is_upper = _alpha_upper(cp)
-        return int(np.count_nonzero(is_upper)) / max(int(np.count_nonzero(is_alpha)), 1), digits
-    upper, cased = sum(map(n.__getitem__, _WITH[_LOWERS])), sum(map(n.__getitem__, _WITH[_CASED]))
-    return float(upper) / max(cased, 1), digits
 
 
 def signal_matrix(texts: list[str], langs: list[str] | None = None) -> np.ndarray:

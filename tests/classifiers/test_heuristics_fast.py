@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tests.classifiers.heuristics_v1 as v1
+from classifiers import heuristics_chars as chars
 from classifiers import heuristics_repetition as rep
 from classifiers import heuristics_signals as sig
 from tests.classifiers.test_heuristics_reference import EDGE_CASES
@@ -135,11 +136,11 @@ def test_char_classes_over_every_code_point() -> None:
     cps = np.arange(0x110000)
     for chunk in np.array_split(cps, 1100):
         text = "".join(map(chr, chunk.tolist()))
-        assert sig._char_classes(text) == v1._char_classes(text, text.lower())
+        assert chars.char_classes(text) == v1._char_classes(text, text.lower())
         kept = "".join(c for c in text if len(c.lower()) == len(c.upper()) == 1)
-        assert sig._char_classes(kept) == v1._char_classes(kept, kept.lower())
+        assert chars.char_classes(kept) == v1._char_classes(kept, kept.lower())
     for text in ("Σ", "ΑΣ", "ΑΣ Β", "aΣ\u0301", "ΣΣΣ", "\u212a", "AB12", "", "İ1", "ß"):
-        assert sig._char_classes(text) == v1._char_classes(text, text.lower())
+        assert chars.char_classes(text) == v1._char_classes(text, text.lower())
 
 
 def test_url_needles_are_necessary() -> None:

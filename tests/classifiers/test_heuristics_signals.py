@@ -121,7 +121,7 @@ def test_length_changing_case_is_classified_per_code_point_as_python_does() -> N
     """The upper-case share of texts whose case mapping changes length uses a table filled in as
     code points are met: it must answer as str.isalpha / str.isupper for every code point, the
     surrogates that ``surrogatepass`` lets through included."""
-    from classifiers.heuristics_signals import _AlphaUpper
+    from classifiers.heuristics_chars import _AlphaUpper
 
     table = _AlphaUpper()
     rng = np.random.default_rng(7)
