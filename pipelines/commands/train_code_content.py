@@ -54,7 +54,7 @@ def read_inputs(paths: list[Path]) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True)
     html_dirs = sorted({h for p in paths if p.is_dir() for h in p.resolve().parent.glob("*_ingest/artifacts/html")})
     if html_dirs and "doc_id" in df.columns:  # a run's stage folder: page HTML is ingest's artifact, not meta
-        from pipelines.stages.code_web import load_pages
+        from pipelines.stages.code_web_pages import load_pages
 
         pages: dict[str, str] = {}
         for h in html_dirs:

@@ -28,7 +28,6 @@ from typing import Any
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from classifiers.code_content import CodeContentClassifier, all_windows, sample_windows
 from classifiers.code_quality import StructuralScorer, structural_score
@@ -37,8 +36,9 @@ from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, p
 from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
-from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
+from pipelines.kit import Plan, RowStage, StageContext, StageFigures
 from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
+from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages
 
 log = logging.getLogger(__name__)
 
@@ -96,61 +96,6 @@ class CodeWebConfig(StageConfig):
 def block_score(code: str, language: str | None) -> float:
     """The structural score (0–10) of one code block."""
     return structural_score(StructuralScorer().features([code], [language], [None])[0])
-
-
-TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
-
-
-def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column: str = "html") -> dict[str, Any]:
-    """``column`` of ``ids`` from an ingest artifact keyed by doc_id (``artifacts/html``: ``doc_id, html``).
-
-    The part of the same number is read first (stages keep ingest's partitioning); ids not in it
-    are looked up across all parts. Of a part, only the row groups that hold ``ids`` are read
-    (ingest writes the HTML in small row groups).
-    """
-    frame = _load_rows(html_dir, number, ids, ["doc_id", column])
-    return dict(zip(frame["doc_id"].tolist(), frame[column].tolist(), strict=True))  # lists: no per-value Arrow scalar
-
-
-def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> pd.DataFrame:
-    """Rows of ingest's ``artifacts/code_tags`` for ``ids`` (pages without HTML have none), indexed by doc_id."""
-    return _load_rows(tags_dir, number, ids, ["doc_id", "has_html", *TAG_COLUMNS]).set_index("doc_id")
-
-
-def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str]) -> pd.DataFrame:
-    frames: list[pd.DataFrame] = []
-    if folder and ids:
-        art = Artifact(Path(folder))
-        wanted, found = set(ids), set()
-        own = art.part_path(number)
-        for path in ([own] if own.exists() else []) + art.parts():
-            missing = wanted - found
-            if not missing:
-                break
-            if pq.read_metadata(path).num_rows:
-                frame = read_ids(path, missing, columns)
-                frames.append(frame)
-                found.update(frame["doc_id"])
-    if not frames:
-        return pd.DataFrame({c: [] for c in columns})
-    # an id is read from one part only (the same number first); within it the last row wins, as in a dict
-    return pd.concat(frames, ignore_index=True).drop_duplicates("doc_id", keep="last")
-
-
-def read_ids(path: str | Path, ids: set[str], columns: list[str]) -> pd.DataFrame:
-    """``columns`` (with ``doc_id``) of the rows of a Parquet file whose doc_id is in ``ids``, in file
-    order, reading only the row groups that hold one (all of a file of one row group)."""
-    pf = pq.ParquetFile(path)
-    groups = list(range(pf.num_row_groups))
-    if len(groups) > 1:
-        doc_ids = pf.read(columns=["doc_id"]).column(0).to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(np.isin(doc_ids, list(ids)))
-        ends = np.cumsum([pf.metadata.row_group(g).num_rows for g in groups])
-        groups = np.unique(np.searchsorted(ends, rows, side="right")).tolist()
-    if not groups:
-        return pf.schema_arrow.empty_table().select(columns).to_pandas()
-    frame = pf.read_row_groups(groups, columns=columns).to_pandas()
-    return frame[frame["doc_id"].isin(ids).to_numpy()].reset_index(drop=True)
 
 
 SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",

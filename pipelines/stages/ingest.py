@@ -46,7 +46,7 @@ from pipelines.stages.ingest_extract import extract_all, mark_url_duplicates
 
 HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: artifacts/html parts (typed even when empty)
 #: artifacts/html row groups hold up to this many characters of HTML (a longer page has its own), so
-#: that code_web reads the few pages it recalls, not whole parts (:func:`pipelines.stages.code_web.load_pages`)
+#: that code_web reads the few pages it recalls, not whole parts (:func:`pipelines.stages.code_web_pages.load_pages`)
 HTML_GROUP_CHARS = 1 << 18
 #: Columns of the extracted parts that ``finish_docs`` and the URL keys read (:func:`mark_url_duplicates`).
 URL_KEY_READS = ("doc_id", "source", "url", DROP_REASON, DROP_DETAIL, "_ord", "_file", "_line")

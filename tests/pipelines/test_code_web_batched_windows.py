@@ -13,7 +13,8 @@ from classifiers.code_content import CodeContentClassifier, all_windows, sample_
 from curation.quality.code_pages import page_html, page_score
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
-from pipelines.stages.code_web import CODE_WINDOW, SCORE_COLUMNS, TAG_COLUMNS, CodeWebConfig, block_score, score_frame
+from pipelines.stages.code_web import CODE_WINDOW, SCORE_COLUMNS, CodeWebConfig, block_score, score_frame
+from pipelines.stages.code_web_pages import TAG_COLUMNS
 
 
 def reference_windows(text: str, window_lines: int = 12, max_chars: int = 1500, max_windows: int = 64, min_chars: int = 0) -> list[str]:

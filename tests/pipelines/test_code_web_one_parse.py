@@ -10,7 +10,8 @@ import pytest
 
 from curation.quality.html_code import code_tag_stats, parse
 from pipelines.cli import main as curate
-from pipelines.stages.code_web import CodeWebConfig, load_code_tags, load_pages, score_frame
+from pipelines.stages.code_web import CodeWebConfig, score_frame
+from pipelines.stages.code_web_pages import load_code_tags, load_pages
 from tests.helpers import read_parts, run_one
 
 SAMPLE_WARC = Path(__file__).resolve().parents[2] / "sample_data" / "crawl" / "crawl.warc.gz"
@@ -110,7 +111,7 @@ def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) 
     import pyarrow.parquet as pq
 
     from pipelines.io import write_frame
-    from pipelines.stages.code_web import read_ids
+    from pipelines.stages.code_web_pages import read_ids
     from pipelines.stages.ingest import HTML_SCHEMA
 
     pages = pd.DataFrame({"doc_id": [f"d{i}" for i in range(6)], "html": [f"<html><pre>x = {i}</pre>{'p' * 3000}</html>" for i in range(6)]})

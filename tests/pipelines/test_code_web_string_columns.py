@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipelines.stages.code_web import CodeWebConfig, load_code_tags, load_pages, score_frame
+from pipelines.stages.code_web import CodeWebConfig, score_frame
+from pipelines.stages.code_web_pages import load_code_tags, load_pages
 from tests.helpers import read_parts
 from tests.pipelines.test_code_web_one_parse import crawl_run  # noqa: F401  (the module's run fixture)
 

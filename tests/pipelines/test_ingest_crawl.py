@@ -115,7 +115,7 @@ def test_shards_never_carry_html_by_default(warc_run: Path) -> None:
 
 
 def test_code_web_finds_each_page_html_whatever_the_partition(warc_run: Path) -> None:
-    from pipelines.stages.code_web import load_pages
+    from pipelines.stages.code_web_pages import load_pages
 
     html_dir = warc_run / "artifacts" / "html"
     ids = read_parts(html_dir)["doc_id"].tolist()
