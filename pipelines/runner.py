@@ -23,6 +23,7 @@ from typing import Any
 
 from curation.config import ConfigError, config_hash
 from pipelines import io
+from pipelines.counts import kept_tokens_by_part, summarise_counts
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
@@ -174,7 +175,7 @@ def _build_and_write(
         if not is_killed_worker(exc):
             raise
         raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
-    summary = io.summarise_counts(counts)
+    summary = summarise_counts(counts)
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(
             f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
@@ -188,7 +189,7 @@ def _build_and_write(
         "seconds": round(time.time() - started, 3),
         **_cpu_figures(client, driver_cpu_started, cpu_started),
         **summary,
-        "kept_tokens_by_part": io.kept_tokens_by_part(counts, annotated.npartitions),
+        "kept_tokens_by_part": kept_tokens_by_part(counts, annotated.npartitions),
         "extra": ctx.extra_stats,
     }
     io.write_json(work / "stats.json", stats)

@@ -19,13 +19,15 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pipelines.io import summarise_counts  # noqa: E402
+from pipelines.counts import summarise_counts  # noqa: E402
 
 
 def old_function(rev: str):
-    source = subprocess.run(["git", "show", f"{rev}:pipelines/io.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    module = types.ModuleType("old_io")
-    exec(compile(source, "old_io.py", "exec"), module.__dict__)  # noqa: S102 - this repository's own file
+    # the function lives in pipelines/counts.py; older commits kept it in pipelines/io.py
+    shown = [subprocess.run(["git", "show", f"{rev}:pipelines/{name}"], cwd=ROOT, capture_output=True, text=True) for name in ("counts.py", "io.py")]
+    source = next(r.stdout for r in shown if r.returncode == 0)
+    module = types.ModuleType("old_counts")
+    exec(compile(source, "old_counts.py", "exec"), module.__dict__)  # noqa: S102 - this repository's own file
     return module.summarise_counts
 
 

@@ -1,4 +1,4 @@
-"""stats.json's counts (pipelines.io.summarise_counts) against a row-by-row reference: totals,
+"""stats.json's counts (pipelines.counts.summarise_counts) against a row-by-row reference: totals,
 per reason, per source (with its reasons) and per language, on frames with missing sources,
 reasons and languages, and on an empty one."""
 
@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pipelines.io import COUNTS_META, summarise_counts
+from pipelines.counts import summarise_counts
+from pipelines.io import COUNTS_META
 
 
 def _reference(counts: pd.DataFrame) -> dict:
