@@ -228,11 +228,7 @@ class StageContext:
         returned: its partitions depend on every routing task (one task that waits for them
         all), so the compute that uses them does both, without a barrier (the workers idle while
         the driver plans the next graph) between the two."""
-        import uuid
-
-        from dask import delayed
-
-        from pipelines.kit.exchange import read_exchanged, route_part, routed
+        from pipelines.kit.exchange import read_after_routing, read_exchanged, route_part
 
         keys = [on] if isinstance(on, str) else list(on)
         n = max(1, npartitions or frames.npartitions)
@@ -244,11 +240,7 @@ class StageContext:
         if costs is not None:
             self.compute(routes, f"{label} (exchange)", costs)
             return dd.from_map(read_exchanged, list(range(n)), args=[folder, frames._meta], meta=frames._meta, enforce_metadata=False)
-        token = uuid.uuid4().hex
-        done = delayed(routed)(routes.to_delayed(), dask_key_name=f"routed-{token}")
-        reads = [delayed(read_exchanged)(number, folder, frames._meta, done, dask_key_name=(f"read_exchanged-{token}", number))
-                 for number in range(n)]
-        return dd.from_delayed(reads, meta=frames._meta, verify_meta=False)
+        return read_after_routing(routes, n, folder, frames._meta)
 
     def costs(self, sources: Any = None) -> list[int] | None:
         """Tokens per input partition of ``sources`` (all sources: ``None``) for ``compute``'s

@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from dask.dataframe.dask_expr._shuffle import _is_numeric_cast_type
@@ -52,6 +53,21 @@ def route_part(number: int, df: pd.DataFrame, on: list[str], npartitions: int, f
     """Write input partition ``number``'s rows as one batch per output partition; return how many."""
     return pd.Series([folder.write_routed(df.reset_index(drop=True), number, destinations(df, on, npartitions), npartitions)],
                      dtype="int64")
+
+
+def read_after_routing(routes: dd.Series, npartitions: int, folder: Artifact, meta: pd.DataFrame) -> dd.DataFrame:
+    """The exchanged partitions as a frame whose graph holds the routing (``routes``: the
+    :func:`route_part` tasks, not computed yet): each read waits for one task that waits for
+    every route, so the compute that uses the frame routes and reads without a barrier between."""
+    import uuid
+
+    from dask import delayed
+
+    token = uuid.uuid4().hex
+    done = delayed(routed)(routes.to_delayed(), dask_key_name=f"routed-{token}")
+    reads = [delayed(read_exchanged)(number, folder, meta, done, dask_key_name=(f"read_exchanged-{token}", number))
+             for number in range(npartitions)]
+    return dd.from_delayed(reads, meta=meta, verify_meta=False)
 
 
 def routed(counts: list[pd.Series]) -> int:

@@ -51,13 +51,9 @@ MAX_SLICES = 4
 def slice_groups(texts: pd.Series | None, n: int, slice_chars: int | None = None, max_slices: int | None = None) -> list[int]:
     """Row-group offsets for a part of ``n`` rows: ``ceil(characters / slice_chars)`` groups
     (between 1 and ``max_slices``) of near-equal characters of ``texts``."""
-    slice_chars = SLICE_CHARS if slice_chars is None else slice_chars
-    max_slices = MAX_SLICES if max_slices is None else max_slices
     if texts is None or not n:
         return [0, n]
-    sizes = _sizes(texts)
-    k = max(1, min(max_slices, n, math.ceil(int(sizes.sum()) / slice_chars)))
-    return _bounds(sizes, k)
+    return sized_groups(_sizes(texts), slice_chars, max_slices)
 
 
 def sized_groups(sizes: np.ndarray, slice_chars: int | None = None, max_slices: int | None = None) -> list[int]:
