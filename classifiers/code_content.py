@@ -26,7 +26,11 @@ log = logging.getLogger(__name__)
 DEFAULT_DIR = Path(__file__).resolve().parent / "models" / "code_content"
 
 
-def windows(text: str, window_lines: int = 12, max_chars: int = 1500, max_windows: int = 64, min_chars: int = 0) -> list[str]:
+#: windows a page is scored by at most (evenly spaced over a longer page: the cost stays bounded)
+MAX_WINDOWS = 64
+
+
+def windows(text: str, window_lines: int = 12, max_chars: int = 1500, max_windows: int = MAX_WINDOWS, min_chars: int = 0) -> list[str]:
     """Consecutive non-empty lines of ``text``, ``window_lines`` at a time (each cut at ``max_chars``).
 
     Windows under ``min_chars`` characters are left out unless the whole text is that short.
@@ -44,7 +48,7 @@ def all_windows(text: str, window_lines: int = 12, max_chars: int = 1500, min_ch
     return out
 
 
-def sample_windows(ws: list[str], max_windows: int = 64) -> list[str]:
+def sample_windows(ws: list[str], max_windows: int = MAX_WINDOWS) -> list[str]:
     """``ws``, or ``max_windows`` evenly spaced ones of a longer list (long pages: the cost stays bounded)."""
     if len(ws) > max_windows:
         idx = np.linspace(0, len(ws) - 1, max_windows).astype(int)

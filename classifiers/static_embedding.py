@@ -133,7 +133,6 @@ class StaticEmbedder:
                 break
         return [np.asarray(i[:n], dtype=np.int64) for i in ids]
 
-
     def _encode(self, pieces: list[str]) -> list[list[int]]:
         """Token ids of each piece: a piece the normaliser maps character by character (see
         :meth:`_normalised`) normalised here and tokenised without the normaliser, the rest in full."""
@@ -202,7 +201,6 @@ def _char_image(normalizer: Any, contexts: list[tuple[str, str, str, str]], c: s
 
 #: Neighbours :func:`_char_image` puts around a character: letters, spaces, Han, marks.
 _CONTEXTS = (("a", "a"), ("A", "b"), (" ", " "), ("\u7684", "\u7684"), ("e\u0301", "\u0301"))
-
 
 
 def _plain_tokenizer(path: Path, max_seq_length: int) -> tuple[Any, re.Pattern[str]]:

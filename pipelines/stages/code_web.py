@@ -29,7 +29,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
-from classifiers.code_content import CodeContentClassifier, all_windows, sample_windows
+from classifiers.code_content import MAX_WINDOWS, CodeContentClassifier, all_windows, sample_windows
 from classifiers.code_quality import StructuralScorer, structural_score
 from curation.config import ConfigError, StageConfig, check_range
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
@@ -115,7 +115,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     lines = clf.window_lines if texts else 12
-    page_windows, n_windows = [], []  # the windows predict reads (at most 64 a page), and how many the page has
+    page_windows, n_windows = [], []  # the windows predict reads (at most MAX_WINDOWS a page), and how many the page has
     for t in texts:
         full = all_windows(t, lines, min_chars=clf.min_chars)
         page_windows.append(sample_windows(full))
@@ -173,7 +173,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         # no code markup: the windows the classifier calls code stand in for code blocks
         page_blocks.append(None)
         full = all_windows(new_text, lines, min_chars=clf.min_chars) if new_text else None
-        if full is None and texts[i] == text and n_windows[i] <= 64:  # all its windows: predict scored them
+        if full is None and texts[i] == text and n_windows[i] <= MAX_WINDOWS:  # all its windows: predict scored them
             page_blocks[j] = [("", w) for w, q in zip(page_windows[i], window_probs[i], strict=True) if q >= CODE_WINDOW]
             continue
         ws = sample_windows(full if full is not None else all_windows(text, lines, min_chars=clf.min_chars), 10_000)
