@@ -16,9 +16,9 @@ import time) and returns ``""`` when it finds no main content.
 
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
 
-:func:`extract_page` is :func:`extract_text` that also gives the lxml tree the trafilatura
-extractors parsed (``None`` for the others), so that what else is read from the HTML (the code
-tags ``code_web`` recalls by) is read from the same parse.
+:func:`extract_page` is :func:`extract_text` that also gives the tree the extractor parsed (lxml's
+for trafilatura, Resiliparse's for ``resiliparse_routed``; ``None`` for the others), so that what
+else is read from the HTML (the code tags ``code_web`` recalls by) is read from the same parse.
 
 >>> html = "<html><body><nav>Home | About</nav><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>"
 >>> extract_text(html, "resiliparse").startswith("Real sentence here.")
@@ -114,12 +114,13 @@ def resiliparse_routed_text(html: str) -> str:
 
 
 def routed_page(html: str) -> tuple[str, Any]:
-    """:func:`resiliparse_routed_text` and, for a page sent to trafilatura, the tree it parsed (:func:`page_tree`)."""
-    from curation.ingest.extract_lines import filtered_text
+    """:func:`resiliparse_routed_text` and the tree it parsed: trafilatura's (:func:`page_tree`) for a
+    page sent there, else Resiliparse's ``HTMLTree``."""
+    from curation.ingest.extract_lines import filtered_page
 
-    text, doubtful = filtered_text(html)
+    text, doubtful, tree = filtered_page(html)
     if not (doubtful and html):
-        return text, None
+        return text, tree
     tree = page_tree(html)
     return trafilatura_fast_text(html if tree is None else tree) or text, tree
 
@@ -160,9 +161,10 @@ def extract_text(html: str, extractor: str) -> str:
 
 
 def extract_page(html: str, extractor: str) -> tuple[str, Any]:
-    """:func:`extract_text` and the lxml tree it parsed ``html`` into (:func:`page_tree`; None
-    for extractors with a parser of their own, pages ``resiliparse_routed`` keeps from trafilatura,
-    or HTML trafilatura does not take).
+    """:func:`extract_text` and the tree it parsed ``html`` into: lxml's (:func:`page_tree`) for the
+    trafilatura extractors and the pages ``resiliparse_routed`` sends to trafilatura, Resiliparse's
+    ``HTMLTree`` for the pages ``resiliparse_routed`` keeps; None for the other extractors or HTML
+    trafilatura does not take.
 
     >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
     >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))

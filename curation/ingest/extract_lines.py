@@ -49,12 +49,14 @@ _TOKEN = re.compile(r"<(/?)(a|p|h[1-6]|li|ul|ol|pre|br)\b[^>]*>|([^<]+|<)")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 
 
-def minimal_html(html: str) -> str:
-    """Resiliparse's main content as minimal HTML (headings, paragraphs, lists, links, ``<pre>``)."""
+def minimal_html(html: str | Any) -> str:
+    """Resiliparse's main content as minimal HTML (headings, paragraphs, lists, links, ``<pre>``) of
+    ``html``: the page, or Resiliparse's ``HTMLTree`` of it."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
-    return extract_plain_text(HTMLTree.parse(html), preserve_formatting="minimal_html", main_content=True,
+    tree = HTMLTree.parse(html) if isinstance(html, str) else html
+    return extract_plain_text(tree, preserve_formatting="minimal_html", main_content=True,
                               list_bullets=True, links=True, alt_texts=False, form_fields=False, noscript=False)
 
 
@@ -216,13 +218,22 @@ def render(lines: list[Line]) -> str:
 
 def filtered_text(html: str) -> tuple[str, bool]:
     """(kept lines of Resiliparse's main content, whether the page should go to trafilatura instead)."""
-    lines = page_lines(minimal_html(html)) if html.strip() else []
+    return filtered_page(html)[:2]
+
+
+def filtered_page(html: str) -> tuple[str, bool, Any]:
+    """:func:`filtered_text` and Resiliparse's ``HTMLTree`` of the page (None for a blank page), for
+    what else is read from the same parse (:func:`curation.quality.html_code.page_code_tags`)."""
+    from resiliparse.parse.html import HTMLTree
+
+    tree = HTMLTree.parse(html) if html.strip() else None
+    lines = page_lines(minimal_html(tree)) if tree is not None else []
     if not lines:
-        return "", True
+        return "", True, tree
     scores = tree_scores(shipped("LINE_TREES"), line_features(lines))
     route = tree_scores(shipped("ROUTE_TREES"), page_features(lines, scores, len(html))[None, :])[0]
     kept = kept_lines(lines, scores, model()["LINE_KEEP"])
-    return render(kept), bool(route >= model()["ROUTE_AT"] or not kept)
+    return render(kept), bool(route >= model()["ROUTE_AT"] or not kept), tree
 
 
 def kept_lines(lines: list[Line], scores: np.ndarray, keep_at: float) -> list[Line]:

@@ -28,10 +28,10 @@ from lxml import etree
 
 from curation.quality.html_main import has_descendant, main_container, matches, strip_boilerplate, text_content
 
-HIGHLIGHT_CLASS = re.compile(
-    r"\b(?:highlight|hljs|prettyprint|sourceCode|codehilite|syntaxhighlighter|brush:|language-|lang-|code-block"
-    r"|blob-code|rouge|chroma|prism)", re.IGNORECASE,
-)
+#: the words of syntax-highlighter classes (:data:`HIGHLIGHT_CLASS`)
+HIGHLIGHT_WORDS = ("highlight", "hljs", "prettyprint", "sourceCode", "codehilite", "syntaxhighlighter", "brush:", "language-",
+                   "lang-", "code-block", "blob-code", "rouge", "chroma", "prism")
+HIGHLIGHT_CLASS = re.compile(r"\b(?:" + "|".join(map(re.escape, HIGHLIGHT_WORDS)) + ")", re.IGNORECASE)
 _LANG_CLASS = re.compile(r"(?:language|lang|highlight-source|highlight|brush:)[-_: ]?([A-Za-z0-9+#]+)", re.IGNORECASE)
 #: line-number gutters of highlighters, left out of code text
 _GUTTER = re.compile(r"\b(?:linenos?|line-?numbers?|gutter|lineno|ln-num|hljs-ln-n)\b", re.IGNORECASE)
@@ -93,13 +93,49 @@ def same_parse(html: str) -> bool:
 
 def page_code_tags(html: str | None, tree: Any = None) -> tuple[bool, CodeTagStats]:
     """(parsed, code tags) of a page: from ``tree`` (trafilatura's parse of ``html``) where that
-    counts as :func:`parse` does (:func:`same_parse`), else from a parse of its own.
+    counts as :func:`parse` does (:func:`same_parse`), else from a parse of its own. ``tree`` may
+    also be Resiliparse's parse of ``html``: a page it shows :func:`codeless` (most pages) counts
+    nothing without another parse; the others are parsed here.
 
     >>> page_code_tags("<p>x</p><pre>for i in range(3):\\n    print(i)</pre>")[1].pre_blocks
     1
     """
+    if tree is not None and type(tree).__module__.startswith("resiliparse"):
+        if html and codeless(html, tree):
+            return True, CodeTagStats(0, 0, 0, 0)
+        tree = None
     root = tree if tree is not None and html and same_parse(html) else parse(html or "")
     return root is not None, code_tag_stats(None, root)
+
+
+#: what keeps :func:`codeless` from answering off Resiliparse's tree: a ``<pre``, ``<code`` or ``<template``
+#: (whose content Resiliparse keeps apart) in the markup, an XML declaration (:data:`_UNSURE`), or a
+#: character that Python's case-insensitive match folds onto an ASCII letter of :data:`HIGHLIGHT_WORDS`
+#: (:data:`_FOLDING`; CSS's ``i`` flag does not). Two scans: one pattern of both costs ten times more
+_UNSURE = re.compile(r"<(?:pre|code|template)|<\?xml", re.IGNORECASE)
+_FOLDING = "\u0130\u0131\u017f\u212a"
+#: elements that may carry a highlighter class without a ``<pre>`` or ``<code>`` on the page (a superset: CSS
+#: substring selectors, any case; :func:`code_tag_stats` counts those :data:`HIGHLIGHT_CLASS` matches)
+_HOLDERS = ",".join(f'{tag}[class*="{word}" i]' for tag in ("div", "table", "td") for word in HIGHLIGHT_WORDS)
+
+
+def codeless(html: str, tree: Any) -> bool:
+    """Whether :func:`code_tag_stats` counts nothing on ``html``, told from Resiliparse's parse of it
+    (``tree``, a ``resiliparse.parse.html.HTMLTree``) without a parse of its own: no ``<pre``/``<code``
+    in the markup (so no ``<pre>``, ``<code>`` or code characters; nor a ``<template``, an XML
+    declaration or a case-folding letter) and no ``<div>``, ``<table>`` or ``<td>`` in the tree whose
+    class holds a highlighter's word. Pre blocks, code elements and code characters are exact; a
+    highlighter class on an element the two parsers place differently (a stray ``<td>``) is not
+    counted, which no recall with ``min_code_chars`` ≥ 1 reads (no code characters).
+
+    >>> from resiliparse.parse.html import HTMLTree
+    >>> page = "<div class='hljs'>x</div>"
+    >>> codeless("<p>Plain</p>", HTMLTree.parse("<p>Plain</p>")), codeless(page, HTMLTree.parse(page))
+    (True, False)
+    """
+    if _UNSURE.search(html) is not None or (not html.isascii() and any(c in html for c in _FOLDING)):
+        return False
+    return tree.document.query_selector(_HOLDERS) is None
 
 
 def code_tag_stats(html: str | None, root: Any = None) -> CodeTagStats:

@@ -101,11 +101,13 @@ def test_held_out_real_pages_keep_snippets_and_route_few() -> None:
 
 
 def test_a_page_sent_to_trafilatura_gives_its_tree_for_the_code_tags() -> None:
-    """Pages the filter keeps need no lxml tree; a routed page's tree is the one trafilatura read."""
+    """Pages the filter keeps give Resiliparse's tree; a routed page's tree is the one trafilatura read."""
+    from resiliparse.parse.html import HTMLTree
+
     from curation.ingest.extract import extract_page
 
     text, tree = extract_page(PAGE, "resiliparse_routed")
-    assert PARAGRAPHS[0] in text and tree is None
+    assert PARAGRAPHS[0] in text and isinstance(tree, HTMLTree)
     shell = "<html><body><div><span>Only a short line of text here.</span></div><pre>x = 1</pre></body></html>"
     assert el.filtered_text(shell)[1]  # doubtful: almost nothing kept
     text, tree = extract_page(shell, "resiliparse_routed")
