@@ -17,7 +17,7 @@ import time) and returns ``""`` when it finds no main content.
 Figures and the reason for the recipe's default: BENCHMARKS.md (benchmarks/extract).
 
 :func:`extract_page` is :func:`extract_text` that also gives the tree the extractor parsed (lxml's
-for trafilatura, Resiliparse's for ``resiliparse_routed``; ``None`` for the others), so that what
+for trafilatura, Resiliparse's for ``resiliparse`` and ``resiliparse_routed``; ``None`` for jusText), so that what
 else is read from the HTML (the code tags ``code_web`` recalls by) is read from the same parse.
 
 >>> html = "<html><body><nav>Home | About</nav><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>"
@@ -67,12 +67,17 @@ def trafilatura_recall_text(html: Any) -> str:
 
 def resiliparse_text(html: str) -> str:
     """Resiliparse's main-content heuristics with block formatting (paragraphs, lists, ``<pre>``)."""
+    return resiliparse_page(html)[0]
+
+
+def resiliparse_page(html: str) -> tuple[str, Any]:
+    """:func:`resiliparse_text` and the ``HTMLTree`` it parsed."""
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
     tree = HTMLTree.parse(html)
     return extract_plain_text(tree, preserve_formatting=True, main_content=True, list_bullets=True,
-                              alt_texts=False, links=False, form_fields=False, noscript=False).strip()
+                              alt_texts=False, links=False, form_fields=False, noscript=False).strip(), tree
 
 
 @functools.lru_cache(maxsize=1)
@@ -163,8 +168,8 @@ def extract_text(html: str, extractor: str) -> str:
 def extract_page(html: str, extractor: str) -> tuple[str, Any]:
     """:func:`extract_text` and the tree it parsed ``html`` into: lxml's (:func:`page_tree`) for the
     trafilatura extractors and the pages ``resiliparse_routed`` sends to trafilatura, Resiliparse's
-    ``HTMLTree`` for the pages ``resiliparse_routed`` keeps; None for the other extractors or HTML
-    trafilatura does not take.
+    ``HTMLTree`` for ``resiliparse`` and the pages ``resiliparse_routed`` keeps; None for jusText or
+    HTML trafilatura does not take.
 
     >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
     >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))
@@ -178,6 +183,8 @@ def extract_page(html: str, extractor: str) -> tuple[str, Any]:
     try:
         if extractor == "resiliparse_routed":
             text, tree = routed_page(html)
+        elif extractor == "resiliparse":
+            text, tree = resiliparse_page(html)
         elif tree is None:
             text = fn(html)
         elif extractor == "hybrid":

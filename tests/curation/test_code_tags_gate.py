@@ -67,6 +67,14 @@ def test_routed_extraction_gives_resiliparse_tree_for_kept_pages() -> None:
     assert page_code_tags(page, tree) == (True, ZERO) == page_code_tags(page)
 
 
+@pytest.mark.parametrize("html", SAME)
+def test_plain_resiliparse_gives_its_tree_and_the_same_tags(html: str) -> None:
+    text, tree = extract_page(html, "resiliparse")
+    assert isinstance(tree, HTMLTree)
+    if text:
+        assert page_code_tags(html, tree) == page_code_tags(html)
+
+
 @pytest.mark.skipif(not DATA.exists(), reason="shared real web pages not present")
 def test_real_pages_count_the_same_code_tags_with_fewer_parses() -> None:
     pages = [p for p in pd.read_parquet(DATA, columns=["html"])["html"].dropna().tolist() if p.strip()][:400]
