@@ -223,7 +223,7 @@ def filtered_text(html: str) -> tuple[str, bool]:
 
 def filtered_page(html: str) -> tuple[str, bool, Any]:
     """:func:`filtered_text` and Resiliparse's ``HTMLTree`` of the page (None for a blank page), for
-    what else is read from the same parse (:func:`curation.quality.html_code.page_code_tags`)."""
+    what else is read from the same parse (:func:`curation.quality.page_code.page_code_tags`)."""
     from resiliparse.parse.html import HTMLTree
 
     tree = HTMLTree.parse(html) if html.strip() else None

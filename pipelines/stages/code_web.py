@@ -3,7 +3,8 @@
 score (per web page, cached: HTML code-tag counts — read by ingest from the tree its extractor
 parsed, ``artifacts/code_tags`` — and code-content probability; for the pages the recall rule
 takes, the re-parsed text and the structural score of its code blocks + surrounding text; only
-those pages' HTML is read and parsed here) → decide (recall by tags and/or the classifier
+those pages' HTML is read and parsed here, but for the pages ingest rendered while it counted their
+tags, ``artifacts/code_text``) → decide (recall by tags and/or the classifier
 threshold; tier cuts over recalled pages). The recall rule is part of the score step's key: a
 change of it re-runs the re-parse of the pages it takes. Every web page is a candidate (web_quality
 removes none before this stage) and none is removed here: recalled pages keep
@@ -103,13 +104,15 @@ SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlight
 
 
 def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None,
-                tags: pd.DataFrame | None = None, load: Any = None) -> pd.DataFrame:
+                tags: pd.DataFrame | None = None, load: Any = None, rendered: Any = None) -> pd.DataFrame:
     """Per in-scope page: tag counts, classifier probability; for the pages the recall rule takes,
     the re-parse and score.
 
     ``tags``: the code tags ingest read (:func:`load_code_tags`); then only the pages the rule
-    recalls are parsed, their HTML from ``load(ids)``. Without ``tags`` every page with HTML is
-    parsed (``pages[doc_id]``, ingest's HTML artifact, else an ``html`` key in ``meta``).
+    recalls are parsed, their HTML from ``load(ids)``, but for those ``rendered(ids)`` gives the
+    re-parsed text of (ingest's ``artifacts/code_text``: rendered from the parse that counted their
+    tags, the same text). Without ``tags`` every page with HTML is parsed (``pages[doc_id]``,
+    ingest's HTML artifact, else an ``html`` key in ``meta``).
     """
     scope = df[df["source"].isin(cfg.sources)]
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
@@ -142,9 +145,12 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
             if html:
                 roots[doc_id] = root
     take = ~pd.isna(cfg.recalled(s.assign(score=0.0)))  # the pages the rule recalls, before their re-parse is known
+    done: dict[str, str] = {}  # re-parsed texts ingest rendered
     if tags is not None and take.any():
         wanted = s.loc[take, "doc_id"].tolist()
-        html = load(wanted) if load is not None else {}
+        done = rendered(wanted) if rendered is not None and cfg.reparse else {}
+        wanted = [d for d in wanted if d not in done]
+        html = load(wanted) if load is not None and wanted else {}
         meta = dict(zip(scope["doc_id"].tolist(), scope["meta"].tolist(), strict=True))
         for doc_id in wanted:
             page = html.get(doc_id) or page_html(meta[doc_id])
@@ -164,7 +170,10 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     for j, i in enumerate(recalled):
         doc_id = ids[i]
         root, text = roots.get(doc_id), text_of[doc_id]
-        new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
+        if doc_id in done:
+            new_text = done[doc_id]
+        else:
+            new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
         new_texts.append(new_text)
         blocks = code_blocks(new_text) if new_text else []
         if blocks:
@@ -199,11 +208,12 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
 
 
 def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, html_dir: Path | None,
-           tags_dir: Path | None) -> pd.DataFrame:
+           tags_dir: Path | None, text_dir: Path | None = None) -> pd.DataFrame:
     ids = df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist()
     if tags_dir is not None:
+        rendered = (lambda wanted: load_pages(text_dir, number, wanted, column="text")) if text_dir is not None else None
         return score_frame(df, cfg, tokenizer, tags=load_code_tags(tags_dir, number, ids),
-                           load=lambda wanted: load_pages(html_dir, number, wanted))
+                           load=lambda wanted: load_pages(html_dir, number, wanted), rendered=rendered)
     return score_frame(df, cfg, tokenizer, load_pages(html_dir, number, ids))
 
 
@@ -224,19 +234,19 @@ class CodeWebStage(RowStage):
     name = "code_web"
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
-    requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags")}
+    requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags"), "code_text": ("ingest", "code_text")}
     settings = {"tokenizer": "ingest.tokenizer"}
     produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
                                 "code_web_score": "float64"}
 
     def prepare(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> Plan:
         tokenizer = str(ctx.settings["tokenizer"])
-        html_dir, tags_dir = ctx.upstream.get("html"), ctx.upstream.get("code_tags")
+        html_dir, tags_dir, text_dir = ctx.upstream.get("html"), ctx.upstream.get("code_tags"), ctx.upstream.get("code_text")
         log.info("code_web: page HTML from %s; code tags from %s", html_dir or "meta.html (no ingest artifacts/html found)",
                  tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
-                  "code_tags": tags_dir is not None}
-        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir,
+                  "code_tags": tags_dir is not None, "code_text": text_dir is not None}
+        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir, text_dir,
                             columns=["doc_id", "source", "text", "meta"])
         hist, totals = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=("html_parsed",))
         rule = cfg.tier_rule()

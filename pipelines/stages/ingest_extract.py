@@ -5,7 +5,7 @@ files, records with an ``html`` field) with ``ingest.extractor``, counts their t
 ledgers pages with no main content (``extraction_empty``). It is its own cached sub-step, keyed
 by the parse step and the extractor, so another extractor re-runs it without re-reading the crawl.
 The same step reads the code tags of every kept page with HTML from the tree the extractor parsed
-(:func:`curation.quality.html_code.page_code_tags`) into ``code_tags/``, linked as
+(:func:`curation.quality.page_code.page_code_tags`) into ``code_tags/``, linked as
 ``artifacts/code_tags/`` (:data:`CODE_TAGS_SCHEMA`): ``code_web`` recalls by them and parses only
 the pages it recalls.
 ``mark_url_duplicates`` keeps the first document (input order) of each normalised URL among the
@@ -27,7 +27,8 @@ from classifiers.langid import identify_docs
 from curation.files import link_file
 from curation.ingest.extract import extract_page
 from curation.quality.code_pages import page_html
-from curation.quality.html_code import CodeTagStats, page_code_tags
+from curation.quality.html_code import CodeTagStats
+from curation.quality.page_code import page_code
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
@@ -40,7 +41,11 @@ if TYPE_CHECKING:
 #: ``artifacts/code_tags`` parts: one row per kept page with HTML (the HTML artifact's, else ``meta.html``)
 CODE_TAGS_SCHEMA = pa.schema([("doc_id", pa.string()), ("has_html", pa.bool_()), ("pre_blocks", pa.int64()),
                               ("code_elements", pa.int64()), ("highlighted", pa.int64()), ("code_chars", pa.int64())])
-CODE_TAGS_VERSION = 1  #: in the ``extracted`` step's key: a step cached without ``code_tags/`` is not reused
+#: ``artifacts/code_text`` parts: the re-parsed text (code blocks fenced) of the pages ingest parsed with lxml
+#: for their code tags and that hold code (:func:`curation.quality.page_code.page_code`); code_web takes it
+#: for the pages it recalls instead of parsing them again
+CODE_TEXT_SCHEMA = pa.schema([("doc_id", pa.string()), ("text", pa.string())])
+CODE_TAGS_VERSION = 2  #: in the ``extracted`` step's key: a step cached without ``code_tags/`` or ``code_text/`` is not reused
 
 
 def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
@@ -60,6 +65,7 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
     ctx.extra_stats["extractor"] = cfg.extractor
     extracted = ctx.step("extracted", {**parse_key, "extractor": cfg.extractor, "code_tags": CODE_TAGS_VERSION}, produce)
     link_tree(extracted.path / "code_tags", ctx.artifacts_dir / "code_tags")
+    link_tree(extracted.path / "code_text", ctx.artifacts_dir / "code_text")
     return extracted
 
 
@@ -79,7 +85,7 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         text, tree = extract_page(page, extractor)
         texts.append(text)
         if text and not (max_chars and len(text) > max_chars):
-            tags[i] = page_code_tags(page, tree)  # from the tree just parsed: code_web parses none but the pages it recalls
+            tags[i] = page_code(page, tree)  # from the tree just parsed: code_web parses none but the pages it recalls
         del tree
     for i, text in zip(idx, texts, strict=True):
         if not text:
@@ -101,23 +107,31 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
     return df, len(idx), _code_tags(df, html, tags)
 
 
-def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[bool, CodeTagStats]]) -> pd.DataFrame:
+def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[bool, CodeTagStats, str | None]]) -> pd.DataFrame:
     """Code tags of the kept rows with page HTML (``html``'s, else ``meta.html``: what code_web
-    re-parses), from ``done`` (row index → tags read from the extraction's tree) or parsed here."""
+    re-parses), from ``done`` (row index → :func:`~curation.quality.page_code.page_code` of the
+    extraction's tree) or parsed here; the rendered text, where there is one, in ``code_text``."""
     rows = []
     kept = df[DROP_REASON].isna().to_numpy()
     for i, keep, d, meta in zip(df.index, kept, df["doc_id"], df["meta"], strict=True):
         if not keep:
             continue
         if i in done:
-            parsed, stats = done[i]
+            parsed, stats, text = done[i]
         else:
             page = html.get(d) or page_html(meta)
             if not page:
                 continue
-            parsed, stats = page_code_tags(page)
-        rows.append((d, parsed, stats.pre_blocks, stats.code_elements, stats.highlighted, stats.code_chars))
-    return pd.DataFrame(rows, columns=CODE_TAGS_SCHEMA.names)
+            parsed, stats, text = page_code(page)
+        rows.append((d, parsed, stats.pre_blocks, stats.code_elements, stats.highlighted, stats.code_chars, text))
+    return pd.DataFrame(rows, columns=[*CODE_TAGS_SCHEMA.names, "code_text"])
+
+
+def write_code_parts(tags: pd.DataFrame, out: Artifact, number: int) -> None:
+    """A part's code tags (``code_tags/``) and the rendered texts among them (``code_text/``)."""
+    write_frame(tags[CODE_TAGS_SCHEMA.names], Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
+    texts = tags.loc[tags["code_text"].notna(), ["doc_id", "code_text"]].rename(columns={"code_text": "text"})
+    write_frame(texts, Artifact(out.path / "code_text").part_path(number), schema=CODE_TEXT_SCHEMA)
 
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
@@ -129,14 +143,13 @@ def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, 
     if not has_html or not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
         # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
         link_file(parsed.part_path(number), out.part_path(number))
-        tags = _code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {})
-        write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
+        write_code_parts(_code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {}), out, number)
         return pd.DataFrame({"pages": [0], "empty": [0]})
     df = parsed.read_part(number)
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
     df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
     out.write_part(number, df)
-    write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
+    write_code_parts(tags, out, number)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
     return pd.DataFrame({"pages": [n], "empty": [empty]})
 

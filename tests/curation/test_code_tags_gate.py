@@ -1,5 +1,5 @@
 """Code tags of the pages ``resiliparse_routed`` keeps, told from Resiliparse's own parse
-(:func:`curation.quality.html_code.codeless`) instead of a second parse with lxml: the same counts
+(:func:`curation.quality.page_code.codeless`) instead of a second parse with lxml: the same counts
 as lxml's on real pages and on markup the two parsers read differently."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from resiliparse.parse.html import HTMLTree
 
 from curation.ingest.extract import extract_page
-from curation.quality.html_code import CodeTagStats, codeless, page_code_tags
+from curation.quality.html_code import CodeTagStats, reparse_html
+from curation.quality.page_code import codeless, page_code, page_code_tags, same_parse
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "web" / "web_docs.parquet"
 ZERO = CodeTagStats(0, 0, 0, 0)
@@ -78,12 +79,28 @@ def test_plain_resiliparse_gives_its_tree_and_the_same_tags(html: str) -> None:
 @pytest.mark.skipif(not DATA.exists(), reason="shared real web pages not present")
 def test_real_pages_count_the_same_code_tags_with_fewer_parses() -> None:
     pages = [p for p in pd.read_parquet(DATA, columns=["html"])["html"].dropna().tolist() if p.strip()][:400]
-    skipped, compared = 0, 0
+    skipped, compared, rendered = 0, 0, 0
     for html in pages:
         text, tree = extract_page(html, "resiliparse_routed")
         if not text:
             continue
         compared += 1
-        assert page_code_tags(html, tree) == page_code_tags(html)
+        parsed, tags, code_text = page_code(html, tree)
+        assert (parsed, tags) == page_code_tags(html, tree) == page_code_tags(html)
         skipped += isinstance(tree, HTMLTree) and codeless(html, tree)
-    assert compared >= 350 and skipped >= 0.4 * compared, (compared, skipped)
+        # the pages it parsed itself with code in a block: their re-parse, as code_web would make it
+        lxml_tree = tree is not None and not isinstance(tree, HTMLTree) and same_parse(html)
+        assert code_text == (reparse_html(html) if tags.may_recall() and not lxml_tree else None)
+        rendered += code_text is not None
+    assert compared >= 350 and skipped >= 0.4 * compared and rendered >= 3, (compared, skipped, rendered)
+
+
+def test_page_code_renders_only_pages_it_parsed_that_hold_code() -> None:
+    from curation.ingest.extract import page_tree
+
+    code = "<html><body><p>Use it:</p><pre>for i in range(3):\n    print(i)</pre></body></html>"
+    assert page_code(code)[2] == reparse_html(code) and "```" in page_code(code)[2]
+    assert page_code(code, HTMLTree.parse(code))[2] == reparse_html(code)  # not codeless: parsed with lxml here
+    assert page_code(code, page_tree(code))[2] is None  # trafilatura's tree: code_web parses the page itself
+    assert page_code(SAME[0], HTMLTree.parse(SAME[0])) == (True, ZERO, None)
+    assert page_code("<p>Use <code>len(x)</code>.</p>")[2] is None  # inline code only: no block to recall by

@@ -50,9 +50,15 @@ def test_code_web_parses_only_the_pages_it_recalls_and_recalls_what_a_parse_of_e
     kept = read_parts(one / "docs").set_index("doc_id").sort_index()
     recalled = int(kept["code_web_recall"].notna().sum())
     assert stats["code_tags_artifact"] and recalled >= 3 and stats["recalled_pages"] == recalled
-    assert 0 < stats["html_parsed_pages"] <= recalled < len(kept) // 2  # no page it does not recall is parsed
+    assert stats["html_parsed_pages"] <= recalled < len(kept) // 2  # no page it does not recall is parsed
     scores = read_parts(one / "artifacts" / "scores").set_index("doc_id")
     assert not scores.loc[kept.index[kept["code_web_recall"].isna()], "html_parsed"].any()
+    # each recalled page with HTML is re-parsed once: here, or rendered by ingest from the parse that counted its tags
+    rendered = set(read_parts(crawl_run / "00_ingest" / "artifacts" / "code_text")["doc_id"])
+    parsed_here = set(scores.index[scores["html_parsed"]])
+    rec = kept.index[kept["code_web_recall"].notna()]
+    assert len(rendered) >= 3 and not parsed_here & rendered
+    assert set(rec[scores.loc[rec, "has_html"].to_numpy()]) <= parsed_here | rendered
 
     # the peer: the same scoring with a parse of every page with HTML (no ingest code tags)
     docs = read_parts(crawl_run / "00_ingest" / "docs")
@@ -100,10 +106,18 @@ def test_html_in_small_row_groups_gives_code_web_the_same_scores(crawl_run: Path
         sizes = [len(h) for h in pf.read_row_group(g, columns=["html"]).column(0).to_pylist()]
         assert sum(sizes) <= 8000 or len(sizes) == 1
     assert pf.read().to_pandas().equals(read_parts(crawl_run / "00_ingest" / "artifacts" / "html"))  # same rows, same order
+    # without the texts ingest rendered, code_web parses the recalled pages from those row groups
+    from pipelines.stages.code_web import CodeWebStage
+
+    without = {k: v for k, v in CodeWebStage.requires_artifacts.items() if k != "code_text"}
+    monkeypatch.setattr(CodeWebStage, "requires_artifacts", without)
     run_one("code_web", tmp_path / "00_ingest", tmp_path / "60_code_web", ["ingest.tokenizer=whitespace"])
     small = read_parts(tmp_path / "60_code_web" / "artifacts" / "scores")
-    pd.testing.assert_frame_equal(small, read_parts(crawl_run / "60_code_web" / "artifacts" / "scores"))
     assert small["html_parsed"].sum() >= 3
+    pd.testing.assert_frame_equal(small.drop(columns="html_parsed"),
+                                  read_parts(crawl_run / "60_code_web" / "artifacts" / "scores").drop(columns="html_parsed"))
+    same = read_parts(tmp_path / "60_code_web" / "docs"), read_parts(crawl_run / "60_code_web" / "docs")
+    pd.testing.assert_frame_equal(*same)  # the documents do not depend on where the re-parsed text came from
 
 
 def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) -> None:
