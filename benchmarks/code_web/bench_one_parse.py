@@ -1,7 +1,7 @@
 """The recipe on a crawl: each stage's share of the CPU, this tree against a peer commit (the
 re-parse-every-page path), and code_web's recall in both.
 
-    python benchmarks/code_web/bench_one_parse.py --mb 60 --peer 6569b6f
+    python benchmarks/code_web/bench_one_parse.py --mb 60 --peer 6569b6f [--turns 5]
 
 Real pages (``html`` of ../shared/data/web/web_docs.parquet, a seeded shuffle, up to ``--mb`` MB
 of HTML) are written into a gzipped WARC (request + response pairs, as Common Crawl). The recipe
@@ -10,7 +10,8 @@ it twice, alternated: from ``git archive <peer>`` and from this tree. Per stage:
 of its stats.json and its share of the run. Recall: the recalled doc_ids (with method and tier)
 of both runs, and the share of pages with real code blocks (a ``<pre>`` of ≥ 3 non-empty lines,
 ≥ 40 characters, ≥ 3 code punctuation marks; judged from the HTML, apart from the recall) that
-code_web recalls. Documents, ledgers, shards and manifests of both runs are compared.
+code_web recalls. Documents, ledgers, shards and manifests of both runs are compared. With
+``--turns N`` the two run N times alternated and each stage's CPU-s is the median of its N runs.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import argparse
 import json
 import os
 import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +61,7 @@ def real_code(html: str) -> bool:
 
 
 def run(tree: Path, corpus: Path, out: Path) -> dict:
+    shutil.rmtree(out, ignore_errors=True)  # a fresh run each turn, not a resumed one
     cmd = [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", str(corpus), "--output", str(out),
            "--quiet", "--profile", "cpu", "--scheduler", "synchronous"]
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
@@ -83,13 +87,23 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=60)
     ap.add_argument("--peer", default="6569b6f", help="commit of the re-parse-every-page path (code_web before code tags came from ingest)")
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--turns", type=int, default=1, help="alternated peer/this runs; medians per stage when > 1")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-one-parse-"))
     pages = build_crawl(args.mb, work / "crawl")
     peer = work / "peer"
     peer.mkdir(parents=True, exist_ok=True)
     subprocess.run(f"git -C {ROOT} archive {args.peer} | tar -x -C {peer}", shell=True, check=True)
-    res = {"peer": run(peer, work / "crawl", work / "run-peer"), "this": run(ROOT, work / "crawl", work / "run-this")}
+    turns = [{"peer": run(peer, work / "crawl", work / "run-peer"), "this": run(ROOT, work / "crawl", work / "run-this")}
+             for _ in range(args.turns)]  # alternated, peer first; the outputs compared are the last turn's
+    res = turns[-1]
+    if args.turns > 1:
+        for name, r in res.items():  # per stage and for the run: the median CPU-s of the turns; shares from those
+            stages = {k: statistics.median(t[name]["stages"][k]["cpu_s"] for t in turns) for k in r["stages"]}
+            total = sum(stages.values())
+            r["stages"] = {k: {"cpu_s": round(v, 3), "share": round(v / total, 4)} for k, v in stages.items()}
+            r["cpu_s"], r["wall_s"] = round(total, 2), statistics.median(t[name]["wall_s"] for t in turns)
+            r["turns"] = [{"cpu_s": t[name]["cpu_s"], "code_web_share": t[name]["stages"]["code_web"]["share"]} for t in turns]
     code = {u for u, h in zip(pages["url"], pages["html"], strict=True) if real_code(h)}
     out = {"pages": len(pages), "html_mb": round(pages["html"].str.len().sum() / 1e6, 2)}
     for name, r in res.items():
