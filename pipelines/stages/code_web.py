@@ -211,7 +211,7 @@ def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, ht
            tags_dir: Path | None, text_dir: Path | None = None) -> pd.DataFrame:
     ids = df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist()
     if tags_dir is not None:
-        rendered = (lambda wanted: load_pages(text_dir, number, wanted, column="text")) if text_dir is not None else None
+        rendered = (lambda wanted: load_pages(text_dir, number, wanted, column="text", own_part=True)) if text_dir is not None else None
         return score_frame(df, cfg, tokenizer, tags=load_code_tags(tags_dir, number, ids),
                            load=lambda wanted: load_pages(html_dir, number, wanted), rendered=rendered)
     return score_frame(df, cfg, tokenizer, load_pages(html_dir, number, ids))

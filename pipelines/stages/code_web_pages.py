@@ -15,14 +15,16 @@ from pipelines.kit import Artifact
 TAG_COLUMNS = ["pre_blocks", "code_elements", "highlighted", "code_chars"]
 
 
-def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column: str = "html") -> dict[str, Any]:
+def load_pages(html_dir: str | Path | None, number: int, ids: list[str], column: str = "html", own_part: bool = False) -> dict[str, Any]:
     """``column`` of ``ids`` from an ingest artifact keyed by doc_id (``artifacts/html``: ``doc_id, html``).
 
     The part of the same number is read first (stages keep ingest's partitioning); ids not in it
-    are looked up across all parts. Of a part, only the row groups that hold ``ids`` are read
-    (ingest writes the HTML in small row groups).
+    are looked up across all parts, unless ``own_part``: for an artifact that holds some pages and
+    not others (``artifacts/code_text``), where a page it lacks is one to parse, not one to look
+    for in every other part. Of a part, only the row groups that hold ``ids`` are read (ingest
+    writes the HTML in small row groups).
     """
-    frame = _load_rows(html_dir, number, ids, ["doc_id", column])
+    frame = _load_rows(html_dir, number, ids, ["doc_id", column], own_part)
     return dict(zip(frame["doc_id"].tolist(), frame[column].tolist(), strict=True))  # lists: no per-value Arrow scalar
 
 
@@ -31,13 +33,13 @@ def load_code_tags(tags_dir: str | Path | None, number: int, ids: list[str]) -> 
     return _load_rows(tags_dir, number, ids, ["doc_id", "has_html", *TAG_COLUMNS]).set_index("doc_id")
 
 
-def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str]) -> pd.DataFrame:
+def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: list[str], own_part: bool = False) -> pd.DataFrame:
     frames: list[pd.DataFrame] = []
     if folder and ids:
         art = Artifact(Path(folder))
         wanted, found = set(ids), set()
         own = art.part_path(number)
-        for path in ([own] if own.exists() else []) + art.parts():
+        for path in ([own] if own.exists() else []) + ([] if own_part else art.parts()):
             missing = wanted - found
             if not missing:
                 break

@@ -145,3 +145,16 @@ def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) 
     for damaged in ("d0", "d5"):
         with pytest.raises(OSError):
             read_ids(path, {damaged}, ["doc_id", "html"])
+
+
+def test_rendered_texts_are_read_from_the_part_of_the_same_number_only(tmp_path: Path) -> None:
+    """A page without a rendered text is parsed, not looked for in every other part: ``own_part``
+    reads one file; the HTML lookup still searches the other parts for an id it does not find."""
+    from pipelines.io import write_frame
+    from pipelines.stages.ingest_extract import CODE_TEXT_SCHEMA
+
+    for number, ids in enumerate((["a", "b"], ["c"])):
+        write_frame(pd.DataFrame({"doc_id": ids, "text": [f"text of {i}" for i in ids]}), tmp_path / f"part-0000{number}.parquet",
+                    schema=CODE_TEXT_SCHEMA)
+    assert load_pages(tmp_path, 0, ["a", "c"], column="text", own_part=True) == {"a": "text of a"}
+    assert load_pages(tmp_path, 0, ["a", "c"], column="text") == {"a": "text of a", "c": "text of c"}
