@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from lxml import etree
+
 from curation.quality.html_code import HIGHLIGHT_WORDS, CodeTagStats, code_tag_stats, parse, reparse_html
 
 #: what trafilatura's ``load_html`` repairs before parsing (control characters, a self-closing ``<html/>``)
@@ -63,8 +65,12 @@ def _page_code(html: str | None, tree: Any, render: bool) -> tuple[bool, CodeTag
     own = not (tree is not None and html and same_parse(html))
     root = parse(html or "") if own else tree
     stats = code_tag_stats(None, root)
-    # after the counts: the render strips the tree it reads
-    text = reparse_html(None, root) if render and own and root is not None and stats.may_recall() else None
+    text = None
+    if render and own and root is not None and stats.may_recall():
+        try:  # after the counts: the render strips the tree it reads
+            text = reparse_html(None, root)
+        except (ValueError, TypeError, RecursionError, etree.LxmlError):
+            text = None  # ingest does not fail on it: code_web parses the page again if it recalls it
     return root is not None, stats, text
 
 

@@ -104,3 +104,16 @@ def test_page_code_renders_only_pages_it_parsed_that_hold_code() -> None:
     assert page_code(code, page_tree(code))[2] is None  # trafilatura's tree: code_web parses the page itself
     assert page_code(SAME[0], HTMLTree.parse(SAME[0])) == (True, ZERO, None)
     assert page_code("<p>Use <code>len(x)</code>.</p>")[2] is None  # inline code only: no block to recall by
+
+
+def test_a_render_that_fails_leaves_the_page_to_code_web(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ingest counts the tags and goes on; code_web parses the page itself (no rendered text)."""
+    import curation.quality.page_code as pc
+
+    def broken(html: object, root: object = None) -> str:
+        raise RecursionError("deep page")
+
+    monkeypatch.setattr(pc, "reparse_html", broken)
+    code = "<p>Use it:</p><pre>for i in range(3):\n    print(i)</pre>"
+    parsed, tags, text = pc.page_code(code)
+    assert parsed and tags.pre_blocks == 1 and text is None
