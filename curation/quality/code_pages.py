@@ -51,9 +51,25 @@ def page_score(text: str, blocks: list[tuple[str, str]], block_score: Callable[[
     scores = np.array([block_score(c, lg) for (_l, c), lg in zip(blocks, langs, strict=True)])
     code_share = float(sizes.sum()) / max(len(text), 1)
     explanation = float(np.clip(min(code_share / 0.1, (1.0 - code_share) / 0.2), 0.0, 1.0))
-    known = [lg for lg in langs if lg]
-    main = max(set(known), key=known.count) if known else None
-    return 0.8 * float(np.average(scores, weights=sizes)) + 2.0 * explanation, main
+    return 0.8 * float(np.average(scores, weights=sizes)) + 2.0 * explanation, main_language(langs, sizes.tolist())
+
+
+def main_language(langs: Sequence[str | None], sizes: Sequence[float]) -> str | None:
+    """The language of most blocks; a tie goes to the one with more code characters, then to the
+    one that comes first on the page (the same answer in every process: no set order involved).
+
+    >>> main_language(["Python", "SQL", None, "SQL", "Python"], [10, 5, 99, 5, 10])
+    'Python'
+    >>> main_language(["SQL", "Python"], [10, 10]), main_language([None], [3])
+    ('SQL', None)
+    """
+    blocks: dict[str, list[float]] = {}  # language → [blocks, characters, -first position]
+    for i, (lang, size) in enumerate(zip(langs, sizes, strict=True)):
+        if lang:
+            row = blocks.setdefault(lang, [0, 0.0, -i])
+            row[0] += 1
+            row[1] += size
+    return max(blocks, key=lambda lang: tuple(blocks[lang])) if blocks else None
 
 
 def recall_method(s: pd.DataFrame, recall: Sequence[str], min_code_blocks: int, min_code_chars: int,
