@@ -86,12 +86,16 @@ def split_classes(df: pd.DataFrame, positive: list[str], negative: list[str]) ->
 
 
 def group_of(row: pd.Series) -> str:
-    """The unit of the held-out split: repository for code, host for web pages."""
+    """The unit of the held-out split: repository for code, host for web pages, else the text's
+    first 200 characters (by a digest: Python's ``hash`` of a string differs between processes,
+    which would hold out other documents on every run)."""
     for key in ("repo", "url"):
         v = row.get(key)
         if isinstance(v, str) and v:
             return v.split("/")[2] if key == "url" and "//" in v else v
-    return str(hash(row.get("text", "")[:200]))
+    text = row.get("text")
+    head = text[:200] if isinstance(text, str) else ""
+    return "text:" + hashlib.blake2b(head.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def is_holdout(group: str, share: float) -> bool:
