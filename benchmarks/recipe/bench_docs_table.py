@@ -23,20 +23,21 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pipelines.io import _CASTS, _docs_types, docs_table  # noqa: E402
+from pipelines import io  # noqa: E402
+from pipelines.io import docs_table  # noqa: E402
 
 
 def first_row_metadata(df: pd.DataFrame) -> pa.Table:
-    """The peer: :func:`docs_table` with the metadata of a one-row conversion."""
-    table = pa.Table.from_pandas(df, preserve_index=False)
-    schema = _docs_types(table.schema)
-    changed = [(a.type, b.type) for a, b in zip(table.schema, schema, strict=True) if a.type != b.type]
-    if not changed:
-        return table
-    if any(c not in _CASTS for c in changed):
-        return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-    metadata = pa.Table.from_pandas(df.iloc[:1], schema=schema, preserve_index=False).schema.metadata
-    return table.cast(pa.schema(list(schema), metadata=metadata))
+    """The peer: :func:`docs_table` with the metadata of a one-row conversion with the docs schema."""
+    def one_row(_inferred: pa.Schema, schema: pa.Schema) -> dict[bytes, bytes]:
+        return pa.Table.from_pandas(df.iloc[:1], schema=schema, preserve_index=False).schema.metadata
+
+    own = io._cast_metadata
+    io._cast_metadata = one_row
+    try:
+        return io.docs_table(df)
+    finally:
+        io._cast_metadata = own
 
 
 def main() -> int:
