@@ -43,8 +43,8 @@ def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: 
             missing = wanted - found
             if not missing:
                 break
-            if pq.read_metadata(path).num_rows:
-                frame = read_ids(path, missing, columns)
+            frame = read_ids(path, missing, columns)  # one open of the file (an empty one reads no rows)
+            if len(frame):
                 frames.append(frame)
                 found.update(frame["doc_id"])
     if not frames:
