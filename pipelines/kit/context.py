@@ -192,8 +192,19 @@ class StageContext:
         writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources, columns=columns)
         return int(sum(self.compute(writes, label, costs=costs)))
 
+    def write_sliced_summaries(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any,
+                               label: str, summarise: Callable[[pd.DataFrame], Any], sources: Any = None,
+                               columns: list[str] | None = None) -> tuple[int, list[Any]]:
+        """:meth:`write_sliced`, and ``summarise(frame)`` of each part's frame, taken in the task
+        that writes it, in part order: what a later pass would read the parts back for, got
+        without that read and without that pass's compute (a barrier fewer on a cluster)."""
+        writes, costs = self._sliced_writes(docs, out, fn, *args, sources=sources, columns=columns, summarise=summarise)
+        done = self.compute(writes, label, costs=costs)
+        return int(sum(rows for rows, _ in done)), [summary for _, summary in done]
+
     def _sliced_writes(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any,
-                       sources: Any, columns: list[str] | None = None) -> tuple[list[Any], list[int] | None]:
+                       sources: Any, columns: list[str] | None = None,
+                       summarise: Callable[[pd.DataFrame], Any] | None = None) -> tuple[list[Any], list[int] | None]:
         """:meth:`write_sliced`'s graph: one delayed write per partition, each giving its rows (its
         key ends with the partition number, as its slices' keys do), and the writes' costs for
         :meth:`compute`: the input stage's tokens of ``sources`` per partition, so the costliest
@@ -214,7 +225,8 @@ class StageContext:
         else:  # a frame the stage derived: whole partitions, every column it has
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
         token = uuid.uuid4().hex
-        writes = [delayed(_write_pieces)(out, number, each, dask_key_name=(f"write_pieces-{token}", number)) for number, each in enumerate(pieces)]
+        writes = [delayed(_write_pieces)(out, number, each, summarise, dask_key_name=(f"write_pieces-{token}", number))
+                  for number, each in enumerate(pieces)]
         return writes, costs
 
     def shuffle(self, frames: dd.DataFrame, on: str | list[str], label: str, npartitions: int | None = None,
@@ -263,12 +275,13 @@ class StageContext:
         return out
 
 
-def _write_pieces(out: Artifact, number: int, pieces: list[pd.DataFrame | None]) -> int:
+def _write_pieces(out: Artifact, number: int, pieces: list[pd.DataFrame | None],
+                  summarise: Callable[[pd.DataFrame], Any] | None = None) -> int | tuple[int, Any]:
     from pipelines.kit.slices import concat_pieces
 
     frame = concat_pieces(pieces)
     out.write_part(number, frame)
-    return len(frame)
+    return len(frame) if summarise is None else (len(frame), summarise(frame))
 
 
 def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:

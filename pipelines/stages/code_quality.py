@@ -35,7 +35,7 @@ from curation.quality.code_language import UNPOOLED_GROUPS, tier_group
 from curation.quality.code_rules import RuleThresholds
 from curation.quality.code_tiers import TierPolicy, thresholds
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
-from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
+from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +107,9 @@ class CodeQualityStage(RowStage):
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
     def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
-        scores = score_step(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources, _score, cfg,
-                            columns=SCORE_READS)
-        hist, _ = tier_histogram(ctx, scores, file_histogram, cfg.rules, cfg.tiers.weights)
+        scores, hist, _ = scores_and_histogram(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources,
+                                               _score, cfg, columns=SCORE_READS,
+                                               histogram=Histogram(file_histogram, (cfg.rules, cfg.tiers.weights)))
         default, overrides = cfg.tiers.rules()
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
         tiers = tier_counts(hist, cuts)

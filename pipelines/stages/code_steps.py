@@ -1,11 +1,13 @@
 """The skeleton ``code_quality`` and ``code_web`` share, on the stage kit.
 
-1. :func:`score_step`: a cached sub-step ``scores`` (one ``part-NNNNN.parquet`` per input
+1. a cached sub-step ``scores`` (one ``part-NNNNN.parquet`` per input
    partition) from ``score(number, df, *args) -> frame``, a row-wise function run on row slices
    of each partition; it returns ``{count_key: rows}``.
-2. :func:`tier_histogram`: score histograms of every scores part (``hist(scores, *args)``),
+2. the score histograms of every scores part (a :class:`Histogram`: ``hist(scores, *args)``),
    summed on the client into tier cuts by the stage, with totals of other columns of the scores
-   (e.g. pages parsed) from the same read of each part.
+   (e.g. pages parsed). :func:`scores_and_histogram` does 1 and 2 in one compute: each part's
+   histogram is taken from the frame its task writes. A reused ``scores`` artifact is read back
+   for them (:func:`tier_histogram`: one read of each part, its histogram columns only).
 3. the stage's ``decide`` (:class:`pipelines.kit.RowStage`): per input partition, from the
    scores of that partition (``scores.read_part(number)``, ``None`` for none) and the cuts.
 
@@ -14,6 +16,7 @@ Changing a decision parameter re-runs 2 and 3 only: the ``scores`` artifact is r
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,15 +30,56 @@ from curation.quality.code_tiers import score_histogram
 from pipelines.kit import Artifact, StageContext
 
 
-def score_step(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str, sources: Any,
-               score: Callable[..., pd.DataFrame], *args: Any, columns: list[str] | None = None) -> Artifact:
-    """The ``scores`` artifact: ``score(number, df, *args)`` of every partition (row-wise, so it
-    runs on row slices of each partition: ``ctx.write_sliced``), cached by ``params``; ``score``
-    works on the documents of ``sources`` and reads ``columns`` (``None``: all)."""
-    def produce(folder: Path) -> dict[str, int]:
-        return {count_key: ctx.write_sliced(docs, Artifact(folder), score, *args, label="score", sources=sources, columns=columns)}
+@dataclasses.dataclass(frozen=True)
+class Histogram:
+    """What the tier cuts read of each scores part: ``hist(part, *args)`` (rows: language, bin,
+    count) and the totals of the numeric or boolean ``totals`` columns (e.g. pages parsed);
+    ``columns``: those ``hist`` reads (``None``: all)."""
 
-    return ctx.step("scores", params, produce)
+    hist: Callable[..., pd.DataFrame]
+    args: tuple[Any, ...] = ()
+    columns: list[str] | None = None
+    totals: tuple[str, ...] = ()
+
+    def of(self, part: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+        """The histogram and totals of one part."""
+        return self.hist(part, *self.args), {c: int(part[c].to_numpy().sum()) for c in self.totals}
+
+    def summed(self, parts: list[tuple[pd.DataFrame, dict[str, int]]]) -> tuple[pd.DataFrame, dict[str, int]]:
+        """The parts' histograms concatenated in part order, and their totals summed."""
+        hists = [h for h, _ in parts]
+        frame = pd.concat(hists) if hists else score_histogram(np.array([]), np.array([]))
+        return frame, {c: int(sum(t[c] for _, t in parts)) for c in self.totals}
+
+
+def scores_and_histogram(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str, sources: Any,
+                         score: Callable[..., pd.DataFrame], *args: Any, histogram: Histogram,
+                         columns: list[str] | None = None) -> tuple[Artifact, pd.DataFrame, dict[str, int]]:
+    """The ``scores`` artifact: ``score(number, df, *args)`` of every partition (row-wise, so it
+    runs on row slices of each partition: ``ctx.write_sliced_summaries``), cached by ``params``;
+    ``score`` works on the documents of ``sources`` and reads ``columns`` (``None``: all). With
+    it, the ``histogram`` of its parts and their totals.
+
+    When the step runs now, each part's histogram is taken in the task that writes the part, from
+    the frame it writes (the values the file holds: numbers and strings, which Parquet keeps as
+    they are), so the parts are not read back and the cuts cost no compute of their own: one
+    barrier fewer between the stage's steps. A reused artifact is read back
+    (:func:`tier_histogram`)."""
+    got: list[list[tuple[pd.DataFrame, dict[str, int]]]] = []  # the parts' histograms, when the step runs now
+
+    def produce(folder: Path) -> dict[str, int]:
+        rows, parts = ctx.write_sliced_summaries(docs, Artifact(folder), score, *args, label="score", summarise=histogram.of,
+                                                 sources=sources, columns=columns)
+        got.append(parts)
+        return {count_key: rows}
+
+    scores = ctx.step("scores", params, produce)
+    if got:
+        hist, totals = histogram.summed(got[0])
+    else:  # reused: computed by an earlier run
+        hist, totals = tier_histogram(ctx, scores, histogram.hist, *histogram.args, columns=histogram.columns,
+                                      totals=histogram.totals)
+    return scores, hist, totals
 
 
 def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any,
@@ -45,17 +89,13 @@ def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.D
     parsed); one task per part reads it once, ``columns`` and ``totals`` only (``columns=None``: all)."""
     from dask import delayed
 
+    histogram = Histogram(hist, args, columns, totals)
     read = None if columns is None else list(dict.fromkeys([*columns, *totals]))
-    parts = ctx.compute([delayed(_hist_file)(str(p), hist, read, totals, *args) for p in scores.parts()], "tier cuts")
-    hists = [h for h, _ in parts]
-    frame = pd.concat(hists) if hists else score_histogram(np.array([]), np.array([]))
-    return frame, {c: int(sum(t[c] for _, t in parts)) for c in totals}
+    return histogram.summed(ctx.compute([delayed(_hist_file)(str(p), histogram, read) for p in scores.parts()], "tier cuts"))
 
 
-def _hist_file(path: str, hist: Callable[..., pd.DataFrame], read: list[str] | None, totals: tuple[str, ...],
-               *args: Any) -> tuple[pd.DataFrame, dict[str, int]]:
-    part = read_parquet(path, read).to_pandas()
-    return hist(part, *args), {c: int(part[c].to_numpy().sum()) for c in totals}
+def _hist_file(path: str, histogram: Histogram, read: list[str] | None) -> tuple[pd.DataFrame, dict[str, int]]:
+    return histogram.of(read_parquet(path, read).to_pandas())
 
 
 def cut_figures(cuts: dict[str, tuple[float, float]], keep: Callable[[str], bool] = lambda _k: True) -> dict[str, list[float]]:

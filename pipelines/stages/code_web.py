@@ -38,7 +38,7 @@ from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
-from pipelines.stages.code_steps import cut_figures, score_step, tier_histogram
+from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
 from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages
 
 log = logging.getLogger(__name__)
@@ -246,9 +246,9 @@ class CodeWebStage(RowStage):
                  tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
                   "code_tags": tags_dir is not None, "code_text": text_dir is not None}
-        scores = score_step(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir, tags_dir, text_dir,
-                            columns=["doc_id", "source", "text", "meta"])
-        hist, totals = tier_histogram(ctx, scores, _hist, cfg, columns=HIST_COLUMNS, totals=("html_parsed",))
+        scores, hist, totals = scores_and_histogram(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir,
+                                                    tags_dir, text_dir, columns=["doc_id", "source", "text", "meta"],
+                                                    histogram=Histogram(_hist, (cfg,), HIST_COLUMNS, ("html_parsed",)))
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0

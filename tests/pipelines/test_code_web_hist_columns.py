@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.stages.code_steps import _hist_file
+from pipelines.stages.code_steps import Histogram, _hist_file
 from pipelines.stages.code_web import HIST_COLUMNS, SCORE_COLUMNS, CodeWebConfig, _hist
 
 
@@ -32,5 +32,5 @@ def test_histogram_from_the_columns_it_reads_is_the_whole_parts(tmp_path, cfg: C
     path = tmp_path / "part-00000.parquet"
     _scores(n, n).to_parquet(path)
     whole = _hist(pd.read_parquet(path), cfg)  # reference: the part read whole
-    pd.testing.assert_frame_equal(_hist_file(str(path), _hist, HIST_COLUMNS, (), cfg)[0], whole)
-    pd.testing.assert_frame_equal(_hist_file(str(path), _hist, None, (), cfg)[0], whole)
+    pd.testing.assert_frame_equal(_hist_file(str(path), Histogram(_hist, (cfg,)), HIST_COLUMNS)[0], whole)
+    pd.testing.assert_frame_equal(_hist_file(str(path), Histogram(_hist, (cfg,)), None)[0], whole)
