@@ -4,9 +4,10 @@ resolves a stage's declarations (:mod:`.stage`)."""
 
 from curation.files import atomic_path, part_name
 from pipelines.kit.artifact import Artifact, part_number
-from pipelines.kit.context import SlicedStep, StageContext, link_tree
+from pipelines.kit.context import SlicedStep, StageContext, link_tree, tree_merge
 from pipelines.kit.shapes import GroupStage, Plan, RowFilter, RowStage, StageFigures, StageShape
 from pipelines.kit.stage import check_produces, resolve_artifacts, resolve_lineage
 
 __all__ = ["Artifact", "GroupStage", "Plan", "RowFilter", "RowStage", "SlicedStep", "StageContext", "StageFigures", "StageShape",
-           "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage"]
+           "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage",
+           "tree_merge"]

@@ -45,6 +45,19 @@ class SlicedStep:
     fn: Callable[..., pd.DataFrame]
     args: tuple[Any, ...] = ()
     figures: Callable[[int], dict[str, Any]] | None = None  #: the step's figures, from the rows it wrote
+    #: of each part's frame, taken in the task that writes it (:meth:`StageContext.write_sliced_summaries`)
+    summarise: Callable[[pd.DataFrame], Any] | None = None
+    #: merges a list of summaries into one: the parts' summaries are then merged on the cluster, in
+    #: the same compute (:func:`tree_merge`), and only the result comes back
+    merge: Callable[[list[Any]], Any] | None = None
+
+
+def tree_merge(items: list[Any], merge: Callable[[list[Any]], Any], wrap: Callable[..., Any] | None = None) -> Any:
+    """``items`` merged 8 at a time, level by level, in order; with ``wrap=dask.delayed``, as a graph."""
+    call = wrap(merge) if wrap is not None else merge
+    while len(items) > 1:
+        items = [call(items[i : i + 8]) for i in range(0, len(items), 8)]
+    return items[0]
 
 
 @dataclasses.dataclass
@@ -117,29 +130,54 @@ class StageContext:
         return self._use_step(name, final)
 
     def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None,
-                     columns: list[str] | None = None) -> list[Artifact]:
+                     columns: list[str] | None = None, summaries: dict[str, list[Any]] | None = None) -> list[Artifact]:
         """Several :meth:`step` s, each one ``write_sliced(docs, folder, step.fn, *step.args)``,
         computed as one graph, so the tasks of the second fill the first one's tail. Each keeps its own cache folder,
         figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
-        artifacts come back in the order of ``steps``. ``sources`` and ``columns``: as :meth:`write_sliced`'s."""
+        artifacts come back in the order of ``steps``. ``sources`` and ``columns``: as :meth:`write_sliced`'s.
+        ``summaries``: filled with ``step.summarise(frame)`` of each part, in part order, for each
+        step with a ``summarise`` that ran now (not for a reused one); with ``step.merge``, their
+        :func:`tree_merge` instead, merged on the cluster in the same compute."""
         todo, finals = [], []
         for s in steps:
             final, key = self._step_folder(s.name, s.params)
             finals.append(final)
             if not (final / "_DONE").exists():
                 tmp = self._open_step(s.name, key)
-                todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources, columns=columns)))
+                todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources, columns=columns,
+                                                                      summarise=s.summarise)))
             else:
                 log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
-            each = [costs for *_, costs in todo]
-            costs = None if None in each else [c for step_costs in each for c in step_costs]
-            rows = self.compute([w for *_, writes, _ in todo for w in writes], label, costs=costs)
+            import uuid
+
+            from dask import delayed
+
+            graph: list[Any] = []
+            costs: list[int] | None = []
+            for s, *_, writes, step_costs in todo:
+                merged = s.summarise is not None and s.merge is not None and writes
+                if merged:  # the rows of each part (keyed by its partition, as the writes), then the merged summaries
+                    token = uuid.uuid4().hex
+                    graph += [delayed(_at)(w, 0, dask_key_name=(f"rows-{token}", n)) for n, w in enumerate(writes)]
+                    graph.append(tree_merge([delayed(_at)(w, 1) for w in writes], s.merge, delayed))
+                else:
+                    graph += writes
+                costs = None if costs is None or step_costs is None else costs + step_costs + ([0] if merged else [])
+            done = self.compute(graph, label, costs=costs)
             at = 0
             for s, final, key, tmp, writes, _ in todo:
-                n = int(sum(rows[at:at + len(writes)]))
+                mine = done[at:at + len(writes)]
                 at += len(writes)
-                self._close_step(tmp, final, key, s.figures(n) if s.figures is not None else None)
+                if s.summarise is not None and s.merge is not None and writes:
+                    if summaries is not None:
+                        summaries[s.name] = done[at]
+                    at += 1
+                elif s.summarise is not None:
+                    if summaries is not None:
+                        summaries[s.name] = [summary for _, summary in mine]
+                    mine = [rows for rows, _ in mine]
+                self._close_step(tmp, final, key, s.figures(int(sum(mine))) if s.figures is not None else None)
         return [self._use_step(s.name, final) for s, final in zip(steps, finals, strict=True)]
 
     def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
@@ -282,6 +320,10 @@ def _write_pieces(out: Artifact, number: int, pieces: list[pd.DataFrame | None],
     frame = concat_pieces(pieces)
     out.write_part(number, frame)
     return len(frame) if summarise is None else (len(frame), summarise(frame))
+
+
+def _at(pair: tuple[Any, Any], i: int) -> Any:
+    return pair[i]
 
 
 def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:

@@ -23,6 +23,7 @@ trained on (``explanatory``: English, ``explanatory_zh``: Chinese; the others: e
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from typing import Any
 
@@ -35,7 +36,14 @@ from classifiers.web_quality import get_scorer
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
-from pipelines.stages.web_quality_levels import Cuts, cuts_and_figures, read_scores, signal_columns
+from pipelines.stages.web_quality_levels import (
+    Cuts,
+    cuts_and_figures,
+    merge_sketches,
+    part_sketches,
+    read_scores,
+    signal_columns,
+)
 from pipelines.stages.web_quality_score import score_rows, vector_source
 
 log = logging.getLogger(__name__)
@@ -110,8 +118,9 @@ class WebQualityStage(RowStage):
     }
 
     def prepare(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> Plan:
-        folders = self._score(docs, cfg, ctx)
-        cuts, figures = cuts_and_figures(folders, cfg, ctx)
+        sketches: dict[str, Any] = {}  # per scores step computed now: its parts' sketches, merged
+        folders = self._score(docs, cfg, ctx, sketches)
+        cuts, figures = cuts_and_figures(folders, cfg, ctx, {name: sketches[f"scores-{name}"] for name in folders if f"scores-{name}" in sketches})
         signal_cols = signal_columns(folders, [n for n in cfg.scorers if cfg.keep_signals and has_details(cfg.scorer(n))])
         columns = dict(self.produces) | {f"quality_score_{n}": "float64" for n in cfg.scorers} | {c: "float64" for c in signal_cols}
         return Plan((folders, cuts, signal_cols), figures, columns)
@@ -120,9 +129,11 @@ class WebQualityStage(RowStage):
         folders, cuts, signal_cols = state
         return decide_part(number, df, folders, cuts, signal_cols, cfg)
 
-    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> dict[str, Artifact]:
+    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext, sketches: dict[str, Any]) -> dict[str, Artifact]:
         """``scores-<name>`` per scorer: the scorer over every partition, each a cached step of
-        its own (reused while its model and inputs are), the missing ones computed together."""
+        its own (reused while its model and inputs are), the missing ones computed together; each
+        part's per-language sketches are taken in the task that writes it and merged in the same
+        compute (into ``sketches``, by step name, for the steps computed now)."""
         steps = []
         for name in cfg.scorers:
             scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
@@ -132,9 +143,11 @@ class WebQualityStage(RowStage):
                       "languages": sorted(cfg.languages_of(name)),
                       **({"vectors": vectors.tag()} if vectors is not None else {})}
             steps.append(SlicedStep(f"scores-{name}", params, score_rows, (cfg, name, vectors),
-                                    figures=lambda rows, name=name: {"scored_documents": {name: rows}}))
+                                    figures=lambda rows, name=name: {"scored_documents": {name: rows}},
+                                    summarise=functools.partial(part_sketches, capacity=cfg.sketch_capacity), merge=merge_sketches))
         arts = ctx.sliced_steps(docs, steps, f"score {', '.join(cfg.scorers)}", sources=cfg.sources,
-                                columns=["doc_id", "source", "text", "n_tokens", "lang"])  # what score_rows reads
+                                columns=["doc_id", "source", "text", "n_tokens", "lang"],  # what score_rows reads
+                                summaries=sketches)
         return dict(zip(cfg.scorers, arts, strict=True))
 
 

@@ -1,7 +1,9 @@
 """The cheap steps of ``web_quality`` (see :mod:`pipelines.stages.web_quality`): score artifacts →
 per-language token-weighted sketches → thresholds (:class:`Cuts`) → a decision per scores frame,
 and the level/bucket figures of ``stats.extra``. Sketches of per-partition scores are merged 8 at a
-time on the cluster; only the merged sketches (small) come back to the client."""
+time on the cluster; only the merged sketches (small) come back to the client. The scoring tasks
+take their part's sketches from the frame they write, merged in the scoring compute; a reused
+scores artifact is read back for them."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pyarrow.parquet as pq
 from curation.files import read_parquet
 from curation.quality.bucketing import LEVEL_ORDER, OTHER_LANGS, decide_by_group, language_groups, own_languages
 from curation.quality.sketch import QuantileSketch, combined_rank, percentile_grid, token_weights
-from pipelines.kit import Artifact, StageContext, StageFigures
+from pipelines.kit import Artifact, StageContext, StageFigures, tree_merge
 
 LangSketches = dict[str, tuple[QuantileSketch, int]]  # lang -> (token-weighted sketch, documents)
 Scores = dict[str, Artifact]  # scorer -> its scores artifact
@@ -69,15 +71,21 @@ def signal_columns(folders: Scores, with_details: list[str]) -> list[str]:
 # -- sketches and thresholds ---------------------------------------------------------------
 
 def _part_sketch(path: str, capacity: int) -> LangSketches:
-    """Per language of one scores part: the sketch of its scores and its number of documents."""
-    table = read_parquet(path, ["score", "n_tokens", "lang"]).to_pandas()
+    """:func:`part_sketches` of a scores part read back."""
+    return part_sketches(read_parquet(path, ["score", "n_tokens", "lang"]).to_pandas(), capacity)
+
+
+def part_sketches(table: pd.DataFrame, capacity: int) -> LangSketches:
+    """Per language of one scores part: the sketch of its scores and its number of documents
+    (``score``, ``n_tokens`` and ``lang`` read; taken in the task that writes the part, or of the
+    part read back)."""
     out: LangSketches = {}
     for lang, g in table.groupby(table["lang"].fillna("und").astype(str), sort=True):
         out[str(lang)] = (QuantileSketch.from_values(g["score"].to_numpy(), token_weights(g["n_tokens"].to_numpy()), capacity), len(g))
     return out
 
 
-def _merge(sketches: list[Any]) -> Any:
+def merge_sketches(sketches: list[Any]) -> Any:
     """Merge sketches, or per-language ``{lang: (sketch, documents)}`` maps key by key."""
     if sketches and isinstance(sketches[0], dict):
         out: LangSketches = {}
@@ -92,14 +100,13 @@ def _merge(sketches: list[Any]) -> Any:
 
 
 def _merge_groups(parts: list[dict[str, QuantileSketch]]) -> dict[str, QuantileSketch]:
-    return {g: _merge([p[g] for p in parts]) for g in parts[0]}
+    return {g: merge_sketches([p[g] for p in parts]) for g in parts[0]}
 
 
 def _tree(level: list[Any], merge: Callable[[list[Any]], Any]) -> Any:
-    """One Delayed: ``level`` merged 8 at a time."""
-    while len(level) > 1:
-        level = [dask.delayed(merge)(level[i : i + 8]) for i in range(0, len(level), 8)]
-    return level[0]
+    """One Delayed: ``level`` merged 8 at a time (:func:`pipelines.kit.tree_merge`: the order the
+    scoring tasks' own sketches are merged in)."""
+    return tree_merge(level, merge, dask.delayed)
 
 
 def _plain(sketches: dict[str, dict[str, QuantileSketch]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -122,20 +129,26 @@ def _part_combined(folders: Scores, cuts: Cuts, cfg: Any, number: int) -> dict[s
     return out
 
 
-def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext) -> tuple[Cuts, StageFigures]:
+def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext,
+                     written: dict[str, LangSketches] | None = None) -> tuple[Cuts, StageFigures]:
     """Thresholds per scorer and language group (and of the mean rank under ``combine: mean``), and
-    the figures of ``stats.extra`` that describe them."""
+    the figures of ``stats.extra`` that describe them. ``written``: per scorer, the merged
+    :func:`part_sketches` its scoring tasks took of the parts they wrote; the parts of the other
+    scorers (steps reused from an earlier run) are read back, in a compute of their own."""
+    written = written or {}
     graphs = {name: _tree([dask.delayed(_part_sketch)(str(p), cfg.sketch_capacity) for p in art.parts()]
-                          or [dask.delayed(dict)()], _merge) for name, art in folders.items()}
-    names = list(graphs)
-    by_lang: dict[str, LangSketches] = dict(zip(names, ctx.compute(dask.delayed(list)([graphs[n] for n in names]), "sketches"), strict=True))
-    docs_per_lang = {lang: n for lang, (_, n) in by_lang[names[0]].items()} if names else {}
+                          or [dask.delayed(dict)()], merge_sketches) for name, art in folders.items() if name not in written}
+    unread = list(graphs)
+    read = dict(zip(unread, ctx.compute(dask.delayed(list)([graphs[n] for n in unread]), "sketches"), strict=True)) if unread else {}
+    by_lang: dict[str, LangSketches] = {name: read[name] if name in read else written[name] for name in folders}
+    first = next(iter(by_lang.values()), {})  # every scorer's sketches count the same documents
+    docs_per_lang = {lang: n for lang, (_, n) in first.items()}
     own = own_languages(docs_per_lang, cfg.language_min_docs) if cfg.per_language else []
     sketches: dict[str, dict[str, QuantileSketch]] = {g: {} for g in [*own, OTHER_LANGS]}
     for name, langs in by_lang.items():  # "*" is the whole corpus, against which small languages are bucketed
         for g in sketches:
             parts = [sk for lang, (sk, _) in langs.items() if (lang == g or g == OTHER_LANGS)]
-            sketches[g][name] = _merge(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)
+            sketches[g][name] = merge_sketches(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)
     grid = percentile_grid(cfg.n_buckets)
     thresholds = {g: {n: np.asarray(cfg.thresholds[n], dtype=np.float64) if n in cfg.thresholds else sk[n].thresholds(grid)
                       for n in cfg.scorers} for g, sk in sketches.items()}

@@ -65,3 +65,44 @@ def test_scored_now_and_reused_give_the_same_cuts_and_documents(tmp_path, monkey
     assert names and names == sorted(p.name for p in (tmp_path / "b" / "docs").glob("part-*.parquet"))
     for name in names:
         assert filecmp.cmp(tmp_path / "a" / "docs" / name, tmp_path / "b" / "docs" / name, shallow=False), name
+
+
+def _two_languages() -> pd.DataFrame:
+    from tests.pipelines.test_web_quality_stage import corpus
+
+    df = corpus(40)
+    de = df[df["source"] == "web"].head(16).assign(lang="de")  # a second language with its own thresholds
+    de["doc_id"] = [f"de{i:02d}" for i in range(len(de))]
+    return pd.concat([df, de], ignore_index=True)
+
+
+@pytest.mark.parametrize("combine", ["mean", "max"])
+def test_web_quality_sketches_come_from_the_scoring_tasks(tmp_path, monkeypatch, combine: str) -> None:
+    """web_quality's per-language sketches are taken from the frames its scoring tasks write and
+    merged in that compute: no "sketches" compute when the scores are computed now; with one
+    scorer's step reused and the other's computed, and with both reused, the same thresholds,
+    figures and documents."""
+    import shutil
+
+    inp = make_stage_dir(tmp_path / "in", _two_languages(), nparts=3)
+    overrides = ["web_quality.language_min_docs=10", f"web_quality.combine={combine}"]
+    labels = _labels(monkeypatch)
+    fresh = run_one("web_quality", inp, tmp_path / "a", overrides)
+    assert "web_quality: sketches" not in labels and any(lab.startswith("web_quality: score") for lab in labels)
+    assert {"en", "de"} <= set(fresh.stats["extra"]["language_groups"])  # both languages counted: their own groups
+    labels[:] = []
+    reused = run_one("web_quality", inp, tmp_path / "b", overrides)
+    assert "web_quality: sketches" in labels  # read back
+    cache = tmp_path / ".cache"
+    linear = [p for p in cache.rglob("scores-linear-*") if p.is_dir()]
+    assert linear
+    for p in linear:
+        shutil.rmtree(p)
+    labels[:] = []
+    mixed = run_one("web_quality", inp, tmp_path / "c", overrides)  # heuristics reused, linear computed now
+    assert "web_quality: sketches" in labels and any(lab.startswith("web_quality: score") for lab in labels)
+    for other in (reused, mixed):
+        assert json.dumps(fresh.stats["extra"], sort_keys=True, default=str) == json.dumps(other.stats["extra"], sort_keys=True, default=str)
+    for out in ("b", "c"):
+        for part in sorted((tmp_path / "a" / "docs").glob("part-*.parquet")):
+            assert filecmp.cmp(part, tmp_path / out / "docs" / part.name, shallow=False), (out, part.name)
