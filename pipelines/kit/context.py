@@ -130,7 +130,7 @@ class StageContext:
         return self._use_step(name, final)
 
     def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None,
-                     columns: list[str] | None = None, summaries: dict[str, list[Any]] | None = None) -> list[Artifact]:
+                     columns: list[str] | None = None, summaries: dict[str, Any] | None = None) -> list[Artifact]:
         """Several :meth:`step` s, each one ``write_sliced(docs, folder, step.fn, *step.args)``,
         computed as one graph, so the tasks of the second fill the first one's tail. Each keeps its own cache folder,
         figures (``step.figures(rows written)``) and reuse, exactly as :meth:`step`; the
@@ -156,7 +156,7 @@ class StageContext:
             graph: list[Any] = []
             costs: list[int] | None = []
             for s, *_, writes, step_costs in todo:
-                merged = s.summarise is not None and s.merge is not None and writes
+                merged = s.summarise is not None and s.merge is not None and bool(writes)
                 if merged:  # the rows of each part (keyed by its partition, as the writes), then the merged summaries
                     token = uuid.uuid4().hex
                     graph += [delayed(_at)(w, 0, dask_key_name=(f"rows-{token}", n)) for n, w in enumerate(writes)]
@@ -169,7 +169,7 @@ class StageContext:
             for s, final, key, tmp, writes, _ in todo:
                 mine = done[at:at + len(writes)]
                 at += len(writes)
-                if s.summarise is not None and s.merge is not None and writes:
+                if s.summarise is not None and s.merge is not None and bool(writes):
                     if summaries is not None:
                         summaries[s.name] = done[at]
                     at += 1
