@@ -1,12 +1,14 @@
 """The stage kit: the shapes a stage is written with (:mod:`.shapes`), the context it runs in
-(:mod:`.context`), the one artifact type for sub-step output (:mod:`.artifact`) and how the runner
-resolves a stage's declarations (:mod:`.stage`)."""
+(:mod:`.context`; the tasks that write its sliced steps: :mod:`.step_writes`), the one artifact
+type for sub-step output (:mod:`.artifact`) and how the runner resolves a stage's declarations
+(:mod:`.stage`)."""
 
 from curation.files import atomic_path, part_name
-from pipelines.kit.artifact import Artifact, part_number
-from pipelines.kit.context import SlicedStep, StageContext, link_tree, tree_merge
+from pipelines.kit.artifact import Artifact, link_tree, part_number
+from pipelines.kit.context import StageContext
 from pipelines.kit.shapes import GroupStage, Plan, RowFilter, RowStage, StageFigures, StageShape
 from pipelines.kit.stage import check_produces, resolve_artifacts, resolve_lineage
+from pipelines.kit.step_writes import SlicedStep, tree_merge
 
 __all__ = ["Artifact", "GroupStage", "Plan", "RowFilter", "RowStage", "SlicedStep", "StageContext", "StageFigures", "StageShape",
            "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage",

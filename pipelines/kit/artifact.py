@@ -39,6 +39,8 @@ Every file is written atomically (temp file, then rename), so a retried task ove
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -173,3 +175,18 @@ def _with_objects(table: pa.Table) -> pd.DataFrame:
             values = df[name]
             df[name] = values.astype(object).where(values.notna().to_numpy(), None)
     return df
+
+
+def link_tree(src: Path, dst: Path) -> None:
+    """Hard-link (or copy, across file systems) every file of ``src`` into ``dst``."""
+    shutil.rmtree(dst, ignore_errors=True)
+    for root, _dirs, files in os.walk(src):
+        rel = Path(root).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for f in files:
+            if f == STEP_STATS:
+                continue
+            try:
+                os.link(Path(root) / f, dst / rel / f)
+            except OSError:
+                shutil.copy2(Path(root) / f, dst / rel / f)

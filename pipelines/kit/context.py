@@ -22,7 +22,8 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import config_hash
-from pipelines.kit.artifact import STEP_STATS, Artifact, part_number
+from pipelines.kit.artifact import STEP_STATS, Artifact, link_tree, part_number
+from pipelines.kit.step_writes import SlicedStep, write_pieces
 
 log = logging.getLogger(__name__)
 
@@ -33,31 +34,6 @@ SCRATCH = "_scratch"
 #: file exchange's output tasks each open every input's file (N x M reads: 16M at 4,096, at
 #: ~0.1 ms each), where Dask's staged task shuffle (or its p2p method on a cluster) grows slower.
 EXCHANGE_MAX_PARTITIONS = 4096
-
-
-@dataclasses.dataclass(frozen=True)
-class SlicedStep:
-    """One of :meth:`StageContext.sliced_steps`: a cached step ``name`` (keyed by ``params``)
-    whose artifact is ``fn(number, rows, *args)`` over row slices of every partition."""
-
-    name: str
-    params: Any
-    fn: Callable[..., pd.DataFrame]
-    args: tuple[Any, ...] = ()
-    figures: Callable[[int], dict[str, Any]] | None = None  #: the step's figures, from the rows it wrote
-    #: of each part's frame, taken in the task that writes it (:meth:`StageContext.write_sliced_summaries`)
-    summarise: Callable[[pd.DataFrame], Any] | None = None
-    #: merges a list of summaries into one: the parts' summaries are then merged on the cluster, in
-    #: the same compute (:func:`tree_merge`), and only the result comes back
-    merge: Callable[[list[Any]], Any] | None = None
-
-
-def tree_merge(items: list[Any], merge: Callable[[list[Any]], Any], wrap: Callable[..., Any] | None = None) -> Any:
-    """``items`` merged 8 at a time, level by level, in order; with ``wrap=dask.delayed``, as a graph."""
-    call = wrap(merge) if wrap is not None else merge
-    while len(items) > 1:
-        items = [call(items[i : i + 8]) for i in range(0, len(items), 8)]
-    return items[0]
 
 
 @dataclasses.dataclass
@@ -149,35 +125,22 @@ class StageContext:
             else:
                 log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
-            import uuid
-
-            from dask import delayed
-
             graph: list[Any] = []
+            sizes: list[int] = []  # each step's items in the graph
             costs: list[int] | None = []
             for s, *_, writes, step_costs in todo:
-                merged = s.summarise is not None and s.merge is not None and bool(writes)
-                if merged:  # the rows of each part (keyed by its partition, as the writes), then the merged summaries
-                    token = uuid.uuid4().hex
-                    graph += [delayed(_at)(w, 0, dask_key_name=(f"rows-{token}", n)) for n, w in enumerate(writes)]
-                    graph.append(tree_merge([delayed(_at)(w, 1) for w in writes], s.merge, delayed))
-                else:
-                    graph += writes
-                costs = None if costs is None or step_costs is None else costs + step_costs + ([0] if merged else [])
+                items = s.items(writes)
+                graph += items
+                sizes.append(len(items))
+                costs = None if costs is None or step_costs is None else costs + step_costs + [0] * (len(items) - len(writes))
             done = self.compute(graph, label, costs=costs)
             at = 0
-            for s, final, key, tmp, writes, _ in todo:
-                mine = done[at:at + len(writes)]
-                at += len(writes)
-                if s.summarise is not None and s.merge is not None and bool(writes):
-                    if summaries is not None:
-                        summaries[s.name] = done[at]
-                    at += 1
-                elif s.summarise is not None:
-                    if summaries is not None:
-                        summaries[s.name] = [summary for _, summary in mine]
-                    mine = [rows for rows, _ in mine]
-                self._close_step(tmp, final, key, s.figures(int(sum(mine))) if s.figures is not None else None)
+            for (s, final, key, tmp, writes, _), n in zip(todo, sizes, strict=True):
+                rows, summary = s.results(writes, done[at:at + n])
+                at += n
+                if summary is not None and summaries is not None:
+                    summaries[s.name] = summary
+                self._close_step(tmp, final, key, s.figures(int(sum(rows))) if s.figures is not None else None)
         return [self._use_step(s.name, final) for s, final in zip(steps, finals, strict=True)]
 
     def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
@@ -263,7 +226,7 @@ class StageContext:
         else:  # a frame the stage derived: whole partitions, every column it has
             pieces = [[delayed(fn)(number, part, *args)] for number, part in enumerate(docs.to_delayed())]
         token = uuid.uuid4().hex
-        writes = [delayed(_write_pieces)(out, number, each, summarise, dask_key_name=(f"write_pieces-{token}", number))
+        writes = [delayed(write_pieces)(out, number, each, summarise, dask_key_name=(f"write_pieces-{token}", number))
                   for number, each in enumerate(pieces)]
         return writes, costs
 
@@ -313,19 +276,6 @@ class StageContext:
         return out
 
 
-def _write_pieces(out: Artifact, number: int, pieces: list[pd.DataFrame | None],
-                  summarise: Callable[[pd.DataFrame], Any] | None = None) -> int | tuple[int, Any]:
-    from pipelines.kit.slices import concat_pieces
-
-    frame = concat_pieces(pieces)
-    out.write_part(number, frame)
-    return len(frame) if summarise is None else (len(frame), summarise(frame))
-
-
-def _at(pair: tuple[Any, Any], i: int) -> Any:
-    return pair[i]
-
-
 def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:
     return fn(part_number(partition_info), df, *args, **kwargs)
 
@@ -336,18 +286,3 @@ def _merge(into: dict[str, Any], figures: dict[str, Any]) -> None:
             _merge(into[key], value)
         else:
             into[key] = value
-
-
-def link_tree(src: Path, dst: Path) -> None:
-    """Hard-link (or copy, across file systems) every file of ``src`` into ``dst``."""
-    shutil.rmtree(dst, ignore_errors=True)
-    for root, _dirs, files in os.walk(src):
-        rel = Path(root).relative_to(src)
-        (dst / rel).mkdir(parents=True, exist_ok=True)
-        for f in files:
-            if f == STEP_STATS:
-                continue
-            try:
-                os.link(Path(root) / f, dst / rel / f)
-            except OSError:
-                shutil.copy2(Path(root) / f, dst / rel / f)

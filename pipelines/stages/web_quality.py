@@ -118,9 +118,8 @@ class WebQualityStage(RowStage):
     }
 
     def prepare(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> Plan:
-        sketches: dict[str, Any] = {}  # per scores step computed now: its parts' sketches, merged
-        folders = self._score(docs, cfg, ctx, sketches)
-        cuts, figures = cuts_and_figures(folders, cfg, ctx, {name: sketches[f"scores-{name}"] for name in folders if f"scores-{name}" in sketches})
+        folders, written = self._score(docs, cfg, ctx)
+        cuts, figures = cuts_and_figures(folders, cfg, ctx, written)
         signal_cols = signal_columns(folders, [n for n in cfg.scorers if cfg.keep_signals and has_details(cfg.scorer(n))])
         columns = dict(self.produces) | {f"quality_score_{n}": "float64" for n in cfg.scorers} | {c: "float64" for c in signal_cols}
         return Plan((folders, cuts, signal_cols), figures, columns)
@@ -129,12 +128,12 @@ class WebQualityStage(RowStage):
         folders, cuts, signal_cols = state
         return decide_part(number, df, folders, cuts, signal_cols, cfg)
 
-    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext, sketches: dict[str, Any]) -> dict[str, Artifact]:
+    def _score(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> tuple[dict[str, Artifact], dict[str, Any]]:
         """``scores-<name>`` per scorer: the scorer over every partition, each a cached step of
-        its own (reused while its model and inputs are), the missing ones computed together; each
-        part's per-language sketches are taken in the task that writes it and merged in the same
-        compute (into ``sketches``, by step name, for the steps computed now)."""
-        steps = []
+        its own (reused while its model and inputs are), the missing ones computed together; and
+        per scorer computed now, its parts' per-language sketches, taken in the tasks that write
+        them and merged in the same compute."""
+        steps, sketches = [], {}
         for name in cfg.scorers:
             scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
             vectors = vector_source(scorer, ctx.upstream.get("embeddings"))
@@ -148,7 +147,8 @@ class WebQualityStage(RowStage):
         arts = ctx.sliced_steps(docs, steps, f"score {', '.join(cfg.scorers)}", sources=cfg.sources,
                                 columns=["doc_id", "source", "text", "n_tokens", "lang"],  # what score_rows reads
                                 summaries=sketches)
-        return dict(zip(cfg.scorers, arts, strict=True))
+        written = {name: sketches[f"scores-{name}"] for name in cfg.scorers if f"scores-{name}" in sketches}
+        return dict(zip(cfg.scorers, arts, strict=True)), written
 
 
 def decide_part(number: int, df: pd.DataFrame, folders: dict[str, Artifact], cuts: Cuts, signal_cols: list[str],

@@ -8,7 +8,6 @@ scores artifact is read back for them."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import Any
 
 import dask
@@ -103,12 +102,6 @@ def _merge_groups(parts: list[dict[str, QuantileSketch]]) -> dict[str, QuantileS
     return {g: merge_sketches([p[g] for p in parts]) for g in parts[0]}
 
 
-def _tree(level: list[Any], merge: Callable[[list[Any]], Any]) -> Any:
-    """One Delayed: ``level`` merged 8 at a time (:func:`pipelines.kit.tree_merge`: the order the
-    scoring tasks' own sketches are merged in)."""
-    return tree_merge(level, merge, dask.delayed)
-
-
 def _plain(sketches: dict[str, dict[str, QuantileSketch]]) -> dict[str, dict[str, dict[str, Any]]]:
     return {g: {n: s.to_dict() for n, s in per.items()} for g, per in sketches.items()}
 
@@ -136,8 +129,8 @@ def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext,
     :func:`part_sketches` its scoring tasks took of the parts they wrote; the parts of the other
     scorers (steps reused from an earlier run) are read back, in a compute of their own."""
     written = written or {}
-    graphs = {name: _tree([dask.delayed(_part_sketch)(str(p), cfg.sketch_capacity) for p in art.parts()]
-                          or [dask.delayed(dict)()], merge_sketches) for name, art in folders.items() if name not in written}
+    graphs = {name: tree_merge([dask.delayed(_part_sketch)(str(p), cfg.sketch_capacity) for p in art.parts()]
+                               or [dask.delayed(dict)()], merge_sketches, dask.delayed) for name, art in folders.items() if name not in written}
     unread = list(graphs)
     read = dict(zip(unread, ctx.compute(dask.delayed(list)([graphs[n] for n in unread]), "sketches"), strict=True)) if unread else {}
     by_lang: dict[str, LangSketches] = {name: read[name] if name in read else written[name] for name in folders}
@@ -158,7 +151,7 @@ def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext,
         n_parts = len(next(iter(folders.values())).parts())
         shared = _constant(cuts)
         level = [dask.delayed(_part_combined)(folders, shared, cfg, i) for i in range(n_parts)]
-        combined = (ctx.compute(_tree(level, _merge_groups), "combined sketch") if level
+        combined = (ctx.compute(tree_merge(level, _merge_groups, dask.delayed), "combined sketch") if level
                     else {g: QuantileSketch.empty(cfg.sketch_capacity) for g in sketches})
         combined_th = {g: c.thresholds(grid).tolist() for g, c in combined.items()}
         if "combined" in cfg.thresholds:
