@@ -78,7 +78,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
     p.add_argument("--source", default=None, help="source of inputs that carry none (web, code, math_science, …)")
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
-    p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (default: one per core)")
+    p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (one per core); default: a LocalCluster "
+                   "with one per core, or one process for inputs under cluster.min_input_mb (16 MiB)")
     p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
     p.add_argument("--profile", default="auto", help="settings for a kind of machine, applied before key=value overrides: "
                    f"{', '.join(profiles())}, or auto (default: gpu where a CUDA device is present, else cpu)")
@@ -90,11 +91,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.set_defaults(overrides=[])
 
 
-def _workers_arg(text: str) -> int | None:
+def _workers_arg(text: str) -> int | str:
+    """An int ≥ 1, or ``"auto"`` as given (not None: it asks for a cluster, see ``choose_scheduler``)."""
     from pipelines.cluster import check_workers
 
     try:
-        return check_workers(text)
+        return check_workers(text) or "auto"
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workers = ")) from None
 
@@ -189,7 +191,7 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.cluster import check_workers, open_client
+    from pipelines.cluster import MIN_INPUT_MB, check_min_input_mb, check_workers, choose_scheduler, open_client
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
@@ -214,9 +216,18 @@ def _run(args: argparse.Namespace) -> int:
         check_overlap(args.output, args.input[:1])
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
+    min_input_mb = check_min_input_mb(MIN_INPUT_MB if cluster.get("min_input_mb") is None else cluster["min_input_mb"])
     if args.dry_run:
         return _dry_run(recipe, names, args)
-    with open_client(args.scheduler, workers, args.memory_limit) as client:
+    asked = next((option for option, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                                               ("cluster.workers", cluster.get("workers")),
+                                               ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
+                  if value is not None), None)
+    scheduler, what, why = choose_scheduler(args.scheduler, asked, min_input_mb, args.input)
+    recipe["scheduler"] = {"name": what, "why": why}
+    if not args.quiet:
+        print(f"curate: {what} ({why})", flush=True)
+    with open_client(scheduler, workers, args.memory_limit) as client:
         if stage is None:
             results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet, cache_root=args.cache_dir)
         elif stage == "ingest":

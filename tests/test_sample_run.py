@@ -84,6 +84,7 @@ def test_rerun_skips_every_stage(sample_run):
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = json.loads((out / "run.json").read_text())
     assert all(s["skipped"] for s in run["stages"])
+    assert run["recipe"]["scheduler"] == {"name": "LocalCluster", "why": "chosen with --workers"}
 
 
 def test_sample_run_mixture_is_the_papers(sample_run):
@@ -171,6 +172,16 @@ def test_sample_run_says_which_settings_it_took(sample_run):
     assert json.loads((out / "run.json").read_text())["recipe"]["profile"] == {"name": profile, "why": why}
     for m in (out / "80_mixture" / "manifests").glob("*.json"):
         assert json.loads(m.read_text())["profile"] == profile
+
+
+def test_sample_run_takes_one_process_for_a_small_input_and_says_so(sample_run):
+    """sample_data is under cluster.min_input_mb: no LocalCluster starts, and the second line says
+    why (a cluster costs more than it gains at this size: benchmarks/recipe). run.json's record of it
+    is tested in tests/pipelines/test_scheduler_choice.py (the rerun below rewrites this one)."""
+    out, proc = sample_run
+    line = proc.stdout.splitlines()[1]
+    assert line.startswith("curate: one process (inputs ") and "< cluster.min_input_mb 16;" in line
+    assert "LocalCluster with" not in proc.stderr  # the embedded cluster logs this line when it starts
 
 
 def _readme_block(marker: str) -> list[str]:
