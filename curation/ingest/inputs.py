@@ -33,6 +33,11 @@ from curation.ingest.warc_plan import Cut, warc_chunks
 #: writes and tasks) stays small against its work; 8 MB blocks cost a 133 MB run 6 % more
 #: (benchmarks/recipe/RESULTS.md).
 MIN_BLOCK_MB = 16
+#: The smallest block of a WARC/WET file, MB of its decompressed records: a page's extracted text is
+#: ~5 % of its record, so a 16 MB block of pages made a partition of ~0.8 MB of documents, and every
+#: stage after ingest paid its per-partition cost on it (a 248 MB crawl of 1,051 real pages: 15
+#: partitions, 31–34 CPU-s for the whole recipe; in 2 partitions 26–27; benchmarks/code_web).
+CRAWL_MIN_BLOCK_MB = 128
 
 log = logging.getLogger(__name__)
 
@@ -59,26 +64,28 @@ class _Rules:
     fields: dict[str, str]
     inputs: tuple[dict[str, Any], ...]
     block: int  # bytes
+    crawl_block: int  # bytes of decompressed WARC/WET records
 
 
 def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                 inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
-                min_partitions: int = 16) -> list[InputSpec]:
+                min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[InputSpec]:
     """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
 
     ``source`` and ``fields`` apply to every file unless the first entry of ``inputs`` whose
     ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
-    :func:`block_bytes` of the inputs' total size.
+    :func:`block_bytes` of the inputs' total size, WARC/WET files into chunks of at least
+    ``crawl_min_block_mb`` of records (:func:`crawl_block_bytes`).
     """
-    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)[0]
+    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb)[0]
 
 
 def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                     inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
-                    min_partitions: int = 16) -> list[tuple[InputSpec, ...]]:
+                    min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[tuple[InputSpec, ...]]:
     """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
     share a partition, so a run's cost follows its bytes, not its number of files."""
-    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions)
+    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb)
     return group_specs(specs, small_file_sizes(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)), block)
 
 
@@ -114,11 +121,12 @@ def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
 
 
 def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
-          blocksize_mb: int, min_block_mb: int, min_partitions: int) -> tuple[list[InputSpec], int, int]:
+          blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> tuple[list[InputSpec], int, int]:
     """The specs, the inputs' total size on disk and the block."""
     unique = find_inputs(paths)
     total = sum(_disk_bytes(f) for f, _ in unique)
-    rules = _Rules(source, dict(fields or {}), tuple(inputs), block_bytes(total, blocksize_mb, min_block_mb, min_partitions))
+    block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
+    rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))
     specs: list[InputSpec] = []
     for f, fmt in unique:
         entry_source, entry_fields = _entry_for(f, rules)
@@ -135,6 +143,17 @@ def block_bytes(total_bytes: int, blocksize_mb: int = 128, min_block_mb: int = M
     [16, 18, 62, 128]
     """
     return min(blocksize_mb << 20, max(min_block_mb << 20, total_bytes // max(min_partitions, 1)))
+
+
+def crawl_block_bytes(block: int, blocksize_mb: int = 128, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> int:
+    """The block of a WARC/WET file, bytes of decompressed records: :func:`block_bytes`' ``block``
+    raised to ``crawl_min_block_mb`` (``blocksize_mb`` still wins), so that a crawl's partitions
+    hold a few MB of documents once the pages' text is extracted, not a few hundred KB.
+
+    >>> [crawl_block_bytes(mb << 20) >> 20 for mb in (16, 128)], crawl_block_bytes(16 << 20, blocksize_mb=32) >> 20
+    ([128, 128], 32)
+    """
+    return min(blocksize_mb << 20, max(block, crawl_min_block_mb << 20))
 
 
 def spec_costs(specs: Sequence[InputSpec]) -> list[int]:
@@ -200,7 +219,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt == "warc":
             _check_crawl_file(path, fmt)
             return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut)
-                    for c in warc_chunks(path, rules.block)]
+                    for c in warc_chunks(path, rules.crawl_block)]
         return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:
         raise

@@ -34,7 +34,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.ingest.extract import EXTRACTORS
-from curation.ingest.inputs import MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
+from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
 from curation.ingest.readers import read_group
 from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
 from curation.ingest.urls import URL_COLUMNS
@@ -60,6 +60,7 @@ class IngestConfig(StageConfig):
     blocksize_mb: int = 128
     min_block_mb: int = MIN_BLOCK_MB
     min_partitions: int = 16
+    crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB
     max_chars: int = 20_000_000
     on_error: str = "ledger"
     source: str | None = None
@@ -73,6 +74,7 @@ class IngestConfig(StageConfig):
         check_range(self, "blocksize_mb", 1, 4096)
         check_range(self, "min_block_mb", 1, 4096)
         check_range(self, "min_partitions", 1, None)
+        check_range(self, "crawl_min_block_mb", 1, 4096)
         check_range(self, "max_html_bytes", 1, None)
         check_range(self, "max_chars", 1, None)
         check_choice(self, "on_error", ("ledger", "fail"))
@@ -100,7 +102,8 @@ class IngestStage:
 
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[tuple[InputSpec, ...]]:
         return plan_partitions([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
-                               blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions)
+                               blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions,
+                               crawl_min_block_mb=cfg.crawl_min_block_mb)
 
     def build(self, specs: list[tuple[InputSpec, ...]], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
         key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version}

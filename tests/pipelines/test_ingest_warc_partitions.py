@@ -134,3 +134,25 @@ def test_chunks_of_a_compressed_file_are_never_grouped_back(tmp_path: Path) -> N
         groups = plan_partitions([f], blocksize_mb=1, min_block_mb=1, min_partitions=1)
         assert len(groups) >= 2 and all(len(g) == 1 for g in groups)
         assert all(g[0].nbytes <= 1 << 20 for g in groups)
+
+
+def test_a_crawl_file_is_cut_in_blocks_of_at_least_crawl_min_block_mb_and_jsonl_is_not(tmp_path: Path) -> None:
+    """A page's text is a few % of its record: crawl files get a block of their own (ingest.crawl_min_block_mb),
+    so that the partitions every later stage reads are not a few hundred KB of documents."""
+    from curation.ingest.inputs import plan_partitions
+
+    warc = _crawl(tmp_path / "c.warc.gz", 1500)
+    raw = len(gzip.decompress(warc.read_bytes()))
+    assert 3 << 20 < raw < 8 << 20
+    lines = b"".join(json.dumps({"id": f"j{i}", "text": f"{i} " * 300, "source": "web"}).encode() + b"\n" for i in range(5000))
+    (tmp_path / "j.jsonl").write_bytes(lines)
+
+    def parts(f: Path, crawl_mb: int | None) -> list:
+        extra = {} if crawl_mb is None else {"crawl_min_block_mb": crawl_mb}
+        return plan_partitions([f], blocksize_mb=8, min_block_mb=1, min_partitions=16, **extra)
+
+    assert len(parts(warc, 1)) == -(-raw // (1 << 20))  # the JSONL rule's 1 MB block
+    assert len(parts(warc, 2)) == -(-raw // (2 << 20))
+    assert len(parts(warc, None)) == 1  # the default (128 MB), capped by blocksize_mb (8): the whole file
+    jsonl = [len(parts(tmp_path / "j.jsonl", mb)) for mb in (1, 2, None)]
+    assert jsonl[0] == jsonl[1] == jsonl[2] == -(-len(lines) // (1 << 20))

@@ -156,6 +156,8 @@ def test_the_default_recipe_runs_on_each_source_alone(tmp_path, source):
         (["ingest.max_chars=-1"], "IngestConfig.max_chars = -1 is out of range"),
         (["minhash_dedup.threshold=.nan"], "threshold = nan is not a valid float (give a finite number)"),
         (["ingest.blocksize_mb=true"], "blocksize_mb = True is not a valid int"),
+        (["ingest.crawl_min_block_mb=0"], "IngestConfig.crawl_min_block_mb = 0 is out of range"),
+        (["cluster.min_input_mb=-1"], "cluster.min_input_mb = -1: give a size in MiB ≥ 0"),
         (["ingest.tokenizer=/etc/passwd"], "stages.ingest.tokenizer = '/etc/passwd': /etc/passwd is not a tokenizer.json"),
         (["mixture.tokenizer=/no/such/tokenizer.json"], "stages.mixture.tokenizer = '/no/such/tokenizer.json': /no/such/tokenizer.json does not exist"),
     ],
