@@ -36,7 +36,7 @@ MIN_BLOCK_MB = 16
 #: The smallest block of a WARC/WET file, MB of its decompressed records: a page's extracted text is
 #: ~5 % of its record, so a 16 MB block of pages made a partition of ~0.8 MB of documents, and every
 #: stage after ingest paid its per-partition cost on it (a 248 MB crawl of 1,051 real pages: 15
-#: partitions, 31–34 CPU-s for the whole recipe; in 2 partitions 26–27; benchmarks/code_web).
+#: partitions, 41.4 CPU-s for the whole recipe; in 2 partitions 31.5, the same documents; benchmarks/code_web).
 CRAWL_MIN_BLOCK_MB = 128
 
 log = logging.getLogger(__name__)
