@@ -4,7 +4,8 @@
 for Megatron-LM's ``--data-args-path`` (docs/export.md). ``datasets``: per phase, a folder that
 ``datasets.load_from_disk`` reads, rows in training order. Both read every shard once, checked
 against its manifest, tokenize with the tokenizer the run counted with, and run one task per shard
-on the cluster (``--workers``, ``--scheduler`` as for ``curate run``).
+on the cluster (``--workers``, ``--scheduler`` as for ``curate run``; without them, the shards of a
+run under ``cluster.min_input_mb`` are exported in one process).
 """
 
 from __future__ import annotations
@@ -25,19 +26,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--truncation", choices=("none", "random"), default="none",
                         help="datasets, pre-training phases: cut documents longer than seq_length at a seeded random offset (adds input_ids)")
     parser.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
-    parser.add_argument("--workers", default=None, help="workers of the embedded LocalCluster (default: one per core)")
+    parser.add_argument("--workers", default=None, help="workers of the embedded LocalCluster (≥ 1 or auto: one per core); default: a "
+                        "LocalCluster, or one process for shards under cluster.min_input_mb (16 MiB)")
     parser.add_argument("--memory-limit", default="auto", help="memory limit per worker of the embedded LocalCluster")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
 
 
 def main(args: argparse.Namespace) -> int:
-    from pipelines.cluster import check_workers, open_client
+    from pipelines.cluster import MIN_INPUT_MB, check_workers, choose_scheduler, open_client
     from pipelines.exports.common import export_folder, open_run
 
     run = open_run(args.run_dir, args.phase)
     _check_eod(run.tokenizer, args.eod_token)
     workers = check_workers(args.workers)
-    with export_folder(args.output, run, args.format) as work, open_client(args.scheduler, workers, args.memory_limit) as client:
+    asked = next((option for option, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
+                                               ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
+                  if value is not None), None)
+    scheduler, what, why = choose_scheduler(args.scheduler, asked, MIN_INPUT_MB, [run.stage_dir / "shards"])
+    if not args.quiet:
+        print(f"curate export: {what} ({why})", flush=True)
+    with export_folder(args.output, run, args.format) as work, open_client(scheduler, workers, args.memory_limit) as client:
         if args.format == "megatron":
             from pipelines.exports.megatron import export_megatron
 

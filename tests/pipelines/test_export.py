@@ -262,3 +262,16 @@ def test_stats_mixture_shows_each_phase_planned_against_replayed(run, capsys):
     g = manifest(run, "pretrain_phase1")["groups"][0]
     line = next(ln for ln in out.splitlines() if ln.strip().startswith(g["name"] + " "))
     assert f"{g['planned_tokens']:,}" in line and f"{g['replay_tokens']:,}" in line
+
+
+def test_an_export_of_a_small_run_takes_one_process_and_writes_what_a_cluster_writes(run, megatron_export, tmp_path, capsys):
+    """Without --workers or --scheduler, shards under cluster.min_input_mb are exported in one
+    process (and it says so); the files are those of the 2-worker export, byte for byte."""
+    out = tmp_path / "export"
+    assert curate(["export", "megatron", str(run), "--output", str(out)]) == 0
+    assert "curate export: one process (inputs " in capsys.readouterr().out
+    files = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file() and p.suffix in (".bin", ".idx", ".data-args"))
+    assert len(files) >= 10
+    assert files == sorted(p.relative_to(megatron_export) for p in megatron_export.rglob("*") if p.is_file() and p.suffix in (".bin", ".idx", ".data-args"))
+    for f in files:  # a blend names its datasets by path: the same but for the export folder
+        assert (out / f).read_bytes().replace(bytes(out), bytes(megatron_export)) == (megatron_export / f).read_bytes(), f
