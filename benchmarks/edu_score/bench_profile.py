@@ -30,7 +30,7 @@ SCORERS = {"fast (edu_fast)": "fast", "previous fast (edu_default/hashed)": str(
 def run(out: Path, scorer: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out),
-           "--quiet", "--profile", "cpu", f"edu_score.scorer={scorer}"]
+           "--quiet", "--workers", "auto", "--profile", "cpu", f"edu_score.scorer={scorer}"]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-3000:])

@@ -68,7 +68,7 @@ def main() -> None:
         out = args.work / f"run-{name}"
         started = time.time()
         proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input",
-                               str(args.work / "input"), "--output", str(out), "--quiet", "--profile", "cpu",
+                               str(args.work / "input"), "--output", str(out), "--quiet", "--workers", "auto", "--profile", "cpu",
                                f"edu_score.scorer={scorer}"], cwd=ROOT, env=env, capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(proc.stderr[-3000:])

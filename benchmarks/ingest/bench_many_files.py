@@ -2,7 +2,7 @@
 
 Ingest groups small files into size-balanced partitions; this script writes ``--files`` JSONL files of ``--kb`` KB in all (every record its own
 URL and id, synthetic words, half of the files gzipped), the same records as one file, and times
-``curate ingest`` (the embedded recipe, a LocalCluster as the CLI starts it) on each.
+``curate ingest`` (the embedded recipe, a LocalCluster of one worker per core: ``--workers auto``) on each.
 
     python benchmarks/ingest/bench_many_files.py --files 1000 3000 10000 --kb 700
 """
@@ -48,7 +48,7 @@ def write_corpus(root: Path, files: int, kb: int, seed: int = 0) -> tuple[Path, 
 
 def run_ingest(inputs: Path, out: Path, timeout: float) -> dict:
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(inputs), "--output", str(out), "--quiet"],
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(inputs), "--output", str(out), "--quiet", "--workers", "auto"],
                           capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:

@@ -112,7 +112,7 @@ def run_recipe(checkout: Path, inp: Path, out: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     t0 = time.time()
     proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", str(checkout / "pipelines/configs/glm45.yaml"), "--input", str(inp),
-                           "--output", str(out), "--quiet", *OVERRIDES], cwd=checkout, env=env, capture_output=True, text=True)
+                           "--output", str(out), "--quiet", "--workers", "auto", *OVERRIDES], cwd=checkout, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"{checkout}: the recipe failed\n{proc.stderr[-3000:]}")
     return time.time() - t0
