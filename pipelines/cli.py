@@ -217,14 +217,14 @@ def _run(args: argparse.Namespace) -> int:
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     min_input_mb = check_min_input_mb(MIN_INPUT_MB if cluster.get("min_input_mb") is None else cluster["min_input_mb"])
-    if args.dry_run:
-        return _dry_run(recipe, names, args)
     asked = next((option for option, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
                                                ("cluster.workers", cluster.get("workers")),
                                                ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
                   if value is not None), None)
     scheduler, what, why = choose_scheduler(args.scheduler, asked, min_input_mb, args.input)
     recipe["scheduler"] = {"name": what, "why": why}
+    if args.dry_run:
+        return _dry_run(recipe, names, args)
     if not args.quiet:
         print(f"curate: {what} ({why})", flush=True)
     with open_client(scheduler, workers, args.memory_limit) as client:
@@ -259,7 +259,7 @@ def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace)
             columns |= set(getattr(stage, "produces", {}) or {})
         target = args.output / folder_name(name) if args.command == "run" else args.output
         plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
-    print(json.dumps({"inputs": args.input, "plan": plan}, indent=2, default=str))
+    print(json.dumps({"inputs": args.input, "scheduler": recipe.get("scheduler"), "plan": plan}, indent=2, default=str))
     if problems:
         raise ConfigError("; ".join(problems))
     return 0

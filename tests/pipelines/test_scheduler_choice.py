@@ -112,3 +112,14 @@ def test_a_run_records_the_scheduler_it_took_in_run_json(tmp_path, capsys):
     assert json.loads((out / "run.json").read_text())["recipe"]["scheduler"] == {"name": "one process", "why": why}
     assert f"curate: one process ({why})" in capsys.readouterr().out
     assert json.loads((out / "10_exact_dedup" / "stats.json").read_text())["dropped"]["documents"] == 15
+
+
+def test_a_dry_run_says_which_scheduler_would_run(tmp_path, capsys):
+    data = tmp_path / "in.jsonl"
+    data.write_text(json.dumps({"id": "d0", "text": "one document"}) + "\n")
+    assert curate(["run", RECIPE, "--input", str(data), "--output", str(tmp_path / "run"), "--dry-run"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["scheduler"]["name"] == "one process" and "cluster.min_input_mb 16" in plan["scheduler"]["why"]
+    assert curate(["run", RECIPE, "--input", str(data), "--output", str(tmp_path / "run"), "--dry-run", "--workers", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["scheduler"] == {"name": "LocalCluster", "why": "chosen with --workers"}
+    assert not (tmp_path / "run").exists()
