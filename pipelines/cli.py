@@ -22,14 +22,13 @@ import logging
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 from curation.config import ConfigError
 from pipelines.commands import add_module_parsers
 from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
 from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
-from pipelines.stages import STAGES, folder_name
+from pipelines.stages import STAGES
 
 # Light imports only: a spawned worker imports the driver's __main__ (this module under
 # `python -m pipelines.cli`, or `curate`, which imports it) before it joins, and pandas, pyarrow
@@ -191,10 +190,12 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pipelines.cluster import MIN_INPUT_MB, check_min_input_mb, check_workers, choose_scheduler, open_client
+    from pipelines.cluster import check_workers, open_client
+    from pipelines.dry_run import dry_run
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_overlap
+    from pipelines.scheduler_choice import command_scheduler
     from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
@@ -216,17 +217,11 @@ def _run(args: argparse.Namespace) -> int:
         check_overlap(args.output, args.input[:1])
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
-    min_input_mb = check_min_input_mb(MIN_INPUT_MB if cluster.get("min_input_mb") is None else cluster["min_input_mb"])
-    asked = next((option for option, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
-                                               ("cluster.workers", cluster.get("workers")),
-                                               ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
-                  if value is not None), None)
-    scheduler, what, why = choose_scheduler(args.scheduler, asked, min_input_mb, args.input)
-    recipe["scheduler"] = {"name": what, "why": why}
+    scheduler, recipe["scheduler"] = command_scheduler(args, args.input, cluster)
     if args.dry_run:
-        return _dry_run(recipe, names, args)
+        return dry_run(recipe, names, args)
     if not args.quiet:
-        print(f"curate: {what} ({why})", flush=True)
+        print(f"curate: {recipe['scheduler']['name']} ({recipe['scheduler']['why']})", flush=True)
     with open_client(scheduler, workers, args.memory_limit) as client:
         if stage is None:
             results = run_recipe(recipe, args.input, args.output, client=client, quiet=args.quiet, cache_root=args.cache_dir)
@@ -240,46 +235,6 @@ def _run(args: argparse.Namespace) -> int:
                                  cache_root=args.cache_dir)]
     print(funnel_table([r.stats for r in results]))
     return 0
-
-
-def _dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> int:
-    """Print the plan; check each stage's required columns against what the stages before it produce."""
-    from pipelines.recipe import stage_config
-    from pipelines.stages import load_stage
-
-    columns = _input_columns(names[0], args)
-    plan, problems = [], []
-    for name in names:
-        stage = load_stage(name)
-        cfg = stage_config(recipe, name, stage.config_cls)
-        missing = [c for c in stage.requires if columns is not None and c not in columns]
-        if missing:
-            problems.append(f"stage {name} requires columns {missing} that no earlier stage or input provides")
-        if columns is not None:
-            columns |= set(getattr(stage, "produces", {}) or {})
-        target = args.output / folder_name(name) if args.command == "run" else args.output
-        plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
-    print(json.dumps({"inputs": args.input, "scheduler": recipe.get("scheduler"), "plan": plan}, indent=2, default=str))
-    if problems:
-        raise ConfigError("; ".join(problems))
-    return 0
-
-
-def _input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
-    """Columns available to the first stage: the document schema after ingest, else the input's."""
-    from curation.ingest.inputs import InputError
-    from curation.schema import DOC_COLUMNS
-    from pipelines.io import docs_dir
-
-    if first == "ingest":
-        return set(DOC_COLUMNS)
-    try:
-        part = next(iter(sorted(docs_dir(Path(args.input[0])).glob("part-*.parquet"))))
-        import pyarrow.parquet as pq
-
-        return set(pq.read_schema(part).names)
-    except (StopIteration, InputError, OSError):
-        return None
 
 
 def _stats(args: argparse.Namespace) -> int:

@@ -3,8 +3,8 @@
 ``open_client()`` gives an embedded ``LocalCluster`` (processes, one per core, a memory
 limit per worker), ``open_client("tcp://host:8786")`` (or a ``--scheduler-file`` JSON path) connects to an existing scheduler,
 ``open_client("synchronous")`` runs in the calling thread (tests, debugging).
-:func:`choose_scheduler` picks between the last and the first for the CLI when nothing asks for
-a cluster: small inputs run in one process.
+:mod:`pipelines.scheduler_choice` picks between the last and the first for the CLI when nothing
+asks for a cluster: small inputs run in one process.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ import ctypes
 import ctypes.util
 import functools
 import gc
-import glob
 import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import dask
@@ -99,13 +97,6 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.work-stealing-interval": "500ms",
 }
 
-#: ``cluster.min_input_mb``: inputs smaller than this (MiB on disk) run in one process when nothing
-#: asks for a cluster. Below it a LocalCluster's start, its workers' imports and model loads cost
-#: more than the second worker gains; the whole recipe with ``--profile cpu`` on 2 cores, one process
-#: against 2 workers: 2.2 MB 0.92x (and +55 % CPU), 9.6 MB 0.88x, 17.9 MB 1.18x, 29.9 MB 1.16x
-#: (benchmarks/recipe, "One process or a cluster").
-MIN_INPUT_MB = 16.0
-
 #: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
 CONNECT_TIMEOUT_S = 15
 
@@ -129,63 +120,6 @@ def check_workers(value: Any, where: str = "--workers") -> int | None:
     if n < 1:
         raise ConfigError(f"{where} = {n}: give at least 1 worker (or auto: one per core)")
     return n
-
-
-def check_min_input_mb(value: Any) -> float:
-    """``cluster.min_input_mb``: a number ≥ 0 (0: a LocalCluster whatever the inputs' size)."""
-    from curation.config import ConfigError
-
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ConfigError(f"cluster.min_input_mb = {value!r}: give a size in MiB ≥ 0 (0 starts a cluster for any input)")
-    return float(value)
-
-
-def input_mb(paths: Sequence[str | Path], stop_at: float = float("inf")) -> float | None:
-    """MiB on disk of the files at ``paths`` (folders walked, globs expanded), or None where one is
-    not a local file or folder (a URL, a dataset name); the count stops once it passes ``stop_at``.
-
-    >>> input_mb(["no/such/input"]) is None
-    True
-    """
-    total, limit = 0, stop_at * (1 << 20)
-    for raw in paths:
-        text = str(raw)
-        found = sorted(glob.glob(text, recursive=True)) if glob.has_magic(text) else [text]
-        if "://" in text or not found:
-            return None
-        for name in found:
-            if os.path.isfile(name):
-                total += os.path.getsize(name)
-            elif os.path.isdir(name):
-                for root, _dirs, files in os.walk(name):
-                    for f in files:
-                        with contextlib.suppress(OSError):
-                            total += os.stat(os.path.join(root, f)).st_size
-                    if total > limit:
-                        return total / (1 << 20)
-            else:
-                return None
-            if total > limit:
-                return total / (1 << 20)
-    return total / (1 << 20)
-
-
-def choose_scheduler(scheduler: str | None, asked: str | None, min_input_mb: float, inputs: Sequence[str | Path]) -> tuple[str | None, str, str]:
-    """``(scheduler for open_client, what runs, why)``. ``asked``: the option that asked for a
-    scheduler or cluster (``--workers`` …), or None; then inputs under ``min_input_mb`` MiB run in
-    one process and larger ones (or of unknown size) on an embedded LocalCluster.
-
-    >>> choose_scheduler("synchronous", "--scheduler", 16, [])
-    ('synchronous', 'one process', 'chosen with --scheduler')
-    """
-    if asked:
-        name = "one process" if scheduler == "synchronous" else scheduler or "LocalCluster"
-        return scheduler, name, f"chosen with {asked}"
-    size = input_mb(inputs, stop_at=min_input_mb) if min_input_mb > 0 else None
-    if size is not None and size < min_input_mb:
-        return "synchronous", "one process", f"inputs {size:.1f} MiB < cluster.min_input_mb {min_input_mb:g}; --workers N starts a cluster"
-    what = "inputs of unknown size" if size is None and min_input_mb > 0 else f"inputs ≥ cluster.min_input_mb {min_input_mb:g} MiB"
-    return None, "LocalCluster", f"{what}; --scheduler synchronous runs in one process"
 
 
 def _connect(scheduler: str) -> Any:

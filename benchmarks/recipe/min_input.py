@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_recipe import WORK, build_corpus, compare_outputs, run_recipe  # noqa: E402
 
-from pipelines.cluster import MIN_INPUT_MB, choose_scheduler, input_mb  # noqa: E402
+from pipelines.scheduler_choice import MIN_INPUT_MB, choose_scheduler, input_mb  # noqa: E402
 
 MODES = {"one process": ["--scheduler", "synchronous"], "2 workers": ["--workers", "2"]}
 

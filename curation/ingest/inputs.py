@@ -124,7 +124,7 @@ def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, 
           blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> tuple[list[InputSpec], int, int]:
     """The specs, the inputs' total size on disk and the block."""
     unique = find_inputs(paths)
-    total = sum(_disk_bytes(f) for f, _ in unique)
+    total = files_bytes(unique)
     block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))
     specs: list[InputSpec] = []
@@ -176,6 +176,11 @@ def spec_costs(specs: Sequence[InputSpec]) -> list[int]:
             return 0
 
     return [s.end - s.start if s.fmt == "jsonl" and s.end >= 0 else size(s.path) // shares[s.path] for s in specs]
+
+
+def files_bytes(files: Sequence[tuple[Path, str]]) -> int:
+    """Bytes on disk of :func:`~curation.ingest.discover.find_inputs`' files (a dataset folder: all its files)."""
+    return sum(_disk_bytes(f) for f, _ in files)
 
 
 def _disk_bytes(path: Path) -> int:

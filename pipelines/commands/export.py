@@ -33,18 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pipelines.cluster import MIN_INPUT_MB, check_workers, choose_scheduler, open_client
+    from pipelines.cluster import check_workers, open_client
     from pipelines.exports.common import export_folder, open_run
+    from pipelines.scheduler_choice import command_scheduler
 
     run = open_run(args.run_dir, args.phase)
     _check_eod(run.tokenizer, args.eod_token)
     workers = check_workers(args.workers)
-    asked = next((option for option, value in (("--scheduler", args.scheduler), ("--workers", args.workers),
-                                               ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
-                  if value is not None), None)
-    scheduler, what, why = choose_scheduler(args.scheduler, asked, MIN_INPUT_MB, [run.stage_dir / "shards"])
+    scheduler, choice = command_scheduler(args, [run.stage_dir / "shards"])
     if not args.quiet:
-        print(f"curate export: {what} ({why})", flush=True)
+        print(f"curate export: {choice['name']} ({choice['why']})", flush=True)
     with export_folder(args.output, run, args.format) as work, open_client(scheduler, workers, args.memory_limit) as client:
         if args.format == "megatron":
             from pipelines.exports.megatron import export_megatron

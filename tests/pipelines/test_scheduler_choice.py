@@ -9,7 +9,7 @@ import pytest
 
 from curation.config import ConfigError
 from pipelines.cli import main as curate
-from pipelines.cluster import check_min_input_mb, choose_scheduler, input_mb
+from pipelines.scheduler_choice import check_min_input_mb, choose_scheduler, input_mb
 from tests.helpers import only
 
 MIB = 1 << 20
@@ -37,13 +37,6 @@ def test_input_mb_is_unknown_for_what_is_not_a_local_path(tmp_path):
     assert input_mb([tmp_path / "a.jsonl", tmp_path / "missing.jsonl"]) is None
     assert input_mb([str(tmp_path / "*.parquet")]) is None  # a glob that matches nothing
     assert input_mb(["s3://bucket/crawl/*.warc.gz"]) is None
-
-
-def test_input_mb_stops_counting_past_the_threshold(tmp_path):
-    for i in range(5):
-        _file(tmp_path / f"d{i}" / "part.jsonl", MIB)
-    counted = input_mb([tmp_path], stop_at=1.5)
-    assert counted is not None and 1.5 < counted < 5
 
 
 def test_small_inputs_run_in_one_process_large_or_unknown_ones_on_a_cluster(tmp_path):

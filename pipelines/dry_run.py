@@ -1,0 +1,52 @@
+"""``curate run … --dry-run``: the resolved plan, printed as JSON, with each stage's required columns
+checked against what the stages before it (or the input) provide; nothing runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.config import ConfigError
+from pipelines.stages import folder_name
+
+
+def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> int:
+    """Print the plan; check each stage's required columns against what the stages before it produce."""
+    from pipelines.recipe import stage_config
+    from pipelines.stages import load_stage
+
+    columns = input_columns(names[0], args)
+    plan, problems = [], []
+    for name in names:
+        stage = load_stage(name)
+        cfg = stage_config(recipe, name, stage.config_cls)
+        missing = [c for c in stage.requires if columns is not None and c not in columns]
+        if missing:
+            problems.append(f"stage {name} requires columns {missing} that no earlier stage or input provides")
+        if columns is not None:
+            columns |= set(getattr(stage, "produces", {}) or {})
+        target = args.output / folder_name(name) if args.command == "run" else args.output
+        plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
+    print(json.dumps({"inputs": args.input, "scheduler": recipe.get("scheduler"), "plan": plan}, indent=2, default=str))
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return 0
+
+
+def input_columns(first: str, args: argparse.Namespace) -> set[str] | None:
+    """Columns available to the first stage: the document schema after ingest, else the input's."""
+    from curation.ingest.inputs import InputError
+    from curation.schema import DOC_COLUMNS
+    from pipelines.io import docs_dir
+
+    if first == "ingest":
+        return set(DOC_COLUMNS)
+    try:
+        part = next(iter(sorted(docs_dir(Path(args.input[0])).glob("part-*.parquet"))))
+        import pyarrow.parquet as pq
+
+        return set(pq.read_schema(part).names)
+    except (StopIteration, InputError, OSError):
+        return None
