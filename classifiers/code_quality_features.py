@@ -57,7 +57,9 @@ TEST_PATH = re.compile(
     re.IGNORECASE,
 )
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+#: loop counters and stock short names (one or two letters each: structural_features counts on it)
 _COUNTERS = frozenset({"i", "j", "k", "n", "x", "y", "z", "_", "id", "ok", "fn", "db", "io", "os", "re", "np", "pd", "t", "e", "f"})
+assert all(len(w) <= 2 for w in _COUNTERS)
 #: keywords of the scored languages (distinct identifiers leave them out)
 _KEYWORDS = (
     "and as assert async await break case catch class const continue def default del do elif else enum except export "
@@ -73,18 +75,22 @@ def structural_features(text: str, language: str | None, path: str | None = None
     """Language-aware structure of one file (see the module docstring for the families)."""
     family = language_family(language)
     lines = text.split("\n")
-    nonblank = [ln for ln in lines if ln.strip()]
+    # each line stripped once (blank lines strip to ""), for the counts and the duplicates alike
+    stripped = list(map(str.strip, lines))
+    n_nonblank = len(lines) - stripped.count("")
+    # lines over 120 characters are rare: count them only when the longest line is one
+    long_lines = sum(len(ln) > 120 for ln, st in zip(lines, stripped, strict=True) if st) if max(map(len, lines)) > 120 else 0
     feats: dict[str, Any] = {
         "family": family,
-        "n_nonblank": len(nonblank),
-        "long_line_fraction": sum(1 for ln in nonblank if len(ln) > 120) / max(len(nonblank), 1),
-        "duplicate_fraction": duplicate_fraction(nonblank),
+        "n_nonblank": n_nonblank,
+        "long_line_fraction": long_lines / max(n_nonblank, 1),
+        "duplicate_fraction": _duplicate_share(stripped),
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
     }
     if family == "python":
-        feats.update(_python_features(text, lines))
+        feats.update(_python_features(text, lines, stripped))
     else:
-        feats.update(_scanned_features(text, family, lines))
+        feats.update(_scanned_features(text, family, lines, stripped))
     names = feats.pop("_names")
     feats["n_functions"] = len(names)
     pattern = NAMING.get(family)
@@ -97,9 +103,12 @@ def structural_features(text: str, language: str | None, path: str | None = None
         feats["naming_fraction"] = -1.0
     feats["short_name_fraction"] = sum(len(n) <= 2 for n in names) / len(names) if names else 0.0
     idents = identifiers(feats.pop("_code")[:200_000]) - KEYWORDS
-    feats["mean_identifier_length"] = sum(map(len, idents)) / len(idents) if idents else 0.0
-    # one- and two-letter names (a, b, r, go) beyond the loop counters every language allows
-    feats["short_identifier_fraction"] = sum(len(w) <= 2 and w not in _COUNTERS for w in idents) / len(idents) if idents else 0.0
+    lengths = list(map(len, idents))
+    feats["mean_identifier_length"] = sum(lengths) / len(idents) if idents else 0.0
+    # one- and two-letter names (a, b, r, go) beyond the loop counters every language allows, counted
+    # without a Python step per identifier (every counter is one or two letters long)
+    short = lengths.count(1) + lengths.count(2) - len(idents & _COUNTERS)
+    feats["short_identifier_fraction"] = short / len(idents) if idents else 0.0
     return feats
 
 
@@ -128,14 +137,18 @@ def duplicate_fraction(nonblank: list[str], min_len: int = 12) -> float:
     >>> round(duplicate_fraction(["x = compute(1, 2)", "x = compute(1, 2)", "y = other_call()"]), 3)
     0.333
     """
-    body = [ln.strip() for ln in nonblank]
-    body = [ln for ln in body if len(ln) >= min_len]
+    return _duplicate_share([ln.strip() for ln in nonblank], min_len)
+
+
+def _duplicate_share(stripped: list[str], min_len: int = 12) -> float:
+    """:func:`duplicate_fraction` of lines already stripped (blank ones, stripped to "", are too short)."""
+    body = [ln for ln in stripped if len(ln) >= min_len]
     if not body:
         return 0.0
     return 1.0 - len(set(body)) / len(body)
 
 
-def _python_features(text: str, lines: list[str]) -> dict[str, Any]:
+def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[str, Any]:
     s = scan(text, "python")
     comment = len(s.comment_lines)
     out: dict[str, Any] = {"_code": s.code}
@@ -145,7 +158,7 @@ def _python_features(text: str, lines: list[str]) -> dict[str, Any]:
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         out.update(parse_error=1, comment_fraction=comment / max(len(s.code_lines) + comment, 1), documented_fraction=0.0,
-                   mean_function_lines=-1.0, max_function_lines=-1, max_nesting=_indent_nesting(lines), _names=[])
+                   mean_function_lines=-1.0, max_function_lines=-1, max_nesting=_indent_nesting(lines, stripped), _names=[])
         return out
     doc_lines = 0
     defs = []
@@ -194,9 +207,10 @@ _BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, as
 )
 
 
-def _indent_nesting(lines: list[str]) -> int:
-    widths = [len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip()]
-    steps = sorted({w for w in widths if w > 0})
+def _indent_nesting(lines: list[str], stripped: list[str]) -> int:
+    """Distinct indentation widths of the non-blank lines (``stripped``: the lines stripped), at most 20."""
+    steps = {len(ln) - len(ln.lstrip(" \t")) for ln, st in zip(lines, stripped, strict=True) if st}
+    steps.discard(0)
     return min(len(steps), 20)
 
 
@@ -205,7 +219,7 @@ def _comment_above(lines: list[str], index: int) -> bool:
     return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
 
 
-def _scanned_features(text: str, family: str, lines: list[str]) -> dict[str, Any]:
+def _scanned_features(text: str, family: str, lines: list[str], stripped: list[str]) -> dict[str, Any]:
     s = scan(text, family)
     pattern = DEFINITIONS.get(family)
     spans = []
@@ -222,7 +236,7 @@ def _scanned_features(text: str, family: str, lines: list[str]) -> dict[str, Any
     elif family in BRACE_FAMILIES:
         nesting = max(s.max_depth - 1, 0)
     else:
-        nesting = _indent_nesting(lines)
+        nesting = _indent_nesting(lines, stripped)
     comment = len(s.comment_lines)
     return {
         "_code": s.code,
