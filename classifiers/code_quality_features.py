@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import re
 import warnings
+from itertools import compress
 from typing import Any
 
 from classifiers.code_quality_scan import BRACE_FAMILIES, function_spans, scan
@@ -78,8 +79,10 @@ def structural_features(text: str, language: str | None, path: str | None = None
     # each line stripped once (blank lines strip to ""), for the counts and the duplicates alike
     stripped = list(map(str.strip, lines))
     n_nonblank = len(lines) - stripped.count("")
-    # lines over 120 characters are rare: count them only when the longest line is one
-    long_lines = sum(len(ln) > 120 for ln, st in zip(lines, stripped, strict=True) if st) if max(map(len, lines)) > 120 else 0
+    # the few lines over 120 characters are picked out at C speed ((120).__lt__: longer than 120),
+    # then the blank ones among them dropped
+    long = list(compress(lines, map((120).__lt__, map(len, lines))))
+    long_lines = len(long) - list(map(str.strip, long)).count("")
     feats: dict[str, Any] = {
         "family": family,
         "n_nonblank": n_nonblank,
@@ -127,8 +130,10 @@ def identifiers(code: str) -> set[str]:
     """
     if not code.isascii():
         return set(_IDENT.findall(code))
-    runs = set(code.encode("ascii").translate(_WORD_BYTES).split())
-    return {w.decode("ascii") for w in runs if not 48 <= w[0] <= 57}  # 48..57: a leading digit
+    runs = code.encode("ascii").translate(_WORD_BYTES).split()
+    words = b" ".join(set(runs)).decode("ascii").split()
+    # a run of word characters is an identifier exactly when it does not start with a digit
+    return set(compress(words, map(str.isidentifier, words)))
 
 
 def duplicate_fraction(nonblank: list[str], min_len: int = 12) -> float:
@@ -142,7 +147,7 @@ def duplicate_fraction(nonblank: list[str], min_len: int = 12) -> float:
 
 def _duplicate_share(stripped: list[str], min_len: int = 12) -> float:
     """:func:`duplicate_fraction` of lines already stripped (blank ones, stripped to "", are too short)."""
-    body = [ln for ln in stripped if len(ln) >= min_len]
+    body = list(compress(stripped, map((min_len - 1).__lt__, map(len, stripped))))  # len >= min_len, at C speed
     if not body:
         return 0.0
     return 1.0 - len(set(body)) / len(body)
@@ -173,22 +178,26 @@ def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[s
     while stack:
         body, depth = stack.pop()
         for node in body:
-            d = depth + isinstance(node, _BLOCKS)
-            nesting = max(nesting, d)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind = type(node)  # ast.parse makes nodes of the ast classes themselves, never subclasses
+            d = depth + (kind in _BLOCKS)
+            if d > nesting:
+                nesting = d
+            if kind in _DEFS:
                 doc = ast.get_docstring(node, clean=False)
                 if doc:
                     doc_lines += doc.count("\n") + 1
                 documented += bool(doc) or _comment_above(lines, node.lineno - 1 - len(node.decorator_list))
                 names.append(node.name)
-                if not isinstance(node, ast.ClassDef):
+                if kind is not ast.ClassDef:
                     defs.append((node.end_lineno or node.lineno) - node.lineno + 1)
-            for field in ("body", "orelse", "finalbody"):
+            fields, handlers = _BODIES.get(kind) or _BODIES.setdefault(kind, _body_fields(kind))
+            for field in fields:
                 child = getattr(node, field, None)
                 if isinstance(child, list) and child and isinstance(child[0], ast.stmt):
                     stack.append((child, d))
-            for handler in getattr(node, "handlers", ()) or getattr(node, "cases", ()):
-                stack.append((handler.body, d))
+            if handlers:
+                for handler in getattr(node, handlers):
+                    stack.append((handler.body, d))
     code_lines = max(len(s.code_lines) - doc_lines, 1)
     out.update(
         parse_error=0,
@@ -202,9 +211,19 @@ def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[s
     return out
 
 
-_BLOCKS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + (
+_BLOCKS = frozenset((ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + (
     (ast.Match,) if hasattr(ast, "Match") else ()
-)
+))
+_DEFS = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+#: statement class → (its fields that can hold statements, its field of handlers or cases): most
+#: statements (Expr, Assign, Return…) have none, and the walk skips them without a getattr
+_BODIES: dict[type, tuple[tuple[str, ...], str | None]] = {}
+
+
+def _body_fields(kind: type) -> tuple[tuple[str, ...], str | None]:
+    """The fields of ``kind`` the walk descends into (an entry of :data:`_BODIES`)."""
+    fields: tuple[str, ...] = kind._fields  # type: ignore[attr-defined]
+    return tuple(f for f in ("body", "orelse", "finalbody") if f in fields), next((f for f in ("handlers", "cases") if f in fields), None)
 
 
 def _indent_nesting(lines: list[str], stripped: list[str]) -> int:
