@@ -65,6 +65,7 @@ _BRACKETS = np.zeros(256, dtype=np.uint8)
 for _i, _c in enumerate("{}()[]\n"):
     _BRACKETS[ord(_c)] = _i + 1
 _NEWLINE = 7
+_ZERO = np.zeros(1, dtype=np.int32)  #: the depth at, and the offset of, the start of the first line
 #: row r (braces, parentheses, brackets): the depth step of each bracket kind
 _STEPS = np.zeros((3, 8), dtype=np.int32)
 for _r, _opening in enumerate((1, 3, 5)):
@@ -114,7 +115,7 @@ def scan(text: str, family: str) -> Scan:
     # the numbers of the lines whose stripped text is not empty, without a Python loop per line
     code_lines = set(compress(count_from(), map(str.strip, code_lines_list)))
     depth, max_depth, balanced, newlines = _brace_profile(code)
-    line_starts = np.concatenate(([0], newlines + 1)) if code.isascii() else None
+    line_starts = np.concatenate((_ZERO, newlines + 1)) if code.isascii() else None
     return Scan(code, comment_lines, code_lines, depth, max_depth, balanced, len(code_lines_list), line_starts)
 
 
@@ -127,7 +128,7 @@ def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
     """
     buf = np.frombuffer(code.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     kinds = _BRACKETS.take(buf)
-    at = np.flatnonzero(kinds)
+    at = kinds.nonzero()[0]  # np.flatnonzero without its Python wrapper (kinds is flat)
     kinds = kinds.take(at)
     # depth after each bracket or newline; int32 cannot overflow: a str has fewer than 2**31 characters here
     runs = _STEPS.take(kinds, axis=1).cumsum(axis=1, dtype=np.int32)
@@ -139,8 +140,8 @@ def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
         max_depth = max(max_depth, 0)
     newline = kinds == _NEWLINE
     # depth at the start of each line = depth after the previous newline
-    starts = np.concatenate([[0], depth_after[newline]]) if len(buf) else np.zeros(1, dtype=np.int32)
-    return starts.astype(np.int32), max_depth, balanced, at[newline]
+    starts = np.concatenate((_ZERO, depth_after[newline])) if len(buf) else np.zeros(1, dtype=np.int32)
+    return starts, max_depth, balanced, at[newline]
 
 
 def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, int, int]]:
