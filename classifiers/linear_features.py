@@ -223,8 +223,9 @@ def word_blocks(
                 prefix = np.zeros(n + 1, dtype=_U64)
                 np.multiply(cp32, inv[:n], out=prefix[1:])
                 np.cumsum(prefix[1:], out=prefix[1:])
-                wh = (prefix[ends] - prefix[starts]) * pw[starts]
-                wdoc = doc[starts]
+                # take: the same gathers as indexing, faster
+                wh = (prefix.take(ends) - prefix.take(starts)) * pw.take(starts)
+                wdoc = doc.take(starts)
                 n_words = np.bincount(wdoc, minlength=len(lengths))
                 if wlo <= 1:
                     yield wdoc, _bucket_inplace(wh + _U64(0xA5A5), n_features).view(np.int64), n_words

@@ -10,6 +10,8 @@ rows: vectorised, and in order down each column — numpy sums pairwise only alo
 axis). The hashes are computed on that grid directly (a row shift instead of a character shift),
 and the positions past a document's end read the padding weight 0. Adding 0.0 never changes a
 sum, so padding cells change nothing; the word n-grams (a few per document) keep ``bincount``.
+The weights are read with ``take(mode="clip")``: every index is in range, and clip skips the
+bounds check.
 
 >>> w = np.arange(2**10 + 1, dtype=np.float64); w[-1] = 0
 >>> texts = ["ab cd", "", "abc"]
@@ -69,9 +71,9 @@ def block_sums(
                     tail = max(shortest - k + 1, 0)
                     past = np.arange(tail, len(col))[:, None] > (lengths - k)[None, :]
                     col[tail:, : len(lengths)][past] = n_features  # (a column added by _grid is not summed)
-                    yield column_sums(w.take(col))[: len(lengths)], np.maximum(lengths - (k - 1), 0)
+                    yield column_sums(w.take(col, mode="clip"))[: len(lengths)], np.maximum(lengths - (k - 1), 0)
     for d, col, count in word_blocks(cp32, doc, lengths, cls, n_features, word_ngrams):
-        yield np.bincount(d, weights=w.take(col), minlength=len(lengths)), count
+        yield np.bincount(d, weights=w.take(col, mode="clip"), minlength=len(lengths)), count
 
 
 def _grid(cp32: np.ndarray, lengths: np.ndarray) -> np.ndarray:
