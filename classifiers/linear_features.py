@@ -166,6 +166,14 @@ def counted_blocks(
     """:func:`ngram_blocks` with, per block, how many of each document's n-grams are not padding
     (read from the folded lengths and word counts, not from the block)."""
     cp32, doc, lengths, cls = _folded(texts, max_chars)
+    yield from _char_blocks(cp32, doc, lengths, n_features, char_ngrams)
+    yield from word_blocks(cp32, doc, lengths, cls, n_features, word_ngrams)
+
+
+def _char_blocks(
+    cp32: np.ndarray, doc: np.ndarray, lengths: np.ndarray, n_features: int, char_ngrams: tuple[int, int]
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The character n-gram blocks of :func:`counted_blocks`, from :func:`_folded`'s arrays."""
     n = len(cp32)
     pad = n_features
     seps = np.cumsum(lengths + 1)[:-1] - 1  # the NUL after each document but the last
@@ -183,10 +191,25 @@ def counted_blocks(
                     h *= _BASE
                 h += cg[k - 1 :]
                 if k >= lo:
-                    c = _U64(k) * _U64(0x51ED27) * _PAIR
-                    col = _bucket_scaled(np.add(h, c, out=h) if k == last else h + c, n_features).view(np.int64)
+                    col = _bucket_scaled(np.add(h, char_salt(k), out=h) if k == last else h + char_salt(k), n_features)
+                    col = col.view(np.int64)
                     col[_touching(seps, k, len(col))] = pad
                     yield doc[: len(col)], col, np.maximum(lengths - (k - 1), 0)
+
+
+def char_salt(k: int) -> np.uint64:
+    """What is added to a character k-gram's hash (times GOLDEN) before bucketing: the same k-gram
+    of another order lands elsewhere."""
+    return _U64(k * 0x51ED27 * GOLDEN % 2**64)
+
+
+def word_blocks(
+    cp32: np.ndarray, doc: np.ndarray, lengths: np.ndarray, cls: np.ndarray, n_features: int, word_ngrams: tuple[int, int]
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The word n-gram blocks of :func:`counted_blocks`, from :func:`_folded`'s arrays."""
+    n = len(cp32)
+    pad = n_features
+    with np.errstate(over="ignore"):
         # Words: runs of word characters; hash of [a, b) from prefix sums of c_j * BASE**-j.
         wlo, whi = word_ngrams
         if whi >= 1 and n:
@@ -200,8 +223,9 @@ def counted_blocks(
                 prefix = np.zeros(n + 1, dtype=_U64)
                 np.multiply(cp32, inv[:n], out=prefix[1:])
                 np.cumsum(prefix[1:], out=prefix[1:])
-                wh = (prefix[ends] - prefix[starts]) * pw[starts]
-                wdoc = doc[starts]
+                # take: the same gathers as indexing, faster
+                wh = (prefix.take(ends) - prefix.take(starts)) * pw.take(starts)
+                wdoc = doc.take(starts)
                 n_words = np.bincount(wdoc, minlength=len(lengths))
                 if wlo <= 1:
                     yield wdoc, _bucket_inplace(wh + _U64(0xA5A5), n_features).view(np.int64), n_words
