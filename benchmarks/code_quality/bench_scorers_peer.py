@@ -139,15 +139,20 @@ def main() -> int:
                     turns.setdefault(name, {}).setdefault(side, []).append(cpu)
                     digests.setdefault(name, {}).setdefault(side, set()).add(digest)
             print(f"turn {turn + 1} of {args.turns} done", file=sys.stderr, flush=True)
-    print(f"| scorer | peer {args.peer} CPU-s | this CPU-s | change | outputs |")
-    print("|---|---:|---:|---:|---|")
+    print("\n".join(table(args.peer, turns, digests)))
+    return 0
+
+
+def table(peer: str, turns: dict[str, dict[str, list[float]]], digests: dict[str, dict[str, set[str]]]) -> list[str]:
+    """The Markdown table of the medians (outputs "identical" when every process gave one digest),
+    then each scorer's turns."""
+    lines = [f"| scorer | peer {peer} CPU-s | this CPU-s | change | outputs |", "|---|---:|---:|---:|---|"]
     for name, sides in turns.items():
         p, t = statistics.median(sides["peer"]), statistics.median(sides["this"])
         same = "identical" if len(digests[name]["peer"] | digests[name]["this"]) == 1 else "DIFFER"
-        print(f"| {name} | {p:.2f} | {t:.2f} | {100 * (t / p - 1):+.0f} % | {same} |")
-    for name, sides in turns.items():
-        print(f"{name}: peer {[round(x, 2) for x in sides['peer']]}, this {[round(x, 2) for x in sides['this']]}")
-    return 0
+        lines.append(f"| {name} | {p:.2f} | {t:.2f} | {100 * (t / p - 1):+.0f} % | {same} |")
+    lines += [f"{name}: peer {[round(x, 2) for x in s['peer']]}, this {[round(x, 2) for x in s['this']]}" for name, s in turns.items()]
+    return lines
 
 
 if __name__ == "__main__":
