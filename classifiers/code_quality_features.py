@@ -87,7 +87,7 @@ def structural_features(text: str, language: str | None, path: str | None = None
         "family": family,
         "n_nonblank": n_nonblank,
         "long_line_fraction": long_lines / max(n_nonblank, 1),
-        "duplicate_fraction": _duplicate_share(stripped),
+        "duplicate_fraction": duplicate_fraction(stripped),
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
     }
     if family == "python":
@@ -136,17 +136,13 @@ def identifiers(code: str) -> set[str]:
     return set(compress(words, map(str.isidentifier, words)))
 
 
-def duplicate_fraction(nonblank: list[str], min_len: int = 12) -> float:
-    """Share of substantial lines (≥ ``min_len`` characters stripped) that repeat an earlier one.
+def duplicate_fraction(stripped: list[str], min_len: int = 12) -> float:
+    """Share of substantial lines (≥ ``min_len`` characters; the lines given stripped, blank ones as
+    "") that repeat an earlier one.
 
-    >>> round(duplicate_fraction(["x = compute(1, 2)", "x = compute(1, 2)", "y = other_call()"]), 3)
+    >>> round(duplicate_fraction(["x = compute(1, 2)", "x = compute(1, 2)", "", "y = other_call()"]), 3)
     0.333
     """
-    return _duplicate_share([ln.strip() for ln in nonblank], min_len)
-
-
-def _duplicate_share(stripped: list[str], min_len: int = 12) -> float:
-    """:func:`duplicate_fraction` of lines already stripped (blank ones, stripped to "", are too short)."""
     body = list(compress(stripped, map((min_len - 1).__lt__, map(len, stripped))))  # len >= min_len, at C speed
     if not body:
         return 0.0

@@ -13,6 +13,7 @@ sum, so padding cells change nothing; the word n-grams (a few per document) keep
 The weights are read with ``take(mode="clip")``: every index is in range, and clip skips the
 bounds check.
 
+>>> from classifiers.linear_features import counted_blocks
 >>> w = np.arange(2**10 + 1, dtype=np.float64); w[-1] = 0
 >>> texts = ["ab cd", "", "abc"]
 >>> fast = [s.tolist() for s, _ in block_sums(texts, w, 2**10, (1, 2), (2, 3), 100)]
@@ -34,11 +35,10 @@ from classifiers.linear_features import (
     _bucket_scaled,
     _folded,
     char_salt,
-    counted_blocks,
     word_blocks,
 )
 
-__all__ = ["block_sums", "counted_blocks", "column_sums"]
+__all__ = ["block_sums", "column_sums"]
 
 
 def block_sums(
