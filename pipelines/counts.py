@@ -80,3 +80,38 @@ def summarise_counts(counts: pd.DataFrame) -> dict[str, Any]:
         },
         "by_lang": {g: {"in": tot("lang", g, "in"), "kept": tot("lang", g, "kept"), "dropped": tot("lang", g, "dropped")} for g in names("lang")},
     }
+
+
+def with_input_tokens(summary: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with its tokens in as the input stage folder kept them (``recorded``: its
+    ``stats.json``), where the stage counted some of its documents' tokens again.
+
+    A stage's counts see its output rows, whose ``n_tokens`` a stage may change (``code_web`` counts
+    the text it re-parses with code formatting). Left there, "tokens in" would be the re-counted
+    figure and would not match the previous stage's kept tokens. So, in the totals and in each
+    source and language whose documents are those the input kept, ``in.tokens`` is what came in and
+    ``recounted.tokens`` the change: ``in + recounted = kept + dropped``. Without ``recorded``, or
+    where the documents differ (an input no stage wrote), the summary is left as it is.
+
+    >>> s = {"in": {"documents": 2, "tokens": 12}, "kept": {"documents": 2, "tokens": 12}, "by_source": {}, "by_lang": {}}
+    >>> with_input_tokens(s, {"kept": {"documents": 2, "tokens": 10}})["recounted"]
+    {'tokens': 2}
+    >>> s["in"]
+    {'documents': 2, 'tokens': 10}
+    """
+    def settle(block: dict[str, Any], came: Any) -> None:
+        if not isinstance(came, dict) or came.get("documents") != block["in"]["documents"]:
+            return
+        change = int(block["in"]["tokens"]) - int(came.get("tokens", 0))
+        if change:
+            block["in"] = {"documents": block["in"]["documents"], "tokens": int(came["tokens"])}
+            block["recounted"] = {"tokens": change}
+
+    if not recorded:
+        return summary
+    settle(summary, recorded.get("kept"))
+    for part in ("by_source", "by_lang"):
+        was = recorded.get(part) or {}
+        for key, block in summary.get(part, {}).items():
+            settle(block, (was.get(key) or {}).get("kept"))
+    return summary

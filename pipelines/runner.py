@@ -23,7 +23,7 @@ from typing import Any
 
 from curation.config import ConfigError, config_hash
 from pipelines import io
-from pipelines.counts import kept_tokens_by_part, summarise_counts
+from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
@@ -149,6 +149,7 @@ def _build_and_write(
         quiet=quiet,
     )
     started, (driver_cpu_started, cpu_started) = time.time(), cpu_times(client)
+    recorded: dict[str, Any] = {}
     if getattr(stage, "reads_raw", False):
         docs = None
         n_in = None
@@ -156,7 +157,8 @@ def _build_and_write(
         assert input_dir is not None
         docs = io.read_docs(Path(input_dir))
         ctx.input_docs, ctx.input_files = docs, io.docs_files(Path(input_dir))
-        ctx.input_tokens = _input_tokens(Path(input_dir), len(ctx.input_files))
+        recorded = _recorded_stats(Path(input_dir))
+        ctx.input_tokens = _input_tokens(recorded, len(ctx.input_files))
         missing = [c for c in stage.requires if c not in docs.columns]
         if missing:
             raise ConfigError(
@@ -175,7 +177,7 @@ def _build_and_write(
         if not is_killed_worker(exc):
             raise
         raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
-    summary = summarise_counts(counts)
+    summary = with_input_tokens(summarise_counts(counts), recorded)
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(
             f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
@@ -208,16 +210,23 @@ def _build_and_write(
     return stats
 
 
-def _input_tokens(input_dir: Path, nparts: int) -> dict[str, list[int]]:
-    """Kept tokens per source and partition of the stage folder ``input_dir`` (its ``stats.json``),
-    or ``{}`` where it records none or another partitioning (the steps then keep Dask's order)."""
+def _recorded_stats(input_dir: Path) -> dict[str, Any]:
+    """The ``stats.json`` of the stage folder ``input_dir``, or ``{}`` (a folder no stage wrote)."""
     try:
-        recorded = json.loads((input_dir / "stats.json").read_text()).get("kept_tokens_by_part") or {}
-    except (OSError, ValueError, AttributeError):
+        recorded = json.loads((input_dir / "stats.json").read_text())
+    except (OSError, ValueError):
         return {}
-    if not isinstance(recorded, dict) or any(not isinstance(v, list) or len(v) != nparts for v in recorded.values()):
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _input_tokens(recorded: dict[str, Any], nparts: int) -> dict[str, list[int]]:
+    """Kept tokens per source and partition of the input stage folder (``recorded``: its
+    ``stats.json``), or ``{}`` where it records none or another partitioning (the steps then keep
+    Dask's order)."""
+    tokens = recorded.get("kept_tokens_by_part") or {}
+    if not isinstance(tokens, dict) or any(not isinstance(v, list) or len(v) != nparts for v in tokens.values()):
         return {}
-    return {str(k): [int(x) for x in v] for k, v in recorded.items()}
+    return {str(k): [int(x) for x in v] for k, v in tokens.items()}
 
 
 def _cpu_figures(client: Any, driver_started: float, total_started: float) -> dict[str, float]:

@@ -26,6 +26,12 @@ def _annotated(stats: dict[str, Any]) -> str:
     return ("annotated " + ", ".join(f"{k}={v:,}" for k, v in marks.items())) if marks else ""
 
 
+def _recounted(stats: dict[str, Any]) -> str:
+    """Tokens the stage counted again (``recounted``: kept + dropped = in + recounted)."""
+    change = (stats.get("recounted") or {}).get("tokens")
+    return f"tokens re-counted {change:+,}" if change else ""
+
+
 def funnel_table(stats: list[dict[str, Any]]) -> str:
     """A plain-text table: documents and tokens in / kept / dropped, top reasons, seconds.
 
@@ -33,6 +39,8 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
     ...     "dropped": {"documents": 1, "tokens": 4}, "dropped_by_reason": {"r": {"documents": 1}}, "seconds": 1.0}]))
     stage  docs in  kept  dropped  tokens in  tokens kept  seconds  top drop reasons
     s            2     1        1          9            5      1.0  r=1
+
+    A stage that counts tokens again (``recounted``) says so: its tokens in are what came in.
     """
     header = ["stage", "docs in", "kept", "dropped", "tokens in", "tokens kept", "seconds", "top drop reasons"]
     rows = []
@@ -46,7 +54,7 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
             f"{s['in']['tokens']:,}",
             f"{s['kept']['tokens']:,}",
             f"{s.get('seconds', 0):.1f}",
-            ", ".join(f"{r}={v['documents']:,}" for r, v in reasons) or _annotated(s),
+            "; ".join(n for n in (", ".join(f"{r}={v['documents']:,}" for r, v in reasons) or _annotated(s), _recounted(s)) if n),
         ])
     return text_table(header, rows, left=(0, 7))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -211,3 +212,20 @@ def test_readme_funnel_is_the_sample_runs(sample_run):
     assert len(readme) == len(printed[: len(readme)]) == len(json.loads((out / "run.json").read_text())["stages"])
     for line in _readme_block("warning: sample run"):
         assert line in proc.stderr, f"the sample run no longer warns: {line}"
+
+
+def test_sample_run_tokens_in_are_the_previous_stages_tokens_kept(sample_run):
+    """Token counts link stage to stage, in total and per source; a stage that counts tokens again
+    (code_web, the pages it re-parses) records the change: in + recounted = kept + dropped."""
+    out, _ = sample_run
+    stages = [json.loads((out / s["folder"] / "stats.json").read_text()) for s in json.loads((out / "run.json").read_text())["stages"]]
+    recounted = {}
+    for before, stage in itertools.pairwise(stages):
+        assert stage["in"] == before["kept"], stage["stage"]
+        for source, block in stage["by_source"].items():
+            assert block["in"] == before["by_source"][source]["kept"], (stage["stage"], source)
+        for block in [stage, *stage["by_source"].values(), *stage["by_lang"].values()]:
+            change = block.get("recounted", {}).get("tokens", 0)
+            assert block["in"]["tokens"] + change == block["kept"]["tokens"] + block["dropped"]["tokens"], stage["stage"]
+        recounted[stage["stage"]] = stage.get("recounted", {}).get("tokens", 0)
+    assert recounted["code_web"] > 0 and {k for k, v in recounted.items() if v} == {"code_web"}

@@ -15,7 +15,10 @@ import pandas as pd
 
 from curation.stats.run import Run
 
-FUNNEL_COLUMNS = ["docs_in", "docs_kept", "docs_dropped", "tokens_in", "tokens_kept", "tokens_dropped"]
+#: ``tokens_recounted``: tokens a stage counted again in the documents it was given (``code_web``
+#: counts the pages it re-parses), so that ``tokens_in + tokens_recounted = tokens_kept +
+#: tokens_dropped`` and each stage's ``tokens_in`` is the previous stage's ``tokens_kept``
+FUNNEL_COLUMNS = ["docs_in", "docs_kept", "docs_dropped", "tokens_in", "tokens_kept", "tokens_dropped", "tokens_recounted"]
 
 
 def _totals(block: dict[str, Any] | None) -> tuple[int, int]:
@@ -23,18 +26,23 @@ def _totals(block: dict[str, Any] | None) -> tuple[int, int]:
     return int(block.get("documents", 0)), int(block.get("tokens", 0))
 
 
+def _recounted(block: dict[str, Any]) -> int:
+    return int((block.get("recounted") or {}).get("tokens", 0))
+
+
 def funnel(run: Run, by_source: bool = False) -> pd.DataFrame:
     """Documents and tokens in / kept / dropped per stage (and source), from each ``stats.json``.
 
     Columns: ``stage``, [``source``], ``docs_in``, ``docs_kept``, ``docs_dropped``, ``tokens_in``,
-    ``tokens_kept``, ``tokens_dropped``, ``seconds``.
+    ``tokens_kept``, ``tokens_dropped``, ``tokens_recounted``, ``seconds``.
     """
     rows = []
     for s in run.stages:
         blocks = s.stats.get("by_source", {}).items() if by_source else [(None, s.stats)]
         for source, block in blocks:
             (di, ti), (dk, tk), (dd, td) = _totals(block.get("in")), _totals(block.get("kept")), _totals(block.get("dropped"))
-            row = {"stage": s.name, "docs_in": di, "docs_kept": dk, "docs_dropped": dd, "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td}
+            row = {"stage": s.name, "docs_in": di, "docs_kept": dk, "docs_dropped": dd, "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td,
+                   "tokens_recounted": _recounted(block)}
             if by_source:
                 row["source"] = source
             else:
@@ -55,7 +63,7 @@ def funnel_by_lang(run: Run) -> pd.DataFrame:
         for lang, block in sorted(s.stats.get("by_lang", {}).items()):
             (di, ti), (dk, tk), (dd, td) = _totals(block.get("in")), _totals(block.get("kept")), _totals(block.get("dropped"))
             rows.append({"stage": s.name, "lang": lang, "docs_in": di, "docs_kept": dk, "docs_dropped": dd,
-                         "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td})
+                         "tokens_in": ti, "tokens_kept": tk, "tokens_dropped": td, "tokens_recounted": _recounted(block)})
     return pd.DataFrame(rows, columns=["stage", "lang", *FUNNEL_COLUMNS])
 
 
