@@ -1,5 +1,6 @@
 """Re-check a finished run: every stage its ``run.json`` lists, files against their markers
-(checksums included), per-stage conservation by id, stats against files, manifests and shards.
+(checksums included), per-stage conservation by id, stats (documents and tokens) against files,
+manifests and shards.
 
 Every problem is listed (a read error names its file); the list is empty when the run is sound.
 
@@ -13,23 +14,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipelines.marker import MARKER, check_files, is_part, read_marker, unrecorded
 
 
-def _ids(folder: Path, problems: list[str]) -> list[str] | None:
-    """The doc_ids of a folder's parts, or None (with a problem per unreadable file)."""
+def _ids(folder: Path, problems: list[str]) -> tuple[list[str], int] | None:
+    """The doc_ids of a folder's parts and the sum of their ``n_tokens`` (a part without that
+    column adds none), or None (with a problem per unreadable file)."""
     out: list[str] = []
+    tokens = 0
     ok = True
     for f in sorted(folder.glob("part-*.parquet")):
         try:
-            out.extend(pq.read_table(f, columns=["doc_id"]).column("doc_id").to_pylist())
+            columns = ["doc_id", "n_tokens"] if "n_tokens" in pq.read_schema(f).names else ["doc_id"]
+            table = pq.read_table(f, columns=columns)
+            out.extend(table.column("doc_id").to_pylist())
+            if "n_tokens" in columns:
+                tokens += int(pc.sum(table.column("n_tokens")).as_py() or 0)
         except Exception as exc:  # noqa: BLE001 - any reader error is a damaged file
             text = str(exc).strip().splitlines()
             problems.append(f"{f}: cannot read ({text[0] if text else type(exc).__name__})")
             ok = False
-    return out if ok else None
+    return (out, tokens) if ok else None
 
 
 def stage_folders(run_dir: Path) -> list[Path]:
@@ -51,9 +59,10 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
         stats = json.loads((stage_dir / "stats.json").read_text())
     except (OSError, ValueError) as exc:
         return [*problems, f"{name}: {stage_dir / 'stats.json'} is missing or unreadable ({exc})"]
-    kept, dropped = _ids(stage_dir / "docs", problems), _ids(stage_dir / "ledger", problems)
-    if kept is None or dropped is None:
+    read_kept, read_dropped = _ids(stage_dir / "docs", problems), _ids(stage_dir / "ledger", problems)
+    if read_kept is None or read_dropped is None:
         return problems
+    (kept, kept_tokens), (dropped, dropped_tokens) = read_kept, read_dropped
     if len(set(kept)) != len(kept):
         problems.append(f"{name}: {len(kept) - len(set(kept))} documents kept twice")
     if len(set(dropped)) != len(dropped):
@@ -65,6 +74,7 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
         problems.append(f"{name}: stats.json says {stats['kept']['documents']} kept, docs/ holds {len(kept)}")
     if stats["dropped"]["documents"] != len(dropped):
         problems.append(f"{name}: stats.json says {stats['dropped']['documents']} dropped, ledger/ holds {len(dropped)}")
+    problems += _token_problems(name, stats, kept_tokens, dropped_tokens)
     if input_ids is not None:
         missing = set(input_ids) - set(kept) - set(dropped)
         extra = (set(kept) | set(dropped)) - set(input_ids)
@@ -74,6 +84,20 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
             problems.append(f"{name}: {len(extra)} documents appear that were not in its input (e.g. {sorted(extra)[:3]})")
     elif stats["in"]["documents"] != len(kept) + len(dropped):
         problems.append(f"{name}: {stats['in']['documents']} records read but {len(kept) + len(dropped)} kept + dropped")
+    return problems
+
+
+def _token_problems(name: str, stats: dict[str, Any], kept: int, dropped: int) -> list[str]:
+    """stats.json's tokens against the files' ``n_tokens``, and in + re-counted = kept + dropped."""
+    problems = []
+    if stats["kept"].get("tokens", kept) != kept:
+        problems.append(f"{name}: stats.json says {stats['kept']['tokens']:,} tokens kept, docs/ holds {kept:,}")
+    if stats["dropped"].get("tokens", dropped) != dropped:
+        problems.append(f"{name}: stats.json says {stats['dropped']['tokens']:,} tokens dropped, ledger/ holds {dropped:,}")
+    came, recounted = stats["in"].get("tokens"), (stats.get("recounted") or {}).get("tokens", 0)
+    if came is not None and came + recounted != kept + dropped:
+        problems.append(f"{name}: stats.json says {came:,} tokens in and {recounted:+,} re-counted, "
+                        f"but docs/ and ledger/ hold {kept + dropped:,}")
     return problems
 
 
@@ -111,7 +135,8 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
             continue
         problems += verify_stage(folder, previous_ids, previous_marker)
         ids_problems: list[str] = []
-        previous_ids = _ids(folder / "docs", ids_problems)
+        read = _ids(folder / "docs", ids_problems)
+        previous_ids = read[0] if read is not None else None
         previous_marker = read_marker(folder)
     if manifest_check is not None:
         for folder in state.current:

@@ -16,3 +16,22 @@ def test_verify_passes_on_a_run_and_fails_on_tampering(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "run")]) == 1
     out = capsys.readouterr().out
     assert "neither kept nor in the ledger" in out and "stats.json says" in out
+
+
+def test_verify_checks_the_tokens_stats_json_records(tmp_path, capsys):
+    import json
+
+    raw = _corpus(tmp_path)
+    _run(raw, tmp_path / "run", FOUNDATION)
+    stats_path = tmp_path / "run" / "10_exact_dedup" / "stats.json"
+    stats = json.loads(stats_path.read_text())
+    kept, came = stats["kept"]["tokens"], stats["in"]["tokens"]
+    assert kept > 0 and came == kept + stats["dropped"]["tokens"]
+    stats["kept"]["tokens"] = kept + 7  # a count that does not match the files
+    stats["recounted"] = {"tokens": 3}  # and a re-count that does not add up
+    stats_path.write_text(json.dumps(stats))
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "run")]) == 1
+    out = capsys.readouterr().out
+    assert f"stats.json says {kept + 7:,} tokens kept, docs/ holds {kept:,}" in out
+    assert f"stats.json says {came:,} tokens in and +3 re-counted, but docs/ and ledger/ hold {came:,}" in out
