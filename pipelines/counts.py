@@ -99,19 +99,23 @@ def with_input_tokens(summary: dict[str, Any], recorded: dict[str, Any]) -> dict
     >>> s["in"]
     {'documents': 2, 'tokens': 10}
     """
+    def kept(block: Any) -> Any:
+        return block.get("kept") if isinstance(block, dict) else None
+
     def settle(block: dict[str, Any], came: Any) -> None:
-        if not isinstance(came, dict) or came.get("documents") != block["in"]["documents"]:
+        if (not isinstance(came, dict) or came.get("documents") != block["in"]["documents"]
+                or not isinstance(came.get("tokens"), int)):
             return
-        change = int(block["in"]["tokens"]) - int(came.get("tokens", 0))
+        change = int(block["in"]["tokens"]) - came["tokens"]
         if change:
-            block["in"] = {"documents": block["in"]["documents"], "tokens": int(came["tokens"])}
+            block["in"] = {"documents": block["in"]["documents"], "tokens": came["tokens"]}
             block["recounted"] = {"tokens": change}
 
-    if not recorded:
+    if not isinstance(recorded, dict) or not recorded:
         return summary
-    settle(summary, recorded.get("kept"))
+    settle(summary, kept(recorded))
     for part in ("by_source", "by_lang"):
-        was = recorded.get(part) or {}
+        was = recorded.get(part)
         for key, block in summary.get(part, {}).items():
-            settle(block, (was.get(key) or {}).get("kept"))
+            settle(block, kept(was.get(key)) if isinstance(was, dict) else None)
     return summary

@@ -51,3 +51,10 @@ def test_unchanged_counts_and_unknown_inputs_are_left_alone():
     assert with_input_tokens(copy.deepcopy(same), other) == same
     partial = with_input_tokens(copy.deepcopy(same), {"kept": {"documents": 5, "tokens": 200}})  # no per-source record
     assert partial["recounted"] == {"tokens": 30} and all("recounted" not in b for b in partial["by_source"].values())
+
+
+def test_a_malformed_record_is_not_read_as_tokens():
+    same = _summary()
+    for recorded in ({"kept": "x"}, {"kept": {"documents": 5, "tokens": "200"}}, {"kept": {"documents": 5}},
+                     {"kept": {"documents": 5, "tokens": 230}, "by_source": ["web"], "by_lang": {"en": "x"}}):
+        assert with_input_tokens(copy.deepcopy(same), recorded) == same, recorded
