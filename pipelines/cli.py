@@ -253,7 +253,7 @@ def _stats(args: argparse.Namespace) -> int:
         if not stats:
             log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)
             return 2
-        print(json.dumps(stats, indent=2) if args.json else funnel_table(stats))
+        print(json.dumps(stats, indent=2, ensure_ascii=False) if args.json else funnel_table(stats))
     if note:
         log.warning("%s: %s", args.run_dir, note)
     return 1 if args.check and note else 0
