@@ -183,7 +183,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         path = list(keys)
     else:
         options = top | set(stage_names()) | (config_keys(_config_cls(stage)) if stage else set())
-        raise fail(f"unknown key {brief(first)}{hint(first, options) or '; valid: ' + ', '.join(sorted(options))}")
+        raise fail(f"unknown key {brief(first)}{hint(first, options)}")
     if path[0] != "stages":
         _walk(recipe.get(path[0], base_recipe().get(path[0])), path, 1, plus, fail)
         return path
@@ -285,5 +285,9 @@ def stage_names() -> list[str]:
 
 
 def hint(word: str, options: Any) -> str:
-    match = difflib.get_close_matches(str(word), sorted(str(o) for o in options), n=1, cutoff=0.5)
-    return f"; did you mean {brief(match[0])}?" if match else ""
+    """The nearest option (``; did you mean 'x'?``), else all of them when they are few enough to read."""
+    names = sorted(str(o) for o in options)
+    match = difflib.get_close_matches(str(word), names, n=1, cutoff=0.5)
+    if match:
+        return f"; did you mean {brief(match[0])}?"
+    return f"; valid: {', '.join(names)}" if 0 < len(names) <= 40 else ""

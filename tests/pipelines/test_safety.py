@@ -163,7 +163,7 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
     assert "the run did not finish" in capsys.readouterr().out
 
 
-# 4. typos are errors naming the closest key
+# 4. typos are errors naming the closest key (or, with none near, every key)
 
 
 @pytest.mark.parametrize(
@@ -174,6 +174,7 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
         ("mixture.phases.pretrain_phse1.budget={tokens: 1000}", "did you mean 'pretrain_phase1'"),
         ("exact_dedup.kep=longest", "did you mean 'keep'"),
         ("web_quality.levels.hgh=[19, 19]", "did you mean 'high'"),
+        ("exact_dedup.upsample_high=2", "unknown key 'upsample_high' of stage exact_dedup; valid: "),  # no near key: all of them
         ("exact_dedup=5", "stages.exact_dedup must be a mapping"),
         ("exact_dedup.keep=!!python/object:os.system echo", "not valid YAML"),
     ],
