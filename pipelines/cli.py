@@ -190,6 +190,7 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
 
 
 def _run(args: argparse.Namespace) -> int:
+    from curation.ingest.discover import find_inputs
     from pipelines.cluster import check_workers, open_client
     from pipelines.dry_run import dry_run
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
@@ -213,6 +214,7 @@ def _run(args: argparse.Namespace) -> int:
     check_configs(recipe, names)
     if stage is None or stage == "ingest":
         check_overlap(args.output, args.input)
+        find_inputs([Path(p) for p in args.input])  # a missing or unreadable input fails here, before a cluster starts
     else:
         check_overlap(args.output, args.input[:1])
     cluster = recipe.get("cluster") or {}

@@ -10,6 +10,8 @@ from pathlib import Path
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+#: what the errors say ingest reads
+READS = ".jsonl/.json/.ndjson[.gz|.zst], .parquet, .warc/.wet[.gz|.zst], .html or a datasets folder"
 
 
 class InputError(ValueError):
@@ -38,11 +40,21 @@ def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
                                          "list only paths (and links) that stay inside it")
             files.extend(found)
     if not files:
-        raise InputError(f"no input files found in {[str(p) for p in paths]}")
+        raise InputError(f"no input files found in {', '.join(str(p) for p in paths)}{_passed_over(paths)}; "
+                         f"ingest reads {READS}")
     first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
     for f, fmt in files:
         first.setdefault(f.resolve(), (f, fmt))
     return list(first.values())
+
+
+def _passed_over(paths: list[Path]) -> str:
+    """`` (passed over: a.csv, b.txt)``: files in the input folders of formats ingest does not read."""
+    other = sorted({str(f) for p in paths if p.is_dir() for f in p.rglob("*") if f.is_file() and f.name != "README.md"})
+    if not other:
+        return ""
+    more = f" and {len(other) - 3} more" if len(other) > 3 else ""
+    return f" (passed over, formats it does not read: {', '.join(other[:3])}{more})"
 
 
 def read_list(arg: Path) -> list[tuple[Path, Path]]:
@@ -83,7 +95,7 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
     _check_special(path)
     fmt = _format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown format; use .jsonl/.json[.gz|.zst], .parquet, .warc/.wet[.gz], .html or a datasets folder")
+        raise InputError(f"{path}: unknown format; ingest reads {READS}")
     return [(path, fmt)]
 
 
