@@ -42,6 +42,7 @@ from pipelines.run_record import RunProgress, remove_other_stages, remove_run_re
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
 from pipelines.stages import enabled_stages, folder_name, load_stage
+from pipelines.summary import stage_warnings
 from pipelines.worker_loss import WorkerLostError, is_killed_worker, killed_worker_message, memory_limits
 
 log = logging.getLogger(__name__)
@@ -121,10 +122,10 @@ def _run_stage_locked(
             with contextlib.suppress(OSError):
                 empty.rmdir()
         raise
-    log.info(
-        "%s: %d in, %d kept, %d dropped in %.1fs",
-        name, stats["in"]["documents"], stats["kept"]["documents"], stats["dropped"]["documents"], stats["seconds"],
-    )
+    log.info("%s: %d in, %d kept, %d dropped in %.1fs", name, stats["in"]["documents"], stats["kept"]["documents"],
+             stats["dropped"]["documents"], stats["seconds"])
+    for warning in stage_warnings(stats, stage_dir / "ledger"):
+        log.warning("%s", warning)
     return StageResult(name, stage_dir, False, stats)
 
 

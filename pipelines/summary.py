@@ -26,6 +26,32 @@ def _annotated(stats: dict[str, Any]) -> str:
     return ("annotated " + ", ".join(f"{k}={v:,}" for k, v in marks.items())) if marks else ""
 
 
+#: ingest's reasons for a record that could not be read as a document, and what to change
+UNREADABLE = {
+    "unknown_source": "give --source (web, code, math_science, …), a recipe input entry or a source field",
+    "missing_text": "name the text field with ingest.fields.text=<field>",
+    "wrong_type": "name a string field with ingest.fields.text=<field>",
+    "malformed_json": "", "invalid_utf8": "", "nul_byte": "", "too_large": "", "truncated_input": "",
+}
+
+
+def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
+    """What a user should hear about a stage that finished: it kept none of its documents, or ingest
+    could not read some records as documents (with the change that fixes the usual causes)."""
+    out = []
+    name, came, by_reason = stats["stage"], stats["in"]["documents"], stats.get("dropped_by_reason", {})
+    unread = {r: v["documents"] for r, v in by_reason.items() if r in UNREADABLE and name == "ingest"}
+    if unread:
+        fixes = "; ".join(f"{r}: {UNREADABLE[r]}" for r in unread if UNREADABLE[r])
+        out.append(f"{name}: {sum(unread.values()):,} of {came:,} records could not be read as documents "
+                   f"({', '.join(f'{r}={n:,}' for r, n in unread.items())}); {ledger} has the file and line of each"
+                   + (f" ({fixes})" if fixes else ""))
+    if came and not stats["kept"]["documents"]:
+        top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
+        out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")
+    return out
+
+
 def _recounted(stats: dict[str, Any]) -> str:
     """Tokens the stage counted again (``recounted``: kept + dropped = in + recounted)."""
     change = (stats.get("recounted") or {}).get("tokens")

@@ -34,3 +34,24 @@ def test_a_folder_of_other_formats_names_them_and_what_ingest_reads(tmp_path, ca
     assert f"no input files found in {raw} (passed over, formats it does not read: {raw / 'a.csv'}, {raw / 'b.txt'}, {raw / 'c.tsv'} and 1 more)" in caplog.text
     assert "ingest reads .jsonl/.json/.ndjson[.gz|.zst], .parquet" in caplog.text
     assert not (tmp_path / "out").exists()
+
+
+def test_records_ingest_cannot_read_are_warned_about_with_the_fix(tmp_path, caplog):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "a.jsonl").write_text('{"text": "no source here", "id": 1}\n{"content": "text under another name", "source": "web"}\n'
+                                 '{"text": "a fine web page with words", "source": "web"}\n')
+    rc = main(["ingest", "--input", str(raw), "--output", str(tmp_path / "out"), "--quiet"])
+    assert rc == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any(m.startswith("ingest: 2 of 3 records could not be read as documents (missing_text=1, unknown_source=1)")
+               and "ingest.fields.text=<field>" in m and "give --source" in m and str(tmp_path / "out" / "ledger") in m
+               for m in warned), warned
+    assert not any("kept none" in m for m in warned)  # one record was read
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.jsonl").write_text('{"content": "text under another name"}\n{"content": "and one more like it"}\n')
+    caplog.clear()
+    rc = main(["ingest", "--input", str(other), "--output", str(tmp_path / "out2"), "--quiet", "--source", "web",
+               "ingest.fields.text=content"])  # what the warning says to do
+    assert rc == 0 and not [r for r in caplog.records if r.levelname == "WARNING"]
