@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from curation.schema import SOURCES
+
 
 def load_run_stats(run_dir: Path) -> list[dict[str, Any]]:
     """stats.json of every current stage folder of a run, in run order (a folder left from another
@@ -28,7 +30,8 @@ def _annotated(stats: dict[str, Any]) -> str:
 
 #: ingest's reasons for a record that could not be read as a document, and what to change
 UNREADABLE = {
-    "unknown_source": "give --source (web, code, math_science, …), a recipe input entry or a source field",
+    "unknown_source": "a record with no source or another one: give --source or an ingest.inputs entry, or a source field "
+                      "that is one of " + ", ".join(SOURCES),
     "missing_text": "name the text field with ingest.fields.text=<field>",
     "wrong_type": "name a string field with ingest.fields.text=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "", "too_large": "", "truncated_input": "",
