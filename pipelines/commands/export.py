@@ -39,6 +39,8 @@ def main(args: argparse.Namespace) -> int:
 
     run = open_run(args.run_dir, args.phase)
     _check_eod(run.tokenizer, args.eod_token)
+    if args.format == "megatron":
+        _check_blend_path(args.output)
     workers = check_workers(args.workers)
     scheduler, choice = command_scheduler(args, [run.stage_dir / "shards"])
     if not args.quiet:
@@ -68,3 +70,14 @@ def _check_eod(tokenizer: str, eod_token: str) -> None:
         token_id(tokenizer, eod_token)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def _check_blend_path(output: Path) -> None:
+    """Megatron-LM splits a ``--data-args-path`` file on whitespace: a prefix under a folder whose
+    absolute path has a space would be read as two words (a weight and a path, shifted)."""
+    from curation.config import ConfigError
+
+    where = str(output.resolve())
+    if any(c.isspace() for c in where):
+        raise ConfigError(f"--output {where}: Megatron-LM reads --data-args-path as words split on whitespace, so a "
+                          "prefix under this folder would be read as two; choose an --output whose path has no spaces")

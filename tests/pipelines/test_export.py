@@ -241,6 +241,11 @@ def test_exports_refuse_unfinished_or_damaged_runs_and_write_nothing(run, tmp_pa
                    "--scheduler", "synchronous"]) == 5
     assert (foreign / "notes.txt").read_text() == "mine"
 
+    spaced = tmp_path / "with space" / "out"  # Megatron-LM splits a data-args file on whitespace
+    assert curate(["export", "megatron", str(run), "--output", str(spaced), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous"]) == 2
+    assert "has no spaces" in caplog.text and not spaced.parent.exists()
+
 
 def test_an_export_replaces_only_its_own_earlier_export(run, tmp_path):
     out = tmp_path / "again"
