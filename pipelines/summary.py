@@ -34,8 +34,8 @@ UNREADABLE = {
                       "that is one of " + ", ".join(SOURCES),
     "missing_text": "name the text field with ingest.fields.text=<field>",
     "wrong_type": "name a string field with ingest.fields.text=<field>",
-    "malformed_json": "", "invalid_utf8": "", "nul_byte": "", "too_large": "", "truncated_input": "",
-}
+    "malformed_json": "", "invalid_utf8": "", "nul_byte": "",
+}  # not too_large or truncated_input: a crawl has both as a matter of course (Common Crawl cuts payloads at 1 MiB)
 
 
 def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
