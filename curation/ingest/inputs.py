@@ -261,7 +261,14 @@ def _check_crawl_file(path: Path, fmt: str) -> None:
 
 
 def _first_record(path: Path) -> dict[str, Any] | None:
+    """The first JSON object among the file's first 100 lines. A file that opens with ``[`` is
+    refused: it is one JSON array (a common ``.json`` layout), and its lines are not records."""
     try:
+        with open_input(path) as fh:
+            if fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+                plain = path.suffix.lower() not in (".gz", ".zst")
+                how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"
+                raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); convert it first ({how})")
         with open_input(path) as fh:
             for _ in range(100):
                 raw = fh.readline()

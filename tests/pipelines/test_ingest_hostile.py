@@ -91,3 +91,14 @@ def test_a_utf8_byte_order_mark_and_crlf_line_ends_are_not_part_of_the_records(t
     assert docs["doc_id"].tolist() == ["r0", "r1", "r3"] and docs["text"].tolist() == ["record 0", "record 1", "record 3"]
     ledger = read_parts(tmp_path / "out" / "ledger")
     assert ledger["reason"].tolist() == ["malformed_json"] and json.loads(ledger["detail"].iloc[0])["line"] == 3
+
+
+@pytest.mark.parametrize("name", ["data.json", "data.json.gz"])
+def test_a_json_array_file_is_refused_with_how_to_convert_it(tmp_path, name):
+    body = json.dumps([{"text": f"document {i}", "source": "web"} for i in range(3)], indent=2).encode()
+    f = tmp_path / name
+    f.write_bytes(gzip.compress(body) if name.endswith(".gz") else body)
+    with pytest.raises(InputError, match=r"opens with '\[': a JSON array, not JSON Lines") as err:
+        _ingest([f], tmp_path / "out")
+    assert ("jq -c '.[]' data.json > data.jsonl" in str(err.value)) == (name == "data.json")
+    assert not (tmp_path / "out").exists()
