@@ -240,7 +240,10 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
     first = _first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
-        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
+        nested = "." in fields.text and isinstance(first.get(fields.text.split(".")[0]), dict)
+        fix = (f"fields are read at the top level only: flatten the records first (jq -c '{{text: .{fields.text}, source}}')" if nested
+               else "map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
+        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); {fix}")
     if comp is not None:
         chunks, size = compressed_chunks(path, block)
     else:

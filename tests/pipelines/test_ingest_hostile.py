@@ -102,3 +102,9 @@ def test_a_json_array_file_is_refused_with_how_to_convert_it(tmp_path, name):
         _ingest([f], tmp_path / "out")
     assert ("jq -c '.[]' data.json > data.jsonl" in str(err.value)) == (name == "data.json")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_nested_text_field_says_fields_are_read_at_the_top_level(tmp_path):
+    f = _write_jsonl(tmp_path / "a.jsonl", [{"data": {"body": "nested text"}, "source": "web"}])
+    with pytest.raises(InputError, match=r"fields are read at the top level only: flatten the records first \(jq -c '\{text: \.data\.body, source\}'\)"):
+        _ingest([f], tmp_path / "out", ["ingest.fields.text=data.body"])
