@@ -114,6 +114,15 @@ def check_overlap(output: Path, inputs: list[Any]) -> None:
         )
 
 
+def make_folder(folder: Path) -> None:
+    """``mkdir -p folder``, or :class:`OutputError` naming the file that stands where a folder must be."""
+    blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise OutputError(f"--output {folder}: {blocking} is a file, not a folder; choose an output folder "
+                          "(it is made if missing)")
+    folder.mkdir(parents=True, exist_ok=True)
+
+
 @contextlib.contextmanager
 def folder_lock(folder: Path) -> Iterator[None]:
     """Hold ``folder/.curate.lock`` for the duration (re-entrant within this process)."""
@@ -121,7 +130,7 @@ def folder_lock(folder: Path) -> Iterator[None]:
     if folder in _HELD:
         yield
         return
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder)
     path = folder / LOCK_NAME
     fd = _acquire(path)
     _HELD[folder] = fd

@@ -357,3 +357,12 @@ def test_report_escapes_document_text_and_ids(tmp_path):
     page = (tmp_path / "r.html").read_text()
     assert "<script" not in page and "<img src=x" not in page
     assert "&lt;script&gt;" in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+@pytest.mark.parametrize("where", ["file", "file/run"])
+def test_an_output_where_a_file_stands_is_a_clear_error(tmp_path, caplog, where):
+    raw = _corpus(tmp_path)
+    (tmp_path / "file").write_text("not a folder")
+    rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / where), "--quiet"])
+    assert rc == 5 and f"{tmp_path / 'file'} is a file, not a folder" in caplog.text
+    assert (tmp_path / "file").read_text() == "not a folder" and "Traceback" not in caplog.text
