@@ -46,6 +46,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {brief(item)}", new_ok=True)
         elif len(path) == 1:
             check_recipe({path[0]: value}, f"override {brief(item)}", new_ok=True)
+    recipe = normalise(recipe) if overrides else recipe  # a '+' override may carry 'new: true' as a recipe file does
     recipe["recipe_path"] = str(src)
     return recipe
 

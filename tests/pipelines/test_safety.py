@@ -366,3 +366,13 @@ def test_an_output_where_a_file_stands_is_a_clear_error(tmp_path, caplog, where)
     rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / where), "--quiet"])
     assert rc == 5 and f"{tmp_path / 'file'} is a file, not a folder" in caplog.text
     assert (tmp_path / "file").read_text() == "not a folder" and "Traceback" not in caplog.text
+
+
+def test_a_plus_override_may_carry_new_true_as_a_recipe_file_does(tmp_path):
+    from pipelines.recipe import load_recipe
+
+    phase = "{new: true, stage: midtrain, builder: documents, tokens: 1000, seq_length: 8192, packing: best_fit, mix: {math_science: 1.0}}"
+    with_flag = load_recipe(None, [f"+mixture.phases.annealing_8k={phase}"])
+    without = load_recipe(None, [f"+mixture.phases.annealing_8k={phase.replace('new: true, ', '')}"])
+    assert with_flag["stages"]["mixture"]["phases"]["annealing_8k"] == without["stages"]["mixture"]["phases"]["annealing_8k"]
+    assert "new" not in with_flag["stages"]["mixture"]["phases"]["annealing_8k"]
