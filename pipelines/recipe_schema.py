@@ -54,6 +54,9 @@ def read_yaml(src: Path) -> dict[str, Any]:
         raise ConfigError(f"recipe {src} cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+        if mark is not None and problem:  # where and what, as an editor shows it (lines and columns from 1)
+            first = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
         raise ConfigError(f"recipe {src} is not valid YAML ({first}); fix the file") from exc
     if recipe is None:
         raise ConfigError(

@@ -192,6 +192,7 @@ def test_recipe_files_empty_or_with_unknown_keys_or_new_phases_without_flag(tmp_
         "empty.yaml": ("", "is empty"),
         "shape.yaml": ("stages: {exact_dedup: 5}\n", "stages.exact_dedup must be a mapping"),
         "top.yaml": ("stagse: {}\n", "did you mean 'stages'"),
+        "tab.yaml": ("stages:\n  exact_dedup:\n\tkeep: longest\n", "not valid YAML (line 3, column 1: found character '\\t'"),
         "phase.yaml": ("stages: {mixture: {phases: {pretrain_phse1: {budget: {tokens: 5}}}}}\n", "give it 'new: true'"),
     }
     for name, (body, expected) in cases.items():
