@@ -186,6 +186,15 @@ def config_hash(payload: Any) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def yaml_problem(exc: Exception, line: bool = True) -> str:
+    """What PyYAML found wrong and where (lines and columns from 1, as an editor shows them); its
+    first line where it says no more."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is not None and problem:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if line else f"column {mark.column + 1}: {problem}"
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """Parse ``a.b=value`` into (["a", "b"], value); the value is read as YAML.
 
@@ -200,8 +209,8 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     try:
         value = load_yaml(raw, f"override {brief(item)}") if raw != "" else ""
     except yaml.YAMLError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"override {brief(item)}: the value is not valid YAML ({first}); quote it or fix it") from None
+        raise ConfigError(f"override {brief(item)}: the value is not valid YAML ({yaml_problem(exc, line=False)}); "
+                          "quote it or fix it") from None
     return key.strip().split("."), value
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields
+from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields, yaml_problem
 from curation.yaml_bounds import load_yaml, read_text
 
 DEFAULT_RECIPE = "glm45.yaml"
@@ -53,11 +53,7 @@ def read_yaml(src: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"recipe {src} cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
-        if mark is not None and problem:  # where and what, as an editor shows it (lines and columns from 1)
-            first = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-        raise ConfigError(f"recipe {src} is not valid YAML ({first}); fix the file") from exc
+        raise ConfigError(f"recipe {src} is not valid YAML ({yaml_problem(exc)}); fix the file") from exc
     if recipe is None:
         raise ConfigError(
             f"recipe {src} is empty; copy {default_recipe_path()} and edit it, or omit --config for the default recipe"

@@ -177,6 +177,7 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
         ("exact_dedup.upsample_high=2", "unknown key 'upsample_high' of stage exact_dedup; valid: "),  # no near key: all of them
         ("exact_dedup=5", "stages.exact_dedup must be a mapping"),
         ("exact_dedup.keep=!!python/object:os.system echo", "not valid YAML"),
+        ("mixture.phases.pretrain_phase1.mix={web: 1", "not valid YAML (column 8: expected ',' or '}', but got '<stream end>')"),
     ],
 )
 def test_override_typos_and_bad_values_fail_in_one_line(tmp_path, caplog, override, expected):
