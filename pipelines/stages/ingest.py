@@ -83,9 +83,14 @@ class IngestConfig(StageConfig):
         if bad:
             raise ValueError(f"ingest.url_dedup_sources has unknown sources {bad}; choose from {list(SOURCES)}")
         FieldMap.from_dict(self.fields)
+        if self.source is not None and self.source not in SOURCES:
+            raise ValueError(f"ingest.source (--source) {self.source!r} is not a source; choose from {', '.join(SOURCES)}")
         for entry in self.inputs:
             if not isinstance(entry, dict) or "match" not in entry:
                 raise ValueError(f"ingest.inputs entries need a 'match' glob: {entry!r}")
+            if entry.get("source") is not None and entry["source"] not in SOURCES:
+                raise ValueError(f"ingest.inputs entry {entry['match']!r}: source {entry['source']!r} is not a source; "
+                                 f"choose from {', '.join(SOURCES)}")
 
 
 class IngestStage:

@@ -55,3 +55,15 @@ def test_records_ingest_cannot_read_are_warned_about_with_the_fix(tmp_path, capl
     rc = main(["ingest", "--input", str(other), "--output", str(tmp_path / "out2"), "--quiet", "--source", "web",
                "ingest.fields.text=content"])  # what the warning says to do
     assert rc == 0 and not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_a_source_that_is_not_one_is_refused_before_anything_runs(tmp_path, caplog, no_cluster):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "github.jsonl").write_text('{"text": "def f():\\n    return 1\\n"}\n')
+    assert main(["ingest", "--input", str(raw), "--output", str(tmp_path / "out"), "--source", "github"]) == 2
+    assert "ingest.source (--source) 'github' is not a source; choose from web, code," in caplog.text
+    rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / "run"),
+               'ingest.inputs=[{match: "*github*", source: gh}]'])
+    assert rc == 2 and "ingest.inputs entry '*github*': source 'gh' is not a source" in caplog.text
+    assert not (tmp_path / "out").exists() and not (tmp_path / "run").exists()
