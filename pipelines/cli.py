@@ -100,16 +100,25 @@ def _workers_arg(text: str) -> int | str:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workers = ")) from None
 
 
+#: the least ``--memory-limit`` a worker runs under: its imports and models take most of 0.5 GB, and
+#: Dask pauses a worker at 80 % of its limit (under 512 MB the sample run's workers paused for ever)
+MIN_WORKER_MEMORY = 640 << 20
+
+
 def _memory_arg(text: str) -> str:
     from dask.utils import parse_bytes
 
     if text in ("auto", "0"):
         return text
     try:
-        if parse_bytes(text) <= 0:
+        size = parse_bytes(text)
+        if size <= 0:
             raise ValueError
     except (ValueError, TypeError):
         raise argparse.ArgumentTypeError(f"{text!r}: give auto, 0 (no limit) or a size like 4GB") from None
+    if size < MIN_WORKER_MEMORY:
+        raise argparse.ArgumentTypeError(f"{text!r}: a worker needs at least 640MiB (its imports and models take most of "
+                                         "0.5 GB, and Dask pauses it at 80 % of its limit); give 1GB or more")
     return text
 
 

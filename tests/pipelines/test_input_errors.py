@@ -67,3 +67,11 @@ def test_a_source_that_is_not_one_is_refused_before_anything_runs(tmp_path, capl
                'ingest.inputs=[{match: "*github*", source: gh}]'])
     assert rc == 2 and "ingest.inputs entry '*github*': source 'gh' is not a source" in caplog.text
     assert not (tmp_path / "out").exists() and not (tmp_path / "run").exists()
+
+
+def test_a_memory_limit_too_small_for_a_worker_is_refused(tmp_path, capsys, no_cluster):
+    """Under ~512 MB the embedded workers paused for ever on the sample (Dask pauses at 80 %)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(default_recipe_path()), "--input", "sample_data", "--output", str(tmp_path / "run"), "--memory-limit", "512MB"])
+    assert exit_info.value.code == 2
+    assert "'512MB': a worker needs at least 640MiB" in capsys.readouterr().err and not (tmp_path / "run").exists()

@@ -325,8 +325,8 @@ def test_workers_killed_for_memory_name_the_limit_they_had_once(tmp_path, caplog
     caplog.set_level(logging.ERROR)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         rc = main(["exact-dedup", "--input", str(inp), "--output", str(tmp_path / "out"), "--workers", "1",
-                   "--memory-limit", "400MB", "--quiet"])
+                   "--memory-limit", "700MB", "--quiet"])
     assert rc == 3
     lines = [r.getMessage() for r in caplog.records if "Dask gave up" in r.getMessage()]
     assert len(lines) == 1, lines
-    assert "the workers had a memory limit of 0.37 GiB per worker" in lines[0]
+    assert "the workers had a memory limit of 0.65 GiB per worker" in lines[0]
