@@ -68,7 +68,12 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     """:func:`choose_scheduler` for a command's ``--scheduler``, ``--workers`` and ``--memory-limit``
     and the recipe's ``cluster`` section: the scheduler for ``open_client`` and the record of the
     choice (``{"name", "why"}``, what ``run.json`` keeps)."""
+    from curation.config import ConfigError
+
     cluster = cluster or {}
+    if args.scheduler is not None and args.workers is not None:
+        raise ConfigError(f"--workers {args.workers} and --scheduler {args.scheduler}: choose one (--workers sizes the "
+                          "embedded cluster, --scheduler runs elsewhere: in this process or on a cluster of its own)")
     limit = check_min_input_mb(MIN_INPUT_MB if cluster.get("min_input_mb") is None else cluster["min_input_mb"])
     options = (("--scheduler", args.scheduler), ("--workers", args.workers), ("cluster.workers", cluster.get("workers")),
                ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))

@@ -75,3 +75,9 @@ def test_a_memory_limit_too_small_for_a_worker_is_refused(tmp_path, capsys, no_c
         main(["run", str(default_recipe_path()), "--input", "sample_data", "--output", str(tmp_path / "run"), "--memory-limit", "512MB"])
     assert exit_info.value.code == 2
     assert "'512MB': a worker needs at least 640MiB" in capsys.readouterr().err and not (tmp_path / "run").exists()
+
+
+def test_workers_and_a_scheduler_together_are_refused(tmp_path, caplog, no_cluster):
+    rc = main(["run", str(default_recipe_path()), "--input", "sample_data", "--output", str(tmp_path / "run"),
+               "--workers", "2", "--scheduler", "synchronous"])
+    assert rc == 2 and "--workers 2 and --scheduler synchronous: choose one" in caplog.text
