@@ -28,8 +28,9 @@ def _ids(folder: Path, problems: list[str]) -> tuple[list[str], int] | None:
     ok = True
     for f in sorted(folder.glob("part-*.parquet")):
         try:
-            columns = ["doc_id", "n_tokens"] if "n_tokens" in pq.read_schema(f).names else ["doc_id"]
-            table = pq.read_table(f, columns=columns)
+            part = pq.ParquetFile(f)
+            columns = ["doc_id", "n_tokens"] if "n_tokens" in part.schema_arrow.names else ["doc_id"]
+            table = part.read(columns=columns)
             out.extend(table.column("doc_id").to_pylist())
             if "n_tokens" in columns:
                 tokens += int(pc.sum(table.column("n_tokens")).as_py() or 0)
@@ -44,12 +45,14 @@ def stage_folders(run_dir: Path) -> list[Path]:
     return [p for p in sorted(Path(run_dir).iterdir()) if p.is_dir() and p.name[:2].isdigit() and "_" in p.name]
 
 
-def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[str, Any] | None = None) -> list[str]:
-    """Problems with one stage folder (empty list = sound); ``previous`` is the prior stage's marker."""
+def verify_stage(stage_dir: Path, input_ids: list[str] | None,
+                 previous: dict[str, Any] | None = None) -> tuple[list[str], list[str] | None]:
+    """Problems with one stage folder (empty list = sound) and the doc_ids it keeps (None where it
+    did not get to read them); ``previous`` is the prior stage's marker."""
     name = stage_dir.name
     marker = read_marker(stage_dir)
     if marker is None:
-        return [f"{name}: no readable {MARKER} (the stage did not finish)"]
+        return [f"{name}: no readable {MARKER} (the stage did not finish)"], None
     problems = [f"{name}: {p}" for p in check_files(stage_dir, marker, checksums=True)]
     problems += [f"{name}: {stage_dir / rel} is not listed in its {MARKER} (the stage did not write it)"
                  for rel in unrecorded(stage_dir, marker) if not is_part(rel)]
@@ -58,10 +61,10 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
     try:
         stats = json.loads((stage_dir / "stats.json").read_text())
     except (OSError, ValueError) as exc:
-        return [*problems, f"{name}: {stage_dir / 'stats.json'} is missing or unreadable ({exc})"]
+        return [*problems, f"{name}: {stage_dir / 'stats.json'} is missing or unreadable ({exc})"], None
     read_kept, read_dropped = _ids(stage_dir / "docs", problems), _ids(stage_dir / "ledger", problems)
     if read_kept is None or read_dropped is None:
-        return problems
+        return problems, None
     (kept, kept_tokens), (dropped, dropped_tokens) = read_kept, read_dropped
     if len(set(kept)) != len(kept):
         problems.append(f"{name}: {len(kept) - len(set(kept))} documents kept twice")
@@ -84,7 +87,7 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None, previous: dict[st
             problems.append(f"{name}: {len(extra)} documents appear that were not in its input (e.g. {sorted(extra)[:3]})")
     elif stats["in"]["documents"] != len(kept) + len(dropped):
         problems.append(f"{name}: {stats['in']['documents']} records read but {len(kept) + len(dropped)} kept + dropped")
-    return problems
+    return problems, kept
 
 
 def _token_problems(name: str, stats: dict[str, Any], kept: int, dropped: int) -> list[str]:
@@ -133,10 +136,11 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
         if folder.name in state.stale:
             previous_ids, previous_marker = None, None
             continue
-        problems += verify_stage(folder, previous_ids, previous_marker)
-        ids_problems: list[str] = []
-        read = _ids(folder / "docs", ids_problems)
-        previous_ids = read[0] if read is not None else None
+        found, previous_ids = verify_stage(folder, previous_ids, previous_marker)
+        problems += found
+        if previous_ids is None:  # the stage stopped short of its documents: the next one is checked against them still
+            read = _ids(folder / "docs", [])
+            previous_ids = read[0] if read is not None else None
         previous_marker = read_marker(folder)
     if manifest_check is not None:
         for folder in state.current:

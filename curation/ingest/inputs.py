@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.discover import InputError, find_inputs
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import MAGIC, open_input
+from curation.ingest.streams import BOM, MAGIC, open_input
 from curation.ingest.warc_plan import Cut, warc_chunks
 
 #: The smallest JSONL block, MB: a partition's fixed cost (~0.8 s over the recipe: its Parquet reads,
@@ -264,19 +264,23 @@ def _check_crawl_file(path: Path, fmt: str) -> None:
 
 
 def _first_record(path: Path) -> dict[str, Any] | None:
-    """The first JSON object among the file's first 100 lines. A file that opens with ``[`` is
-    refused: it is one JSON array (a common ``.json`` layout), and its lines are not records."""
+    """The first JSON object among the file's first 100 lines. A file whose first non-blank line
+    opens with ``[`` is refused: it is one JSON array (a common ``.json`` layout), and its lines are
+    not records."""
     try:
         with open_input(path) as fh:
-            if fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
-                plain = path.suffix.lower() not in (".gz", ".zst")
-                how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"
-                raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); convert it first ({how})")
-        with open_input(path) as fh:
+            seen = False  # a non-blank line
             for _ in range(100):
                 raw = fh.readline()
                 if not raw:
                     return None
+                if not seen and (head := raw.removeprefix(BOM).strip()):
+                    seen = True
+                    if head.startswith(b"["):
+                        plain = path.suffix.lower() not in (".gz", ".zst")
+                        how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"
+                        raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); "
+                                         f"convert it first ({how})")
                 try:
                     obj = json.loads(raw)
                 except ValueError:

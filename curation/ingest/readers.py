@@ -15,11 +15,9 @@ import pyarrow.parquet as pq
 
 from curation.ingest.inputs import InputSpec
 from curation.ingest.records import decode_jsonl_lines, rows_from_records
-from curation.ingest.streams import open_input, stream_error
+from curation.ingest.streams import BOM, open_input, stream_error
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file, until_cut
 from curation.schema import DropReason
-
-BOM = b"\xef\xbb\xbf"  #: the UTF-8 byte order mark
 
 
 def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
@@ -127,7 +125,7 @@ class Lines:
                 left = max(left - len(line), 0) if left > 0 else -1
                 self.count += 1
                 # a UTF-8 byte order mark opens files some Windows tools write: not part of the record
-                yield (line[3:] if at == 0 and line.startswith(BOM) else line).rstrip(b"\n")
+                yield (line.removeprefix(BOM) if at == 0 else line).rstrip(b"\n")
             # a chunk's read-ahead may reach a cut that belongs to a later chunk: only the open-ended last one reports it
             if cut or spec.end < 0:
                 self.error, self.offset = stream_error(fh), pos

@@ -23,6 +23,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+BOM = b"\xef\xbb\xbf"  #: the UTF-8 byte order mark some Windows tools open a text file with
 MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
 _READ = 1 << 16
 
