@@ -83,7 +83,7 @@ def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[di
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             records.append(None)
-            errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} at column {exc.colno}"))
+            errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} (column {exc.colno})"))
             continue
         if not isinstance(obj, dict):
             records.append(None)
@@ -201,9 +201,9 @@ def _map_record(
         if text is None:
             return row, *_check_source(source)  # text comes from the extract step
     if fields.text not in rec or text is None:
-        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field"
+        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field" if fields.text not in rec else f"{fields.text!r} is null"
     if not isinstance(text, str):
-        return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is a {type(text).__name__}, not a string"
+        return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is {_JSON_KIND.get(type(text), 'a ' + type(text).__name__)}, not a string"
     if "\x00" in text:
         row["text"] = text.replace("\x00", "")
         return row, DropReason.NUL_BYTE.value, "text contains a NUL byte"
@@ -213,6 +213,9 @@ def _map_record(
         row["text"] = text[:1000]
         return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
     return row, *_check_source(source)
+
+
+_JSON_KIND = {list: "an array", dict: "an object", int: "a number", float: "a number", bool: "a boolean"}
 
 
 def _utf8(value: Any) -> Any:

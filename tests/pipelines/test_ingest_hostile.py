@@ -71,10 +71,17 @@ def test_wrong_column_types_tiny_and_huge_documents(tmp_path):
         {"id": "one", "text": "x", "source": "web"},
         {"id": "huge", "text": "y" * 25_000_000, "source": "web"},
         {"id": "list", "text": ["a", "b"], "source": "web"},
+        {"id": "null", "text": None, "source": "web"},
     ])
+    with f.open("a") as out:
+        out.write('{"id": "cut", "text": "abc\n')
     _ingest([tmp_path / "ints.parquet", f], tmp_path / "out")
     ledger = read_parts(tmp_path / "out" / "ledger").set_index("doc_id")
     assert ledger.loc["n1", "reason"] == "wrong_type" and ledger.loc["list", "reason"] == "wrong_type"
+    error = {doc: json.loads(detail)["error"] for doc, detail in ledger["detail"].items()}
+    assert error["n1"] == "'text' is a number, not a string" and error["list"] == "'text' is an array, not a string"
+    assert ledger.loc["null", "reason"] == "missing_text" and error["null"] == "'text' is null"
+    assert [e for e in error.values() if e.startswith("Unterminated")] == ["Unterminated string starting at (column 23)"]
     assert ledger.loc["huge", "reason"] == "too_large"
     assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["one"]
 
