@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         datefmt="%H:%M:%S",
     )
-    for noisy in ("distributed", "bokeh", "tornado"):
+    for noisy in ("distributed", "bokeh", "tornado", "faiss"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     previous = catch_sigterm()
     try:
