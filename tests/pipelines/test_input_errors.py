@@ -83,10 +83,11 @@ def test_workers_and_a_scheduler_together_are_refused(tmp_path, caplog, no_clust
     assert rc == 2 and "--workers 2 and --scheduler synchronous: choose one" in caplog.text
 
 
-def test_libraries_chatty_at_info_are_held_to_warnings(tmp_path, no_cluster):
+def test_libraries_chatty_at_info_are_held_to_warnings(tmp_path, caplog, no_cluster):
     """faiss logs each CPU build it tries to load at INFO (eight lines in the middle of a run)."""
     import logging
 
+    caplog.set_level(logging.INFO)  # what a run without --quiet logs
     main(["ingest", "--input", str(tmp_path / "nope"), "--output", str(tmp_path / "out")])
     for name in ("faiss.loader", "distributed.nanny"):
         assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING, name
