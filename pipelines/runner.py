@@ -103,7 +103,7 @@ def _run_stage_locked(
             return StageResult(name, stage_dir, True, _read_stats(stage_dir))
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
         log.warning("%s: re-running: its output is not as its marker recorded: %s%s", name, damage[0], more)
-    check_replaceable(stage_dir)
+    check_replaceable(stage_dir, (name,))
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
 

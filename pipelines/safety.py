@@ -41,8 +41,10 @@ class LockError(RuntimeError):
     """Another curate process is writing into the same folder."""
 
 
-def check_replaceable(stage_dir: Path) -> None:
-    """Raise :class:`OutputError` unless ``stage_dir`` is absent, empty, or a stage output of ours."""
+def check_replaceable(stage_dir: Path, stages: tuple[str, ...] = ()) -> None:
+    """Raise :class:`OutputError` unless ``stage_dir`` is absent, empty, or a stage output of ours
+    (of one of ``stages`` where they are given: an export never replaces a stage's output, nor a
+    stage another stage's)."""
     stage_dir = Path(stage_dir)
     if not stage_dir.exists() and not stage_dir.is_symlink():
         return
@@ -57,6 +59,10 @@ def check_replaceable(stage_dir: Path) -> None:
             f"{stage_dir} exists and is not a stage output of curate (no _SUCCESS written by it; it holds "
             f"{', '.join(sample)}…); nothing was changed: choose a new or empty --output folder"
         )
+    wrote = (marker or {}).get("stage")
+    if stages and wrote not in stages:
+        raise OutputError(f"{stage_dir} holds curate's {wrote} output, not {' or '.join(stages)}'s; nothing was changed: "
+                          "choose another --output")
     foreign = unrecorded(stage_dir, marker or {})
     if foreign:
         raise OutputError(
@@ -121,6 +127,43 @@ def make_folder(folder: Path) -> None:
         raise OutputError(f"--output {folder}: {blocking} is a file, not a folder; choose an output folder "
                           "(it is made if missing)")
     folder.mkdir(parents=True, exist_ok=True)
+
+
+def written_folder(path: Path) -> Path | None:
+    """The stage or export folder that ``path`` is or lies inside (its ``_SUCCESS`` lists each file), if any."""
+    real = Path(os.path.realpath(path))
+    return next((q for q in (real, *real.parents) if is_stage_output(read_marker(q))), None)
+
+
+def check_model_output(folder: Path, inputs: list[Any]) -> None:
+    """A trainer's ``--output`` folder: new, empty or an earlier model (``model.json``); never a run's
+    stage or export folder, nor one of the inputs."""
+    if (owner := written_folder(folder)) is not None:
+        raise OutputError(f"--output {folder} is inside {owner}, which curate wrote and checks file by file; "
+                          "nothing was changed: choose a folder outside runs and exports")
+    check_overlap(folder, inputs)
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise OutputError(f"--output {folder} exists and is not a folder; choose a model folder (it is made if missing)")
+        if any(folder.iterdir()) and not (folder / "model.json").is_file():
+            raise OutputError(f"--output {folder} holds files and no model.json (it is not a model folder); nothing was "
+                              "changed: choose a new or empty folder")
+
+
+def check_report_output(path: Path, title: str) -> None:
+    """A report's ``--output`` file: new, or an earlier report (its HTML has ``title``); never inside a
+    stage or export folder."""
+    if (owner := written_folder(path.parent)) is not None:
+        raise OutputError(f"--output {path} is inside {owner}, which curate wrote and checks file by file; "
+                          "nothing was changed: write the report outside stage folders (the default is RUN_DIR/report.html)")
+    if path.is_dir():
+        raise OutputError(f"--output {path} is a folder; give a file name, e.g. {path / 'report.html'}")
+    if path.exists():
+        with path.open("rb") as f:
+            head = f.read(4096)
+        if title.encode() not in head:
+            raise OutputError(f"--output {path} exists and is not a report curate wrote; nothing was changed: "
+                              "choose another file name")
 
 
 @contextlib.contextmanager

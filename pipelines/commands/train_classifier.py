@@ -25,5 +25,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_module_parsers(sub, TRAINERS, "trainer")
 
 
+#: The options by which a trainer reads files: its --output may be none of them, nor inside one.
+INPUT_OPTIONS = ("input", "run", "labels", "labelled", "positive", "negative", "eval", "annotations", "embeddings", "card")
+
+
 def main(args: argparse.Namespace) -> int:
+    from pipelines.safety import check_model_output
+
+    if getattr(args, "output", None) is not None:
+        inputs = [v for name in INPUT_OPTIONS for v in _listed(getattr(args, name, None))]
+        check_model_output(args.output, inputs)
     return int(args.trainer(args) or 0)
+
+
+def _listed(value: object) -> list:
+    return [] if value is None else list(value) if isinstance(value, list) else [value]

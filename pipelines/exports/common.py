@@ -133,7 +133,7 @@ def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
     """Yield the in-progress folder of ``output``; on success write its marker and rename it into place."""
     output = Path(output)
     check_overlap(output, [run.run_dir])
-    check_replaceable(output)
+    check_replaceable(output, ("export_megatron", "export_datasets"))
     with folder_lock(run.run_dir):
         work = output.parent / f".{output.name}.inprogress"
         shutil.rmtree(work, ignore_errors=True)

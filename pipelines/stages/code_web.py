@@ -129,7 +129,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     roots: dict[str, Any] = {}
     if tags is not None:
         known = tags.reindex(s["doc_id"])
-        s["has_html"] = known["has_html"].fillna(False).astype(bool).to_numpy()
+        s["has_html"] = known["has_html"].fillna(0).astype(bool).to_numpy()
         for col in TAG_COLUMNS:
             s[col] = known[col].fillna(0).astype("int64").to_numpy()
     else:

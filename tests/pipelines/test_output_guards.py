@@ -1,0 +1,90 @@
+"""Every command that writes guards its --output as `run` does: an export never replaces a stage's
+folder (nor a stage another stage's), a trainer never writes into a run or over the user's files,
+and a report never lands inside a stage folder or over a file it did not write."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import main as curate
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    if not (SAMPLE / "web").is_dir():
+        pytest.skip("sample_data/ has not been generated")
+    out = tmp_path_factory.mktemp("guards") / "run"
+    assert curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE), "--output", str(out), "--scheduler", "synchronous",
+                   "--quiet", "--profile", "cpu"]) == 0
+    return out
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_an_export_and_a_stage_replace_only_their_own_kind_of_folder(run, tmp_path, caplog):
+    stage = tmp_path / "ingest"
+    shutil.copytree(run / "00_ingest", stage)
+    before = _files(stage)
+    assert curate(["export", "megatron", str(run), "--output", str(stage), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous", "--quiet"]) == 5
+    assert f"{stage} holds curate's ingest output, not export_megatron or export_datasets's" in caplog.text
+    assert _files(stage) == before
+
+    export = tmp_path / "export"
+    assert curate(["export", "datasets", str(run), "--output", str(export), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous", "--quiet"]) == 0
+    exported = _files(export)
+    assert curate(["export", "megatron", str(run), "--output", str(export), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous", "--quiet"]) == 0  # an earlier export of either format is replaced
+    assert _files(export) != exported
+    caplog.clear()
+    assert curate(["ingest", "--input", str(SAMPLE / "web"), "--output", str(export), "--scheduler", "synchronous", "--quiet"]) == 5
+    assert "holds curate's export_megatron output, not ingest's" in caplog.text and (export / "export.json").is_file()
+    assert curate(["exact-dedup", "--input", str(run / "00_ingest"), "--output", str(stage), "--scheduler", "synchronous",
+                   "--quiet"]) == 5
+    assert _files(stage) == before
+
+
+def test_a_trainer_writes_only_a_new_empty_or_model_folder_outside_runs(run, tmp_path, caplog):
+    stage = run / "50_code_quality"
+    train = ["train-classifier", "code-content", "--input", str(stage)]
+    before = _files(run)
+    assert curate([*train, "--output", str(stage)]) == 5
+    assert f"is inside {stage}, which curate wrote" in caplog.text
+    assert curate([*train, "--output", str(stage / "artifacts" / "model")]) == 5
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert curate([*train, "--output", str(mine)]) == 5
+    assert "holds files and no model.json" in caplog.text
+    (tmp_path / "afile").write_text("mine")
+    assert curate([*train, "--output", str(tmp_path / "afile")]) == 5
+    assert _files(run) == before and (tmp_path / "afile").read_text() == "mine" and sorted(mine.iterdir()) == [mine / "notes.txt"]
+    assert curate(["verify", str(run)]) == 0
+
+
+def test_a_report_lands_outside_stage_folders_and_over_nothing_but_a_report(run, tmp_path, caplog, capsys):
+    before = _files(run / "80_mixture")
+    assert curate(["report", str(run), "--output", str(run / "80_mixture" / "manifests" / "x.json")]) == 5
+    assert curate(["report", str(run), "--output", str(run / "00_ingest" / "report.html")]) == 5
+    assert "which curate wrote and checks file by file" in caplog.text and _files(run / "80_mixture") == before
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    assert curate(["report", str(run), "--output", str(mine)]) == 5
+    assert "is not a report curate wrote" in caplog.text and mine.read_text() == "mine"
+    assert curate(["report", str(run), "--output", str(tmp_path)]) == 5
+    assert f"give a file name, e.g. {tmp_path / 'report.html'}" in caplog.text
+    with pytest.raises(SystemExit) as exc:
+        curate(["report", str(run), "--examples", "-1"])
+    assert exc.value.code == 2 and "-1 is negative" in capsys.readouterr().err
+    page = tmp_path / "report.html"
+    assert curate(["report", str(run), "--output", str(page)]) == 0
+    assert curate(["report", str(run), "--output", str(page), "--examples", "0"]) == 0  # its own earlier report is replaced
+    assert curate(["verify", str(run)]) == 0
