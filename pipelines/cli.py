@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _common(p)
     stats = sub.add_parser("stats", help="print the funnel of a run")
     stats.add_argument("run_dir", type=Path)
-    stats.add_argument("--json", action="store_true", help="print the stats as JSON")
+    stats.add_argument("--json", action="store_true", help="print the stats (with --mixture: the phases) as JSON")
     stats.add_argument("--mixture", action="store_true", help="per phase: each group's planned and replayed tokens, shares, epochs, cap")
     stats.add_argument("--check", action="store_true", help="exit 1 when the run did not finish or holds stage folders it left out")
     if command in ("run", "stats") or (command or "").replace("-", "_") in STAGES:
@@ -133,8 +134,6 @@ QUIET_ENV = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    import os
-
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
     words = sys.argv[1:] if argv is None else argv
@@ -157,13 +156,14 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.handler(args) or 0)
         return _run(args)
     except KeyboardInterrupt:
-        log.error("interrupted: finished stages are kept and the stage under way was removed; "
-                  "re-run the same command to resume")
+        log.error("interrupted: %s", _STOPPED.get(args.command, "re-run the same command"))
         return 130
     except Terminated:
-        log.error("terminated (SIGTERM): finished stages are kept, the stage under way was removed and the "
-                  "folder's lock released; re-run the same command to resume")
+        log.error("terminated (SIGTERM): %s", _STOPPED.get(args.command, "re-run the same command"))
         return 143
+    except BrokenPipeError:  # `curate stats --json | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
+        return 141
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - every known failure class ends in one line
@@ -180,6 +180,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         restore_sigterm(previous)
 
+
+#: What an interrupted command left, and what to do, where it is not "re-run the same command".
+_STOPPED = {
+    **{name: "finished stages are kept and the stage under way was removed; re-run the same command to resume"
+       for name in ("run", *(n.replace("_", "-") for n in STAGES))},
+    "export": "nothing was written (an export is moved into place only once every phase is done); re-run the same command",
+}
 
 _OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w./*-]*=")
 
@@ -251,14 +258,18 @@ def _run(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from curation.stats.run_state import run_state
     from pipelines.safety import lock_holder
-    from pipelines.summary import funnel_table, load_run_stats, mixture_table
+    from pipelines.summary import funnel_table, load_run_stats, mixture_json, mixture_table, mixture_view
 
     if not Path(args.run_dir).is_dir():
         raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
     state = run_state(args.run_dir)
     note = state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
     if args.mixture:
-        print(mixture_table(args.run_dir))
+        view = mixture_view(args.run_dir)
+        if view is None:
+            log.error("%s: no mixture manifests (the mixture stage did not run or did not finish)", args.run_dir)
+            return 2
+        print(json.dumps(mixture_json(view), indent=2, ensure_ascii=False) if args.json else mixture_table(view))
     else:
         stats = load_run_stats(args.run_dir)
         if not stats:

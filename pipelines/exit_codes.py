@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 
 from curation.config import ConfigError
+from curation.errors import DamagedFileError
 
 #: Exit code of each failure class (argparse's usage errors are 2 as well).
 EXIT_CODES = {
@@ -56,7 +57,7 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
         return 9, str(exc)
     if isinstance(exc, ConfigError):
         return 2, short(str(exc), 2000)
-    if isinstance(exc, (InputError, FileNotFoundError)):
+    if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError)):
         return 4, short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" writing {exc.filename}" if exc.filename else ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +11,10 @@ from curation.schema import SOURCES
 def load_run_stats(run_dir: Path) -> list[dict[str, Any]]:
     """stats.json of every current stage folder of a run, in run order (a folder left from another
     recipe or made from another upstream is left out: :func:`curation.stats.run_state.run_state`)."""
+    from curation.errors import read_json_file
     from curation.stats.run_state import run_state
 
-    out = []
-    for child in run_state(run_dir).current:
-        stats = child / "stats.json"
-        if stats.exists():
-            out.append(json.loads(stats.read_text()))
-    return out
+    return [read_json_file(child / "stats.json") for child in run_state(run_dir).current if (child / "stats.json").exists()]
 
 
 def _annotated(stats: dict[str, Any]) -> str:
@@ -98,19 +93,25 @@ def text_table(header: list[str], rows: list[list[Any]], left: tuple[int, ...] =
     return "\n".join(lines)
 
 
-def mixture_table(run_dir: Path) -> str:
-    """Per phase: its budget line, then each group's planned and replayed tokens, shares, epochs and
-    cap, then the warnings of its manifest (``curate stats RUN --mixture``)."""
+def mixture_view(run_dir: Path) -> tuple[dict[str, dict[str, Any]], Any] | None:
+    """The run's manifests (phase → manifest, pre-training phases first) and the planned-against-
+    replayed table of their groups; None when the mixture stage did not run or did not finish."""
     from curation.stats.mixture import manifests, mixture_replay
     from curation.stats.run import open_run
 
     run = open_run(run_dir)
     ms = manifests(run)
     if not ms:
-        return f"{run_dir}: no mixture manifests (the mixture stage did not run or did not finish)"
-    table = mixture_replay(run)
+        return None
+    return dict(sorted(ms.items(), key=lambda kv: (kv[1]["stage"] != "pretrain", kv[0]))), mixture_replay(run)
+
+
+def mixture_table(view: tuple[dict[str, dict[str, Any]], Any]) -> str:
+    """Per phase: its budget line, then each group's planned and replayed tokens, shares, epochs and
+    cap, then the warnings of its manifest (``curate stats RUN --mixture``)."""
+    ms, table = view
     out = []
-    for phase, m in sorted(ms.items(), key=lambda kv: (kv[1]["stage"] != "pretrain", kv[0])):
+    for phase, m in ms.items():
         b = m["budget"]
         out.append(f"{phase} ({m['stage']}, {m['seq_length']:,} tokens, packing {m['packing']['mode']}): budget {b['tokens']:,}, "
                    f"planned {b['planned_tokens']:,}, replayed {b['replay_tokens']:,} ({'met' if b['met'] else 'NOT met'})")
@@ -122,6 +123,19 @@ def mixture_table(run_dir: Path) -> str:
         out += [f"  warning ({w['check']}): {w['message']}" for w in m.get("warnings", [])]
         out.append("")
     return "\n".join(out).rstrip()
+
+
+def mixture_json(view: tuple[dict[str, dict[str, Any]], Any]) -> dict[str, Any]:
+    """What :func:`mixture_table` shows, as data (``curate stats RUN --mixture --json``); a value a
+    group does not have (no cap, no epochs) is null."""
+    ms, table = view
+    phases = {}
+    for phase, m in ms.items():
+        rows = table[table["phase"] == phase].drop(columns=["phase"]).astype(object)
+        groups = [{k: (None if v is None or v != v else v) for k, v in row.items()} for row in rows.to_dict("records")]
+        phases[phase] = {"stage": m["stage"], "seq_length": m["seq_length"], "packing": m["packing"]["mode"],
+                         "budget": m["budget"], "groups": groups, "warnings": m.get("warnings", [])}
+    return {"phases": phases}
 
 
 def _num(value: Any, spec: str) -> str:

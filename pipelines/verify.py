@@ -104,6 +104,18 @@ def _token_problems(name: str, stats: dict[str, Any], kept: int, dropped: int) -
     return problems
 
 
+def _unfinished(run_dir: Path, status: str, error: str | None) -> str:
+    """A run that did not finish, in words: still running (someone holds its lock), stopped, failed."""
+    from pipelines.safety import lock_holder
+
+    holder = lock_holder(run_dir) if status == "running" else ""
+    if holder:
+        return f"the run did not finish: it is still running ({holder}); verify it once it has finished"
+    state = "it stopped without finishing (killed, or its machine went down)" if status == "running" else f"it is {status}"
+    why = f": {error}" if error else ""
+    return f"the run did not finish ({state}{why}); re-run the same command to finish it"
+
+
 def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None = None) -> list[str]:
     """Problems with a whole run: every stage of its recipe, in order, then every manifest of a
     current stage; a run that did not finish and a stage folder left from another recipe (or
@@ -115,11 +127,13 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
         return [f"{run_dir}: not a folder"]
     problems: list[str] = []
     state = run_state(run_dir)
-    if state.status == "unrecorded":
+    if state.status == "unrecorded" and (run_dir / "run.json").exists():
+        problems.append(f"{run_dir / 'run.json'} cannot be read as a run record (cut or edited after curate wrote it); "
+                        "re-run the same `curate run` command to rewrite it")
+    elif state.status == "unrecorded":
         problems.append(f"{run_dir / 'run.json'} is missing: the run did not finish (re-run it) or this is not a run folder")
     elif state.status != "complete":
-        why = f": {state.error}" if state.error else ""
-        problems.append(f"the run did not finish (it is {state.status}{why}); re-run the same command to finish it")
+        problems.append(_unfinished(run_dir, state.status, state.error))
     problems += [f"{name}: left out: {why}; re-run the recipe into this folder (it removes or replaces it)"
                  for name, why in sorted(state.stale.items())]
     listed = [s["folder"] for s in state.record.get("stages", []) if isinstance(s, dict) and s.get("folder")]

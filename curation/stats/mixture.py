@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from curation.errors import read_json_file
 from curation.stats.run import Run
 
 PHASE_COLUMNS = [
@@ -43,7 +44,7 @@ def manifests(run: Run) -> dict[str, dict[str, Any]]:
     """Phase name → manifest, in the order of the phases' files."""
     out = {}
     for path in manifest_paths(run):
-        manifest = json.loads(path.read_text())
+        manifest = read_json_file(path)
         out[str(manifest.get("phase") or path.stem)] = manifest
     return out
 

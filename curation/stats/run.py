@@ -14,7 +14,6 @@ reasons live in :mod:`.funnel`, ledger details and examples of dropped documents
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,6 +22,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from curation.errors import DAMAGED_HINT, DamagedFileError, read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def open_run(path: str | Path) -> Run:
     if not path.is_dir():
         raise FileNotFoundError(f"{path} is not a run folder; create one with `curate run RECIPE --input … --output {path}`")
     if (path / "_SUCCESS").exists() and (path / "stats.json").exists():  # one stage folder (`curate <stage>`)
-        stats = json.loads((path / "stats.json").read_text())
+        stats = read_json_file(path / "stats.json")
         return Run(path, [StageOutput(stats.get("stage") or path.name.split("_", 1)[-1], path, stats)], {})
     from curation.stats.run_state import run_state
 
@@ -129,12 +130,12 @@ def open_run(path: str | Path) -> Run:
         if not stats_path.exists():
             log.warning("%s: not finished (no stats.json), left out", child)
             continue
-        stats = json.loads(stats_path.read_text())
+        stats = read_json_file(stats_path)
         stages.append(StageOutput(stats.get("stage") or child.name.split("_", 1)[1], child, stats))
     if not stages:
         raise FileNotFoundError(f"{path} has no finished stage folders (NN_<stage>/ with _SUCCESS and stats.json)")
     record_path = path / "run.json"
-    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    record = read_json_file(record_path) if record_path.exists() else {}
     return Run(path, stages, record, sorted(state.stale), state)
 
 
@@ -143,10 +144,13 @@ def read_parts(folder: Path, columns: list[str] | None = None, ids: list[str] | 
     files = sorted(Path(folder).glob("part-*.parquet"))
     tables = []
     for f in files:
-        names = pq.read_schema(f).names
-        cols = [c for c in columns if c in names] if columns else None
-        filters = [("doc_id", "in", ids)] if ids is not None and "doc_id" in names else None
-        tables.append(pq.read_table(f, columns=cols, filters=filters))
+        try:
+            names = pq.read_schema(f).names
+            cols = [c for c in columns if c in names] if columns else None
+            filters = [("doc_id", "in", ids)] if ids is not None and "doc_id" in names else None
+            tables.append(pq.read_table(f, columns=cols, filters=filters))
+        except pa.ArrowException as exc:
+            raise DamagedFileError(f"{f} cannot be read as Parquet ({exc}); {DAMAGED_HINT}") from None
     if not tables:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns or []})
     table = pa.concat_tables(tables, promote_options="permissive")

@@ -46,7 +46,10 @@ class RunState:
         ``holder``: who holds the run folder's lock, for a run recorded as running (None: nobody,
         so it stopped without saying why)."""
         parts = []
-        if self.status == "unrecorded":
+        if self.status == "unrecorded" and (self.path / RUN_RECORD).exists():
+            parts.append(f"{self.path / RUN_RECORD} cannot be read as a run record (cut or edited after curate wrote it); "
+                         "re-run the same `curate run` command to rewrite it")
+        elif self.status == "unrecorded":
             parts.append(f"{self.path} has no {RUN_RECORD}: the run did not finish (or an older curate wrote it)")
         elif self.status != "complete":
             why = f" ({self.error})" if self.error else ""

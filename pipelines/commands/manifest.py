@@ -23,16 +23,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     v.add_argument("--no-files", action="store_true", help="check schema and sums only, not the shard files")
 
 
+#: The JSON files curate writes that are not manifests (a run's, a stage's and an export's records).
+NOT_MANIFESTS = {"run.json", "run.progress.json", "stats.json", "export.json"}
+
+
 def find_manifests(path: Path) -> list[Path]:
-    """Manifest files under ``path`` (a file, manifests/, a stage folder or a run folder)."""
+    """Manifest files under ``path`` (a file, manifests/, a stage folder or a run folder; a folder of
+    manifests copied elsewhere). A run, stage or export folder without ``manifests/`` has none."""
     path = Path(path)
     if path.is_file():
         return [path]
-    for folder in (path / "manifests", *sorted(path.glob("*_mixture/manifests")), path):
+    for folder in (path / "manifests", *sorted(path.glob("*_mixture/manifests"))):
         found = sorted(folder.glob("*.json")) if folder.is_dir() else []
         if found:
             return found
-    return []
+    if any((path / name).exists() for name in (*NOT_MANIFESTS, "_SUCCESS")):
+        return []
+    return sorted(p for p in path.glob("*.json"))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -40,7 +47,8 @@ def main(args: argparse.Namespace) -> int:
     for root in args.path:
         manifests = find_manifests(root)
         if not manifests:
-            print(f"{root}: no manifest found (expected a .json file or a manifests/ folder)")
+            print(f"{root}: no manifest found (a run or mixture stage folder has them in manifests/ once the mixture "
+                  "stage has finished; or give a manifest .json file or a folder of them)")
             status = 1
         for m in manifests:
             errors = validate_manifest(m, check_files=not args.no_files)

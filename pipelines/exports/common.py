@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.config import ConfigError
+from curation.errors import read_json_file
 from curation.ingest.inputs import InputError
 from curation.mixture.manifest_check import validate_schema
 from pipelines.io import write_json
@@ -69,7 +69,8 @@ class ShardJob:
 
 
 def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
-    """The finished run at ``run_dir`` and the manifests of ``phases`` (all by default).
+    """The finished run at ``run_dir`` (or the folder of a mixture stage run alone) and the manifests
+    of ``phases`` (all by default).
 
     Raises :class:`InputError` (exit 4) for a run that did not finish, a mixture folder whose files
     are not as recorded, or a manifest that does not match its schema; ``ValueError`` (exit 2)
@@ -78,19 +79,17 @@ def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(f"{run_dir} is not a folder; give the run folder that `curate run` wrote")
-    if not (run_dir / "run.json").is_file():
-        raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
-                         "finish it by running the same `curate run` command again, then export")
-    stage_dir = next(iter(sorted(p for p in run_dir.glob("*_mixture") if p.is_dir())), None)
-    marker = read_marker(stage_dir) if stage_dir else None
-    if stage_dir is None or not marker:
-        raise InputError(f"{run_dir} has no finished mixture stage (NN_mixture/ with its _SUCCESS); enable the mixture and re-run")
+    own = read_marker(run_dir)
+    if own and own.get("stage") == "mixture":  # `curate mixture --output DIR`: the stage's folder is what an export reads
+        stage_dir, marker = run_dir, own
+    else:
+        stage_dir, marker = _finished_mixture(run_dir, own)
     damage = check_files(stage_dir, marker)
     if damage:
         raise InputError(f"{stage_dir}: {damage[0]}; the run's output changed since it was written: re-run it, then export")
     manifests = {}
     for path in sorted((stage_dir / "manifests").glob("*.json")):
-        manifest = json.loads(path.read_text())
+        manifest = read_json_file(path)
         errors = validate_schema(manifest)
         if errors:
             raise InputError(f"{path} does not match the manifest schema ({errors[0]}); re-run the mixture with this version of curate")
@@ -100,6 +99,33 @@ def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
         raise ConfigError(f"--phase {unknown[0]}: the run has no such phase; its phases are {', '.join(manifests)}")
     chosen = {p: m for p, m in manifests.items() if not phases or p in phases}
     return RunExport(run_dir, stage_dir, chosen)
+
+
+def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, dict[str, Any]]:
+    """The mixture folder of the finished run at ``run_dir`` and its marker, or why there is none."""
+    from curation.stats.run_state import run_state
+    from pipelines.safety import LockError, lock_holder
+
+    if own:
+        raise InputError(f"{run_dir} is the {own.get('stage')} stage's output; export reads a run folder or the mixture stage's")
+    if not (run_dir / "run.json").is_file():
+        if holder := lock_holder(run_dir):
+            raise LockError(f"{run_dir} is still being written ({holder}); export it once the run has finished")
+        raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
+                         "finish it by running the same `curate run` command again, then export")
+    state = run_state(run_dir)
+    if state.status == "unrecorded":
+        raise InputError(f"{run_dir / 'run.json'} cannot be read as a run record (cut or edited after curate wrote it); "
+                         "re-run the same `curate run` command to rewrite it, then export")
+    stage_dir = next(iter(sorted(p for p in run_dir.glob("*_mixture") if p.is_dir())), None)
+    marker = read_marker(stage_dir) if stage_dir else None
+    if stage_dir is None or not marker:
+        raise InputError(f"{run_dir} has no finished mixture stage (NN_mixture/ with its _SUCCESS); enable the mixture and re-run")
+    if stage_dir not in state.current:
+        why = state.stale.get(stage_dir.name) or "a stage before it is not the run's current output"
+        raise InputError(f"{stage_dir} is not the run's current output ({why}; `curate verify {run_dir}` says which); "
+                         "re-run the same `curate run` command, then export")
+    return stage_dir, marker
 
 
 def shard_jobs(manifest: dict[str, Any]) -> list[ShardJob]:
@@ -124,7 +150,8 @@ def read_verified(stage_dir: Path, rel: str, sha256: str, columns: list[str] | N
     except OSError as exc:
         raise InputError(f"{path}: cannot be read ({exc.strerror}); the run is damaged: re-run it, then export") from None
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise InputError(f"{path} does not match its manifest's sha256 (changed after the run wrote it); re-run the run, then export")
+        raise InputError(f"{path} does not match its manifest's sha256 (changed after the run wrote it, at the same size, which "
+                         f"a resumed run does not see); delete {Path(stage_dir)} and re-run the same `curate run` command, then export")
     return pq.read_table(pa.BufferReader(data), columns=columns)
 
 

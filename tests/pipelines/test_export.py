@@ -14,20 +14,13 @@ import pytest
 from pipelines.cli import main as curate
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "sample_data"
 PRETRAIN = ["pretrain_phase1", "pretrain_phase2"]
 MIDTRAIN = ["midtrain_repo_code_32k", "midtrain_reasoning_32k", "midtrain_long_context_128k"]
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    if not (SAMPLE / "web").is_dir():
-        pytest.skip("sample_data/ has not been generated")
-    out = tmp_path_factory.mktemp("export") / "run"
-    rc = curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE), "--output", str(out), "--scheduler", "synchronous",
-                 "--quiet", "--profile", "cpu"])  # the whole recipe, at its CPU settings
-    assert rc == 0
-    return out
+def run(finished_run):
+    return finished_run  # the whole recipe on the sample at its CPU settings (tests/pipelines/conftest.py)
 
 
 @pytest.fixture(scope="module")
