@@ -209,9 +209,10 @@ def _run(args: argparse.Namespace) -> int:
     from curation.ingest.discover import find_inputs
     from pipelines.cluster import check_workers, open_client
     from pipelines.dry_run import dry_run
+    from pipelines.marker import check_input
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
-    from pipelines.safety import check_overlap
+    from pipelines.safety import check_destination, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
     from pipelines.summary import funnel_table
 
@@ -228,11 +229,15 @@ def _run(args: argparse.Namespace) -> int:
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
     names = enabled_stages(recipe) if stage is None else [stage]
     check_configs(recipe, names)
+    check_destination(args.output, whole_run=stage is None)
     if stage is None or stage == "ingest":
         check_overlap(args.output, args.input)
         find_inputs([Path(p) for p in args.input])  # a missing or unreadable input fails here, before a cluster starts
     else:
         check_overlap(args.output, args.input[:1])
+        check_input(Path(args.input[0]))  # a damaged or unfinished stage folder, before a cluster starts
+    if stage is not None:
+        check_replaceable(args.output, (stage,))
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     scheduler, recipe["scheduler"] = command_scheduler(args, args.input, cluster)

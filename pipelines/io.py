@@ -47,6 +47,8 @@ def docs_dir(path: Path) -> Path:
         return path / "docs"
     if path.is_dir() and any(path.glob("part-*.parquet")):
         return path
+    if not path.exists():
+        raise InputError(f"{path} does not exist; give the folder a stage wrote (e.g. RUN_DIR/00_ingest)")
     raise InputError(
         f"{path} is not a stage output (no docs/ folder with part-*.parquet). "
         "Raw files must go through ingest first: curate ingest --input RAW --output STAGE_DIR"

@@ -156,9 +156,24 @@ def stage_fingerprint(input_dir: Path) -> str:
 
 
 def check_input(input_dir: Path) -> None:
-    """Refuse a previous-stage folder whose files are not what its marker recorded."""
+    """Refuse a previous-stage folder whose files are not what its marker recorded, and one a stage
+    did not finish (``.<name>.inprogress``, or a stage's folder whose ``_SUCCESS`` is gone or
+    unreadable). A bare folder of parts that no stage wrote (your own ``docs/``) is read as it is."""
+    input_dir = Path(input_dir)
+    if input_dir.name == "docs" and read_marker(input_dir.parent) is not None:
+        input_dir = input_dir.parent  # RUN/NN_stage/docs: its stage's marker lists it
     marker = read_marker(input_dir)
-    if marker is None or "files" not in marker:
+    if not is_stage_output(marker):
+        if input_dir.name.endswith(".inprogress"):
+            raise InputError(f"{input_dir} is the unfinished output of a stage that was stopped while writing it; "
+                             f"re-run that stage (its folder is {input_dir.name[1:].removesuffix('.inprogress')}) and give its folder")
+        if (input_dir / "docs").is_dir() and ((input_dir / "ledger").is_dir() or (input_dir / "stats.json").exists()):
+            raise InputError(f"{input_dir} is a stage's output without a readable {MARKER} (the stage did not finish, or "
+                             "the marker was removed or edited); re-run the stage that writes it")
+        io.docs_dir(input_dir)  # a missing folder, or one without parts, is said here
+        return
+    assert marker is not None
+    if "files" not in marker:
         return
     damage = check_files(input_dir, marker)
     if damage:

@@ -144,7 +144,7 @@ def _build_and_write(
         recipe=recipe,
         inputs=specs,
         # a single-stage run reads the artifacts of the run folder that holds its --input
-        upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).parent if input_dir else None)),
+        upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).resolve().parent if input_dir else None)),
         lineage=resolve_lineage(name, run_dir),
         settings=stage_settings(recipe, stage),
         quiet=quiet,

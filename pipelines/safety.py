@@ -135,6 +135,17 @@ def written_folder(path: Path) -> Path | None:
     return next((q for q in (real, *real.parents) if is_stage_output(read_marker(q))), None)
 
 
+def check_destination(output: Path, whole_run: bool) -> None:
+    """A run's ``--output`` is not, and a stage's does not lie inside, a folder curate wrote for one
+    stage or an export: its marker lists each file, so anything written there would break it."""
+    real = Path(os.path.realpath(output))
+    for q in (real, *real.parents) if whole_run else real.parents:
+        if is_stage_output(read_marker(q)):
+            where = "is" if q == real else f"is inside {q},"
+            raise OutputError(f"--output {output} {where} a folder curate wrote for one stage (or an export) and checks "
+                              "file by file; nothing was changed: choose an output outside it")
+
+
 def check_model_output(folder: Path, inputs: list[Any]) -> None:
     """A trainer's ``--output`` folder: new, empty or an earlier model (``model.json``); never a run's
     stage or export folder, nor one of the inputs."""

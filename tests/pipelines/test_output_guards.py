@@ -4,6 +4,7 @@ and a report never lands inside a stage folder or over a file it did not write."
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -85,3 +86,46 @@ def test_a_report_lands_outside_stage_folders_and_over_nothing_but_a_report(run,
     assert curate(["report", str(run), "--output", str(page)]) == 0
     assert curate(["report", str(run), "--output", str(page), "--examples", "0"]) == 0  # its own earlier report is replaced
     assert curate(["verify", str(run)]) == 0
+
+
+def test_a_run_never_lands_in_a_stage_folder_nor_a_stage_inside_one(run, tmp_path, caplog):
+    before = _files(run / "10_exact_dedup")
+    assert curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE), "--output", str(run / "10_exact_dedup"),
+                   "--quiet"]) == 5
+    assert f"--output {run / '10_exact_dedup'} is a folder curate wrote for one stage" in caplog.text
+    assert curate(["minhash-dedup", "--input", str(run / "10_exact_dedup"), "--output", str(run / "10_exact_dedup" / "mh"),
+                   "--quiet"]) == 5
+    assert f"is inside {run / '10_exact_dedup'}, a folder curate wrote" in caplog.text
+    assert _files(run / "10_exact_dedup") == before
+
+
+def test_a_stage_refuses_an_unfinished_or_missing_input_before_anything_runs(run, tmp_path, caplog):
+    unfinished = tmp_path / ".00_ingest.inprogress"
+    shutil.copytree(run / "00_ingest", unfinished)
+    (unfinished / "_SUCCESS").unlink()  # what a stage stopped while writing leaves
+    unmarked = tmp_path / "00_ingest"
+    shutil.copytree(run / "00_ingest", unmarked)
+    (unmarked / "_SUCCESS").write_text("{}")
+    for folder, words in ((unfinished, "is the unfinished output of a stage that was stopped"),
+                          (unmarked, "is a stage's output without a readable _SUCCESS"),
+                          (tmp_path / "nope", "does not exist; give the folder a stage wrote")):
+        for extra in ([], ["--dry-run"]):
+            caplog.clear()
+            assert curate(["exact-dedup", "--input", str(folder), "--output", str(tmp_path / "out"), "--quiet", *extra]) == 4
+            assert words in caplog.text and not (tmp_path / "out").exists()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    assert curate(["exact-dedup", "--input", str(run / "00_ingest"), "--output", str(mine), "--dry-run"]) == 5
+    assert curate(["exact-dedup", "--input", str(run / "00_ingest" / "docs"), "--output", str(tmp_path / "fromdocs"),
+                   "--quiet"]) == 0  # a stage's docs/ folder is its stage's output
+
+
+def test_a_stage_input_given_as_dot_reads_its_runs_artifacts(run, tmp_path, monkeypatch):
+    """code_web takes ingest's page HTML from the run folder holding its --input; `.` is that folder too."""
+    args = ["code-web", "--scheduler", "synchronous", "--quiet"]
+    assert curate([*args, "--input", str(run / "50_code_quality"), "--output", str(tmp_path / "a")]) == 0
+    monkeypatch.chdir(run / "50_code_quality")
+    assert curate([*args, "--input", ".", "--output", str(tmp_path / "b")]) == 0
+    a, b = (json.loads((tmp_path / x / "stats.json").read_text())["extra"] for x in "ab")
+    assert a["annotated"] == b["annotated"] and a["annotated"]["recalled"] > 0
