@@ -156,6 +156,8 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
         stage = (loader or load_stage)(name)
         cfg = stage_config(recipe, name, stage.config_cls)
         stage_settings(recipe, stage)
+        if hasattr(stage, "preflight"):
+            stage.preflight(cfg)
         tokenizer = cfg.flat_dict().get("tokenizer")
         if isinstance(tokenizer, str):
             check_tokenizer(tokenizer, f"stages.{name}.tokenizer")

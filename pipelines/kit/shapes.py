@@ -83,6 +83,10 @@ class StageShape:
     def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
         raise NotImplementedError
 
+    def preflight(self, cfg: Any) -> None:
+        """Check what ``cfg`` names outside the recipe (model folders, devices) before anything runs;
+        raise ConfigError naming the key (``pipelines/kit/preflight.py``). Default: nothing to check."""
+
     @staticmethod
     def sources(cfg: Any) -> tuple[str, ...] | None:
         """The sources the stage works on: ``cfg.sources``, or every source when the config has none."""

@@ -106,6 +106,9 @@ class CodeQualityStage(RowStage):
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
 
+    def preflight(self, cfg: CodeQualityConfig) -> None:
+        cfg.score_params()  # a learned scorer without a trained model is a ConfigError here
+
     def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
         scores, hist, _ = scores_and_histogram(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources,
                                                _score, cfg, columns=SCORE_READS,

@@ -44,6 +44,7 @@ from curation.config import ConfigError, StageConfig, check_choice, check_range,
 from curation.quality.edu_bands import band_counts, decide_bands
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, mark_kept
 from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
+from pipelines.kit.preflight import need_device, need_model_folder
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
 
@@ -118,6 +119,11 @@ class EduScoreStage(RowStage):
     requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
     produces = PRODUCES
     global_keys = ("seed",)
+
+    def preflight(self, cfg: EduScoreConfig) -> None:
+        if cfg.scorer not in SCORER_CHOICES:
+            need_model_folder("edu_score.scorer", cfg.scorer, how="train one with `curate train-classifier edu`")
+        need_device("edu_score.embed_device", cfg.embed_device)
 
     def prepare(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: StageContext) -> Plan:
         from classifiers.edu import default_model_dir

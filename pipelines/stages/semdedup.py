@@ -39,6 +39,7 @@ from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, default_k, sample_size
 from curation.dedup.semantic import parse_keep
 from curation.schema import SOURCES
 from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
+from pipelines.kit.preflight import need_device
 from pipelines.stages import semdedup_steps as steps
 
 log = logging.getLogger(__name__)
@@ -139,6 +140,16 @@ class SemDedupStage(GroupStage):
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {CLUSTER_COLUMN: "int64"}
     global_keys = ("seed",)
+
+    def preflight(self, cfg: SemDedupConfig) -> None:
+        from classifiers.embedding import resolve_model_path
+
+        for key in ("model", "static_model") if cfg.combines_static() else ("model",):
+            try:
+                resolve_model_path(getattr(cfg, key))
+            except FileNotFoundError as exc:
+                raise ConfigError(f"semdedup.{key}: {exc}") from None
+        need_device("semdedup.device", cfg.device)
 
     def identify(self, docs: dd.DataFrame, cfg: SemDedupConfig, ctx: StageContext) -> Plan:
         _, column = parse_keep(cfg.keep)

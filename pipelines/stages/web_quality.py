@@ -117,6 +117,13 @@ class WebQualityStage(RowStage):
         "quality_percentile": "float64",
     }
 
+    def preflight(self, cfg: WebQualityConfig) -> None:
+        for name in cfg.scorers:  # a scorer checks its model path when it is made; it loads the model when it scores
+            try:
+                cfg.scorer(name)
+            except (ValueError, OSError, ImportError) as exc:
+                raise ConfigError(f"web_quality.scorer_options.{name}: {exc}") from None
+
     def prepare(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> Plan:
         folders, written = self._score(docs, cfg, ctx)
         cuts, figures = cuts_and_figures(folders, cfg, ctx, written)
