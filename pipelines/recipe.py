@@ -156,11 +156,24 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
         stage = (loader or load_stage)(name)
         cfg = stage_config(recipe, name, stage.config_cls)
         stage_settings(recipe, stage)
+        _check_source_keys(name, cfg.flat_dict())
         if hasattr(stage, "preflight"):
             stage.preflight(cfg)
         tokenizer = cfg.flat_dict().get("tokenizer")
         if isinstance(tokenizer, str):
             check_tokenizer(tokenizer, f"stages.{name}.tokenizer")
+
+
+def _check_source_keys(stage: str, flat: dict[str, Any]) -> None:
+    """Every ``sources``/``*_sources`` list, and the keys of ``source_shingle``, names sources of the schema."""
+    from curation.config import check_names
+    from curation.schema import SOURCES
+
+    for key, value in flat.items():
+        if key == "sources" or key.endswith("_sources"):
+            check_names(f"{stage}.{key}", list(value or []), SOURCES)
+        elif key == "source_shingle":
+            check_names(f"{stage}.{key}", list(value or {}), SOURCES)
 
 
 def check_tokenizer(name: str, key: str) -> None:

@@ -47,9 +47,25 @@ def check_plans(
     max_share: float = 0.25,
     max_documents: int = 10,
     on_concentration: str = "warn",
+    replayed: Mapping[tuple[str, str], int] | None = None,
+    patterns: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Warnings about the plan (also logged); raises :class:`ConcentrationError` when asked to fail."""
+    """Warnings about the plan (also logged); raises :class:`ConcentrationError` when asked to fail.
+
+    ``replayed``: (phase, group) → tokens its shards replay; a group that replays none takes no share
+    of its phase, so it is not a concentration (the replay check says it falls short).
+    ``patterns``: the recipe's own repeat keys; one without a glob that names no group of the data
+    while its kind has groups there is a typo, warned about (``web/hihg``)."""
     warnings: list[dict[str, Any]] = []
+    present = {g.group for p in plans.values() for g in p.groups}
+    for key in sorted(patterns or {}):
+        kind = key.split("/", 1)[0]
+        if not any(c in key for c in "*?[") and key not in present and any(g.startswith(kind + "/") for g in present):
+            groups = sorted(g for g in present if g.startswith(kind + "/"))
+            warnings.append({
+                "check": "repeat_key", "phase": None, "group": key, "value": None, "limit": None,
+                "message": f"mixture.repeat has {key!r}, which names no group of this data; {kind}'s groups are {', '.join(groups)}",
+            })
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:
         epochs = top_level_epochs(plans, specs, top_group)
@@ -63,6 +79,8 @@ def check_plans(
             })
     for name, plan in plans.items():
         for g in plan.groups:
+            if replayed is not None and replayed.get((name, g.group), 1) == 0:
+                continue
             if 0 < g.documents <= max_documents and g.weight > max_share:
                 warnings.append({
                     "check": "concentration", "phase": name, "group": g.group, "value": round(g.weight, 6), "limit": max_share,

@@ -22,12 +22,13 @@ cached artifacts: they are written once into the stage folder the runner renames
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 from typing import Any
 
 import dask.dataframe as dd
 
-from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.config import ConfigError, StageConfig, check_choice, check_names, check_range
 from curation.mixture.accounting import (
     AGG_META,
     account,
@@ -38,14 +39,14 @@ from curation.mixture.accounting import (
 )
 from curation.mixture.annotate import annotate
 from curation.mixture.fim import FimSentinels
-from curation.mixture.groups import cap_scopes
+from curation.mixture.groups import LONG_GROUP, cap_scopes
 from curation.mixture.phases import DEFAULT_PHASES, DEFAULT_REPEATS, PhaseSpec, merged_phases
 from curation.mixture.plan import ON_CAP, plan_phases, resolve_scale
 from curation.mixture.policy import Policy
 from curation.mixture.replay import copy_plans
 from curation.mixture.repo_concat import RepoHeaders
 from curation.mixture.shards import ShardOptions
-from curation.schema import annotated_meta
+from curation.schema import SOURCES, annotated_meta
 from pipelines.kit import StageContext
 from pipelines.kit.shapes import StageFigures
 from pipelines.stages.mixture_manifests import write_manifests
@@ -116,6 +117,13 @@ class MixtureConfig(StageConfig):
             raise ConfigError(str(exc)) from exc
         if not specs:
             raise ConfigError("MixtureConfig.phases is empty; the mixture stage needs at least one phase")
+        kinds = [*SOURCES, "web_edu", LONG_GROUP.split("/")[0]]
+        for spec in specs:
+            check_names(f"mixture.phases.{spec.name}.mix", spec.mix, kinds, "kinds")
+        check_names("mixture.language_kinds", self.language_kinds, kinds, "kinds")
+        for table in ("repeat", "max_epochs"):  # group patterns: <kind>/<sub>, globs allowed
+            patterns = [str(k).split("/", 1)[0] for k in getattr(self, table)]
+            check_names(f"mixture.{table}", [p for p in patterns if not any(fnmatch.fnmatchcase(k, p) for k in kinds)], kinds, "kinds")
 
     def phase_specs(self) -> list[PhaseSpec]:
         """The enabled phases: the recipe's ``phases`` merged by name over the five default phases."""

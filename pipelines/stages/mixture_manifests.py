@@ -16,7 +16,7 @@ from curation.mixture.checks import check_plans, check_replay
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
-from curation.mixture.phases import PhaseSpec
+from curation.mixture.phases import DEFAULT_REPEATS, PhaseSpec
 from curation.mixture.plan import PhasePlan, pretrain_epochs, with_built_tokens
 from curation.mixture.policy import group_exclusion_reason
 from curation.mixture.shards import EOD_TOKENS
@@ -41,7 +41,9 @@ def write_manifests(
     with_replay_caps(entries, specs, cfg.max_epochs)
     warnings = check_plans(plans, specs, top_group=cfg.top_group, min_top_epochs=cfg.min_top_epochs,
                            max_share=cfg.concentration_max_share, max_documents=cfg.concentration_max_documents,
-                           on_concentration=cfg.on_concentration)
+                           on_concentration=cfg.on_concentration,
+                           replayed={(s.name, g["name"]): g["replay_tokens"] for s in specs for g in entries[s.name][0]},
+                           patterns={k: v for k, v in cfg.repeat.items() if k not in DEFAULT_REPEATS})
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
     if not ctx.quiet:
