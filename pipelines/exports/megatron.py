@@ -46,6 +46,10 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, eod, vocab, seq, mode, dask_key_name=f"megatron-{i}")
              for i, (job, seq, mode) in enumerate(jobs)]
     records = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job.bytes for job, _, _ in jobs]) if tasks else []
+    for r in records:  # a shard of no document (a group that replays none) makes an empty .bin megatron-core cannot map
+        if not r["sequences"]:
+            for suffix in (".bin", ".idx"):
+                (work / f"{r['prefix']}{suffix}").unlink(missing_ok=True)
     phases = {}
     for phase, manifest in run.manifests.items():
         mine = [r for r in records if r["phase"] == phase]
@@ -111,7 +115,7 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
     groups: dict[str, dict[str, Any]] = {}
     for r in records:
         g = groups.setdefault(r["group"], {"prefixes": [], "weight": 0.0, "tokens": 0, "sequences": 0})
-        g["prefixes"].append(r["prefix"])
+        g["prefixes"] += [r["prefix"]] if r["sequences"] else []  # only prefixes that were written
         g["weight"] += weights.get(r["prefix"], 0.0)
         g["tokens"] += r["tokens"]
         g["sequences"] += r["sequences"]

@@ -109,6 +109,12 @@ def test_megatron_indexed_datasets_hold_each_document_once_with_its_eod(run, meg
     for i in range(len(shard)):
         assert ds[i].tolist() == [*ids[i].tolist(), exp["eod_id"]]
     assert exp["dtype"] == "int32" and exp["tokenizer"] == m["tokenizer"] == "qwen"
+    # every prefix export.json lists loads (a shard of no document writes none: megatron-core cannot map an empty .bin)
+    listed = [p for ph in exp["phases"].values() for g in ph["groups"].values() for p in g["prefixes"]]
+    assert all(len(IndexedDataset(str(megatron_export / p))) > 0 for p in listed)
+    assert sorted(str(p.relative_to(megatron_export).with_suffix("")) for p in megatron_export.rglob("*.bin")) == sorted(listed)
+    empty = [g["name"] for ph in ("midtrain_long_context_128k",) for g in manifest(run, ph)["groups"] if g["replay_tokens"] == 0]
+    assert empty and all(exp["phases"]["midtrain_long_context_128k"]["groups"][g]["prefixes"] == [] for g in empty)
 
 
 @pytest.mark.parametrize("phase", PRETRAIN)
