@@ -28,6 +28,7 @@ from curation.config import ConfigError
 from pipelines.commands import add_module_parsers
 from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
+from pipelines.scheduler_choice import memory_arg
 from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
 from pipelines.stages import STAGES
 
@@ -80,7 +81,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (one per core); default: a LocalCluster "
                    "with one per core, or one process for inputs under cluster.min_input_mb (16 MiB)")
-    p.add_argument("--memory-limit", type=_memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
+    p.add_argument("--memory-limit", type=memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
     p.add_argument("--profile", default="auto", help="settings for a kind of machine, applied before key=value overrides: "
                    f"{', '.join(profiles())}, or auto (default: gpu where a CUDA device is present, else cpu)")
     p.add_argument("--cache-dir", type=Path, default=None,
@@ -99,28 +100,6 @@ def _workers_arg(text: str) -> int | str:
         return check_workers(text) or "auto"
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("--workers = ")) from None
-
-
-#: the least ``--memory-limit`` a worker runs under: its imports and models take most of 0.5 GB, and
-#: Dask pauses a worker at 80 % of its limit (under 512 MB the sample run's workers paused for ever)
-MIN_WORKER_MEMORY = 640 << 20
-
-
-def _memory_arg(text: str) -> str:
-    from dask.utils import parse_bytes
-
-    if text in ("auto", "0"):
-        return text
-    try:
-        size = parse_bytes(text)
-        if size <= 0:
-            raise ValueError
-    except (ValueError, TypeError):
-        raise argparse.ArgumentTypeError(f"{text!r}: give auto, 0 (no limit) or a size like 4GB") from None
-    if size < MIN_WORKER_MEMORY:
-        raise argparse.ArgumentTypeError(f"{text!r}: a worker needs at least 640MiB (its imports and models take most of "
-                                         "0.5 GB, and Dask pauses it at 80 % of its limit); give 1GB or more")
-    return text
 
 
 #: Environment for the CLI and the worker processes it starts: offline models, quiet libraries.

@@ -9,6 +9,7 @@ with ``"synchronous"``). The command says which, and why, on its first lines and
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -80,3 +81,26 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     asked = next((option for option, value in options if value is not None), None)
     scheduler, what, why = choose_scheduler(args.scheduler, asked, limit, inputs)
     return scheduler, {"name": what, "why": why}
+
+
+#: the least ``--memory-limit`` a worker runs under: its imports and models take most of 0.5 GB, and
+#: Dask pauses a worker at 80 % of its limit (under 512 MB the sample run's workers paused for ever)
+MIN_WORKER_MEMORY = 640 << 20
+
+
+def memory_arg(text: str) -> str:
+    """``--memory-limit`` of every command that starts a LocalCluster (argparse type)."""
+    from dask.utils import parse_bytes
+
+    if text in ("auto", "0"):
+        return text
+    try:
+        size = parse_bytes(text)
+        if size <= 0:
+            raise ValueError
+    except (ValueError, TypeError):
+        raise argparse.ArgumentTypeError(f"{text!r}: give auto, 0 (no limit) or a size like 4GB") from None
+    if size < MIN_WORKER_MEMORY:
+        raise argparse.ArgumentTypeError(f"{text!r}: a worker needs at least 640MiB (its imports and models take most of "
+                                         "0.5 GB, and Dask pauses it at 80 % of its limit); give 1GB or more")
+    return text

@@ -14,6 +14,8 @@ import argparse
 import logging
 from pathlib import Path
 
+from pipelines.scheduler_choice import memory_arg
+
 log = logging.getLogger("curate.export")
 
 
@@ -28,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     parser.add_argument("--workers", default=None, help="workers of the embedded LocalCluster (≥ 1 or auto: one per core); default: a "
                         "LocalCluster, or one process for shards under cluster.min_input_mb (16 MiB)")
-    parser.add_argument("--memory-limit", default="auto", help="memory limit per worker of the embedded LocalCluster")
+    parser.add_argument("--memory-limit", type=memory_arg, default="auto",
+                        help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
 
 

@@ -91,3 +91,10 @@ def test_libraries_chatty_at_info_are_held_to_warnings(tmp_path, caplog, no_clus
     main(["ingest", "--input", str(tmp_path / "nope"), "--output", str(tmp_path / "out")])
     for name in ("faiss.loader", "distributed.nanny"):
         assert logging.getLogger(name).getEffectiveLevel() == logging.WARNING, name
+
+
+@pytest.mark.parametrize("value", ["lots", "100MB"])
+def test_export_checks_its_memory_limit_as_run_does(tmp_path, capsys, value):
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "megatron", str(tmp_path), "--output", str(tmp_path / "out"), "--memory-limit", value])
+    assert exc.value.code == 2 and f"argument --memory-limit: '{value}'" in capsys.readouterr().err
