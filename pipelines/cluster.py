@@ -125,6 +125,8 @@ def check_workers(value: Any, where: str = "--workers") -> int | None:
 def _connect(scheduler: str) -> Any:
     from distributed import Client
 
+    from curation.config import ConfigError
+
     is_file = scheduler.endswith(".json")
     if is_file and not os.path.exists(scheduler):
         raise SchedulerError(f"--scheduler {scheduler}: no such scheduler file; start `dask scheduler --scheduler-file {scheduler}` first")
@@ -132,7 +134,10 @@ def _connect(scheduler: str) -> Any:
         if is_file:
             return Client(scheduler_file=scheduler, timeout=CONNECT_TIMEOUT_S)
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); give tcp://host:8786, a scheduler "
+                          "file (.json) or synchronous") from None
+    except (OSError, TimeoutError) as exc:
         raise SchedulerError(
             f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); "
             "check the address and that `dask scheduler` runs there, or omit --scheduler for a local cluster"

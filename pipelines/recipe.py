@@ -79,7 +79,7 @@ def profile_overrides(name: str, stage: str | None = None) -> list[str]:
     """
     src = Path(str(resources.files("pipelines") / "configs" / "profiles" / f"{name}.yaml"))
     if not src.is_file():
-        raise ConfigError(f"--profile {brief(name)} does not exist; choose one of {profiles()}")
+        raise ConfigError(f"--profile {brief(name)} does not exist; choose one of {', '.join(['auto', *profiles()])}")
     out = []
     for key, value in (read_yaml(src) or {}).items():
         text = json.dumps(value) if not isinstance(value, str) else value

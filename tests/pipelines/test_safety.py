@@ -299,6 +299,10 @@ def test_unreachable_scheduler_is_one_line(tmp_path, caplog, monkeypatch):
     rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / "run"),
                "--scheduler", f"tcp://127.0.0.1:{port}", *FOUNDATION])
     assert rc == 9 and "no Dask scheduler answered" in caplog.text
+    rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / "run"), "--scheduler", "bogus", *FOUNDATION])
+    assert rc == 2 and "--scheduler bogus: not a Dask scheduler address" in caplog.text  # a typo, not an outage
+    rc = main(["run", str(default_recipe_path()), "--input", str(raw), "--output", str(tmp_path / "run"), "--profile", "bogus"])
+    assert rc == 2 and "choose one of auto, cpu, gpu" in caplog.text
 
 
 def _mount_tmpfs(path: Path, options: str) -> None:
