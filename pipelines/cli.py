@@ -77,7 +77,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", nargs="+", required=True, help="files, folders or globs (a stage folder for later stages)")
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
-    p.add_argument("--source", default=None, help="source of inputs that carry none (web, code, math_science, …)")
+    p.add_argument("--source", default=None, help="ingest: the source of inputs that carry none (web, code, math_science, …)")
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (one per core); default: a LocalCluster "
                    "with one per core, or one process for inputs under cluster.min_input_mb (16 MiB)")
@@ -90,6 +90,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan, run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars, warnings only")
     p.set_defaults(overrides=[])
+    p.usage = p.format_usage().removeprefix("usage: ").rstrip() + " [key=value ...]"
+    p.epilog = ("key=value ...: override any recipe key, anywhere on the line (run: stage.key=value, e.g. "
+                "minhash_dedup.threshold=0.8; one stage: its own keys, e.g. threshold=0.8); +key=value adds a key")
 
 
 def _workers_arg(text: str) -> int | str:
@@ -174,7 +177,8 @@ def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, 
     """``key=value`` words anywhere on the line are overrides (also after ``--input a b``)."""
     bad = [e for e in extra if not _OVERRIDE.match(e)]
     if bad or (extra and not hasattr(args, "overrides")):
-        parser.error(f"unrecognized arguments: {' '.join(bad or extra)}")
+        hint = " (a recipe override is key=value, e.g. minhash_dedup.threshold=0.8)" if hasattr(args, "overrides") else ""
+        parser.error(f"unrecognized arguments: {' '.join(bad or extra)}{hint}")
     if hasattr(args, "overrides"):
         inputs = getattr(args, "input", None) or []
         moved = [i for i in inputs if _OVERRIDE.match(i) and not Path(i).exists()]
@@ -205,6 +209,9 @@ def _run(args: argparse.Namespace) -> int:
         other = "cpu" if profile == "gpu" else "gpu"
         print(f"curate: profile {profile} ({why}; --profile {other} for the other settings)", flush=True)
     if args.source:
+        if stage not in (None, "ingest"):
+            raise ConfigError(f"--source {args.source}: only ingest reads it (it names the source of raw records that carry "
+                              f"none); {stage} reads a stage folder whose documents have theirs")
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
     names = enabled_stages(recipe) if stage is None else [stage]
     check_configs(recipe, names)
@@ -242,12 +249,19 @@ def _run(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from curation.stats.run_state import run_state
     from pipelines.safety import lock_holder
-    from pipelines.summary import funnel_table, load_run_stats, mixture_json, mixture_table, mixture_view
+    from pipelines.summary import (
+        funnel_table,
+        is_stage_folder,
+        load_run_stats,
+        mixture_json,
+        mixture_table,
+        mixture_view,
+    )
 
     if not Path(args.run_dir).is_dir():
         raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
     state = run_state(args.run_dir)
-    note = state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
+    note = "" if is_stage_folder(args.run_dir) else state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
     if args.mixture:
         view = mixture_view(args.run_dir)
         if view is None:

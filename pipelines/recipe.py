@@ -32,7 +32,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     """
     src = Path(path) if path else default_recipe_path()
     if not src.is_file():
-        raise ConfigError(f"recipe {src} {_not_a_file(src)}; pass a recipe YAML file (or omit --config for the default recipe)")
+        raise ConfigError(f"recipe {src} {_not_a_file(src)}; pass a recipe YAML file (pipelines/configs/glm45.yaml is the default recipe)")
     recipe = read_yaml(src)
     check_recipe(recipe, str(src))
     recipe = normalise(copy.deepcopy(recipe))

@@ -56,7 +56,7 @@ def read_yaml(src: Path) -> dict[str, Any]:
         raise ConfigError(f"recipe {src} is not valid YAML ({yaml_problem(exc)}); fix the file") from exc
     if recipe is None:
         raise ConfigError(
-            f"recipe {src} is empty; copy {default_recipe_path()} and edit it, or omit --config for the default recipe"
+            f"recipe {src} is empty; copy {default_recipe_path()} and edit it"
         )
     if not isinstance(recipe, dict):
         raise ConfigError(f"recipe {src} must be a mapping (name, seed, stages: …), not {type(recipe).__name__}")

@@ -72,6 +72,9 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     from curation.config import ConfigError
 
     cluster = cluster or {}
+    if args.scheduler is not None and args.memory_limit != "auto":
+        raise ConfigError(f"--memory-limit {args.memory_limit} and --scheduler {args.scheduler}: --memory-limit sizes the "
+                          "embedded cluster's workers; a scheduler elsewhere has its own (dask worker --memory-limit)")
     if args.scheduler is not None and args.workers is not None:
         raise ConfigError(f"--workers {args.workers} and --scheduler {args.scheduler}: choose one (--workers sizes the "
                           "embedded cluster, --scheduler runs elsewhere: in this process or on a cluster of its own)")

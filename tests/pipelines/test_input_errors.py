@@ -98,3 +98,28 @@ def test_export_checks_its_memory_limit_as_run_does(tmp_path, capsys, value):
     with pytest.raises(SystemExit) as exc:
         main(["export", "megatron", str(tmp_path), "--output", str(tmp_path / "out"), "--memory-limit", value])
     assert exc.value.code == 2 and f"argument --memory-limit: '{value}'" in capsys.readouterr().err
+
+
+def test_options_a_command_would_ignore_are_refused(tmp_path, caplog, no_cluster):
+    stage = ["exact-dedup", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
+    assert main([*stage, "--source", "web"]) == 2
+    assert "--source web: only ingest reads it" in caplog.text
+    run = ["run", str(default_recipe_path()), "--input", str(tmp_path / "in"), "--output", str(tmp_path / "run")]
+    assert main([*run, "--scheduler", "synchronous", "--memory-limit", "4GB"]) == 2
+    assert "--memory-limit 4GB and --scheduler synchronous" in caplog.text
+
+
+def test_help_shows_overrides_and_a_bare_word_says_what_an_override_is(capsys):
+    with pytest.raises(SystemExit):
+        main(["exact-dedup", "--help"])
+    out = capsys.readouterr().out
+    assert "[key=value ...]" in out and "override any recipe key" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["exact-dedup", "--input", "a", "--output", "b", "threshold"])
+    assert exc.value.code == 2 and "a recipe override is key=value" in capsys.readouterr().err
+
+
+def test_stats_shows_the_funnel_of_a_stage_run_alone(finished_run, capsys, caplog):
+    assert main(["stats", str(finished_run / "10_exact_dedup")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("exact_dedup ") and "run.json" not in caplog.text
