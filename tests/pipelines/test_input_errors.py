@@ -104,7 +104,8 @@ def test_options_a_command_would_ignore_are_refused(tmp_path, caplog, no_cluster
     stage = ["exact-dedup", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
     assert main([*stage, "--source", "web"]) == 2
     assert "--source web: only ingest reads it" in caplog.text
-    run = ["run", str(default_recipe_path()), "--input", str(tmp_path / "in"), "--output", str(tmp_path / "run")]
+    (tmp_path / "raw.jsonl").write_text('{"text": "a page", "source": "web"}\n')
+    run = ["run", str(default_recipe_path()), "--input", str(tmp_path / "raw.jsonl"), "--output", str(tmp_path / "run")]
     assert main([*run, "--scheduler", "synchronous", "--memory-limit", "4GB"]) == 2
     assert "--memory-limit 4GB and --scheduler synchronous" in caplog.text
 
