@@ -40,6 +40,11 @@ def main(args: argparse.Namespace) -> int:
     from pipelines.exports.common import export_folder, open_run
     from pipelines.scheduler_choice import command_scheduler
 
+    if args.truncation != "none" and args.format != "datasets":
+        from curation.config import ConfigError
+
+        raise ConfigError(f"--truncation {args.truncation} cuts the rows of a datasets export; a megatron export is cut "
+                          "into sequences by Megatron itself: leave it out, or export datasets")
     run = open_run(args.run_dir, args.phase)
     _check_eod(run.tokenizer, args.eod_token)
     if args.format == "megatron":

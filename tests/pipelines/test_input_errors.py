@@ -124,3 +124,15 @@ def test_stats_shows_the_funnel_of_a_stage_run_alone(finished_run, capsys, caplo
     assert main(["stats", str(finished_run / "10_exact_dedup")]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[1].startswith("exact_dedup ") and "run.json" not in caplog.text
+
+
+def test_export_refuses_truncation_with_megatron(tmp_path, caplog):
+    assert main(["export", "megatron", str(tmp_path), "--output", str(tmp_path / "out"), "--truncation", "random"]) == 2
+    assert "--truncation random cuts the rows of a datasets export" in caplog.text
+
+
+def test_a_run_counted_in_words_says_how_to_get_token_ids():
+    from curation.tokens import token_id
+
+    with pytest.raises(ValueError, match=r"re-run the recipe with tokenizer=qwen or a tokenizer.json path \(ingest.tokenizer\)"):
+        token_id("whitespace", "<|endoftext|>")
