@@ -195,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.marker import check_input
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
-    from pipelines.safety import check_destination, check_overlap, check_replaceable
+    from pipelines.safety import check_destination, check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
     from pipelines.summary import funnel_table
 
@@ -224,6 +224,10 @@ def _run(args: argparse.Namespace) -> int:
         check_input(Path(args.input[0]))  # a damaged or unfinished stage folder, before a cluster starts
     if stage is not None:
         check_replaceable(args.output, (stage,))
+    if args.cache_dir is not None:  # sub-steps are written there: the rules of an output
+        check_destination(args.cache_dir, whole_run=True, option="--cache-dir")
+        check_overlap(args.cache_dir, args.input if stage in (None, "ingest") else args.input[:1], option="--cache-dir")
+        check_folder_path(args.cache_dir, option="--cache-dir")
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     scheduler, recipe["scheduler"] = command_scheduler(args, args.input, cluster)

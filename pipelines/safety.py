@@ -101,7 +101,7 @@ def input_paths(args: list[Any]) -> list[Path]:
     return out
 
 
-def check_overlap(output: Path, inputs: list[Any]) -> None:
+def check_overlap(output: Path, inputs: list[Any], option: str = "--output") -> None:
     """Raise :class:`OutputError` when ``output`` is, is inside, or contains one of ``inputs``."""
     out = Path(os.path.realpath(output))
     for path in input_paths(inputs):
@@ -115,18 +115,23 @@ def check_overlap(output: Path, inputs: list[Any]) -> None:
         else:
             continue
         raise OutputError(
-            f"--output {output} {relation} the input {path}; writing there could replace or re-read the input. "
-            "Choose an output folder outside the inputs"
+            f"{option} {output} {relation} the input {path}; writing there could replace or re-read the input. "
+            f"Choose {'an output' if option == '--output' else 'a'} folder outside the inputs"
         )
 
 
-def make_folder(folder: Path) -> None:
+def make_folder(folder: Path, option: str = "--output") -> None:
     """``mkdir -p folder``, or :class:`OutputError` naming the file that stands where a folder must be."""
+    check_folder_path(folder, option)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def check_folder_path(folder: Path, option: str = "--output") -> None:
+    """:class:`OutputError` naming the file that stands where ``folder`` (or a parent) must be a folder."""
     blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
     if blocking is not None:
-        raise OutputError(f"--output {folder}: {blocking} is a file, not a folder; choose an output folder "
+        raise OutputError(f"{option} {folder}: {blocking} is a file, not a folder; choose a folder "
                           "(it is made if missing)")
-    folder.mkdir(parents=True, exist_ok=True)
 
 
 def written_folder(path: Path) -> Path | None:
@@ -135,15 +140,15 @@ def written_folder(path: Path) -> Path | None:
     return next((q for q in (real, *real.parents) if is_stage_output(read_marker(q))), None)
 
 
-def check_destination(output: Path, whole_run: bool) -> None:
+def check_destination(output: Path, whole_run: bool, option: str = "--output") -> None:
     """A run's ``--output`` is not, and a stage's does not lie inside, a folder curate wrote for one
     stage or an export: its marker lists each file, so anything written there would break it."""
     real = Path(os.path.realpath(output))
     for q in (real, *real.parents) if whole_run else real.parents:
         if is_stage_output(read_marker(q)):
             where = "is" if q == real else f"is inside {q},"
-            raise OutputError(f"--output {output} {where} a folder curate wrote for one stage (or an export) and checks "
-                              "file by file; nothing was changed: choose an output outside it")
+            raise OutputError(f"{option} {output} {where} a folder curate wrote for one stage (or an export) and checks "
+                              "file by file; nothing was changed: choose a folder outside it")
 
 
 def check_model_output(folder: Path, inputs: list[Any]) -> None:

@@ -129,3 +129,18 @@ def test_a_stage_input_given_as_dot_reads_its_runs_artifacts(run, tmp_path, monk
     assert curate([*args, "--input", ".", "--output", str(tmp_path / "b")]) == 0
     a, b = (json.loads((tmp_path / x / "stats.json").read_text())["extra"] for x in "ab")
     assert a["annotated"] == b["annotated"] and a["annotated"]["recalled"] > 0
+
+
+def test_a_cache_dir_follows_the_rules_of_an_output(run, tmp_path, caplog):
+    before = _files(run / "00_ingest")
+    stage = ["exact-dedup", "--input", str(run / "00_ingest"), "--output", str(tmp_path / "out"), "--quiet"]
+    assert curate([*stage, "--cache-dir", str(run / "00_ingest")]) == 5
+    assert f"--cache-dir {run / '00_ingest'} is a folder curate wrote for one stage" in caplog.text
+    raw = tmp_path / "raw"
+    shutil.copytree(SAMPLE / "web", raw)
+    assert curate(["ingest", "--input", str(raw), "--output", str(tmp_path / "ing"), "--quiet", "--cache-dir", str(raw / "cache")]) == 5
+    assert f"--cache-dir {raw / 'cache'} is inside the input {raw}" in caplog.text and not (raw / "cache").exists()
+    (tmp_path / "afile").write_text("mine")
+    assert curate([*stage, "--cache-dir", str(tmp_path / "afile")]) == 5
+    assert "is a file, not a folder" in caplog.text and (tmp_path / "afile").read_text() == "mine"
+    assert _files(run / "00_ingest") == before and not (tmp_path / "out").exists()
