@@ -287,7 +287,13 @@ def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = 
     """The config hash a stage's marker records: stage, version, its config and its global keys."""
     stage = stage or load_stage(name)
     cfg = cfg or stage_config(recipe, name, stage.config_cls)
-    return config_hash({"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)})
+    payload = {"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)}
+    models = stage.model_paths(cfg) if hasattr(stage, "model_paths") else {}
+    if models:  # only where the user names a model: the hashes of the shipped recipe stay as they are
+        from pipelines.kit.preflight import files_stamp
+
+        payload["models"] = {key: files_stamp(path) for key, path in sorted(models.items())}
+    return config_hash(payload)
 
 
 def _read_stats(stage_dir: Path) -> dict[str, Any]:

@@ -5,6 +5,7 @@ typo in a path fails the command at once rather than after the stages before it 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from curation.config import ConfigError
 from curation.errors import brief
@@ -23,6 +24,15 @@ def need_model_folder(key: str, value: str | None, files: tuple[str, ...] = ("mo
             return
         what = f"holds no {' nor '.join(missing)} (not a model folder)"
     raise ConfigError(f"{key} = {brief(str(value))}: {path} {what}{'; ' + how if how else ''}")
+
+
+def files_stamp(path: str | Path) -> list[list[Any]]:
+    """Each file under ``path`` (or ``path`` itself) as [relative name, size, mtime in ns]: what a
+    stage's config hash takes of a model the user names (no file is read; a retrained model has new
+    times)."""
+    root = Path(str(path)).expanduser()
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root] if root.exists() else []
+    return [[f.relative_to(root).as_posix() if root.is_dir() else f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]
 
 
 def need_device(key: str, device: str) -> None:

@@ -87,6 +87,12 @@ class StageShape:
         """Check what ``cfg`` names outside the recipe (model folders, devices) before anything runs;
         raise ConfigError naming the key (``pipelines/kit/preflight.py``). Default: nothing to check."""
 
+    def model_paths(self, cfg: Any) -> dict[str, str]:
+        """The model files or folders of the user's that ``cfg`` names (key → path; shipped models
+        are not listed): their sizes and times go into the stage's config hash, so a model retrained
+        in place re-runs the stage. Default: none."""
+        return {}
+
     @staticmethod
     def sources(cfg: Any) -> tuple[str, ...] | None:
         """The sources the stage works on: ``cfg.sources``, or every source when the config has none."""

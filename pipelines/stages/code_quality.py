@@ -109,6 +109,9 @@ class CodeQualityStage(RowStage):
     def preflight(self, cfg: CodeQualityConfig) -> None:
         cfg.score_params()  # a learned scorer without a trained model is a ConfigError here
 
+    def model_paths(self, cfg: CodeQualityConfig) -> dict[str, str]:
+        return {"learned_model": cfg.learned_model} if cfg.learned_model and "learned" in cfg.scorers else {}
+
     def prepare(self, docs: dd.DataFrame, cfg: CodeQualityConfig, ctx: StageContext) -> Plan:
         scores, hist, _ = scores_and_histogram(ctx, docs, {"version": self.version, **cfg.score_params()}, "scored_files", cfg.sources,
                                                _score, cfg, columns=SCORE_READS,

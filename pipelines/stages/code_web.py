@@ -244,6 +244,9 @@ class CodeWebStage(RowStage):
         need_model_folder("code_web.classifier_model", cfg.classifier_model, how="train one with `curate train-classifier "
                           "code-content`, or leave it unset for the shipped model")
 
+    def model_paths(self, cfg: CodeWebConfig) -> dict[str, str]:
+        return {"classifier_model": cfg.classifier_model} if cfg.classifier_model else {}
+
     def prepare(self, docs: dd.DataFrame, cfg: CodeWebConfig, ctx: StageContext) -> Plan:
         tokenizer = str(ctx.settings["tokenizer"])
         html_dir, tags_dir, text_dir = ctx.upstream.get("html"), ctx.upstream.get("code_tags"), ctx.upstream.get("code_text")

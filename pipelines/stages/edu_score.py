@@ -125,6 +125,9 @@ class EduScoreStage(RowStage):
             need_model_folder("edu_score.scorer", cfg.scorer, how="train one with `curate train-classifier edu`")
         need_device("edu_score.embed_device", cfg.embed_device)
 
+    def model_paths(self, cfg: EduScoreConfig) -> dict[str, str]:
+        return {} if cfg.scorer in SCORER_CHOICES else {"scorer": cfg.scorer}
+
     def prepare(self, docs: dd.DataFrame, cfg: EduScoreConfig, ctx: StageContext) -> Plan:
         from classifiers.edu import default_model_dir
         from classifiers.scorer import model_fingerprint

@@ -151,6 +151,12 @@ class SemDedupStage(GroupStage):
                 raise ConfigError(f"semdedup.{key}: {exc}") from None
         need_device("semdedup.device", cfg.device)
 
+    def model_paths(self, cfg: SemDedupConfig) -> dict[str, str]:
+        from classifiers.embedding import DEFAULT_MODEL, STATIC_MODELS
+
+        shipped = {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", *STATIC_MODELS}
+        return {key: getattr(cfg, key) for key in ("model", "static_model") if getattr(cfg, key) not in shipped}
+
     def identify(self, docs: dd.DataFrame, cfg: SemDedupConfig, ctx: StageContext) -> Plan:
         _, column = parse_keep(cfg.keep)
         if column is not None and column not in docs.columns:

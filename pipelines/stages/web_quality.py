@@ -124,6 +124,10 @@ class WebQualityStage(RowStage):
             except (ValueError, OSError, ImportError) as exc:
                 raise ConfigError(f"web_quality.scorer_options.{name}: {exc}") from None
 
+    def model_paths(self, cfg: WebQualityConfig) -> dict[str, str]:
+        return {f"scorer_options.{name}.model": str(opts["model"]) for name, opts in cfg.scorer_options.items()
+                if name in cfg.scorers and isinstance(opts, dict) and opts.get("model")}
+
     def prepare(self, docs: dd.DataFrame, cfg: WebQualityConfig, ctx: StageContext) -> Plan:
         folders, written = self._score(docs, cfg, ctx)
         cuts, figures = cuts_and_figures(folders, cfg, ctx, written)

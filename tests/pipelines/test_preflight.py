@@ -41,3 +41,24 @@ def test_a_missing_model_fails_before_anything_runs(tmp_path, caplog, override, 
 def test_a_cuda_device_on_a_machine_without_one_is_a_config_error(tmp_path, caplog, command, override):
     rc = curate([command, "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out"), "--quiet", override])
     assert rc == 2 and "has no CUDA device" in caplog.text and "internal error" not in caplog.text
+
+
+def test_a_model_retrained_in_place_re_runs_the_stage(finished_run, tmp_path, caplog):
+    import logging
+    import os
+    import shutil
+    from pathlib import Path
+
+    model = tmp_path / "edu_model"
+    shutil.copytree(Path("classifiers/models/edu_fast"), model)
+    args = ["edu-score", "--input", str(finished_run / "60_code_web"), "--output", str(tmp_path / "out"), "--scheduler", "synchronous",
+            "--quiet", f"scorer={model}"]
+    caplog.set_level(logging.INFO)
+    assert curate(args) == 0
+    caplog.clear()
+    assert curate(args) == 0 and "up to date" in caplog.text  # nothing changed: resumed
+    weights = model / "weights.npz"
+    stamp = weights.stat().st_mtime_ns + 5_000_000_000
+    os.utime(weights, ns=(stamp, stamp))  # what a retrain into the same folder leaves
+    caplog.clear()
+    assert curate(args) == 0 and "up to date" not in caplog.text
