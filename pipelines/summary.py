@@ -29,7 +29,7 @@ def is_stage_folder(path: Path) -> bool:
 def _annotated(stats: dict[str, Any]) -> str:
     """A scoring stage removes nothing: show what it annotated (``extra.annotated``: label → documents)."""
     marks = (stats.get("extra") or {}).get("annotated") or {}
-    return ("annotated " + ", ".join(f"{k}={v:,}" for k, v in marks.items())) if marks else ""
+    return ("annotated " + ", ".join(f"{k}={v:,}" for k, v in sorted(marks.items()))) if marks else ""  # stats.json's order
 
 
 #: ingest's reasons for a record that could not be read as a document, and what to change
