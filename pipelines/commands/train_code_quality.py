@@ -32,15 +32,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--labels", type=Path, default=None, help="JSONL with doc_id and score (0–10) instead of an annotator")
     parser.add_argument("--annotator", default='{"backend": "local", "doc_tokens": 768}',
-                        help="JSON config for classifiers.annotation.get_annotator")
+                        help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU judge: for trying "
+                             "the path; a real model needs an openai or vllm backend, or --labels)")
     parser.add_argument("--cache", type=Path, default=None, help="annotation cache folder")
-    parser.add_argument("--sample", type=int, default=2000, help="files to annotate")
+    parser.add_argument("--sample", type=int, default=2000, help="files to annotate (default %(default)s)")
     parser.add_argument("--sources", nargs="+", default=["code"])
     parser.add_argument("--n-features", type=int, default=2**18)
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--holdout", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-version", default="1")
+
+
+def warn_if_local(config: dict[str, Any], n: int) -> None:
+    """The CPU judge runs the annotation path for real, but its answers rank near chance: say so
+    before it spends minutes on ``n`` texts, and what gives a model worth using."""
+    if config.get("backend") == "local":
+        log.warning("annotating %d texts with the local CPU judge (SmolLM2-135M: it ranks near chance, AUC 0.54, and takes "
+                    "minutes per thousand texts); the model it teaches is for trying the path. For a real one give an openai "
+                    "or vllm --annotator, or labels you have", n)
 
 
 def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, dict[str, Any]]:
@@ -52,6 +62,7 @@ def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, di
     config = json.loads(args.annotator)
     if args.cache is not None:
         config.setdefault("cache_dir", str(args.cache))
+    warn_if_local(config, len(texts))
     annotator = get_annotator(config)
     result = annotator.annotate(texts, rubric)
     model_id = getattr(annotator, "model_id", None) or getattr(getattr(annotator, "inner", None), "model_id", None)

@@ -34,10 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embeddings", type=Path, default=None, help="stored embeddings folder (semdedup's artifacts/embeddings)")
     parser.add_argument("--embedder-model", default="all-MiniLM-L6-v2", help="when there is no store: the model to embed with")
     parser.add_argument("--annotations", type=Path, default=None, help="file with doc_id + score (skips the LLM)")
-    parser.add_argument("--annotator", default='{"backend": "local"}', help="JSON config for classifiers.annotation.get_annotator")
+    parser.add_argument("--annotator", default='{"backend": "local"}', help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU "
+                        "judge: for trying the path; a real head needs an openai or vllm backend, or --annotations)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="annotation cache folder (reused across runs)")
     parser.add_argument("--rubric", default="web_quality")
-    parser.add_argument("--sample", type=int, default=2000, help="pages to annotate (FineWeb-Edu: ~450k at full scale)")
+    parser.add_argument("--sample", type=int, default=2000, help="pages to annotate (default %(default)s; FineWeb-Edu: ~450k at full scale)")
     parser.add_argument("--sources", nargs="+", default=["web"])
     parser.add_argument("--ridge", type=float, default=1.0, help="L2 penalty of the head")
     parser.add_argument("--holdout", type=float, default=0.2)
@@ -72,10 +73,12 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator
     from classifiers.rubrics import get_rubric
+    from pipelines.commands.train_code_quality import warn_if_local
 
     cfg = json.loads(args.annotator)
     if args.cache_dir:
         cfg.setdefault("cache_dir", str(args.cache_dir))
+    warn_if_local(cfg, len(docs))
     annotator = get_annotator(cfg)
     rubric = get_rubric(args.rubric)
     res = annotator.annotate(docs["text"].tolist(), rubric)

@@ -136,3 +136,17 @@ def test_a_run_counted_in_words_says_how_to_get_token_ids():
 
     with pytest.raises(ValueError, match=r"re-run the recipe with tokenizer=qwen or a tokenizer.json path \(ingest.tokenizer\)"):
         token_id("whitespace", "<|endoftext|>")
+
+
+def test_trainers_say_their_default_judge_is_the_cpu_one(capsys, caplog):
+    from pipelines.commands.train_code_quality import warn_if_local
+
+    warn_if_local({"backend": "openai", "model": "m"}, 5)
+    assert "near chance" not in caplog.text
+    warn_if_local({"backend": "local"}, 2000)
+    assert "annotating 2000 texts with the local CPU judge" in caplog.text
+    for kind in ("code-quality", "web-embedding"):
+        with pytest.raises(SystemExit):
+            main(["train-classifier", kind, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "(default: {\"backend\": \"local\"" in out and "(default 2000" in out, kind
