@@ -213,6 +213,8 @@ def _run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--source {args.source}: only ingest reads it (it names the source of raw records that carry "
                               f"none); {stage} reads a stage folder whose documents have theirs")
         recipe["stages"].setdefault("ingest", {})["source"] = args.source
+    if stage is not None and any(re.fullmatch(rf"\+?(stages\.)?({stage}\.)?enabled=(false|False|no|0)", o) for o in args.overrides):
+        raise ConfigError(f"enabled=false: curate {args.command} runs the {stage} stage whatever enabled says; leave it out")
     names = enabled_stages(recipe) if stage is None else [stage]
     check_configs(recipe, names)
     check_destination(args.output, whole_run=stage is None)

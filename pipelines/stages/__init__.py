@@ -48,6 +48,11 @@ def enabled_stages(recipe: dict[str, Any]) -> list[str]:
     ``enabled`` takes its config's default: on, except for a stage whose config says otherwise
     (``repeated_lines``)."""
     out = []
+    if (recipe.get("stages", {}).get("ingest") or {}).get("enabled") is False:
+        from curation.config import ConfigError
+
+        raise ConfigError("ingest.enabled=false: a run starts from raw input, so ingest always runs; to start from a stage "
+                          "folder, run the later stages one at a time (curate <stage> --input STAGE_DIR)")
     for name in STAGES:
         section = recipe.get("stages", {}).get(name) or {}
         if name == "ingest" or (section["enabled"] if "enabled" in section else load_stage(name).config_cls.enabled):

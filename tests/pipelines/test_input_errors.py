@@ -150,3 +150,12 @@ def test_trainers_say_their_default_judge_is_the_cpu_one(capsys, caplog):
             main(["train-classifier", kind, "--help"])
         out = " ".join(capsys.readouterr().out.split())
         assert "(default: {\"backend\": \"local\"" in out and "(default 2000" in out, kind
+
+
+def test_turning_off_the_stage_a_command_runs_is_refused(tmp_path, caplog, no_cluster):
+    (tmp_path / "raw.jsonl").write_text('{"text": "a page", "source": "web"}\n')
+    run = ["run", str(default_recipe_path()), "--input", str(tmp_path / "raw.jsonl"), "--output", str(tmp_path / "run")]
+    assert main([*run, "ingest.enabled=false"]) == 2 and "ingest always runs" in caplog.text
+    stage = ["exact-dedup", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
+    assert main([*stage, "enabled=false"]) == 2 and "runs the exact_dedup stage whatever enabled says" in caplog.text
+    assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
