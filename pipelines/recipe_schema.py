@@ -211,7 +211,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
     if isinstance(value, dict) and isinstance(fdefault, dict):
         value = {**fdefault, **value}
     # an open map with no default entries (ingest.fields, web_quality.thresholds …) takes new keys as they are
-    open_map = fdefault == {} and len(path) == i + 2
+    open_map = fdefault == {}
     # inside an entry of a table of sub-configs the stage's own typed check knows the keys (PhaseSpec …)
     checked = path[:i + 2] if _is_table(fdefault) else path
     _walk(value, checked, i + 1, plus or open_map, fail)
@@ -234,7 +234,7 @@ def _walk(node: Any, path: list[str], start: int, plus: bool, fail: Any) -> None
             raise fail(f"{where} is {brief(node)}, not a mapping; set {where}=… as a whole")
         key = path[i]
         if key not in node:
-            if plus and i == len(path) - 1:
+            if plus:  # a new key, and everything below it
                 return
             raise fail(
                 f"{where} has no key {brief(key)}{hint(key, set(node))}"

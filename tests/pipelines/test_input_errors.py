@@ -159,3 +159,12 @@ def test_turning_off_the_stage_a_command_runs_is_refused(tmp_path, caplog, no_cl
     stage = ["exact-dedup", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "out")]
     assert main([*stage, "enabled=false"]) == 2 and "runs the exact_dedup stage whatever enabled says" in caplog.text
     assert not (tmp_path / "run").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_map_empty_by_default_takes_new_keys_at_any_depth(tmp_path, capsys):
+    """web_quality.scorer_options is empty by default: a scorer's options are new keys below it."""
+    model = default_recipe_path().parents[2] / "classifiers" / "models" / "web_linear"
+    (tmp_path / "raw.jsonl").write_text('{"text": "a page", "source": "web"}\n')
+    rc = main(["run", str(default_recipe_path()), "--input", str(tmp_path / "raw.jsonl"), "--output", str(tmp_path / "run"), "--dry-run",
+               f"web_quality.scorer_options.linear.model={model}"])
+    assert rc == 0 and f'"model": "{model}"' in capsys.readouterr().out
