@@ -9,8 +9,14 @@ from pipelines.safety import CACHE
 
 
 def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
-    """Where a stage keeps its resumable sub-steps: under the run folder for a run, under the
-    stage folder itself for one stage (``--output``), never in a folder the user did not name."""
+    """Where a stage keeps its resumable sub-steps: under the run folder for a run, and for one
+    stage (``--output``) under the stage folder itself, or under the run folder's cache where the
+    stage folder is a run's (a decision key changed stage by stage reuses the run's steps); never
+    in a folder the user did not name or curate did not write."""
+    if run_dir is None:
+        parent = Path(stage_dir).resolve().parent
+        if (parent / CACHE).is_dir() and any((parent / f).is_file() for f in ("run.json", "run.progress.json")):
+            return parent / CACHE / name
     return (Path(run_dir) if run_dir is not None else Path(stage_dir)) / CACHE / name
 
 

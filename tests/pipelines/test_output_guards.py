@@ -144,3 +144,13 @@ def test_a_cache_dir_follows_the_rules_of_an_output(run, tmp_path, caplog):
     assert curate([*stage, "--cache-dir", str(tmp_path / "afile")]) == 5
     assert "is a file, not a folder" in caplog.text and (tmp_path / "afile").read_text() == "mine"
     assert _files(run / "00_ingest") == before and not (tmp_path / "out").exists()
+
+
+def test_a_stage_rerun_into_its_runs_folder_reuses_the_runs_cache(run, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    assert curate(["minhash-dedup", "--input", str(run / "10_exact_dedup"), "--output", str(run / "20_minhash_dedup"),
+                   "--scheduler", "synchronous", "threshold=0.7"]) == 0  # a decision key: the signatures stand
+    assert f"reusing signatures from {run / '.cache' / 'minhash_dedup'}" in caplog.text
+    assert "computing signatures" not in caplog.text and not (run / "20_minhash_dedup" / ".cache").exists()
