@@ -193,9 +193,10 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
     from pipelines.dry_run import dry_run
     from pipelines.marker import check_input
+    from pipelines.output_guards import check_destination
     from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
-    from pipelines.safety import check_destination, check_folder_path, check_overlap, check_replaceable
+    from pipelines.safety import check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
     from pipelines.summary import funnel_table
 

@@ -133,6 +133,11 @@ def _connect(scheduler: str) -> Any:
     try:
         if is_file:
             return Client(scheduler_file=scheduler, timeout=CONNECT_TIMEOUT_S)
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        protocol, location = parse_address(scheduler)  # a malformed address fails here, not after a timeout
+        if protocol in ("tcp", "tls"):
+            parse_host_port(location)
         return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); give tcp://host:8786, a scheduler "

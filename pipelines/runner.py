@@ -39,7 +39,7 @@ from pipelines.marker import (
 )
 from pipelines.recipe import check_configs, stage_config, stage_settings
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
-from pipelines.safety import check_overlap, check_replaceable, folder_lock, swap_into_place
+from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
 from pipelines.stages import enabled_stages, folder_name, load_stage
 from pipelines.summary import stage_warnings
@@ -77,7 +77,7 @@ def run_stage(
     if not raw and input_dir is None:
         raise ConfigError(f"stage {name} needs --input: the folder of the previous stage")
     check_overlap(stage_dir, list(inputs or []) if raw else [input_dir])
-    with folder_lock(stage_dir.parent):
+    with stage_lock(stage_dir):
         cache = Path(cache_root) / name if cache_root is not None else cache_dir(name, stage_dir, run_dir)
         return _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet, cache)
 

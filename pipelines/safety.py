@@ -134,72 +134,34 @@ def check_folder_path(folder: Path, option: str = "--output") -> None:
                           "(it is made if missing)")
 
 
-def written_folder(path: Path) -> Path | None:
-    """The stage or export folder that ``path`` is or lies inside (its ``_SUCCESS`` lists each file), if any."""
-    real = Path(os.path.realpath(path))
-    return next((q for q in (real, *real.parents) if is_stage_output(read_marker(q))), None)
-
-
-def check_destination(output: Path, whole_run: bool, option: str = "--output") -> None:
-    """A run's ``--output`` is not, and a stage's does not lie inside, a folder curate wrote for one
-    stage or an export: its marker lists each file, so anything written there would break it."""
-    real = Path(os.path.realpath(output))
-    for q in (real, *real.parents) if whole_run else real.parents:
-        if is_stage_output(read_marker(q)):
-            where = "is" if q == real else f"is inside {q},"
-            raise OutputError(f"{option} {output} {where} a folder curate wrote for one stage (or an export) and checks "
-                              "file by file; nothing was changed: choose a folder outside it")
-
-
-def check_model_output(folder: Path, inputs: list[Any]) -> None:
-    """A trainer's ``--output`` folder: new, empty or an earlier model (``model.json``); never a run's
-    stage or export folder, nor one of the inputs."""
-    if (owner := written_folder(folder)) is not None:
-        raise OutputError(f"--output {folder} is inside {owner}, which curate wrote and checks file by file; "
-                          "nothing was changed: choose a folder outside runs and exports")
-    check_overlap(folder, inputs)
-    if folder.exists() or folder.is_symlink():
-        if not folder.is_dir():
-            raise OutputError(f"--output {folder} exists and is not a folder; choose a model folder (it is made if missing)")
-        if any(folder.iterdir()) and not (folder / "model.json").is_file():
-            raise OutputError(f"--output {folder} holds files and no model.json (it is not a model folder); nothing was "
-                              "changed: choose a new or empty folder")
-
-
-def check_report_output(path: Path, title: str) -> None:
-    """A report's ``--output`` file: new, or an earlier report (its HTML has ``title``); never inside a
-    stage or export folder."""
-    if (owner := written_folder(path.parent)) is not None:
-        raise OutputError(f"--output {path} is inside {owner}, which curate wrote and checks file by file; "
-                          "nothing was changed: write the report outside stage folders (the default is RUN_DIR/report.html)")
-    if path.is_dir():
-        raise OutputError(f"--output {path} is a folder; give a file name, e.g. {path / 'report.html'}")
-    if path.exists():
-        with path.open("rb") as f:
-            head = f.read(4096)
-        if title.encode() not in head:
-            raise OutputError(f"--output {path} exists and is not a report curate wrote; nothing was changed: "
-                              "choose another file name")
-
-
 @contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Hold ``folder/.curate.lock`` for the duration (re-entrant within this process)."""
+def folder_lock(folder: Path, name: str = LOCK_NAME) -> Iterator[None]:
+    """Hold ``folder/<name>`` (``.curate.lock``) for the duration (re-entrant within this process)."""
     folder = Path(folder).resolve()
-    if folder in _HELD:
+    path = folder / name
+    if path in _HELD:
         yield
         return
     make_folder(folder)
-    path = folder / LOCK_NAME
     fd = _acquire(path)
-    _HELD[folder] = fd
+    _HELD[path] = fd
     try:
         yield
     finally:
-        _HELD.pop(folder, None)
+        _HELD.pop(path, None)
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)
+
+
+def stage_lock(stage_dir: Path) -> contextlib.AbstractContextManager[None]:
+    """The lock a stage holds while it writes ``stage_dir``: its run folder's where that folder is a
+    run's (or this process holds it: a run), else one beside the stage folder
+    (``.<name>.curate.lock``), so single stages written side by side do not wait for each other."""
+    parent = Path(stage_dir).resolve().parent
+    if parent / LOCK_NAME in _HELD or any((parent / f).is_file() for f in ("run.json", "run.progress.json")):
+        return folder_lock(parent)
+    return folder_lock(parent, f".{Path(stage_dir).name}{LOCK_NAME}")
 
 
 def _acquire(path: Path) -> int:

@@ -35,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
     from curation.stats.report import build_report
     from curation.stats.run import open_run
     from pipelines.kit import atomic_path
-    from pipelines.safety import check_report_output
+    from pipelines.output_guards import check_report_output
 
     out = args.output or Path(args.run_dir) / "report.html"
     check_report_output(out, "<title>curation run report: ")

@@ -30,7 +30,7 @@ INPUT_OPTIONS = ("input", "run", "labels", "labelled", "positive", "negative", "
 
 
 def main(args: argparse.Namespace) -> int:
-    from pipelines.safety import check_model_output
+    from pipelines.output_guards import check_model_output
 
     if getattr(args, "output", None) is not None:
         inputs = [v for name in INPUT_OPTIONS for v in _listed(getattr(args, name, None))]

@@ -154,3 +154,35 @@ def test_a_stage_rerun_into_its_runs_folder_reuses_the_runs_cache(run, caplog):
                    "--scheduler", "synchronous", "threshold=0.7"]) == 0  # a decision key: the signatures stand
     assert f"reusing signatures from {run / '.cache' / 'minhash_dedup'}" in caplog.text
     assert "computing signatures" not in caplog.text and not (run / "20_minhash_dedup" / ".cache").exists()
+
+
+def test_single_stages_side_by_side_do_not_lock_each_other_but_a_runs_folder_is_locked(run, tmp_path, caplog):
+    import os
+    import subprocess
+    import sys
+
+    repo = SAMPLE.parent
+    shared = tmp_path / "shared"
+    holder = subprocess.Popen(  # a stage writing shared/a, holding what a stage holds
+        [sys.executable, "-c", "import time\nfrom pipelines.safety import stage_lock\n"
+         f"with stage_lock({str(shared / 'a')!r}):\n    print('locked', flush=True)\n    time.sleep(120)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        stage = ["exact-dedup", "--input", str(run / "00_ingest"), "--scheduler", "synchronous", "--quiet"]
+        assert curate([*stage, "--output", str(shared / "b")]) == 0  # a sibling: not blocked
+        assert curate([*stage, "--output", str(shared / "a")]) == 6 and "another curate process" in caplog.text
+        assert sorted(p.name for p in shared.iterdir()) == [".a.curate.lock", "b"]  # no lock of b left behind
+    finally:
+        holder.kill()
+        holder.wait()
+    runner = subprocess.Popen(  # a run writing its folder: a stage into that run waits for it
+        [sys.executable, "-c", "import time\nfrom pipelines.safety import folder_lock\n"
+         f"with folder_lock({str(run)!r}):\n    print('locked', flush=True)\n    time.sleep(120)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo)})
+    try:
+        assert runner.stdout.readline().strip() == "locked"
+        assert curate(["exact-dedup", "--input", str(run / "00_ingest"), "--output", str(run / "10_exact_dedup"), "--quiet"]) == 6
+    finally:
+        runner.kill()
+        runner.wait()

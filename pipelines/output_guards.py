@@ -1,0 +1,61 @@
+"""Where the commands that are not stages may write: a run's or a stage's ``--output`` never lies in
+a folder curate wrote for one stage (or an export), a trainer writes only a new, empty or model
+folder, a report only a new file or its own earlier report (the rules of :mod:`pipelines.safety`,
+for the other writers)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pipelines.marker import is_stage_output, read_marker
+from pipelines.safety import OutputError, check_overlap
+
+
+def written_folder(path: Path) -> Path | None:
+    """The stage or export folder that ``path`` is or lies inside (its ``_SUCCESS`` lists each file), if any."""
+    real = Path(os.path.realpath(path))
+    return next((q for q in (real, *real.parents) if is_stage_output(read_marker(q))), None)
+
+
+def check_destination(output: Path, whole_run: bool, option: str = "--output") -> None:
+    """A run's ``--output`` is not, and a stage's does not lie inside, a folder curate wrote for one
+    stage or an export: its marker lists each file, so anything written there would break it."""
+    real = Path(os.path.realpath(output))
+    for q in (real, *real.parents) if whole_run else real.parents:
+        if is_stage_output(read_marker(q)):
+            where = "is" if q == real else f"is inside {q},"
+            raise OutputError(f"{option} {output} {where} a folder curate wrote for one stage (or an export) and checks "
+                              "file by file; nothing was changed: choose a folder outside it")
+
+
+def check_model_output(folder: Path, inputs: list[Any]) -> None:
+    """A trainer's ``--output`` folder: new, empty or an earlier model (``model.json``); never a run's
+    stage or export folder, nor one of the inputs."""
+    if (owner := written_folder(folder)) is not None:
+        raise OutputError(f"--output {folder} is inside {owner}, which curate wrote and checks file by file; "
+                          "nothing was changed: choose a folder outside runs and exports")
+    check_overlap(folder, inputs)
+    if folder.exists() or folder.is_symlink():
+        if not folder.is_dir():
+            raise OutputError(f"--output {folder} exists and is not a folder; choose a model folder (it is made if missing)")
+        if any(folder.iterdir()) and not (folder / "model.json").is_file():
+            raise OutputError(f"--output {folder} holds files and no model.json (it is not a model folder); nothing was "
+                              "changed: choose a new or empty folder")
+
+
+def check_report_output(path: Path, title: str) -> None:
+    """A report's ``--output`` file: new, or an earlier report (its HTML has ``title``); never inside a
+    stage or export folder."""
+    if (owner := written_folder(path.parent)) is not None:
+        raise OutputError(f"--output {path} is inside {owner}, which curate wrote and checks file by file; "
+                          "nothing was changed: write the report outside stage folders (the default is RUN_DIR/report.html)")
+    if path.is_dir():
+        raise OutputError(f"--output {path} is a folder; give a file name, e.g. {path / 'report.html'}")
+    if path.exists():
+        with path.open("rb") as f:
+            head = f.read(4096)
+        if title.encode() not in head:
+            raise OutputError(f"--output {path} exists and is not a report curate wrote; nothing was changed: "
+                              "choose another file name")
