@@ -35,7 +35,9 @@ def _annotated(stats: dict[str, Any]) -> str:
 #: ingest's reasons for a record that could not be read as a document, and what to change
 UNREADABLE = {
     "unknown_source": "a record with no source or another one: give --source or an ingest.inputs entry, or a source field "
-                      "that is one of " + ", ".join(SOURCES),
+                      "that is one of " + ", ".join(SOURCES) + "; a record's own source field comes first, so where it names "
+                      "something else (a dataset's name) point ingest.fields.source at a field the records lack (e.g. "
+                      "ingest.fields.source=none) and --source applies to all",
     "missing_text": "name the text field with ingest.fields.text=<field>",
     "wrong_type": "name a string field with ingest.fields.text=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "",

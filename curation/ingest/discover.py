@@ -4,6 +4,7 @@ and ``@list`` files, each real file once; FIFOs, devices and sockets refused."""
 from __future__ import annotations
 
 import glob
+import json
 import stat
 from pathlib import Path
 
@@ -50,7 +51,8 @@ def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
 
 def _passed_over(paths: list[Path]) -> str:
     """`` (passed over: a.csv, b.txt)``: files in the input folders of formats ingest does not read."""
-    other = sorted({str(f) for p in paths if p.is_dir() for f in p.rglob("*") if f.is_file() and f.name != "README.md"})
+    other = sorted({str(f) for p in paths if p.is_dir() for f in p.rglob("*")
+                    if f.is_file() and f.name != "README.md" and not any(x.startswith(".") for x in f.relative_to(p).parts)})
     if not other:
         return ""
     more = f" and {len(other) - 3} more" if len(other) > 3 else ""
@@ -76,6 +78,44 @@ def read_list(arg: Path) -> list[tuple[Path, Path]]:
     return out
 
 
+def _datasets_splits(folder: Path) -> list[Path] | None:
+    """The Dataset folders of a ``save_to_disk`` folder: itself (a Dataset: ``dataset_info.json`` and
+    ``state.json``), its splits (a DatasetDict: ``dataset_dict.json``), or None (not one)."""
+    if (folder / "dataset_info.json").is_file() and (folder / "state.json").is_file():
+        return [folder]
+    if (folder / "dataset_dict.json").is_file():
+        try:
+            splits = json.loads((folder / "dataset_dict.json").read_text()).get("splits") or []
+        except (OSError, ValueError, AttributeError):
+            raise InputError(f"{folder / 'dataset_dict.json'} cannot be read; re-save the DatasetDict") from None
+        return [folder / str(name) for name in splits]
+    return None
+
+
+def _walk(folder: Path, seen: set[Path] | None = None) -> list[tuple[Path, str]]:
+    """The inputs under ``folder``, in name order: files of the formats ingest reads, and datasets
+    folders (a DatasetDict's splits) as one input each; hidden files and folders (``.cache``,
+    ``.git``, an earlier output's own) and README.md are passed over."""
+    seen = set() if seen is None else seen
+    real = folder.resolve()
+    if real in seen:  # a link back to a folder already walked
+        return []
+    seen.add(real)
+    splits = _datasets_splits(folder)
+    if splits is not None:
+        return [(split, "datasets") for split in splits]
+    out: list[tuple[Path, str]] = []
+    for child in sorted(folder.iterdir(), key=str):
+        if child.name.startswith(".") or child.name == "README.md":
+            continue
+        _check_special(child)
+        if child.is_dir():
+            out.extend(_walk(child, seen))
+        elif child.is_file() and (fmt := _format(child)):
+            out.append((child, fmt))
+    return out
+
+
 def _discover(path: Path) -> list[tuple[Path, str]]:
     try:
         path.stat()
@@ -84,14 +124,7 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
             raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
         raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
     if path.is_dir():
-        if (path / "dataset_info.json").exists() or (path / "state.json").exists():
-            return [(path, "datasets")]
-        out: list[tuple[Path, str]] = []
-        for child in sorted(path.rglob("*"), key=str):
-            _check_special(child)
-            if child.is_file() and child.name != "README.md" and _format(child):
-                out.append((child, _format(child)))  # type: ignore[arg-type]
-        return out
+        return _walk(path)
     _check_special(path)
     fmt = _format(path)
     if fmt is None:

@@ -31,12 +31,15 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line), spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
-        table = pq.ParquetFile(spec.path).read_row_group(spec.start) if spec.end > spec.start else None
+        pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None
+        table = pf.read_row_group(spec.start) if pf is not None else None
         first, last = spec.rows
-        if table is not None and last >= 0:  # a row range of a large group: its rows keep their numbers in the group
+        if table is not None and last >= 0:  # a row range of a large group
             table = table.slice(first, last - first)
         records = table.to_pylist() if table is not None else []
-        return rows_from_records(records, None, label, list(range(first + 1, first + len(records) + 1)), spec.fields, spec.source, max_chars)
+        # a row's number is its row in the file (1-based), whatever group and range it was read in
+        offset = first + (sum(pf.metadata.row_group(g).num_rows for g in range(spec.start)) if pf is not None else 0)
+        return rows_from_records(records, None, label, list(range(offset + 1, offset + len(records) + 1)), spec.fields, spec.source, max_chars)
     if spec.fmt == "datasets":
         import datasets
 

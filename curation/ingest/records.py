@@ -47,12 +47,22 @@ class FieldMap:
     html: str = "html"
 
     @classmethod
-    def from_dict(cls, data: dict[str, str] | None) -> FieldMap:
-        data = data or {}
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(f"unknown field mapping key {unknown[0]!r}; valid: {sorted(names)}")
+    def from_dict(cls, data: dict[str, str] | None, where: str = "ingest.fields") -> FieldMap:
+        """The mapping of ``data`` (column → input field name); a ValueError naming ``where`` for a key
+        that is no column or a value that is no field name."""
+        import difflib
+
+        data = {} if data is None else data
+        if not isinstance(data, dict):
+            raise ValueError(f"{where} is {str(data)[:80]!r}; give a mapping of column to input field, e.g. {{text: body}}")
+        names = sorted(f.name for f in dataclasses.fields(cls))
+        for key, value in data.items():
+            if key not in names:
+                near = difflib.get_close_matches(str(key), names, n=1)
+                raise ValueError(f"{where} has unknown column {key!r}{f' (did you mean {near[0]!r}?)' if near else ''}; "
+                                 f"valid: {', '.join(names)}")
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"{where}.{key} = {str(value)[:80]!r}; give the name of an input field (a string)")
         return cls(**data)
 
 
@@ -192,12 +202,15 @@ def _map_record(
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
             return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
     text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
+    if isinstance(text, str) and not text.strip() and isinstance(html, str) and html.strip():
+        text = None  # an empty text beside the page's HTML is no text: it is extracted from the HTML
     row["text"] = text if isinstance(text, str) else None
     if isinstance(html, str) and html.strip():
         row[HTML_COLUMN] = html.replace("\x00", "")
         if max_chars and len(html) > max_chars:
-            row[HTML_COLUMN] = None
-            return row, DropReason.TOO_LARGE.value, f"{len(html)} characters of HTML > max_chars {max_chars}"
+            row[HTML_COLUMN] = None  # a record with its own text keeps it, without the page
+            if text is None:
+                return row, DropReason.TOO_LARGE.value, f"{len(html)} characters of HTML > max_chars {max_chars}"
         if text is None:
             return row, *_check_source(source)  # text comes from the extract step
     if fields.text not in rec or text is None:

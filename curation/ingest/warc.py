@@ -105,7 +105,12 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
             continue
         if is_wet:
             text, cs = decode_html(payload, "utf-8")
-            yield {**out, "text": text, "charset": cs} if text is not None else {**out, "error": (DropReason.UNDECODABLE, "not UTF-8 text")}
+            if text is None:
+                yield {**out, "error": (DropReason.UNDECODABLE, "not UTF-8 text")}
+            elif not text.strip():  # as a JSONL record with an empty text is
+                yield {**out, "error": (DropReason.EMPTY_TEXT, "text is empty or whitespace only")}
+            else:
+                yield {**out, "text": text, "charset": cs}
             continue
         yield {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
 

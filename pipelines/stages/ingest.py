@@ -23,6 +23,7 @@ a document column.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,16 @@ class IngestConfig(StageConfig):
         FieldMap.from_dict(self.fields)
         if self.source is not None and self.source not in SOURCES:
             raise ValueError(f"ingest.source (--source) {self.source!r} is not a source; choose from {', '.join(SOURCES)}")
-        for entry in self.inputs:
-            if not isinstance(entry, dict) or "match" not in entry:
-                raise ValueError(f"ingest.inputs entries need a 'match' glob: {entry!r}")
+        for i, entry in enumerate(self.inputs):
+            if not isinstance(entry, dict) or not isinstance(entry.get("match"), str):
+                raise ValueError(f"ingest.inputs[{i}] = {str(entry)[:80]!r}: an entry is a mapping with a 'match' glob "
+                                 "(a string), and source and/or fields, e.g. {match: '*.parquet', source: code}")
+            unknown = sorted(set(entry) - {"match", "source", "fields"})
+            if unknown:
+                near = difflib.get_close_matches(unknown[0], ["match", "source", "fields"], n=1)
+                raise ValueError(f"ingest.inputs entry {entry['match']!r} has unknown key {unknown[0]!r}"
+                                 f"{f' (did you mean {near[0]!r}?)' if near else ''}; an entry has match, source and fields")
+            FieldMap.from_dict(entry.get("fields"), f"ingest.inputs entry {entry['match']!r}: fields")
             if entry.get("source") is not None and entry["source"] not in SOURCES:
                 raise ValueError(f"ingest.inputs entry {entry['match']!r}: source {entry['source']!r} is not a source; "
                                  f"choose from {', '.join(SOURCES)}")
