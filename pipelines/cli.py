@@ -273,13 +273,13 @@ def _stats(args: argparse.Namespace) -> int:
         view = mixture_view(args.run_dir)
         if view is None:
             log.error("%s: no mixture manifests (the mixture stage did not run or did not finish)", args.run_dir)
-            return 2
+            return 4
         print(json.dumps(mixture_json(view), indent=2, ensure_ascii=False) if args.json else mixture_table(view))
     else:
         stats = load_run_stats(args.run_dir)
         if not stats:
             log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)
-            return 2
+            return 4
         print(json.dumps(stats, indent=2, ensure_ascii=False) if args.json else funnel_table(stats))
     if note:
         log.warning("%s: %s", args.run_dir, note)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from curation.config import ConfigError
+from curation.ingest.discover import InputError
 
 log = logging.getLogger(__name__)
 
@@ -90,15 +91,15 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
             docs = pd.concat([read_texts(p, args.text_column) for p in paths], ignore_index=True)
             frames.append(_sample(docs, args.max_docs, args.seed).assign(y=label))
     if not frames:
-        raise SystemExit("give --positive and --negative files, or --labelled files with a label column")
+        raise ConfigError("give --positive and --negative files, or --labelled files with a label column")
     df = pd.concat(frames, ignore_index=True)
     df["y"] = pd.to_numeric(df["y"], errors="coerce")
     df = df[df["y"].notna() & (df["text"].str.len() > 0)].reset_index(drop=True)
     if args.task == "binary" and not df["y"].isin([0.0, 1.0]).all():
-        raise SystemExit(f"--task binary needs labels 0/1; {args.label_column} has {sorted(df['y'].unique())[:5]} — "
+        raise InputError(f"--task binary needs labels 0/1; {args.label_column} has {sorted(df['y'].unique())[:5]} — "
                          "use --task regression for graded labels")
     if args.task == "binary" and df["y"].nunique() < 2:
-        raise SystemExit("binary training needs documents of both classes")
+        raise InputError("binary training needs documents of both classes")
     return df
 
 

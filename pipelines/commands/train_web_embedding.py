@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.ingest.discover import InputError
+
 log = logging.getLogger(__name__)
 
 
@@ -59,7 +61,7 @@ def read_docs(paths: list[Path], sources: list[str]) -> pd.DataFrame:
         frames.append(df)
     out = pd.concat(frames, ignore_index=True).drop_duplicates("doc_id")
     if out.empty:
-        raise SystemExit(f"no documents with source in {sources} under {[str(p) for p in paths]}")
+        raise InputError(f"no documents with source in {sources} under {[str(p) for p in paths]}")
     return out.reset_index(drop=True)
 
 
@@ -68,7 +70,7 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
     if args.annotations:
         ann = pd.read_parquet(args.annotations) if str(args.annotations).endswith(".parquet") else pd.read_json(args.annotations, lines=True)
         if not {"doc_id", "score"} <= set(ann.columns):
-            raise SystemExit(f"{args.annotations} needs doc_id and score columns; it has {list(ann.columns)}")
+            raise InputError(f"{args.annotations} needs doc_id and score columns; it has {list(ann.columns)}")
         by_id = ann.drop_duplicates("doc_id").set_index("doc_id")["score"]
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator
@@ -137,7 +139,7 @@ def main(args: argparse.Namespace) -> int:
     scores, provenance = annotate(docs, args)
     ok = np.isfinite(scores)
     if ok.sum() < 10:
-        raise SystemExit(f"only {int(ok.sum())} usable annotations; annotate more pages (--sample) or check the annotator")
+        raise InputError(f"only {int(ok.sum())} usable annotations; annotate more pages (--sample) or check the annotator")
     docs, scores = docs[ok].reset_index(drop=True), scores[ok]
     x, settings = vectors(docs, args)
     rng = np.random.default_rng(args.seed)

@@ -93,7 +93,7 @@ def test_stats_mixture_json_is_the_table_as_data(run, capsys, caplog):
     assert {g["name"]: g["replay_tokens"] for g in manifest["groups"]} == {k: g["replay_tokens"] for k, g in groups.items()}
     assert total["replay_tokens"] == manifest["budget"]["replay_tokens"]
     shutil.rmtree(run / "80_mixture")
-    assert curate(["stats", str(run), "--mixture", "--json"]) == 2 and "no mixture manifests" in caplog.text
+    assert curate(["stats", str(run), "--mixture", "--json"]) == 4 and "no mixture manifests" in caplog.text
 
 
 def test_manifest_validate_checks_only_manifests(run, capsys):
