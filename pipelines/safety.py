@@ -123,7 +123,10 @@ def check_overlap(output: Path, inputs: list[Any], option: str = "--output") -> 
 def make_folder(folder: Path, option: str = "--output") -> None:
     """``mkdir -p folder``, or :class:`OutputError` naming the file that stands where a folder must be."""
     check_folder_path(folder, option)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileNotFoundError:  # every parent is a folder, yet none can be made: /proc, /sys
+        raise PermissionError(errno.EACCES, "that file system takes no new folders", str(folder)) from None
 
 
 def check_folder_path(folder: Path, option: str = "--output") -> None:
@@ -166,7 +169,12 @@ def stage_lock(stage_dir: Path) -> contextlib.AbstractContextManager[None]:
 
 def _acquire(path: Path) -> int:
     for _ in range(20):
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            if not path.parent.is_dir():
+                raise
+            raise PermissionError(errno.EACCES, "that folder takes no new files", str(path)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

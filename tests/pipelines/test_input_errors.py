@@ -168,3 +168,14 @@ def test_a_map_empty_by_default_takes_new_keys_at_any_depth(tmp_path, capsys):
     rc = main(["run", str(default_recipe_path()), "--input", str(tmp_path / "raw.jsonl"), "--output", str(tmp_path / "run"), "--dry-run",
                f"web_quality.scorer_options.linear.model={model}"])
     assert rc == 0 and f'"model": "{model}"' in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self"), reason="no /proc here")
+@pytest.mark.parametrize("command", ["run", "exact-dedup"])
+def test_an_output_on_a_file_system_that_takes_no_files_is_not_writable(tmp_path, caplog, command, finished_run):
+    (tmp_path / "raw.jsonl").write_text('{"text": "a page", "source": "web"}\n')
+    args = (["run", str(default_recipe_path()), "--input", str(tmp_path / "raw.jsonl")] if command == "run"
+            else ["exact-dedup", "--input", str(finished_run / "00_ingest")])
+    rc = main([*args, "--output", "/proc/curate-test-output", "--scheduler", "synchronous", "--quiet"])
+    where = "/proc/curate-test-output" if command == "run" else "/proc/.curate-test-output.curate.lock"
+    assert rc == 7 and f"cannot write {where}" in caplog.text  # not "input missing" (4)
