@@ -176,19 +176,6 @@ def check_choice(cfg: Any, key: str, choices: typing.Iterable[str]) -> None:
         raise ConfigError(f"{type(cfg).__name__}.{key} = {brief(value)}; choose one of {brief(choices)}")
 
 
-def check_names(key: str, values: typing.Iterable[str], known: typing.Iterable[str], what: str = "sources") -> None:
-    """Raise ConfigError naming ``key`` when ``values`` has a name that is not one of ``known``
-    (with the nearest known name, where one is close: a typo)."""
-    import difflib
-
-    known = list(known)
-    bad = [v for v in values if v not in known]
-    if bad:
-        near = difflib.get_close_matches(str(bad[0]), known, n=1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise ConfigError(f"{key} has unknown {what} {brief(bad)}{hint}; choose from {', '.join(known)}")
-
-
 def config_hash(payload: Any) -> str:
     """Stable sha256 of a JSON-able payload (sorted keys).
 

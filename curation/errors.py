@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import reprlib
 from pathlib import Path
@@ -39,3 +40,24 @@ def brief(value: Any) -> str:
     '[0, 1, 2, 3, 4, 5, ...]'
     """
     return _BRIEF.repr(value)
+
+
+def nearest(word: str, options: Any, cutoff: float = 0.6) -> str | None:
+    """The option closest to ``word`` (a typo's intended name), or None when none is close.
+
+    >>> nearest("wbe", ["web", "code"]), nearest("zzz", ["web"])
+    ('web', None)
+    """
+    match = difflib.get_close_matches(str(word), sorted(str(o) for o in options), n=1, cutoff=cutoff)
+    return match[0] if match else None
+
+
+def check_names(key: str, values: Any, known: Any, what: str = "sources") -> None:
+    """Raise ConfigError naming ``key`` when ``values`` has a name that is not one of ``known``
+    (with the nearest known name, where one is close: a typo)."""
+    known = list(known)
+    bad = [v for v in values if v not in known]
+    if bad:
+        near = nearest(bad[0], known)
+        hint = f" (did you mean {near!r}?)" if near else ""
+        raise ConfigError(f"{key} has unknown {what} {brief(bad)}{hint}; choose from {', '.join(known)}")

@@ -258,17 +258,19 @@ def _stats(args: argparse.Namespace) -> int:
     from pipelines.safety import lock_holder
     from pipelines.summary import (
         funnel_table,
-        is_stage_folder,
         load_run_stats,
         mixture_json,
         mixture_table,
         mixture_view,
+        ran_alone,
     )
 
     if not Path(args.run_dir).is_dir():
         raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
-    state = run_state(args.run_dir)
-    note = "" if is_stage_folder(args.run_dir) else state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
+    note = ""
+    if not ran_alone(args.run_dir):  # a run: how it stands (a stage run alone has no run record)
+        state = run_state(args.run_dir)
+        note = state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
     if args.mixture:
         view = mixture_view(args.run_dir)
         if view is None:

@@ -23,11 +23,11 @@ def check_destination(output: Path, whole_run: bool, option: str = "--output") -
     """A run's ``--output`` is not, and a stage's does not lie inside, a folder curate wrote for one
     stage or an export: its marker lists each file, so anything written there would break it."""
     real = Path(os.path.realpath(output))
-    for q in (real, *real.parents) if whole_run else real.parents:
-        if is_stage_output(read_marker(q)):
-            where = "is" if q == real else f"is inside {q},"
-            raise OutputError(f"{option} {output} {where} a folder curate wrote for one stage (or an export) and checks "
-                              "file by file; nothing was changed: choose a folder outside it")
+    owner = written_folder(real if whole_run else real.parent)
+    if owner is not None:
+        where = "is" if owner == real else f"is inside {owner},"
+        raise OutputError(f"{option} {output} {where} a folder curate wrote for one stage (or an export) and checks "
+                          "file by file; nothing was changed: choose a folder outside it")
 
 
 def check_model_output(folder: Path, inputs: list[Any]) -> None:

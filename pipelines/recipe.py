@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from curation.config import ConfigError, StageConfig, brief, parse_override, set_path
+from curation.config import ConfigError, StageConfig, brief, config_hash, parse_override, set_path
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
 
 
@@ -166,7 +166,7 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
 
 def _check_source_keys(stage: str, flat: dict[str, Any]) -> None:
     """Every ``sources``/``*_sources`` list, and the keys of ``source_shingle``, names sources of the schema."""
-    from curation.config import check_names
+    from curation.errors import check_names
     from curation.schema import SOURCES
 
     for key, value in flat.items():
@@ -218,3 +218,23 @@ def stage_settings(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
             raise ConfigError(f"stage {stage.name} reads setting {brief(ref)}, which stage {other} does not have")
         out[key] = values[field]
     return out
+
+
+def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = None) -> str:
+    """The config hash a stage's marker records: stage, version, its config and its global keys."""
+    from pipelines.stages import load_stage
+
+    stage = stage or load_stage(name)
+    cfg = cfg or stage_config(recipe, name, stage.config_cls)
+    payload = {"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)}
+    models = stage.model_paths(cfg) if hasattr(stage, "model_paths") else {}
+    if models:  # only where the user names a model: the hashes of the shipped recipe stay as they are
+        from pipelines.kit.preflight import files_stamp
+
+        payload["models"] = {key: files_stamp(path) for key, path in sorted(models.items())}
+    return config_hash(payload)
+
+
+def _global_keys(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
+    """Recipe keys outside the stage's section that change its output (declared by the stage)."""
+    return {k: recipe.get(k) for k in getattr(stage, "global_keys", ())}

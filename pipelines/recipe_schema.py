@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
 import functools
 from importlib import resources
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import yaml
 
 from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields, yaml_problem
+from curation.errors import nearest
 from curation.yaml_bounds import load_yaml, read_text
 
 DEFAULT_RECIPE = "glm45.yaml"
@@ -286,7 +286,7 @@ def stage_names() -> list[str]:
 def hint(word: str, options: Any) -> str:
     """The nearest option (``; did you mean 'x'?``), else all of them when they are few enough to read."""
     names = sorted(str(o) for o in options)
-    match = difflib.get_close_matches(str(word), names, n=1, cutoff=0.5)
+    match = nearest(word, names, cutoff=0.5)
     if match:
-        return f"; did you mean {brief(match[0])}?"
+        return f"; did you mean {brief(match)}?"
     return f"; valid: {', '.join(names)}" if 0 < len(names) <= 40 else ""

@@ -37,7 +37,7 @@ from pipelines.marker import (
     read_marker,
     stage_fingerprint,
 )
-from pipelines.recipe import check_configs, stage_config, stage_settings
+from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
@@ -283,24 +283,6 @@ def run_recipe(
     return results
 
 
-def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = None) -> str:
-    """The config hash a stage's marker records: stage, version, its config and its global keys."""
-    stage = stage or load_stage(name)
-    cfg = cfg or stage_config(recipe, name, stage.config_cls)
-    payload = {"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)}
-    models = stage.model_paths(cfg) if hasattr(stage, "model_paths") else {}
-    if models:  # only where the user names a model: the hashes of the shipped recipe stay as they are
-        from pipelines.kit.preflight import files_stamp
-
-        payload["models"] = {key: files_stamp(path) for key, path in sorted(models.items())}
-    return config_hash(payload)
-
-
 def _read_stats(stage_dir: Path) -> dict[str, Any]:
     path = stage_dir / "stats.json"
     return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _global_keys(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
-    """Recipe keys outside the stage's section that change its output (declared by the stage)."""
-    return {k: recipe.get(k) for k in getattr(stage, "global_keys", ())}

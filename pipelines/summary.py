@@ -14,13 +14,13 @@ def load_run_stats(run_dir: Path) -> list[dict[str, Any]]:
     from curation.errors import read_json_file
     from curation.stats.run_state import run_state
 
-    if is_stage_folder(run_dir):
+    if ran_alone(run_dir):
         return [read_json_file(Path(run_dir) / "stats.json")]
     return [read_json_file(child / "stats.json") for child in run_state(run_dir).current if (child / "stats.json").exists()]
 
 
-def is_stage_folder(path: Path) -> bool:
-    """A stage run alone (``curate <stage> --output DIR``): its marker and stats at the top."""
+def ran_alone(path: Path) -> bool:
+    """A stage's folder run alone (``curate <stage> --output DIR``): its marker and stats at the top."""
     from pipelines.marker import is_stage_output, read_marker
 
     return (Path(path) / "stats.json").is_file() and is_stage_output(read_marker(Path(path)))

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from curation.errors import nearest
 from curation.ingest.urls import URL_COLUMNS, url_columns
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -50,16 +51,14 @@ class FieldMap:
     def from_dict(cls, data: dict[str, str] | None, where: str = "ingest.fields") -> FieldMap:
         """The mapping of ``data`` (column → input field name); a ValueError naming ``where`` for a key
         that is no column or a value that is no field name."""
-        import difflib
-
         data = {} if data is None else data
         if not isinstance(data, dict):
             raise ValueError(f"{where} is {str(data)[:80]!r}; give a mapping of column to input field, e.g. {{text: body}}")
         names = sorted(f.name for f in dataclasses.fields(cls))
         for key, value in data.items():
             if key not in names:
-                near = difflib.get_close_matches(str(key), names, n=1)
-                raise ValueError(f"{where} has unknown column {key!r}{f' (did you mean {near[0]!r}?)' if near else ''}; "
+                near = nearest(key, names)
+                raise ValueError(f"{where} has unknown column {key!r}{f' (did you mean {near!r}?)' if near else ''}; "
                                  f"valid: {', '.join(names)}")
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{where}.{key} = {str(value)[:80]!r}; give the name of an input field (a string)")

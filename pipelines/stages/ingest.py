@@ -23,7 +23,6 @@ a document column.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ import pyarrow as pa
 
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
+from curation.errors import nearest
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
 from curation.ingest.readers import read_group
@@ -92,9 +92,9 @@ class IngestConfig(StageConfig):
                                  "(a string), and source and/or fields, e.g. {match: '*.parquet', source: code}")
             unknown = sorted(set(entry) - {"match", "source", "fields"})
             if unknown:
-                near = difflib.get_close_matches(unknown[0], ["match", "source", "fields"], n=1)
+                near = nearest(unknown[0], ["match", "source", "fields"])
                 raise ValueError(f"ingest.inputs entry {entry['match']!r} has unknown key {unknown[0]!r}"
-                                 f"{f' (did you mean {near[0]!r}?)' if near else ''}; an entry has match, source and fields")
+                                 f"{f' (did you mean {near!r}?)' if near else ''}; an entry has match, source and fields")
             FieldMap.from_dict(entry.get("fields"), f"ingest.inputs entry {entry['match']!r}: fields")
             if entry.get("source") is not None and entry["source"] not in SOURCES:
                 raise ValueError(f"ingest.inputs entry {entry['match']!r}: source {entry['source']!r} is not a source; "

@@ -28,7 +28,8 @@ from typing import Any
 
 import dask.dataframe as dd
 
-from curation.config import ConfigError, StageConfig, check_choice, check_names, check_range
+from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.errors import check_names
 from curation.mixture.accounting import (
     AGG_META,
     account,
