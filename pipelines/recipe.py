@@ -221,7 +221,8 @@ def stage_settings(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
 
 
 def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = None) -> str:
-    """The config hash a stage's marker records: stage, version, its config and its global keys."""
+    """The config hash a stage's marker records: stage, version, its config and its global keys
+    (``stage``: the stage object that runs, as the runner loaded it; default: the registered one)."""
     from pipelines.stages import load_stage
 
     stage = stage or load_stage(name)

@@ -263,7 +263,7 @@ def run_recipe(
     with folder_lock(output):
         # run.json lists the stages of a finished run: none while this one is under way
         remove_run_record(output / "run.json")
-        progress = RunProgress(output, recipe, [(n, folder_name(n), stage_hash(n, recipe)) for n in names])
+        progress = RunProgress(output, recipe, [(n, folder_name(n), stage_hash(n, recipe, load_stage(n))) for n in names])
         remove_other_stages(output, [folder_name(n) for n in names])
         try:
             for name in names:
