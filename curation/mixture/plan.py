@@ -150,7 +150,11 @@ def plan_phase(
         g.weight = g.planned_tokens / planned if planned else 0.0
     plan = PhasePlan(spec.name, budget, int(round(nominal)), unique, planned, sigma, groups, shortfalls, redistributed, scale)
     for s in shortfalls:
-        log.warning("mixture: phase %s is short of %d tokens in group %s (%s)", spec.name, s["tokens"], s["group"], s["reason"])
+        if s["group"] is None:
+            log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
+                        "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
+        else:
+            log.warning("mixture: phase %s is short of %d tokens in group %s (%s)", spec.name, s["tokens"], s["group"], s["reason"])
     return plan
 
 

@@ -128,8 +128,8 @@ def mixture_replay(run: Run) -> pd.DataFrame:
                 "epochs": g.get("epochs"), "replay_epochs": g.get("replay_epochs"), "cap": g.get("cap"),
                 "replay_cap": g.get("replay_cap", g.get("cap")), "off": r / p - 1 if p else None,
             })
-        rows.append({"phase": phase, "group": "(phase)", "planned_tokens": planned, "replay_tokens": replay, "planned_share": 1.0,
-                     "replay_share": 1.0, "epochs": None, "replay_epochs": None, "cap": None, "replay_cap": None, "off": replay / planned - 1 if planned else None})
+        rows.append({"phase": phase, "group": "(phase)", "planned_tokens": planned, "replay_tokens": replay, "planned_share": 1.0 if planned else 0.0,
+                     "replay_share": 1.0 if replay else 0.0, "epochs": None, "replay_epochs": None, "cap": None, "replay_cap": None, "off": replay / planned - 1 if planned else None})
     return pd.DataFrame(rows, columns=REPLAY_COLUMNS)
 
 

@@ -85,10 +85,13 @@ def test_redistribute_reports_a_shortfall_when_every_group_is_capped():
     assert abs(sum(s["tokens"] for s in plan.shortfalls) - (100_000 - 3 * 8_000)) <= len(plan.shortfalls)  # per-group rounding
 
 
-def test_no_data_is_a_shortfall_of_the_whole_budget():
+def test_no_data_is_a_shortfall_of_the_whole_budget(caplog):
     plan = plan_phase(spec(Budget(tokens=500), mix={"reasoning": 1.0}), STATS, caps={})
     assert plan.planned_tokens == 0
     assert plan.shortfalls == [{"group": None, "reason": "no_data", "tokens": 500, "cap": None, "wanted_epochs": None}]
+    # the warning names the phase's kinds and what to do, not "group None"
+    assert "no document of its mix (reasoning)" in caplog.text and "leave the phase out" in caplog.text
+    assert "group None" not in caplog.text
 
 
 def test_pretraining_caps_hold_over_both_phases():

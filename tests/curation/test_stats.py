@@ -244,6 +244,7 @@ def test_mixture_views_equal_manifest_fields(run, run_dir):
             assert (rows.at[g["name"], "planned_tokens"], rows.at[g["name"], "replay_tokens"]) == (g["planned_tokens"], g["replay_tokens"])
         total = rows.loc["(phase)"]
         assert total["replay_tokens"] == m["budget"]["replay_tokens"] and total["planned_tokens"] == m["budget"]["planned_tokens"]
+        assert total["planned_share"] == (1.0 if m["groups"] else 0.0)  # a phase with no data has no share to show
     kinds = mixture_by_kind(run).set_index(["phase", "kind"])
     for name, m in ms.items():
         for kind in {g["kind"] for g in m["groups"]}:
