@@ -63,8 +63,10 @@ def main(args: argparse.Namespace) -> int:
 
             out = export_datasets(run, work, client, eod_token=args.eod_token, truncation=args.truncation, quiet=args.quiet)
     for phase, p in out["phases"].items():
-        where = args.output / (p.get("data_args") or p["folder"])
-        log.info("%s: %s", phase, where)
+        if p.get("empty"):
+            log.warning("%s: %s", phase, p["empty"])
+        else:
+            log.info("%s: %s", phase, args.output / (p.get("data_args") or p["folder"]))
     print(f"wrote {args.output}: {', '.join(out['phases'])} ({args.format}); see {args.output / 'export.json'}")
     return 0
 

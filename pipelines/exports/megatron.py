@@ -54,6 +54,10 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     for phase, manifest in run.manifests.items():
         mine = [r for r in records if r["phase"] == phase]
         phases[phase] = phase_blend(manifest, mine, Path(output).resolve())
+        if not phases[phase]["data_args"]:  # Megatron cannot build a blend of nothing: no file, no flags, and why
+            phases[phase].update(data_args=None, megatron_flags=[], empty="the phase replays no token (its manifest's "
+                                 "shortfalls say why): there is nothing to train on, so no .data-args file was written")
+            continue
         (work / f"{phase}.data-args").write_text(phases[phase]["data_args"] + "\n")
         phases[phase]["data_args"] = f"{phase}.data-args"
     out = {

@@ -115,6 +115,11 @@ def test_megatron_indexed_datasets_hold_each_document_once_with_its_eod(run, meg
     assert sorted(str(p.relative_to(megatron_export).with_suffix("")) for p in megatron_export.rglob("*.bin")) == sorted(listed)
     empty = [g["name"] for ph in ("midtrain_long_context_128k",) for g in manifest(run, ph)["groups"] if g["replay_tokens"] == 0]
     assert empty and all(exp["phases"]["midtrain_long_context_128k"]["groups"][g]["prefixes"] == [] for g in empty)
+    # a phase that replays nothing has no .data-args (Megatron cannot build an empty blend) and says why; the others have one
+    for phase, p in exp["phases"].items():
+        nothing = manifest(run, phase)["budget"]["replay_tokens"] == 0
+        assert (megatron_export / f"{phase}.data-args").is_file() is (not nothing) is (p["data_args"] is not None), phase
+        assert bool(p.get("empty")) is nothing and (p["megatron_flags"] == []) is nothing
 
 
 @pytest.mark.parametrize("phase", PRETRAIN)
@@ -141,9 +146,9 @@ def test_megatron_draws_each_best_fit_bin_as_one_sample(run, megatron_export, da
 
     m = manifest(run, phase)
     p = json.loads((megatron_export / "export.json").read_text())["phases"][phase]
-    assert "--eod-mask-loss" in p["megatron_flags"] and "--reset-attention-mask" in p["megatron_flags"]
     if not p["train_samples"]:
         pytest.skip(f"{phase} replays no bin on the sample")
+    assert "--eod-mask-loss" in p["megatron_flags"] and "--reset-attention-mask" in p["megatron_flags"]
     eod = json.loads((megatron_export / "export.json").read_text())["eod_id"]
     bins = datasets.load_from_disk(str(datasets_export / phase))
     padded = {tuple(ids + [eod] * (m["seq_length"] - len(ids))) for ids in bins["input_ids"]}
@@ -279,3 +284,20 @@ def test_an_export_of_a_small_run_takes_one_process_and_writes_what_a_cluster_wr
     assert files == sorted(p.relative_to(megatron_export) for p in megatron_export.rglob("*") if p.is_file() and p.suffix in (".bin", ".idx", ".data-args"))
     for f in files:  # a blend names its datasets by path: the same but for the export folder
         assert (out / f).read_bytes().replace(bytes(out), bytes(megatron_export)) == (megatron_export / f).read_bytes(), f
+
+
+def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path, caplog):
+    """A phase whose mix finds no document (here: books, which the sample lacks) replays nothing;
+    an empty .data-args would fail in Megatron's blend builder, so the export writes none and says why."""
+    alone = tmp_path / "mixture"
+    assert curate(["mixture", "--input", str(run / "75_forge_filter"), "--output", str(alone), "--scheduler", "synchronous", "--quiet",
+                   "--profile", "cpu", "mixture.phases.midtrain_reasoning_32k.mix={books: 1.0}"]) == 0
+    m = json.loads((alone / "manifests" / "midtrain_reasoning_32k.json").read_text())
+    assert m["budget"]["replay_tokens"] == 0 and [s["reason"] for s in m["shortfalls"]] == ["no_data"]
+    out = tmp_path / "megatron"
+    assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", "midtrain_reasoning_32k",
+                   "--phase", "midtrain_repo_code_32k", "--quiet"]) == 0
+    p = json.loads((out / "export.json").read_text())["phases"]
+    assert p["midtrain_reasoning_32k"]["data_args"] is None and p["midtrain_reasoning_32k"]["megatron_flags"] == []
+    assert not (out / "midtrain_reasoning_32k.data-args").exists() and "there is nothing to train on" in caplog.text
+    assert (out / p["midtrain_repo_code_32k"]["data_args"]).read_text().split()  # the other phase is whole
