@@ -194,10 +194,17 @@ def fit_scale(
     """The largest scale at which no group of the phases of ``fit_stages`` needs more epochs than its cap.
 
     At scale ``s`` a group gets ``s × tokens_p / N_p × mix × r`` epochs in phase ``p``; pre-training
-    caps bound the sum over the pre-training phases, mid-training caps each phase. Phases with a
-    budget override or without data do not constrain it. 0.0 when nothing constrains it.
+    caps bound the sum over the pre-training phases, mid-training caps each phase. A pre-training
+    phase with a budget override takes its epochs (``budget / N_p × mix × r``, whatever the scale)
+    out of the caps the others share; other phases with an override, or without data, do not
+    constrain it. 0.0 when nothing constrains it.
     """
     per_unit: dict[tuple[str, str], float] = {}  # (scope, group) → epochs at scale 1
+    fixed: dict[tuple[str, str], float] = {}  # ("pretrain", group) → epochs the budget overrides take
+    for spec in (s for s in specs if s.stage == "pretrain" and s.budget is not None and _nominal(s, stats.get(s.name, {})) > 0):
+        for g, st in (groups := stats.get(spec.name, {})).items():
+            e = spec.budget.tokens / _nominal(spec, groups) * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
+            fixed[("pretrain", g)] = fixed.get(("pretrain", g), 0.0) + e
     for spec in specs:
         if spec.stage not in fit_stages or spec.budget is not None or not spec.tokens:
             continue
@@ -210,7 +217,7 @@ def fit_scale(
             e = spec.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
             if e > 0 and st.tokens > 0:
                 per_unit[(scope, g)] = per_unit.get((scope, g), 0.0) + e
-    limits = [lookup(max_epochs, g, math.inf) / e for (_scope, g), e in per_unit.items()]
+    limits = [max(lookup(max_epochs, g, math.inf) - fixed.get(key, 0.0), 0.0) / e for key, e in per_unit.items() for g in key[1:]]
     finite = [x for x in limits if math.isfinite(x)]
     return min(finite) if finite else 0.0
 
@@ -284,6 +291,9 @@ def resolve_scale(
     fitted = fit_scale(specs, stats, max_epochs, fit_stages)
     if fitted <= 0:
         fitted = fit_scale(specs, stats, max_epochs, ("pretrain", "midtrain"))
+    if fitted <= 0 and any(s.budget is not None for s in specs):
+        log.warning("mixture: scale auto is 0: the phases' own budgets take whole caps (max_epochs), so the other "
+                    "phases plan nothing; lower those budgets, raise the caps or give mixture.scale a number")
     log.info("mixture: scale auto = %.6g (the %s phases' budgets as large as the data allows under max_epochs)",
              fitted, "/".join(fit_stages))
     return fitted * (1.0 - 1e-9)  # the binding group lands on its cap, not a rounding error above it

@@ -10,6 +10,7 @@ from curation.mixture.plan import (
     plan_phase,
     plan_phases,
     pretrain_epochs,
+    resolve_scale,
 )
 from pipelines.stages.mixture import MixtureConfig
 
@@ -195,3 +196,20 @@ def test_fit_scale_ignores_phases_without_data_and_overridden_budgets():
     o = PhaseSpec("o", stage="midtrain", budget=Budget(tokens=5), mix={"web": 1.0})
     stats = {"p1": {"web/all": GroupStat(500, 1.0, 5)}, "o": {"web/all": GroupStat(500, 1.0, 5)}}
     assert fit_scale([p1, r, o], stats, {"*": 4.0}, ("pretrain", "midtrain")) == pytest.approx(2.0)  # 1000 × 2 = 4 epochs of 500
+
+
+def test_fit_scale_leaves_room_for_a_pretraining_phase_with_its_own_budget(caplog):
+    """Pre-training caps hold over both phases: phase 1 fixed at 1,000 tokens takes 2 of web/all's 4
+    epochs, so auto fits phase 2 into the 2 left, and phase 2 is then met, not short."""
+    p1 = PhaseSpec("p1", budget=Budget(tokens=1_000), tokens=1_000, mix={"web": 1.0})
+    p2 = PhaseSpec("p2", tokens=1_000, mix={"web": 1.0})
+    stats = {"p1": {"web/all": GroupStat(500, 1.0, 5)}, "p2": {"web/all": GroupStat(500, 1.0, 5)}}
+    scale = fit_scale([p1, p2], stats, {"*": 4.0})
+    assert scale == pytest.approx(1.0)  # 1,000 × 1.0 = 2 epochs of 500
+    plans = plan_phases([p1, p2], stats, {"*": 4.0}, scale=scale * (1 - 1e-9))
+    assert plans["p1"].group("web/all").epochs == pytest.approx(2.0) and not plans["p2"].shortfalls
+    # a fixed budget that takes the whole cap leaves the scaled phases nothing, and auto says so
+    assert fit_scale([p1.with_budget(Budget(tokens=2_000)), p2], stats, {"*": 4.0}) == 0.0
+    with caplog.at_level("WARNING"):
+        assert resolve_scale("auto", [p1.with_budget(Budget(tokens=2_000)), p2], stats, {"*": 4.0}) == 0.0
+    assert "scale auto is 0: the phases' own budgets take whole caps" in caplog.text
