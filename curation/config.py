@@ -73,7 +73,7 @@ class Config:
             if NESTED in fields[k].metadata:
                 kwargs[k] = _build_nested(cls.__name__, k, v, fields[k].default_factory())
             else:
-                kwargs[k] = _coerce(cls.__name__, k, v, hints.get(k))
+                kwargs[k] = coerce(cls.__name__, k, v, hints.get(k))
         obj = cls(**kwargs)
         obj.validate()
         return obj
@@ -227,7 +227,7 @@ def set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
     node[path[-1]] = value
 
 
-def _coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
+def coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
     """``value`` as type ``hint``, or :class:`ConfigError` naming ``owner.key``: a bool is no number,
     a number is finite, a list or mapping is never read as a scalar (nor a mapping as a list)."""
     if hint is None or value is None:
@@ -236,7 +236,7 @@ def _coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
     if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         if len(args) == 1:
-            return _coerce(owner, key, value, args[0])
+            return coerce(owner, key, value, args[0])
         return value
 
     def bad(why: str = "") -> ConfigError:
@@ -282,7 +282,7 @@ def _coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
                 value = [value]
             args = typing.get_args(hint)
             inner = args[0] if args else None
-            items = [_coerce(owner, key, v, inner) for v in value]
+            items = [coerce(owner, key, v, inner) for v in value]
             return tuple(items) if origin is tuple else items
         if origin is dict and not isinstance(value, dict):
             raise bad(" (give a mapping of key: value)")

@@ -56,16 +56,9 @@ def check_plans(
     of its phase, so it is not a concentration (the replay check says it falls short).
     ``patterns``: the recipe's own repeat keys; one without a glob that names no group of the data
     while its kind has groups there is a typo, warned about (``web/hihg``)."""
-    warnings: list[dict[str, Any]] = []
     present = {g.group for p in plans.values() for g in p.groups}
-    for key in sorted(patterns or {}):
-        kind = key.split("/", 1)[0]
-        if not any(c in key for c in "*?[") and key not in present and any(g.startswith(kind + "/") for g in present):
-            groups = sorted(g for g in present if g.startswith(kind + "/"))
-            warnings.append({
-                "check": "repeat_key", "phase": None, "group": key, "value": None, "limit": None,
-                "message": f"mixture.repeat has {key!r}, which names no group of this data; {kind}'s groups are {', '.join(groups)}",
-            })
+    warnings = [w for key in sorted(patterns or {}) if not any(c in key for c in "*?[") for w in _unknown_group("repeat_key", "mixture.repeat", key, present)]
+    warnings += _unknown_group("top_group", "mixture.top_group", top_group, present)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:
         epochs = top_level_epochs(plans, specs, top_group)
@@ -96,6 +89,31 @@ def check_plans(
         if bad:
             raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
     return warnings
+
+
+def _unknown_group(check: str, setting: str, key: str, present: set[str]) -> list[dict[str, Any]]:
+    """A warning when ``key`` names no group of this data while its kind has groups (a typo: ``web/hihg``)."""
+    kind = key.split("/", 1)[0]
+    groups = sorted(g for g in present if g.startswith(kind + "/"))
+    if key in present or not groups:
+        return []
+    return [{"check": check, "phase": None, "group": key, "value": None, "limit": None,
+             "message": f"{setting} has {key!r}, which names no group of this data; {kind}'s groups are {', '.join(groups)}"}]
+
+
+def check_values(setting: str, values: Any, present: set[str], what: str) -> list[dict[str, Any]]:
+    """Warnings (also logged) for the names in ``values`` that this data does not have while it has
+    others: a band or a language the recipe names that no document carries is a typo, or no effect.
+
+    >>> [w["message"] for w in check_values("mixture.web_edu_bands", ["hi"], {"high", "low"}, "edu band")]
+    ["mixture.web_edu_bands has 'hi', which names no edu band of this data; its edu bands are high, low"]
+    """
+    out = [{"check": "unknown_value", "phase": None, "group": None, "value": str(v), "limit": None,
+            "message": f"{setting} has {str(v)!r}, which names no {what} of this data; its {what}s are {', '.join(sorted(present))}"}
+           for v in values if present and str(v) not in present]
+    for w in out:
+        log.warning("mixture: %s", w["message"])
+    return out
 
 
 def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02) -> list[dict[str, Any]]:

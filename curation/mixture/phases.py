@@ -10,8 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import typing
 from collections.abc import Mapping
 from typing import Any
+
+from curation.config import coerce
+from curation.errors import nearest
 
 BUILDERS = ("documents", "repo_code", "long_context")
 PACKINGS = ("none", "best_fit")
@@ -108,21 +112,24 @@ class PhaseSpec:
         fields = {f.name for f in dataclasses.fields(cls)} - {"name"}
         unknown = sorted(set(data) - fields)
         if unknown:
-            raise ValueError(f"unknown key {unknown[0]!r} in {where}; valid keys: {', '.join(sorted(fields))}")
-        kw: dict[str, Any] = dict(data)
-        kw["budget"] = Budget.parse(data.get("budget"), where)
-        kw["mix"] = {str(k): float(v) for k, v in (data.get("mix") or {}).items()}
-        for key in ("seq_length", "min_tokens", "max_doc_tokens"):
-            if key in kw:
-                kw[key] = int(float(kw[key]))
-        if kw.get("tokens") is not None:
-            kw["tokens"] = int(float(kw["tokens"]))
-            if kw["tokens"] < 0:
-                raise ValueError(f"{where}.tokens must be ≥ 0")
-        if kw.get("tokens") is None and kw["budget"] is None:
-            raise ValueError(f"{where} needs tokens (the phase's full-scale size, scaled by mixture.scale) or budget: {{tokens: N}}")
+            near = nearest(unknown[0], fields)
+            raise ValueError(f"unknown key {unknown[0]!r} in {where}{f' (did you mean {near!r}?)' if near else ''}; "
+                             f"valid keys: {', '.join(sorted(fields))}")
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"phase name {name!r}: use letters, digits, '_', '.', '-' (it names folders and files)")
+        hints = typing.get_type_hints(cls)
+        kw: dict[str, Any] = {k: coerce(where, k, v, hints[k]) for k, v in data.items() if k not in ("budget", "mix", "tokens")}
+        kw["budget"] = Budget.parse(data.get("budget"), where)
+        if not isinstance(data.get("mix") or {}, Mapping):
+            raise ValueError(f"{where}.mix = {data.get('mix')!r}: give a mapping of kind: factor, e.g. {{web: 1.0}}")
+        kw["mix"] = {str(k): coerce(f"{where}.mix", str(k), v, float) for k, v in (data.get("mix") or {}).items()}
+        if data.get("tokens") is not None:
+            tokens = coerce(where, "tokens", data["tokens"], float)  # 1.5e13 and 15000000000000 alike
+            if not tokens.is_integer() or tokens < 0:
+                raise ValueError(f"{where}.tokens = {data['tokens']!r}: give a whole number of tokens ≥ 0")
+            kw["tokens"] = int(tokens)
+        if kw.get("tokens") is None and kw["budget"] is None:
+            raise ValueError(f"{where} needs tokens (the phase's full-scale size, scaled by mixture.scale) or budget: {{tokens: N}}")
         spec = cls(name=name, **kw)
         if spec.stage not in ("pretrain", "midtrain"):
             raise ValueError(f"{where}.stage must be pretrain or midtrain, not {spec.stage!r}")
@@ -134,6 +141,9 @@ class PhaseSpec:
             raise ValueError(f"{where}.seq_length must be ≥ 1")
         if any(v < 0 for v in spec.mix.values()):
             raise ValueError(f"{where}.mix values must be ≥ 0")
+        if not any(v > 0 for v in spec.mix.values()):
+            raise ValueError(f"{where}.mix gives no kind a factor above 0, so the phase would take no document: name its kinds "
+                             f"(e.g. {{web: 1.0}}), or drop the phase ({where}: null)")
         return spec
 
 
@@ -149,6 +159,11 @@ def merged_phases(overrides: Mapping[str, Any] | None) -> list[PhaseSpec]:
     merged: dict[str, Any] = json.loads(json.dumps(DEFAULT_PHASES))
     for name, data in (overrides or {}).items():
         base = merged.get(str(name))
+        if data is not None and not isinstance(data, Mapping):
+            raise ValueError(f"mixture.phases.{name} = {data!r}: give the phase's keys (stage, tokens, mix, …), or null to drop it")
+        if base is None and data is not None and "stage" not in data:
+            raise ValueError(f"mixture.phases.{name} is a new phase: say whether it is pre-training or mid-training "
+                             "(stage: pretrain shares the pre-training phases' epoch caps; stage: midtrain has its own)")
         merged[str(name)] = None if data is None else {**(base or {}), **dict(data)}
     out = []
     for name, data in merged.items():

@@ -26,6 +26,7 @@ from curation.stats.drops import reason_examples
 from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
 from curation.stats.funnel import drop_reasons, funnel, funnel_by_lang
 from curation.stats.mixture import (
+    manifests,
     mixture_by_kind,
     mixture_composition,
     mixture_exclusions,
@@ -217,7 +218,10 @@ def mixture_section(run: Run) -> Section:
     s.text("Scoring stages annotate; the mixture policy alone decides each document's group (precedence: code page "
            "recalled by code_web → code_web/<tier>; edu band high → web_edu/<band>; otherwise its web level), the "
            "exclusions (web/low, code/low, code_web/low) and every repeat factor (mixture.repeat). Each phase's budget "
-           "is its GLM-4.5 token count × one scale, so phase 1 : phase 2 is 15 : 7 (docs/mixture.md).")
+           "is its token count in the recipe (GLM-4.5's: 15T, 7T, 500B, 500B, 100B) × one scale, unless the phase gives "
+           "its own (docs/mixture.md); this run's budgets: "
+           + ", ".join(f"{name} {m['budget']['tokens']:,}" for name, m in sorted(manifests(run).items(), key=lambda kv: kv[1]["stage"] != "pretrain"))
+           + ".")
     s.table(phases, "phases")
     s.table(mixture_replay(run), "plan against replay: planned and replayed tokens per group (off = replayed / planned − 1)")
     warnings = mixture_warnings(run)

@@ -108,6 +108,17 @@ class RowStage(StageShape):
     #: the columns ``score`` reads besides ``doc_id`` and ``source`` (``None``: every column)
     score_columns: ClassVar[tuple[str, ...] | None] = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A produced column is missing on the rows outside ``sources``: its dtype must hold that
+        (``float64``, ``Int64``, ``boolean``, ``object``), not numpy's ``int64`` or ``bool``."""
+        super().__init_subclass__(**kwargs)
+        for column, dtype in cls.produces.items():
+            dt = pd.api.types.pandas_dtype(dtype)
+            if isinstance(dt, np.dtype) and dt.kind in "iub":
+                nullable = {"b": "boolean", "i": f"Int{dt.itemsize * 8}", "u": f"UInt{dt.itemsize * 8}"}[dt.kind]
+                raise TypeError(f"{cls.__name__}.produces[{column!r}] = {dtype!r} cannot hold a missing value, which the rows "
+                                f"outside the stage's sources get: declare {nullable!r} (pandas' nullable type) instead")
+
     def score(self, rows: pd.DataFrame, cfg: Any) -> pd.DataFrame:
         """The produced columns of ``rows`` (rows of the stage's sources), on ``rows``' index."""
         raise NotImplementedError(f"{type(self).__name__} writes score() or prepare() and decide()")

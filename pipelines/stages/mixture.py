@@ -106,6 +106,17 @@ class MixtureConfig(StageConfig):
             raise ConfigError(f"MixtureConfig.scale_fit has {bad}; list pretrain and/or midtrain")
         if set(self.fim_sentinels) != {"prefix", "middle", "suffix"}:
             raise ConfigError(f"MixtureConfig.fim_sentinels needs exactly the keys prefix, middle, suffix; got {sorted(self.fim_sentinels)}")
+        for k, v in self.fim_sentinels.items():
+            if not isinstance(v, str) or not v:  # an empty sentinel is "in" every text: FIM would skip all code
+                raise ConfigError(f"mixture.fim_sentinels.{k} = {v!r}: give the tokenizer's FIM token as text (e.g. <|fim_{k}|>)")
+        if self.phases is None:
+            raise ConfigError("mixture.phases is null: the mixture stage needs phases (drop one with phases.NAME=null)")
+        for key, field in (("repo_header", "repo"), ("file_header", "path")):
+            try:
+                getattr(self, key).format(**{field: "x"})
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ConfigError(f"mixture.{key} = {getattr(self, key)!r}: its only placeholder is {{{field}}} "
+                                  f"(write a literal brace as {{{{ or }}}}): {exc!r}") from None
         for table in ("repeat", "max_epochs", "language_repeat"):
             for k, v in getattr(self, table).items():
                 if float(v) < 0:
@@ -122,6 +133,7 @@ class MixtureConfig(StageConfig):
         for spec in specs:
             check_names(f"mixture.phases.{spec.name}.mix", spec.mix, kinds, "kinds")
         check_names("mixture.language_kinds", self.language_kinds, kinds, "kinds")
+        check_names("mixture.top_group", [self.top_group.split("/", 1)[0]], kinds, "kinds")
         for table in ("repeat", "max_epochs"):  # group patterns: <kind>/<sub>, globs allowed
             patterns = [str(k).split("/", 1)[0] for k in getattr(self, table)]
             check_names(f"mixture.{table}", [p for p in patterns if not any(fnmatch.fnmatchcase(k, p) for k in kinds)], kinds, "kinds")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from curation.mixture.accounting import language_table
-from curation.mixture.checks import check_plans, check_replay
+from curation.mixture.checks import check_plans, check_replay, check_values
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
@@ -44,6 +44,9 @@ def write_manifests(
                            on_concentration=cfg.on_concentration,
                            replayed={(s.name, g["name"]): g["replay_tokens"] for s in specs for g in entries[s.name][0]},
                            patterns={k: v for k, v in cfg.repeat.items() if k not in DEFAULT_REPEATS})
+    bands = {g.split("/", 1)[1] for g in agg["group"].unique() if g.split("/", 1)[0] in ("web_edu", "math_science")}
+    warnings += check_values("mixture.web_edu_bands", cfg.web_edu_bands, bands, "edu band")
+    warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
     if not ctx.quiet:
@@ -67,7 +70,7 @@ def write_manifests(
             spec, plan, groups, provenance=provenance, fim={**fim_base, "documents": fim_total},
             repeats="materialized" if cfg.materialize_repeats else "weights", tokenizer=cfg.tokenizer,
             exclusion_reasons={g.group: group_exclusion_reason(g.group, policy) for g in plan.groups if g.weight <= 0},
-            languages=langs.get(spec.name, {}), warnings=[w for w in warnings if w["phase"] in (None, spec.name)],
+            languages=langs.get(spec.name, {}), warnings=[w for w in warnings if w["phase"] in (None, spec.name) and (w["check"] != "top_level_epochs" or spec.stage == "pretrain")],
             eod_tokens=EOD_TOKENS,
         )
         errors = validate_schema(manifest)

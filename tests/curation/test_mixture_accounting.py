@@ -81,7 +81,7 @@ def test_resolve_scale_auto_fits_the_caps_and_a_number_is_taken_as_given():
 
 
 def test_merged_phases_override_by_key_and_drop_disabled_ones():
-    specs = merged_phases({"pretrain_phase1": {"tokens": 10, "mix": {"web": 1.0}}, "pretrain_phase2": {"enabled": False}, "extra": {"tokens": 5}})
+    specs = merged_phases({"pretrain_phase1": {"tokens": 10, "mix": {"web": 1.0}}, "pretrain_phase2": {"enabled": False}, "extra": {"stage": "midtrain", "tokens": 5, "mix": {"reasoning": 1.0}}})
     names = [s.name for s in specs]
     assert names == [n for n in DEFAULT_PHASES if n != "pretrain_phase2"] + ["extra"]
     first = specs[0]
@@ -117,3 +117,9 @@ def test_group_entries_sum_shards_fim_and_packing_files():
     summary = phase_summary(plan, manifest)
     assert summary["shards"] == 2 and summary["groups"]["web/high"]["tokens"] == 30
     assert summary["groups"]["web/high"]["replay_tokens"] == 30 and summary["budget_met"] is False
+
+
+def test_phase_keys_are_read_as_their_types():
+    """fim "false" (a quoted YAML string) is false, not a true string; tokens may be written 1.5e13."""
+    spec = PhaseSpec.parse("p", {"tokens": "1.5e13", "mix": {"web": "1"}, "fim": "false", "seq_length": 8192.0})
+    assert spec.fim is False and spec.tokens == 15_000_000_000_000 and spec.mix == {"web": 1.0} and spec.seq_length == 8192

@@ -75,6 +75,16 @@ def test_a_stage_missing_a_declared_column_is_stopped() -> None:
         check_produces(Declares(), ["doc_id"])
 
 
+def test_a_row_stage_that_produces_a_column_no_missing_value_fits_is_refused_when_defined() -> None:
+    """Rows outside a row stage's sources get a missing value in its produced columns: numpy's int64 cannot
+    hold one (the docs' example with int64 crashed mid-run); the class is refused, naming the type to use."""
+    from pipelines.kit.shapes import RowStage
+
+    with pytest.raises(TypeError, match=r"produces\['n_chars'\] = 'int64' cannot hold a missing value.*declare 'Int64'"):
+        type("ShortDocs", (RowStage,), {"produces": {"n_chars": "int64"}})
+    assert type("ShortDocs", (RowStage,), {"produces": {"n_chars": "Int64", "flag": "boolean"}}).produces["n_chars"] == "Int64"
+
+
 def test_lineage_lists_the_finished_earlier_stages_in_run_order(tmp_path: Path) -> None:
     import json
 

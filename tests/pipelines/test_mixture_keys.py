@@ -20,6 +20,19 @@ from pipelines.cli import main as curate
     ("minhash-dedup", "source_shingle={cdoe: 'word:5'}", "minhash_dedup.source_shingle has unknown sources ['cdoe'] (did you mean 'code'?)"),
     ("web-quality", "sources=[web, scoial]", "web_quality.sources has unknown sources ['scoial'] (did you mean 'social'?)"),
     ("code-web", "sources=[wbe]", "code_web.sources has unknown sources ['wbe']"),
+    # every phase key is typed and named: a wrong value is refused before anything runs, not taken or crashed on
+    ("mixture", "phases.pretrain_phase1.fim=maybe", "mixture.phases.pretrain_phase1.fim = 'maybe' is not a valid bool (give true or false)"),
+    ("mixture", "phases.pretrain_phase1.tokens=abc", "mixture.phases.pretrain_phase1.tokens = 'abc' is not a valid float"),
+    ("mixture", "phases.pretrain_phase1.seq_length=4096.5", "mixture.phases.pretrain_phase1.seq_length = 4096.5 is not a valid int (give a whole number)"),
+    ("mixture", "phases.pretrain_phase1.mix.web=high", "mixture.phases.pretrain_phase1.mix.web = 'high' is not a valid float"),
+    ("mixture", "phases.pretrain_phase1.sequence_length=8192", "unknown key 'sequence_length' in mixture.phases.pretrain_phase1 (did you mean 'seq_length'?)"),
+    ("mixture", "+phases.m8={builder: documents, tokens: 2e11, mix: {math_science: 1.0}}", "mixture.phases.m8 is a new phase: say whether"),
+    ("mixture", "+phases.m8={stage: midtrain, tokens: 2e11, mix: {}}", "mixture.phases.m8.mix gives no kind a factor above 0"),
+    ("mixture", "phases=null", "mixture.phases is null"),
+    ("mixture", 'fim_sentinels.prefix=""', "mixture.fim_sentinels.prefix = '': give the tokenizer's FIM token"),
+    ("mixture", "fim_sentinels.prefix=3", "mixture.fim_sentinels.prefix = 3: give the tokenizer's FIM token as text"),
+    ("mixture", 'repo_header="<|repo_name|>{repository}"', "mixture.repo_header = '<|repo_name|>{repository}': its only placeholder is {repo}"),
+    ("mixture", "top_group=wbe/high", "mixture.top_group has unknown kinds ['wbe'] (did you mean 'web'?)"),
 ])
 def test_an_unknown_source_or_kind_fails_in_the_dry_run(finished_run, tmp_path, caplog, command, override, words):
     stage_input = {"mixture": "75_forge_filter", "minhash-dedup": "10_exact_dedup", "web-quality": "30_semdedup",
@@ -40,3 +53,23 @@ def test_a_repeat_key_naming_no_group_is_warned_and_no_empty_group_is_a_concentr
     assert empty  # the sample's long documents cannot fill a fractional epoch of 128K sequences
     assert not [w for w in manifest["warnings"] if w["check"] == "concentration" and w["group"] in empty]
     assert any(w["check"] == "replay" for w in manifest["warnings"])
+
+
+def test_names_this_data_lacks_are_warned_and_pretraining_checks_stay_with_pretraining(finished_run, tmp_path):
+    """A top group, edu band or language the data does not have is a typo that would switch a check
+    or a factor off silently; the top level's epochs are a pre-training figure, not a mid-training one."""
+    out = tmp_path / "mixture"
+    assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(out), "--scheduler", "synchronous",
+                   "--quiet", "--profile", "cpu", "top_group=web/hgh", "web_edu_bands=[hi]", "language_repeat={zhh: 2}"]) == 0
+    warnings = json.loads((out / "manifests" / "pretrain_phase1.json").read_text())["warnings"]
+    said = " | ".join(w["message"] for w in warnings)
+    assert "mixture.top_group has 'web/hgh', which names no group of this data; web's groups are web/high," in said
+    assert "mixture.web_edu_bands has 'hi', which names no edu band of this data; its edu bands are high" in said
+    assert "mixture.language_repeat has 'zhh', which names no language of this data; its languages are " in said and "en" in said
+    # an over-capped top group warns in the pre-training manifests only
+    out2 = tmp_path / "capped"
+    assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(out2), "--scheduler", "synchronous",
+                   "--quiet", "--profile", "cpu", 'max_epochs={"*": 4.0, "web/high": 2.0}']) == 0
+    for phase in ("pretrain_phase1", "pretrain_phase2", "midtrain_repo_code_32k", "midtrain_long_context_128k"):
+        checks = [w["check"] for w in json.loads((out2 / "manifests" / f"{phase}.json").read_text())["warnings"]]
+        assert ("top_level_epochs" in checks) is phase.startswith("pretrain"), phase

@@ -72,6 +72,7 @@ def test_report_tables_equal_the_run_files(report):
     for p in (run / "80_mixture" / "manifests").glob("*.json"):
         m = json.loads(p.read_text())
         assert phases.at[m["phase"], "tokens"] == m["totals"]["tokens"]
+        assert f"{m['phase']} {m['budget']['tokens']:,}" in out.read_text()  # the run's budgets, not the paper's ratio
 
 
 def test_report_renders_in_headless_chromium(report, tmp_path):
