@@ -17,6 +17,11 @@ class DamagedFileError(ValueError):
     """A file a command reads is not as curate wrote it (cut, edited, not JSON or Parquet); the message names it."""
 
 
+class ServiceError(RuntimeError):
+    """A service outside curate that a stage calls (an LLM judge's OpenAI-compatible server) is
+    unreachable or fails; the message says what it answered and what to check."""
+
+
 #: What a message about a damaged file of a run tells the user to do.
 DAMAGED_HINT = "it was cut or edited after curate wrote it: `curate verify RUN` lists what changed; re-run the command that wrote it"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 
 from curation.config import ConfigError
-from curation.errors import DamagedFileError
+from curation.errors import DamagedFileError, ServiceError
 
 #: Exit code of each failure class (argparse's usage errors are 2 as well).
 EXIT_CODES = {
@@ -20,6 +20,7 @@ EXIT_CODES = {
     "output not writable (read-only or no permission)": 7,
     "disk full": 8,
     "scheduler unreachable": 9,
+    "a service a stage calls (an LLM judge's server) unreachable or failing": 10,
     "internal error (a bug in curate: the traceback is printed)": 70,
     "interrupted (Ctrl-C)": 130,
     "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
@@ -57,6 +58,8 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
         return 9, str(exc)
     if isinstance(exc, ConfigError):
         return 2, short(str(exc), 2000)
+    if isinstance(exc, ServiceError):
+        return 10, short(str(exc), 2000)
     if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError)):
         return 4, short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
