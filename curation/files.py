@@ -19,12 +19,26 @@ def part_name(number: int) -> str:
     return f"part-{int(number):05d}.parquet"
 
 
+def make_parent(path: Path) -> None:
+    """Create ``path``'s folder, but never a stage's or a sub-step's temporary folder
+    (``.NAME.inprogress``, ``.NAME.tmp``) that is gone: its stage stopped and removed it, and a task
+    still running on a cluster's worker must not bring it back (or, on a worker that does not see
+    this file system, make one the driver never sees)."""
+    for folder in [path.parent, *path.parent.parents]:
+        if folder.name.startswith(".") and folder.name.endswith((".inprogress", ".tmp")):
+            if not folder.is_dir():
+                raise FileNotFoundError(f"{folder} does not exist here: the stage that made it stopped, or this Dask worker "
+                                        "does not share the output's file system (every worker needs the same paths)")
+            break
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+
 @contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temp path next to ``path``; rename it onto ``path`` when the block succeeds, so a
     reader never sees a half-written file and a retried task overwrites cleanly."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         yield tmp

@@ -234,6 +234,10 @@ def _run(args: argparse.Namespace) -> int:
     cluster = recipe.get("cluster") or {}
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     scheduler, recipe["scheduler"] = command_scheduler(args, args.input, cluster)
+    if scheduler not in (None, "synchronous"):  # its workers have their own working folder: give them absolute paths
+        args.input = [f"@{os.path.abspath(i[1:])}" if i.startswith("@") else os.path.abspath(i) for i in args.input]
+        args.output = Path(os.path.abspath(args.output))
+        args.cache_dir = Path(os.path.abspath(args.cache_dir)) if args.cache_dir is not None else None
     if args.dry_run:
         return dry_run(recipe, names, args)
     if not args.quiet:
@@ -280,8 +284,8 @@ def _stats(args: argparse.Namespace) -> int:
     else:
         stats = load_run_stats(args.run_dir)
         if not stats:
-            log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)", args.run_dir)
-            return 4
+            log.error("%s has no finished stage folders (NN_<stage>/ with _SUCCESS)%s", args.run_dir, f"; {note}" if note else "")
+            return 1 if args.check and note else 4  # --check: a run that stopped before its first stage did not finish
         print(json.dumps(stats, indent=2, ensure_ascii=False) if args.json else funnel_table(stats))
     if note:
         log.warning("%s: %s", args.run_dir, note)

@@ -46,10 +46,13 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
     from curation.ingest.inputs import InputError
     from pipelines.cluster import SchedulerError
     from pipelines.safety import LockError, OutputError
-    from pipelines.worker_loss import WorkerLostError
+    from pipelines.worker_loss import WorkerLostError, is_lost_scheduler
 
     if isinstance(exc, WorkerLostError):
         return 3, str(exc)
+    if is_lost_scheduler(exc):
+        return 9, ("the connection to the Dask scheduler was lost mid-run; finished stages are kept and the stage under way "
+                   "was removed: restart `dask scheduler` and its workers (or leave out --scheduler) and re-run the same command")
     if isinstance(exc, OutputError):
         return 5, str(exc)
     if isinstance(exc, LockError):

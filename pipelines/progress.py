@@ -15,6 +15,8 @@ import dask
 import dask.dataframe as dd
 import pandas as pd
 
+from pipelines.worker_loss import watch_workers
+
 log = logging.getLogger(__name__)
 
 
@@ -38,8 +40,9 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
         futures = _largest_first(client, parts, costs)
     else:
         futures = client.compute(parts)
-    _track(futures, label, quiet=quiet, tty=tty)
-    results = client.gather(futures)
+    with watch_workers(client, label):
+        _track(futures, label, quiet=quiet, tty=tty)
+        results = client.gather(futures)
     if frame_like:
         frames = [r for r in results if r is not None]
         return pd.concat(frames) if frames else collection._meta

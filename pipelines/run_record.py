@@ -77,9 +77,9 @@ class RunProgress:
 
     def stopped(self, exc: BaseException) -> None:
         interrupted = isinstance(exc, (KeyboardInterrupt, Terminated))
-        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        text = (str(exc).strip().splitlines() or [""])[0]
         self.record["status"] = "interrupted" if interrupted else "failed"
-        self.record["error"] = f"{type(exc).__name__}: {text}"[:MAX_ERROR]
+        self.record["error"] = (f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:MAX_ERROR]
         self.record["seconds"] = round(time.time() - self.started, 3)
         try:
             self._write()

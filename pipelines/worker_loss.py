@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: How often (s) a compute on a cluster checks that some worker can run it, and how long none may before it says so.
+WATCH_EVERY_S, STALL_S = 15.0, 60.0
 
 
 def is_killed_worker(exc: BaseException) -> bool:
@@ -12,6 +21,14 @@ def is_killed_worker(exc: BaseException) -> bool:
     is already loaded: a run that never imported it (one process) cannot have raised one."""
     killed = getattr(sys.modules.get("distributed.scheduler"), "KilledWorker", None)
     return killed is not None and isinstance(exc, killed)
+
+
+def is_lost_scheduler(exc: BaseException) -> bool:
+    """True when the client lost its scheduler mid-run: Dask cancels every future with the reason
+    ``scheduler-connection-lost``, or a comm to it closes."""
+    comm = getattr(sys.modules.get("distributed.comm.core"), "CommClosedError", None)
+    cancelled = type(exc).__module__.startswith("distributed") and "Cancelled" in type(exc).__name__
+    return (comm is not None and isinstance(exc, comm)) or (cancelled and "scheduler-connection-lost" in str(exc))
 
 
 class WorkerLostError(RuntimeError):
@@ -49,3 +66,44 @@ def killed_worker_message(name: str, exc: BaseException, limits: list[int], reci
         "Lower ingest.blocksize_mb (ingest then re-runs, the later stages follow) or raise --memory-limit; "
         "the workers' logs say why they died. Completed stages are kept and will be skipped on the re-run."
     )
+
+
+def stalled(client: Any) -> str | None:
+    """Why no task can run now (no worker, or every worker paused at its memory limit), or None."""
+    with contextlib.suppress(Exception):
+        workers = client.scheduler_info().get("workers", {})
+        if not workers:
+            return "the scheduler has no worker: start `dask worker` processes for it (or re-run without --scheduler)"
+        paused = [a for a, w in workers.items() if str(w.get("status", "")).endswith("paused")]
+        if len(paused) == len(workers):
+            return (f"all {len(workers)} workers are paused at their memory limit ({describe_limits(memory_limits(client))}), "
+                    "so no task runs: give the workers more memory (dask worker --memory-limit) or lower ingest.blocksize_mb")
+    return None
+
+
+@contextlib.contextmanager
+def watch_workers(client: Any, label: str) -> Iterator[None]:
+    """While the block waits on ``client``'s cluster, warn when no task can run for :data:`STALL_S`
+    (a cluster that cannot run the work would otherwise leave the run waiting, silent)."""
+    if client is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        since: float | None = None
+        said = False
+        while not done.wait(WATCH_EVERY_S):
+            why = stalled(client)
+            since = (since or time.monotonic()) if why else None
+            if why and not said and time.monotonic() - since >= STALL_S:
+                log.warning("%s: waiting %.0f s and counting: %s", label, time.monotonic() - since, why)
+                said = True
+            said = said and why is not None
+
+    thread = threading.Thread(target=watch, name="curate-watch-workers", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()

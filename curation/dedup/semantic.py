@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from curation.dedup.vectors import sketch_jaccard
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
@@ -134,10 +135,13 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
     frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
     checked = bars is not None and sketches is not None
     outs = []
-    for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
-        pos = group["_pos"].to_numpy()
-        sims, near = max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
-                                               sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
+    # one BLAS thread: a multi-threaded sgemm sums in another order, so a one-process run (all cores)
+    # and a cluster's workers (Dask sets OMP_NUM_THREADS=1) differed in max_sim's last bits
+    with threadpool_limits(1, user_api="blas"):
+        pairs = [(group, max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
+                                                   sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard))
+                 for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True) for pos in [group["_pos"].to_numpy()]]
+    for group, (sims, near) in pairs:
         ids = group["doc_id"].to_numpy(dtype=object)
         outs.append(pd.DataFrame({
             "doc_id": pd.Series(ids, dtype=object),

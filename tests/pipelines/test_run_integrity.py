@@ -330,3 +330,23 @@ def test_workers_killed_for_memory_name_the_limit_they_had_once(tmp_path, caplog
     lines = [r.getMessage() for r in caplog.records if "Dask gave up" in r.getMessage()]
     assert len(lines) == 1, lines
     assert "the workers had a memory limit of 0.65 GiB per worker" in lines[0]
+
+
+def test_stats_check_of_a_run_stopped_before_its_first_stage_says_it_did_not_finish(tmp_path, caplog, monkeypatch):
+    """Ctrl-C during ingest leaves no finished stage: --check is 1 (the run did not finish, as the
+    README says), with why, and the record names the interrupt without repeating it."""
+    import pipelines.stages.ingest as ingest_mod
+
+    raw = _corpus(tmp_path)
+    out = tmp_path / "run"
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ingest_mod.IngestStage, "build", interrupted)
+    assert main(["run", RECIPE, "--input", str(raw), "--output", str(out), "--scheduler", "synchronous", "--quiet", *FOUNDATION]) == 130
+    assert json.loads((out / "run.progress.json").read_text())["error"] == "KeyboardInterrupt"
+    caplog.clear()
+    assert main(["stats", str(out), "--check"]) == 1
+    assert "no finished stage folders" in caplog.text and "interrupted" in caplog.text
+    assert main(["stats", str(out)]) == 4  # without --check: the folder has nothing to show

@@ -1,0 +1,93 @@
+"""A `--scheduler` cluster used the way users get it wrong: relative paths (its workers have their own
+working folder), a scheduler without workers, a scheduler lost mid-run. Real `dask scheduler` and
+`dask worker` processes on 127.0.0.1."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.pipelines.test_cluster import REPO, _start_cluster, _stop, cluster_inputs
+
+pytestmark = pytest.mark.slow
+
+
+def _curate_in(cwd: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pipelines.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+
+
+def test_relative_paths_reach_workers_that_stand_elsewhere(tmp_path):
+    """The workers run in the repository; the user types paths relative to their own folder."""
+    address, procs = _start_cluster(tmp_path, n_workers=1)
+    user = tmp_path / "user"
+    (user / "data").mkdir(parents=True)
+    src = Path(cluster_inputs()[0])
+    for f in sorted(src.rglob("*.jsonl"))[:3]:
+        (user / "data" / f.name).write_bytes(f.read_bytes())
+    try:
+        r = _curate_in(user, ["ingest", "--input", "data", "--output", "out/00_ingest", "--scheduler", address, "--quiet"])
+        assert r.returncode == 0, r.stderr[-3000:]
+        r = _curate_in(user, ["exact-dedup", "--input", "out/00_ingest", "--output", "out/10_exact_dedup", "--scheduler", address, "--quiet"])
+        assert r.returncode == 0, r.stderr[-3000:]
+    finally:
+        _stop(procs)
+    assert (user / "out" / "10_exact_dedup" / "_SUCCESS").is_file()
+    assert not (REPO / "out").exists()  # nothing written relative to the workers' folder
+    assert not list(user.rglob("*.tmp")) and not list(user.rglob("*.inprogress"))
+
+
+def test_no_worker_within_the_wait_ends_with_exit_9(tmp_path, caplog):
+    from distributed import LocalCluster
+
+    from pipelines import cluster
+    from pipelines.cluster import SchedulerError, open_client
+
+    with LocalCluster(n_workers=0, scheduler_port=0, dashboard_address=":0") as lc:
+        old, cluster.WORKER_WAIT_S = cluster.WORKER_WAIT_S, 2
+        try:
+            with (caplog.at_level(logging.INFO), pytest.raises(SchedulerError, match="no worker joined the scheduler within 2 s"),
+                  open_client(lc.scheduler_address)):
+                pass
+        finally:
+            cluster.WORKER_WAIT_S = old
+        assert "has no worker yet; waiting up to 2 s for one" in caplog.text
+        lc.scale(1)
+        lc.wait_for_workers(1)
+        with caplog.at_level(logging.INFO), open_client(lc.scheduler_address) as client:
+            assert client is not None
+        assert "1 workers, " in caplog.text
+
+
+def test_a_compute_that_no_worker_can_run_is_said_not_silent(caplog):
+    from distributed import Client, LocalCluster
+
+    from pipelines import worker_loss
+
+    with LocalCluster(n_workers=0, scheduler_port=0, dashboard_address=":0") as lc, Client(lc) as client:
+        assert "the scheduler has no worker" in worker_loss.stalled(client)
+        old = worker_loss.WATCH_EVERY_S, worker_loss.STALL_S
+        worker_loss.WATCH_EVERY_S, worker_loss.STALL_S = 0.2, 0.5
+        try:
+            with caplog.at_level(logging.WARNING), worker_loss.watch_workers(client, "demo: step"):
+                time.sleep(2.0)
+        finally:
+            worker_loss.WATCH_EVERY_S, worker_loss.STALL_S = old
+    assert "demo: step: waiting" in caplog.text and "the scheduler has no worker" in caplog.text
+    assert caplog.text.count("demo: step: waiting") == 1  # said once, not every poll
+
+
+def test_a_lost_scheduler_is_exit_9_with_one_line():
+    from distributed.client import FutureCancelledError
+
+    from pipelines.exit_codes import failure
+
+    code, message = failure(FutureCancelledError("('parsed', 3)", "scheduler-connection-lost"))
+    assert code == 9 and "the connection to the Dask scheduler was lost mid-run" in message
+    assert failure(FutureCancelledError("k", "user"))[0] is None  # a cancel for another reason is not this
