@@ -209,6 +209,12 @@ def _exit_without_teardown() -> None:
     atexit.register(leave)
 
 
+def _quiet_teardown() -> None:
+    """Closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news."""
+    for name in ("distributed", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _register(client: Any) -> None:
     from pipelines.cluster_plugin import ReleaseMemory
 
@@ -254,6 +260,9 @@ def open_client(
             _register(client)
             try:
                 yield client
+            except BaseException:
+                _quiet_teardown()
+                raise
             finally:
                 client.close()
             return
@@ -274,9 +283,7 @@ def open_client(
         try:
             yield client
         except BaseException:
-            # closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news
-            for name in ("distributed", "asyncio"):
-                logging.getLogger(name).setLevel(logging.CRITICAL)
+            _quiet_teardown()
             raise
         else:
             with contextlib.suppress(Exception):
