@@ -203,11 +203,11 @@ def test_recipe_files_empty_or_with_unknown_keys_or_new_phases_without_flag(tmp_
         assert main(["run", str(path), "--input", str(raw), "--output", str(tmp_path / "run"), "--dry-run"]) == 2, name
         assert expected in caplog.text, (name, caplog.text)
     ok = tmp_path / "ok.yaml"
-    ok.write_text("stages: {mixture: {phases: {extra: {new: true, tokens: 1000000, mix: {web: 1.0}}}}}\n")
+    ok.write_text("stages: {mixture: {phases: {extra: {new: true, stage: midtrain, tokens: 1000000, mix: {web: 1.0}}}}}\n")
     capsys.readouterr()
     assert main(["run", str(ok), "--input", str(raw), "--output", str(tmp_path / "run"), "--dry-run"]) == 0
     plan = {p["stage"]: p["config"] for p in json.loads(capsys.readouterr().out)["plan"]}
-    assert plan["mixture"]["phases"]["extra"] == {"tokens": 1000000, "mix": {"web": 1.0}}
+    assert plan["mixture"]["phases"]["extra"] == {"stage": "midtrain", "tokens": 1000000, "mix": {"web": 1.0}}
 
 
 def test_single_stage_dotted_override_reaches_the_stage(tmp_path, capsys):
@@ -215,7 +215,7 @@ def test_single_stage_dotted_override_reaches_the_stage(tmp_path, capsys):
     assert _cli_run(raw, tmp_path / "run") == 0
     capsys.readouterr()
     rc = main(["mixture", "--input", str(tmp_path / "run" / "10_exact_dedup"), "--output", str(tmp_path / "mix"),
-               "--dry-run", "phases.pretrain_phase1.budget={tokens: 1234}", "+phases.extra={tokens: 1000, mix: {web: 1.0}}",
+               "--dry-run", "phases.pretrain_phase1.budget={tokens: 1234}", "+phases.extra={stage: midtrain, tokens: 1000, mix: {web: 1.0}}",
                "phases.pretrain_phase1.min_tokens=5"])  # a phase key its recipe entry does not spell out
     assert rc == 0
     cfg = json.loads(capsys.readouterr().out)["plan"][0]["config"]
