@@ -109,10 +109,11 @@ class RowStage(StageShape):
     score_columns: ClassVar[tuple[str, ...] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A produced column is missing on the rows outside ``sources``: its dtype must hold that
-        (``float64``, ``Int64``, ``boolean``, ``object``), not numpy's ``int64`` or ``bool``."""
+        """With the default ``decide`` a produced column is missing on the rows outside ``sources``:
+        its dtype must hold that (``float64``, ``Int64``, ``boolean``, ``object``), not numpy's
+        ``int64`` or ``bool`` (a stage with its own ``decide`` fills every row itself)."""
         super().__init_subclass__(**kwargs)
-        for column, dtype in cls.produces.items():
+        for column, dtype in cls.produces.items() if getattr(cls.decide, "joins_scores", False) else ():
             dt = pd.api.types.pandas_dtype(dtype)
             if isinstance(dt, np.dtype) and dt.kind in "iub":
                 nullable = {"b": "boolean", "i": f"Int{dt.itemsize * 8}", "u": f"UInt{dt.itemsize * 8}"}[dt.kind]
@@ -168,6 +169,9 @@ class RowFilter(RowStage):
         df.loc[hit, DROP_REASON] = self.reason.value
         df.loc[hit, DROP_DETAIL] = [detail_json(**row) for row in df.loc[hit, columns].to_dict("records")]
         return df
+
+
+RowStage.decide.joins_scores = RowFilter.decide.joins_scores = True  # type: ignore[attr-defined]
 
 
 class GroupStage(StageShape):
