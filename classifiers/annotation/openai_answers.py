@@ -1,10 +1,15 @@
 """Reading an OpenAI-compatible server's answer: the score from the rubric's answer line, or the
-expected score over the score token's top log-probabilities (see :mod:`classifiers.annotation.openai`)."""
+expected score over the score token's top log-probabilities (see :mod:`classifiers.annotation.openai`);
+and what it said when it failed (an error status's message, a body that is no completion), kept
+short and on one line so a failure message can quote it."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import math
 import re
+import urllib.error
 from typing import Any
 
 from classifiers.annotation.base import expected_score, logprobs_to_probs
@@ -36,6 +41,50 @@ def read_answer(response: dict[str, Any], rubric: Rubric, endpoint: str, prefill
         if score is not None:
             return score, text, None
     return parsed.score, text, None
+
+
+def usage_tokens(response: dict[str, Any], key: str) -> int:
+    """A token count of the response's ``usage``, 0 where the server gives none (or something else)."""
+    usage = response.get("usage")
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return int(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0
+
+
+def excerpt(body: bytes | str, limit: int = 300) -> str:
+    """One line of at most ``limit`` characters of a server's body (bytes that are not UTF-8 replaced)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
+    text = " ".join(text.split()) or "(empty body)"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def error_body(exc: urllib.error.HTTPError) -> str:
+    """What the server said with its error status: the ``message`` of an OpenAI-style error, else the body."""
+    try:
+        body = exc.read()
+    except (OSError, http.client.HTTPException):
+        body = b""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return excerpt(body or str(exc.reason))
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, str):
+        return excerpt(error)
+    for holder in (error, data):  # vLLM: {"message": …}; OpenAI: {"error": {"message": …}}; FastAPI: {"detail": …}
+        if isinstance(holder, dict):
+            for key in ("message", "detail"):
+                if isinstance(holder.get(key), str):
+                    return excerpt(holder[key])
+    return excerpt(body)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds of a ``Retry-After`` header (None when absent or not a number of seconds)."""
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _from_steps(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from curation.config import Config, check_choice, check_range
+from curation.config import Config, ConfigError, check_choice, check_range
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +37,10 @@ class AnnotatorSettings(Config):
             check_range(self, key, 0, None)
         for key in ("concurrency", "batch_size"):
             check_range(self, key, 1, None)
+        check_range(self, "rate_limit_rps", 0, None)
+        if not self.timeout_s > 0:  # 0 failed every request as a timeout; urllib refuses a negative one mid-run
+            raise ConfigError(f"annotator_timeout_s = {self.timeout_s!r}: a request needs a timeout above 0 seconds; "
+                              "set annotator_timeout_s=<seconds> (default 120)")
 
     def backend_config(self, backend: str) -> dict[str, Any]:
         """The ``classifiers.annotation.get_annotator`` mapping of ``backend`` (without the cache)."""

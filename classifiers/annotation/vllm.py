@@ -26,16 +26,33 @@ from classifiers.rubrics import Rubric, truncate_with
 log = logging.getLogger(__name__)
 
 
+#: What to do where the offline engine cannot run.
+NEEDS = ("the vllm annotator needs vLLM and a CUDA GPU: pip install -e '.[gpu]' "
+         "(or use annotator: openai against a `vllm serve` endpoint, or annotator: local on CPU)")
+
+
 def require_vllm() -> Any:
     """The ``vllm`` module, or a clear error saying how to get it."""
     try:
         import vllm
     except ImportError as exc:
-        raise RuntimeError(
-            "the vllm annotator needs vLLM and a CUDA GPU: pip install -e '.[gpu]' "
-            "(or use annotator: openai against a `vllm serve` endpoint, or annotator: local on CPU)"
-        ) from exc
+        raise RuntimeError(NEEDS) from exc
     return vllm
+
+
+def check_available() -> None:
+    """ConfigError where the engine cannot start (no vLLM, or no CUDA device), found without importing
+    vLLM: a stage's preflight calls it, so the run stops before the stages ahead of it run."""
+    import importlib.util
+
+    from curation.config import ConfigError
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError(f"annotator = 'vllm': {NEEDS}")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError(f"annotator = 'vllm', but this machine has no CUDA device (or torch is a CPU build): {NEEDS}")
 
 
 @functools.lru_cache(maxsize=1)

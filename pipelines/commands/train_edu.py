@@ -25,8 +25,13 @@ import numpy as np
 import pandas as pd
 
 from curation.config import ConfigError
+from curation.errors import brief
+from curation.ingest.discover import InputError
 
 log = logging.getLogger(__name__)
+
+#: Fewer held-out (or --eval) rows than this evaluate nothing: a warning says so.
+MIN_EVAL_ROWS = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +64,11 @@ def main(args: argparse.Namespace) -> int:
         metrics = _train_hashed(labels, args, card)
     else:
         metrics = _train_head(labels, args, card, vector_dirs)
+    held = (metrics.get("heldout") or {}).get("n", 0) + (metrics.get("eval") or {}).get("n", 0)
+    if held < MIN_EVAL_ROWS:
+        log.warning("train-classifier edu: %d labelled row(s), %d of them held out: too few to evaluate the model (its "
+                    "card has no held-out metrics worth reading); add labels, or pass --eval FILE with labelled rows it "
+                    "was not trained on", len(labels), (metrics.get("heldout") or {}).get("n", 0))
     print(json.dumps({"output": str(args.output), "metrics": metrics}, indent=2, sort_keys=True, default=str))
     return 0
 
@@ -89,20 +99,40 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
     for col in (args.text_column, args.score_column):
         if col not in raw.columns:
             raise ConfigError(f"{args.labels} has no column {col!r}; columns: {list(raw.columns)}")
+    from classifiers.rubrics import get_rubric
+
+    rubric = get_rubric("edu")
     labels = pd.DataFrame({
         "doc_id": raw["doc_id"].astype(str) if "doc_id" in raw.columns else [f"row{i}" for i in range(len(raw))],
         "text": raw[args.text_column].fillna("").astype(str),
-        "score": raw[args.score_column].astype(float),
+        "score": check_scores(raw[args.score_column], args.labels, args.score_column, rubric.scale),
     })
     group_col = args.group_column or ("group" if "group" in raw.columns else None)
     labels["group"] = raw[group_col].astype(str).to_numpy() if group_col else labels["doc_id"]
     if "positive" in raw.columns:
         labels["positive"] = raw["positive"].astype(bool).to_numpy()
     labels = labels[labels["score"].notna()].reset_index(drop=True)
-    from classifiers.rubrics import get_rubric
-
-    info = {"trained_on": str(args.labels), "rubric": get_rubric("edu").version}
+    if labels.empty:
+        raise InputError(f"{args.labels}: no row has a score in column {args.score_column!r}; nothing to train on")
+    info = {"trained_on": str(args.labels), "rubric": rubric.version}
     return labels, info, list(args.embeddings)
+
+
+def check_scores(column: pd.Series, path: Path, name: str, scale: tuple[int, int]) -> pd.Series:
+    """``column`` as floats on the rubric's ``scale`` (empty cells stay NaN and are dropped); InputError
+    naming the file and the bad values otherwise: a head trained on 0–100 labels is clipped to 5 for
+    every document, and a text score would fail deep inside the training."""
+    scores = pd.to_numeric(column, errors="coerce").astype(float)
+    text = column[scores.isna() & column.notna()]
+    if len(text):
+        raise InputError(f"{path}: {len(text)} value(s) of column {name!r} are not numbers (e.g. {brief([str(v) for v in text.unique()[:5]])}); "
+                         f"give scores as numbers on the edu rubric's scale {scale[0]}–{scale[1]}")
+    off = scores[(scores < scale[0]) | (scores > scale[1])]
+    if len(off):
+        raise InputError(f"{path}: {len(off)} score(s) of column {name!r} are outside the edu rubric's scale "
+                         f"{scale[0]}–{scale[1]} (e.g. {', '.join(f'{v:g}' for v in sorted(off.unique())[:5])}; they range {off.min():g}–{off.max():g}); "
+                         f"rescale them to {scale[0]}–{scale[1]} or pick the right column with --score-column")
+    return scores
 
 
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:

@@ -143,6 +143,14 @@ class StageContext:
                 self._close_step(tmp, final, key, s.figures(int(sum(rows))) if s.figures is not None else None)
         return [self._use_step(s.name, final) for s, final in zip(steps, finals, strict=True)]
 
+    @staticmethod
+    def redo_next_time(step: Path) -> None:
+        """Leave a finished sub-step (a :meth:`step`'s folder) to be computed again by the next run,
+        which reuses what the step cached on its own (an annotation cache's answers); this run keeps
+        using the folder. For a step whose result is incomplete for a reason outside curate (a
+        judge's server that did not answer every request)."""
+        (Path(step) / "_DONE").unlink(missing_ok=True)
+
     def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
         key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
         return self.cache_dir / f"{name}-{key}", key

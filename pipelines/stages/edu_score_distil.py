@@ -1,10 +1,12 @@
-"""What ``edu_score`` makes of its annotations: the transport check, the ledgered failures, the
+"""What ``edu_score`` makes of its annotations: the failure checks, the ledgered failures, the
 distilled head (or hashed n-gram model) with its held-out report, the choice of the scorer in use,
 and how well the scores agree with the judge."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,13 @@ import pandas as pd
 
 from classifiers.annotation.cache import CACHEABLE_FAILURES
 from classifiers.vector_source import VectorSource
+from curation.config import ConfigError
+from curation.errors import ServiceError
 from curation.schema import detail_json
 from pipelines.io import write_frame, write_json
-from pipelines.kit import Artifact
+from pipelines.kit import Artifact, StageContext
+
+log = logging.getLogger(__name__)
 
 
 def distil(annotations: Path, cfg: Any, vectors: VectorSource, out: Path) -> dict[str, Any]:
@@ -113,15 +119,61 @@ def judge_agreement(annotations: Path, scores: Path, threshold: float) -> dict[s
             "agreement_at_threshold": round(float(((a >= threshold) == (b >= threshold)).mean()), 4)}
 
 
-def check_transport(stats: dict[str, Any], cfg: Any) -> None:
-    """Stop when more than ``max_transport_failures`` of the annotation requests never got an answer."""
-    transport = sum(v for k, v in stats["failure_reasons"].items() if k not in CACHEABLE_FAILURES)
-    if stats["documents"] and transport / stats["documents"] > cfg.max_transport_failures:
-        raise RuntimeError(
-            f"edu_score: {transport} of {stats['documents']} annotation requests failed in transport "
-            f"({stats['failure_reasons']}); is the annotator reachable? Answers already received are "
-            "cached, a re-run pays only for the rest"
-        )
+def check_annotations(annotations: Path, cfg: Any, judge: dict[str, Any]) -> int:
+    """Stop or warn about what the judge did not answer usably; returns the transport failures.
+
+    - More than ``max_transport_failures`` of the sample got no answer (server down, timeouts,
+      error statuses, bodies that are no completion): ServiceError (exit 10). Fewer: a warning;
+      the stage goes on without them and the next run asks again (they are never cached).
+    - The judge answered, but not one answer can be read (no score line, a score off the scale):
+      ServiceError. Nothing can be learned from such a judge, and its answers are cached, so a
+      re-run without a change (model, rubric, endpoint) would fail the same way. More than half
+      unreadable: a warning (they are ledgered or kept by ``on_annotation_failure``).
+
+    Each message gives the counts, what the server answered and what to change
+    (:mod:`classifiers.annotation.diagnose`).
+    """
+    from classifiers.annotation import diagnose
+    from classifiers.rubrics import get_rubric
+
+    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["failure", "raw"])
+    failures = [None if f is None or f != f else str(f) for f in ann["failure"]]
+    counts, examples = diagnose.summarise(failures, ann["raw"].tolist())
+    transport = {r: n for r, n in counts.items() if diagnose.is_transport(r)}
+    unreadable = {r: n for r, n in counts.items() if not diagnose.is_transport(r)}
+    n_transport, n_unreadable = sum(transport.values()), sum(unreadable.values())
+    answered = len(ann) - n_transport
+    if n_transport:
+        # not final: the next run computes the step again through the annotation cache, so only the
+        # requests that got no answer are sent
+        StageContext.redo_next_time(annotations)
+        where = judge.get("base_url") or judge.get("backend")
+        message = (f"edu_score: {n_transport} of {len(ann)} annotation requests to {where} failed in transport "
+                   f"({diagnose.describe(transport, examples)}): {diagnose.likely_fix(transport, examples, judge, answered)}")
+        if n_transport / len(ann) > cfg.max_transport_failures:
+            raise ServiceError(f"{message.rstrip('.?')}. Answers already received are cached, a re-run pays only for the rest")
+        log.warning("%s. Below max_transport_failures = %g the stage goes on without them; they are asked again the next "
+                    "time it runs (curate skips a finished stage whose settings and input did not change: remove its "
+                    "output folder to run it again)", message.rstrip(".?"), cfg.max_transport_failures)
+    if n_unreadable and (n_unreadable == answered or n_unreadable > answered / 2):
+        rubric = get_rubric(cfg.rubric)
+        message = (f"edu_score: {n_unreadable} of the judge's {answered} answers cannot be read "
+                   f"({diagnose.describe(unreadable, examples)}): {diagnose.unreadable_fix(unreadable, rubric)}")
+        if n_unreadable == answered:
+            raise ServiceError(f"{message}. Nothing was learned from the judge; the unreadable answers are cached, so change "
+                               "one of these before re-running")
+        log.warning("%s. Distillation learns from the %d readable ones", message, answered - n_unreadable)
+    return n_transport
+
+
+def answers_digest(annotations: Path) -> str:
+    """A digest of the annotations (doc_id, score, failure): what the distilled step learns from.
+
+    The annotations step keeps its folder name when a later run fills in requests that failed in
+    transport, so the folder name alone would reuse a head distilled from the incomplete sample."""
+    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "score", "failure"])
+    rows = pd.util.hash_pandas_object(ann.astype({"doc_id": str, "failure": object}), index=False).to_numpy()
+    return hashlib.blake2b(rows.tobytes(), digest_size=8).hexdigest()
 
 
 def failed_annotations(annotations: Path, cfg: Any) -> dict[str, str]:
@@ -148,7 +200,8 @@ def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
         return fast_model_dir()
     if cfg.scorer == "distilled":
         if model is None:
-            raise RuntimeError(f"edu_score: scorer 'distilled' but distillation was skipped: {skip_reason(distilled)}")
+            raise ConfigError(f"edu_score.scorer = 'distilled', but distillation was skipped: {skip_reason(distilled)}; "
+                              "raise sample_size or lower min_annotations, or use scorer=auto")
         return model
     if cfg.scorer == "auto":
         # The small CPU judge ranks real documents worse than chance: its head is trained and

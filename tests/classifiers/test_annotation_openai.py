@@ -4,8 +4,11 @@ The server implements ``/v1/chat/completions`` and ``/v1/completions`` with log-
 markers inside a document make it misbehave: ``[[500x1]]`` (one 500), ``[[429x1]]`` (one 429
 with Retry-After), ``[[slow-once]]`` / ``[[always-slow]]`` (answer after ``slow_s``),
 ``[[400]]``, ``[[garbled-once]]`` / ``[[garbled]]`` (no score line), ``[[echo]]`` (quotes the
-document before its own score line), ``[[score:N]]`` (fix the score). Other documents score the
-number of science words they contain, capped at 5.
+document before its own score line), ``[[score:N]]`` (fix the score), ``[[500-while-broken]]``
+(a 500 while ``broken`` is set), and HTTP 200 bodies that are no completion: ``[[nonutf8]]``,
+``[[jsonlist]]``, ``[[choicestr]]``. Other documents score the number of science words they
+contain, capped at 5. With ``model`` set, another model is a 404 as vLLM words it, and
+``GET /v1/models`` lists the model.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ def science_score(doc: str) -> int:
 class FakeLLMServer:
     """An OpenAI-compatible server for tests; ``requests`` records (path, headers, body)."""
 
-    def __init__(self, api_key: str | None = None, slow_s: float = 1.0, delay_s: float = 0.0) -> None:
+    def __init__(self, api_key: str | None = None, slow_s: float = 1.0, delay_s: float = 0.0, model: str | None = None) -> None:
         self.api_key = api_key
+        self.model = model
+        self.broken = False
         self.slow_s = slow_s
         self.delay_s = delay_s
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
@@ -59,6 +64,23 @@ class FakeLLMServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 (http.server API)
+                listed = {"object": "list", "data": [{"id": server.model or "fake-judge", "object": "model"}]}
+                self._send(*((200, listed) if self.path == "/v1/models" else (404, {"detail": "Not Found"})), {})
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
@@ -71,17 +93,7 @@ class FakeLLMServer:
                 finally:
                     with server.lock:
                         server.in_flight -= 1
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                    pass
+                self._send(status, payload, headers)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -101,9 +113,11 @@ class FakeLLMServer:
             self.seen[key] += 1
             return self.seen[key] == 1
 
-    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"message": "bad key"}}, {}
+        if self.model is not None and body.get("model") != self.model:
+            return 404, {"object": "error", "message": f"The model `{body.get('model')}` does not exist.", "code": 404}, {}
         if path == "/v1/chat/completions":
             prompt = "\n".join(m["content"] for m in body["messages"])
         elif path == "/v1/completions":
@@ -116,6 +130,12 @@ class FakeLLMServer:
             time.sleep(self.delay_s)
         if "[[400]]" in doc:
             return 400, {"error": {"message": "bad request"}}, {}
+        if "[[500-while-broken]]" in doc and self.broken:
+            return 500, {"error": {"message": "the GPU fell off"}}, {}
+        for marker, payload in (("[[nonutf8]]", b'{"choices": [{"message": {"content": "\xff Educational score: 3"}}]}'),
+                                ("[[jsonlist]]", []), ("[[choicestr]]", {"choices": ["Educational score: 3"]})):
+            if marker in doc:
+                return 200, payload, {}
         if "[[500x1]]" in doc and self._first("500", doc):
             return 500, {"error": {"message": "boom"}}, {}
         if "[[429x1]]" in doc and self._first("429", doc):

@@ -10,6 +10,7 @@ import pytest
 
 from classifiers.scorer import Batch
 from curation.config import ConfigError
+from curation.errors import ServiceError
 from pipelines.recipe import load_recipe, stage_config
 from pipelines.runner import run_stage
 from pipelines.stages import edu_score_steps as steps
@@ -85,7 +86,7 @@ def test_unreachable_annotator_fails_loudly(tmp_path):
     inp = make_stage_dir(tmp_path / "in", corpus())
     bad = ["edu_score.annotator=openai", "edu_score.annotator_model=m", "edu_score.annotator_base_url=http://127.0.0.1:9/v1",
            "edu_score.annotator_max_retries=0", "edu_score.distil=hashed"]
-    with pytest.raises(RuntimeError, match="failed in transport"):
+    with pytest.raises(ServiceError, match="failed in transport .*nothing answers at http://127.0.0.1:9/v1"):
         run_one("edu_score", inp, tmp_path / "out", bad)
     assert not (tmp_path / "out" / "_SUCCESS").exists()
 

@@ -53,3 +53,23 @@ def test_bad_labels_file_is_a_clear_error(tmp_path):
     path = tmp_path / "bad.parquet"
     pd.DataFrame({"content": ["x"], "score": [1.0]}).to_parquet(path)
     assert main(["train-classifier", "edu", "--labels", str(path), "--output", str(tmp_path / "m")]) == 2
+
+
+@pytest.mark.parametrize("scores", [
+    [4.0, 95.0, 20.0] * 4,  # a 0–100 scale: a head trained on it put every document at 5
+    ["4.5x", "1.0", "2"] * 4,  # crashed with exit 70
+])
+def test_labels_off_the_rubrics_scale_or_not_numbers_are_refused(tmp_path, caplog, scores):
+    path = tmp_path / "labels.parquet"
+    pd.DataFrame({"text": [f"document {i}" for i in range(len(scores))], "score": scores}).to_parquet(path)
+    assert main(["train-classifier", "edu", "--labels", str(path), "--kind", "hashed", "--output", str(tmp_path / "m")]) == 4
+    message = next(r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert message.startswith(str(path)) and ("outside the edu rubric's scale 0–5" in message or "not numbers" in message)
+    assert not (tmp_path / "m").exists()
+
+
+def test_too_few_labels_to_evaluate_is_a_warning(tmp_path, caplog):
+    path = tmp_path / "three.parquet"
+    pd.DataFrame({"text": ["a theorem and its proof", "shoes on sale", "the energy equation"], "score": [4.0, 0.0, 3.0]}).to_parquet(path)
+    assert main(["train-classifier", "edu", "--labels", str(path), "--kind", "hashed", "--output", str(tmp_path / "m")]) == 0
+    assert "3 labelled row(s), 0 of them held out: too few to evaluate" in caplog.text
