@@ -98,11 +98,12 @@ def _run_stage_locked(
     marker = read_marker(stage_dir)
     if marker and marker.get("config_hash") == chash and marker.get("input_fingerprint") == fingerprint:
         damage = check_files(stage_dir, marker)
-        if not damage:
+        if not damage and not marker.get("incomplete"):
             log.info("%s: up to date (config %s), skipped", name, chash[:12])
             return StageResult(name, stage_dir, True, _read_stats(stage_dir))
         more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        log.warning("%s: re-running: its output is not as its marker recorded: %s%s", name, damage[0], more)
+        why = f"its last run was incomplete ({marker['incomplete']})" if not damage else f"its output is not as its marker recorded: {damage[0]}{more}"
+        log.warning("%s: re-running: %s", name, why)
     check_replaceable(stage_dir, (name,))
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
@@ -204,7 +205,9 @@ def _build_and_write(
             "version": stage.version,
             "config_hash": chash,
             "input_fingerprint": fingerprint,
-            "output_fingerprint": config_hash({"config": chash, "input": fingerprint}),
+            # an incomplete output is another output: the stages after it re-run when it is completed
+            "output_fingerprint": config_hash({"config": chash, "input": fingerprint, **({"incomplete": ctx.incomplete} if ctx.incomplete else {})}),
+            **({"incomplete": ctx.incomplete} if ctx.incomplete else {}),
             "files": file_records(work),
         },
     )

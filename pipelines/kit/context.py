@@ -63,6 +63,9 @@ class StageContext:
     input_docs: Any = None
     input_files: list[str] = dataclasses.field(default_factory=list)
     exchanges: int = 0  #: file exchanges (``shuffle``) made so far, to name their scratch folders
+    #: why this run's output is incomplete for a reason outside curate (a judge that did not answer
+    #: every request): the next run re-runs the stage instead of skipping it
+    incomplete: str | None = None
     #: kept tokens per source and input partition, from the input stage's stats.json (``costs``)
     input_tokens: dict[str, list[int]] = dataclasses.field(default_factory=dict)
 

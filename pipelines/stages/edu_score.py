@@ -196,7 +196,9 @@ class EduScoreStage(RowStage):
         judge = {**cfg.annotation.backend_config(cfg.annotator), "cache_dir": str(ctx.cache_dir / "annotation_cache")}
         ann_key = {"sample": sample.name, "annotator": get_annotator(judge).model_id, "rubric": rubric.version}  # nothing loads here
         annotations = ctx.step("annotations", ann_key, lambda out: steps.annotate(sample, judge, rubric, out, ctx))
-        distil.check_annotations(annotations.path, cfg, judge)  # ServiceError, or a warning, for what got no usable answer
+        missing = distil.check_annotations(annotations.path, cfg, judge)  # ServiceError, or a warning, for what got no usable answer
+        if missing:
+            ctx.incomplete = f"{missing} annotation requests got no answer"
         return annotations.path
 
 

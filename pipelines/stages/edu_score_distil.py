@@ -152,9 +152,8 @@ def check_annotations(annotations: Path, cfg: Any, judge: dict[str, Any]) -> int
                    f"({diagnose.describe(transport, examples)}): {diagnose.likely_fix(transport, examples, judge, answered)}")
         if n_transport / len(ann) > cfg.max_transport_failures:
             raise ServiceError(f"{message.rstrip('.?')}. Answers already received are cached, a re-run pays only for the rest")
-        log.warning("%s. Below max_transport_failures = %g the stage goes on without them; they are asked again the next "
-                    "time it runs (curate skips a finished stage whose settings and input did not change: remove its "
-                    "output folder to run it again)", message.rstrip(".?"), cfg.max_transport_failures)
+        log.warning("%s. Below max_transport_failures = %g the stage goes on without them; its output is marked incomplete, "
+                    "so the next run of the same command re-runs the stage and asks for them, and only for them", message.rstrip(".?"), cfg.max_transport_failures)
     if n_unreadable and (n_unreadable == answered or n_unreadable > answered / 2):
         rubric = get_rubric(cfg.rubric)
         message = (f"edu_score: {n_unreadable} of the judge's {answered} answers cannot be read "

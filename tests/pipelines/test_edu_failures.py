@@ -4,6 +4,7 @@ cannot be read, judges refused before anything runs, and a log that says which s
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 
 from curation.errors import ServiceError
 from pipelines.cli import main
+from pipelines.marker import MARKER
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import assert_conservation, make_stage_dir, run_one
 from tests.pipelines.test_edu_stage import corpus, overrides
@@ -41,6 +43,17 @@ def test_requests_without_an_answer_are_asked_again_by_the_next_run_and_only_the
         srv.broken = False
         second = run_one("edu_score", inp, tmp_path / "b", overrides(srv, **settings))  # same cache, a new output
         assert len(srv.requests) == sent + failed  # the answers received were reused
+        # the incomplete output is not "up to date": the same command re-runs it, and its fingerprint
+        # changes, so the stages after it re-run too
+        marker = json.loads((tmp_path / "a" / MARKER).read_text())
+        assert marker["incomplete"] == f"{failed} annotation requests got no answer"
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            run_one("edu_score", inp, tmp_path / "a", overrides(srv, **settings))
+        assert f"re-running: its last run was incomplete ({failed} annotation requests got no answer)" in caplog.text
+        again = json.loads((tmp_path / "a" / MARKER).read_text())
+        assert "incomplete" not in again and again["output_fingerprint"] != marker["output_fingerprint"]
+        assert _failures(tmp_path / "a").isna().all()
     assert _failures(tmp_path / "b").isna().all()
     d1, d2 = first.stats["extra"]["distillation"], second.stats["extra"]["distillation"]
     assert d2["n_annotated"] == d1["n_annotated"] + failed  # distilled again from the complete sample
