@@ -67,7 +67,9 @@ def main(args: argparse.Namespace) -> int:
             log.warning("%s: %s", phase, p["empty"])
         else:
             log.info("%s: %s", phase, args.output / (p.get("data_args") or p["folder"]))
-    print(f"wrote {args.output}: {', '.join(out['phases'])} ({args.format}); see {args.output / 'export.json'}")
+    empty = [ph for ph, p in out["phases"].items() if p.get("empty")]
+    written = ", ".join(ph for ph in out["phases"] if ph not in empty) + (f" (no data, left out: {', '.join(empty)})" if empty else "")
+    print(f"wrote {args.output}: {written} ({args.format}); see {args.output / 'export.json'}")
     return 0
 
 

@@ -286,7 +286,7 @@ def test_an_export_of_a_small_run_takes_one_process_and_writes_what_a_cluster_wr
         assert (out / f).read_bytes().replace(bytes(out), bytes(megatron_export)) == (megatron_export / f).read_bytes(), f
 
 
-def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path, caplog):
+def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path, caplog, capsys):
     """A phase whose mix finds no document (here: books, which the sample lacks) replays nothing;
     an empty .data-args would fail in Megatron's blend builder, so the export writes none and says why."""
     alone = tmp_path / "mixture"
@@ -297,6 +297,7 @@ def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path,
     out = tmp_path / "megatron"
     assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", "midtrain_reasoning_32k",
                    "--phase", "midtrain_repo_code_32k", "--quiet"]) == 0
+    assert "midtrain_repo_code_32k (no data, left out: midtrain_reasoning_32k) (megatron)" in capsys.readouterr().out
     p = json.loads((out / "export.json").read_text())["phases"]
     assert p["midtrain_reasoning_32k"]["data_args"] is None and p["midtrain_reasoning_32k"]["megatron_flags"] == []
     assert not (out / "midtrain_reasoning_32k.data-args").exists() and "there is nothing to train on" in caplog.text
