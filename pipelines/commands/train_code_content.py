@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pipelines.commands import positive_int, share
+
 log = logging.getLogger(__name__)
 
 
@@ -31,9 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--negative-sources", nargs="+", default=["web", "math_science"])
     parser.add_argument("--max-docs", type=int, default=20000, help="documents per class at most (sampled)")
     parser.add_argument("--window-lines", type=int, default=4)
-    parser.add_argument("--n-features", type=int, default=2**18)
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--holdout", type=float, default=0.2, help="share of groups (repos / hosts) held out")
+    parser.add_argument("--n-features", type=positive_int, default=2**18)
+    parser.add_argument("--epochs", type=positive_int, default=4)
+    parser.add_argument("--holdout", type=share, default=0.2, help="share of groups (repos / hosts) held out")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-version", default="1")
 

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.ingest.inputs import InputError
+from pipelines.commands import positive_int, read_labels, share
 from pipelines.commands.train_code_content import group_of, is_holdout, read_inputs
 
 log = logging.getLogger(__name__)
@@ -35,11 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU judge: for trying "
                              "the path; a real model needs an openai or vllm backend, or --labels)")
     parser.add_argument("--cache", type=Path, default=None, help="annotation cache folder")
-    parser.add_argument("--sample", type=int, default=2000, help="files to annotate (default %(default)s)")
+    parser.add_argument("--sample", type=positive_int, default=2000, help="files to annotate (default %(default)s)")
     parser.add_argument("--sources", nargs="+", default=["code"])
-    parser.add_argument("--n-features", type=int, default=2**18)
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--holdout", type=float, default=0.2)
+    parser.add_argument("--n-features", type=positive_int, default=2**18)
+    parser.add_argument("--epochs", type=positive_int, default=8)
+    parser.add_argument("--holdout", type=share, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model-version", default="1")
 
@@ -80,7 +82,11 @@ def main(args: argparse.Namespace) -> int:
     if "doc_id" not in df.columns:
         df["doc_id"] = [str(i) for i in range(len(df))]
     if args.labels is not None:
-        labels = pd.read_json(args.labels, lines=True)
+        labels = read_labels(args.labels, ("doc_id", "score"))
+        off = pd.to_numeric(labels["score"], errors="coerce")
+        if off.isna().any() or not off.between(0, 10).all():
+            bad = labels["score"][off.isna() | ~off.between(0, 10)].head(3).tolist()
+            raise InputError(f"{args.labels}: score must be a number from 0 to 10 (the code-quality scale); e.g. {bad}")
         df = df.merge(labels[["doc_id", "score"]], on="doc_id", how="inner")
         provenance: dict[str, Any] = {"annotator": f"labels file {args.labels.name}", "rubric": "code_quality", "rubric_version": "external"}
     else:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from curation.config import ConfigError
 from curation.ingest.discover import InputError
+from pipelines.commands import non_negative, positive_int, read_labels, share
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-column", default="text")
     parser.add_argument("--output", required=True, type=Path, help="model folder (weights.npz + model.json)")
     parser.add_argument("--task", choices=("binary", "regression"), default="binary")
-    parser.add_argument("--n-features", type=int, default=2**20)
+    parser.add_argument("--n-features", type=positive_int, default=2**20)
     parser.add_argument("--word-ngrams", type=int, nargs=2, default=(1, 2), metavar=("MIN", "MAX"))
     parser.add_argument("--char-ngrams", type=int, nargs=2, default=(3, 5), metavar=("MIN", "MAX"), help="0 0 = none")
     parser.add_argument("--max-chars", type=int, default=20000, help="characters of a document featurised")
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--lr", type=float, default=0.5)
-    parser.add_argument("--l2", type=float, default=1e-6)
-    parser.add_argument("--max-docs", type=int, default=200_000, help="documents per input class at most (sampled)")
+    parser.add_argument("--epochs", type=positive_int, default=5)
+    parser.add_argument("--lr", type=non_negative, default=0.5)
+    parser.add_argument("--l2", type=non_negative, default=1e-6)
+    parser.add_argument("--max-docs", type=positive_int, default=200_000, help="documents per input class at most (sampled)")
     parser.add_argument("--balance", action="store_true", help="weight the classes equally (binary)")
-    parser.add_argument("--holdout", type=float, default=0.1, help="share held out for the card's metrics (0 = none)")
+    parser.add_argument("--holdout", type=share, default=0.1, help="share held out for the card's metrics (0 = none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default=None, help="model name in the card (default: the output folder name)")
 
@@ -60,10 +61,8 @@ def read_texts(path: Path, text_column: str = "text", columns: tuple[str, ...] =
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
     name = path.name.lower()
-    if name.endswith(".parquet"):
-        df = pd.read_parquet(path)
-    elif name.endswith((".jsonl", ".jsonl.gz", ".json", ".json.gz")):
-        df = pd.read_json(path, lines=True)
+    if name.endswith((".parquet", ".jsonl", ".jsonl.gz", ".json", ".json.gz")):
+        df = read_labels(path)
     else:
         lines = [ln for ln in path.read_text(encoding="utf-8", errors="replace").splitlines() if ln.strip()]
         df = pd.DataFrame({text_column: lines})

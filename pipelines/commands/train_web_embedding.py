@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from curation.ingest.discover import InputError
+from pipelines.commands import non_negative, positive_int, read_labels, share
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "judge: for trying the path; a real head needs an openai or vllm backend, or --annotations)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="annotation cache folder (reused across runs)")
     parser.add_argument("--rubric", default="web_quality")
-    parser.add_argument("--sample", type=int, default=2000, help="pages to annotate (default %(default)s; FineWeb-Edu: ~450k at full scale)")
+    parser.add_argument("--sample", type=positive_int, default=2000, help="pages to annotate (default %(default)s; FineWeb-Edu: ~450k at full scale)")
     parser.add_argument("--sources", nargs="+", default=["web"])
-    parser.add_argument("--ridge", type=float, default=1.0, help="L2 penalty of the head")
-    parser.add_argument("--holdout", type=float, default=0.2)
+    parser.add_argument("--ridge", type=non_negative, default=1.0, help="L2 penalty of the head")
+    parser.add_argument("--holdout", type=share, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
 
 
@@ -68,9 +69,9 @@ def read_docs(paths: list[Path], sources: list[str]) -> pd.DataFrame:
 def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, dict[str, Any]]:
     """Scores of ``docs`` (NaN on failure) and what produced them."""
     if args.annotations:
-        ann = pd.read_parquet(args.annotations) if str(args.annotations).endswith(".parquet") else pd.read_json(args.annotations, lines=True)
-        if not {"doc_id", "score"} <= set(ann.columns):
-            raise InputError(f"{args.annotations} needs doc_id and score columns; it has {list(ann.columns)}")
+        ann = read_labels(args.annotations, ("doc_id", "score"))
+        if not pd.api.types.is_numeric_dtype(ann["score"]):
+            raise InputError(f"{args.annotations}: score holds values that are not numbers, e.g. {ann['score'].iloc[0]!r}")
         by_id = ann.drop_duplicates("doc_id").set_index("doc_id")["score"]
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator

@@ -35,6 +35,7 @@ from curation.quality.code_language import UNPOOLED_GROUPS, tier_group
 from curation.quality.code_rules import RuleThresholds
 from curation.quality.code_tiers import TierPolicy, thresholds
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
+from pipelines.kit.preflight import check_model
 from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,9 @@ class CodeQualityStage(RowStage):
 
     def preflight(self, cfg: CodeQualityConfig) -> None:
         cfg.score_params()  # a learned scorer without a trained model is a ConfigError here
+        if "learned" in cfg.scorers:
+            check_model("code_quality.learned_model", cfg.learned_model, "hashed_linear", "regression",
+                        how="train one with `curate train-classifier code-quality`")
 
     def model_paths(self, cfg: CodeQualityConfig) -> dict[str, str]:
         return {"learned_model": cfg.learned_model} if cfg.learned_model and "learned" in cfg.scorers else {}

@@ -38,7 +38,7 @@ from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
-from pipelines.kit.preflight import need_model_folder
+from pipelines.kit.preflight import check_model
 from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
 from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages
 
@@ -241,8 +241,8 @@ class CodeWebStage(RowStage):
                                 "code_web_score": "float64"}
 
     def preflight(self, cfg: CodeWebConfig) -> None:
-        need_model_folder("code_web.classifier_model", cfg.classifier_model, how="train one with `curate train-classifier "
-                          "code-content`, or leave it unset for the shipped model")
+        check_model("code_web.classifier_model", cfg.classifier_model, "hashed_linear", "binary",
+                    how="train one with `curate train-classifier code-content`, or leave it unset for the shipped model")
 
     def model_paths(self, cfg: CodeWebConfig) -> dict[str, str]:
         return {"classifier_model": cfg.classifier_model} if cfg.classifier_model else {}

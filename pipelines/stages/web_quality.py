@@ -36,6 +36,7 @@ from classifiers.web_quality import get_scorer
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
+from pipelines.kit.preflight import check_model
 from pipelines.stages.web_quality_levels import (
     Cuts,
     cuts_and_figures,
@@ -123,6 +124,10 @@ class WebQualityStage(RowStage):
                 cfg.scorer(name)
             except (ValueError, OSError, ImportError) as exc:
                 raise ConfigError(f"web_quality.scorer_options.{name}: {exc}") from None
+            opts = cfg.scorer_options.get(name)
+            if isinstance(opts, dict) and opts.get("model") and opts.get("kind") in ("linear", "embedding"):
+                check_model(f"web_quality.scorer_options.{name}.model", str(opts["model"]),
+                            {"linear": "hashed_linear", "embedding": "embedding_head"}[opts["kind"]])
 
     def model_paths(self, cfg: WebQualityConfig) -> dict[str, str]:
         return {f"scorer_options.{name}.model": str(opts["model"]) for name, opts in cfg.scorer_options.items()
