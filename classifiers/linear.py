@@ -29,6 +29,7 @@ import numpy as np
 
 from classifiers.linear_features import hashed_ngrams, ngram_blocks
 from classifiers.linear_score import block_sums
+from curation.errors import json_safe
 
 #: Bump when featurisation changes: a saved model is only valid with the same hashing.
 FEATURE_VERSION = "hashed-ngrams-v1"
@@ -153,7 +154,7 @@ class HashedLinearModel:
             **self.card,
             **card,
         }
-        (folder / "model.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str) + "\n")
+        (folder / "model.json").write_text(json.dumps(json_safe(json.loads(json.dumps(meta, default=str))), indent=2, sort_keys=True, allow_nan=False) + "\n")
         self.card = {k: v for k, v in meta.items() if k not in {"kind", "feature_version", "config"}}
         return folder
 

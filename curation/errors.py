@@ -66,3 +66,21 @@ def check_names(key: str, values: Any, known: Any, what: str = "sources") -> Non
         near = nearest(bad[0], known)
         hint = f" (did you mean {near!r}?)" if near else ""
         raise ConfigError(f"{key} has unknown {what} {brief(bad)}{hint}; choose from {', '.join(known)}")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float as None: strict JSON (a model card's metric that
+    could not be computed, e.g. a correlation of constant scores) has no NaN.
+
+    >>> json_safe({"spearman": float("nan"), "n": [1, float("inf")]})
+    {'spearman': None, 'n': [1, None]}
+    """
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value

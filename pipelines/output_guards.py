@@ -37,6 +37,15 @@ def check_model_output(folder: Path, inputs: list[Any]) -> None:
         raise OutputError(f"--output {folder} is inside {owner}, which curate wrote and checks file by file; "
                           "nothing was changed: choose a folder outside runs and exports")
     check_overlap(folder, inputs)
+    here = Path(folder).resolve()
+    for parent in here.parents:
+        if (parent / "run.json").is_file() or (parent / "run.progress.json").is_file():
+            raise OutputError(f"--output {folder} is inside the run folder {parent}; nothing was changed: choose a folder "
+                              "outside runs (a run holds its stages, its cache and its record)")
+    shipped = Path(__file__).resolve().parents[1] / "classifiers" / "models"
+    if here.is_relative_to(shipped) and os.environ.get("CURATE_WRITE_SHIPPED_MODELS") != "1":  # the maintainers' rebuild scripts set it
+        raise OutputError(f"--output {folder} is a model shipped with curate, which runs use by default; nothing was "
+                          "changed: write the model elsewhere and name it in the recipe (the docs give the key)")
     if folder.exists() or folder.is_symlink():
         if not folder.is_dir():
             raise OutputError(f"--output {folder} exists and is not a folder; choose a model folder (it is made if missing)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -52,6 +53,8 @@ def main() -> int:
     parser.add_argument("--output", default=str(ROOT / "classifiers" / "models" / "code_content"))
     args = parser.parse_args()
     from pipelines.cli import main as curate
+
+    os.environ["CURATE_WRITE_SHIPPED_MODELS"] = "1"  # this script rebuilds the shipped model: the guard lets it
 
     path = build_input(ROOT / "benchmarks" / "_work" / "code_content")
     rc = curate(["train-classifier", "code-content", "--input", str(path), "--output", args.output,

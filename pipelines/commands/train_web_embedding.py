@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curation.errors import json_safe
 from curation.ingest.discover import InputError
 from pipelines.commands import non_negative, positive_int, read_labels, share
 
@@ -161,6 +162,6 @@ def main(args: argparse.Namespace) -> int:
         "ridge": args.ridge, "heldout_metrics": heldout, "labels": provenance,
         "score_mean": float(scores.mean()), "intended_use": "quality_score_<name> of the web_quality stage (kind: embedding)",
     }
-    (out / "model.json").write_text(json.dumps(card, indent=2, sort_keys=True, default=str) + "\n")
+    (out / "model.json").write_text(json.dumps(json_safe(json.loads(json.dumps(card, default=str))), indent=2, sort_keys=True, allow_nan=False) + "\n")
     print(f"wrote {out}: {card['n_train']} annotated pages, held-out {heldout}")
     return 0

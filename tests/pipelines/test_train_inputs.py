@@ -45,3 +45,39 @@ def test_label_files_that_cannot_be_read_are_exit_4_naming_them(tmp_path, finish
                  "--output", str(tmp_path / "c")]) == 4
     assert "score must be a number from 0 to 10 (the code-quality scale)" in caplog.text
     assert not any((tmp_path / n).exists() for n in "abc")
+
+
+def test_a_model_is_not_written_into_a_run_nor_over_a_shipped_model(tmp_path, finished_run, caplog, monkeypatch):
+    from pathlib import Path
+
+    pos = _texts(tmp_path / "pos.jsonl", ["a reference page about linear algebra"] * 5)
+    neg = _texts(tmp_path / "neg.jsonl", ["buy cheap now click here"] * 5)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text((finished_run / "run.json").read_text())
+    argv = ["train-classifier", "linear", "--positive", str(pos), "--negative", str(neg), "--output"]
+    assert main([*argv, str(run / "newmodel")]) == 5
+    assert "is inside the run folder" in caplog.text and not (run / "newmodel").exists()
+    shipped = Path(__file__).resolve().parents[2] / "classifiers" / "models" / "web_linear"
+    before = {f.name: f.read_bytes() for f in shipped.iterdir()}
+    caplog.clear()
+    monkeypatch.delenv("CURATE_WRITE_SHIPPED_MODELS", raising=False)
+    assert main([*argv, str(shipped)]) == 5
+    assert "is a model shipped with curate" in caplog.text
+    assert {f.name: f.read_bytes() for f in shipped.iterdir()} == before
+
+
+def test_a_model_card_is_strict_json_when_a_metric_cannot_be_computed(tmp_path):
+    """Constant labels have no correlation: the card says null, not NaN (which strict parsers refuse)."""
+    import pandas as pd
+
+    labelled = tmp_path / "l.parquet"
+    pd.DataFrame({"text": [f"page number {i} about things" for i in range(40)], "label": [3.0] * 40}).to_parquet(labelled)
+    assert main(["train-classifier", "linear", "--labelled", str(labelled), "--task", "regression", "--holdout", "0.5",
+                 "--output", str(tmp_path / "m")]) == 0
+
+    def refuse(name):
+        raise ValueError(f"{name} in a model card")
+
+    card = json.loads((tmp_path / "m" / "model.json").read_text(), parse_constant=refuse)
+    assert card["kind"] == "hashed_linear"
