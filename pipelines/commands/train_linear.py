@@ -91,6 +91,11 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
             frames.append(_sample(docs, args.max_docs, args.seed).assign(y=label))
     if not frames:
         raise ConfigError("give --positive and --negative files, or --labelled files with a label column")
+    if tuple(args.word_ngrams) == (0, 0) and tuple(args.char_ngrams) == (0, 0):
+        raise ConfigError("--word-ngrams 0 0 and --char-ngrams 0 0 leave no feature to learn from; keep one of them")
+    same = {Path(p).resolve() for p in args.positive} & {Path(p).resolve() for p in args.negative}
+    if same:
+        raise ConfigError(f"{sorted(same)[0]} is given as both --positive and --negative: the classes must differ")
     df = pd.concat(frames, ignore_index=True)
     df["y"] = pd.to_numeric(df["y"], errors="coerce")
     df = df[df["y"].notna() & (df["text"].str.len() > 0)].reset_index(drop=True)
@@ -99,6 +104,8 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
                          "use --task regression for graded labels")
     if args.task == "binary" and df["y"].nunique() < 2:
         raise InputError("binary training needs documents of both classes")
+    if len(df) < 20:
+        log.warning("only %d labelled documents: the model and its held-out figures say little (give hundreds or more)", len(df))
     return df
 
 

@@ -71,8 +71,14 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
     """Scores of ``docs`` (NaN on failure) and what produced them."""
     if args.annotations:
         ann = read_labels(args.annotations, ("doc_id", "score"))
-        if not pd.api.types.is_numeric_dtype(ann["score"]):
-            raise InputError(f"{args.annotations}: score holds values that are not numbers, e.g. {ann['score'].iloc[0]!r}")
+        from classifiers.rubrics import get_rubric
+
+        low, high = get_rubric(args.rubric).scale
+        scores = pd.to_numeric(ann["score"], errors="coerce")
+        bad = ann["score"][scores.isna() & ann["score"].notna() | ~scores.between(low, high) & scores.notna()]
+        if len(bad):
+            raise InputError(f"{args.annotations}: score must be a number on the {args.rubric} rubric's scale "
+                             f"{low}–{high}; e.g. {bad.head(3).tolist()}")
         by_id = ann.drop_duplicates("doc_id").set_index("doc_id")["score"]
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator

@@ -81,3 +81,27 @@ def test_a_model_card_is_strict_json_when_a_metric_cannot_be_computed(tmp_path):
 
     card = json.loads((tmp_path / "m" / "model.json").read_text(), parse_constant=refuse)
     assert card["kind"] == "hashed_linear"
+
+
+def test_training_that_cannot_learn_anything_is_refused(tmp_path, caplog):
+    pos = _texts(tmp_path / "pos.jsonl", ["a reference page about linear algebra"] * 5)
+    neg = _texts(tmp_path / "neg.jsonl", ["buy cheap now click here"] * 5)
+    argv = ["train-classifier", "linear", "--output", str(tmp_path / "m")]
+    assert main([*argv, "--positive", str(pos), "--negative", str(pos)]) == 2
+    assert "is given as both --positive and --negative" in caplog.text
+    caplog.clear()
+    assert main([*argv, "--positive", str(pos), "--negative", str(neg), "--word-ngrams", "0", "0", "--char-ngrams", "0", "0"]) == 2
+    assert "leave no feature to learn from" in caplog.text
+    caplog.clear()
+    assert main([*argv, "--positive", str(pos), "--negative", str(neg)]) == 0  # 10 documents: trained, with a warning
+    assert "only 10 labelled documents" in caplog.text
+
+
+def test_web_embedding_annotations_off_the_rubrics_scale_are_refused(tmp_path, caplog):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"doc_id": str(i), "text": f"page {i}", "source": "web"}) + "\n" for i in range(12)))
+    ann = tmp_path / "ann.jsonl"
+    ann.write_text("".join(json.dumps({"doc_id": str(i), "score": 100.0 * i}) + "\n" for i in range(12)))
+    assert main(["train-classifier", "web-embedding", "--input", str(docs), "--annotations", str(ann), "--embedder-model",
+                 "minilm-static", "--output", str(tmp_path / "m")]) == 4
+    assert "score must be a number on the web_quality rubric's scale 0–5" in caplog.text and not (tmp_path / "m").exists()
