@@ -194,7 +194,7 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.dry_run import dry_run
     from pipelines.marker import check_input
     from pipelines.output_guards import check_destination
-    from pipelines.recipe import check_configs, load_recipe, profile_overrides, resolve_profile
+    from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, profile_overrides, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
@@ -217,6 +217,7 @@ def _run(args: argparse.Namespace) -> int:
     if stage is not None and any(re.fullmatch(rf"\+?(stages\.)?({stage}\.)?enabled=(false|False|no|0)", o) for o in args.overrides):
         raise ConfigError(f"enabled=false: curate {args.command} runs the {stage} stage whatever enabled says; leave it out")
     names = enabled_stages(recipe) if stage is None else [stage]
+    absolute_model_paths(recipe, names)
     check_configs(recipe, names)
     check_destination(args.output, whole_run=stage is None)
     if stage is None or stage == "ingest":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,22 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
         tokenizer = cfg.flat_dict().get("tokenizer")
         if isinstance(tokenizer, str):
             check_tokenizer(tokenizer, f"stages.{name}.tokenizer")
+
+
+def absolute_model_paths(recipe: dict[str, Any], names: list[str]) -> None:
+    """Write each model folder the recipe names for ``names`` (``StageShape.model_paths``) as an
+    absolute path with ``~`` expanded: a ``--scheduler``'s workers stand in a folder of their own,
+    and each stage's loader need not expand ``~`` itself."""
+    from pipelines.stages import load_stage
+
+    for name in names:
+        stage = load_stage(name)
+        if not hasattr(stage, "model_paths"):
+            continue
+        for key, path in stage.model_paths(stage_config(recipe, name, stage.config_cls)).items():
+            full = os.path.abspath(os.path.expanduser(str(path)))
+            if full != str(path):
+                set_path(recipe, ["stages", name, *key.split(".")], full)
 
 
 def _check_source_keys(stage: str, flat: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from pathlib import Path
 
 from pipelines.scheduler_choice import memory_arg
@@ -45,6 +46,8 @@ def main(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"--truncation {args.truncation} cuts the rows of a datasets export; a megatron export is cut "
                           "into sequences by Megatron itself: leave it out, or export datasets")
+    if args.scheduler not in (None, "synchronous"):  # its workers stand in a folder of their own: absolute paths
+        args.run_dir, args.output = Path(os.path.abspath(args.run_dir)), Path(os.path.abspath(args.output))
     run = open_run(args.run_dir, args.phase)
     _check_eod(run.tokenizer, args.eod_token)
     if args.format == "megatron":
@@ -68,7 +71,8 @@ def main(args: argparse.Namespace) -> int:
         else:
             log.info("%s: %s", phase, args.output / (p.get("data_args") or p["folder"]))
     empty = [ph for ph, p in out["phases"].items() if p.get("empty")]
-    written = ", ".join(ph for ph in out["phases"] if ph not in empty) + (f" (no data, left out: {', '.join(empty)})" if empty else "")
+    written = ", ".join(ph for ph in out["phases"] if ph not in empty) or "no phase with data"
+    written += f" (no data, left out: {', '.join(empty)})" if empty else ""
     print(f"wrote {args.output}: {written} ({args.format}); see {args.output / 'export.json'}")
     return 0
 

@@ -91,3 +91,39 @@ def test_a_lost_scheduler_is_exit_9_with_one_line():
     code, message = failure(FutureCancelledError("('parsed', 3)", "scheduler-connection-lost"))
     assert code == 9 and "the connection to the Dask scheduler was lost mid-run" in message
     assert failure(FutureCancelledError("k", "user"))[0] is None  # a cancel for another reason is not this
+
+
+def test_relative_run_model_and_export_paths_reach_the_workers(tmp_path, finished_run):
+    """An export and a stage's model folder given relative to the user's folder, on a --scheduler
+    whose workers stand in the repository: the export wrote its files into the workers' folder and
+    exited 0; a relative model was "missing" on the workers after the earlier stages had run."""
+    import shutil
+
+    address, procs = _start_cluster(tmp_path, n_workers=1)
+    user = tmp_path / "user"
+    user.mkdir()
+    shutil.copytree(finished_run, user / "run")
+    shutil.copytree(REPO / "classifiers" / "models" / "code_content", user / "models" / "cc")
+    try:
+        r = _curate_in(user, ["export", "megatron", "run", "--output", "meg", "--scheduler", address, "--quiet"])
+        assert r.returncode == 0, r.stderr[-3000:]
+        r = _curate_in(user, ["code-web", "--input", "run/50_code_quality", "--output", "cw", "--scheduler", address, "--quiet",
+                              "classifier_model=models/cc"])
+        assert r.returncode == 0, r.stderr[-3000:]
+    finally:
+        _stop(procs)
+    prefixes = (user / "meg" / "pretrain_phase1.data-args").read_text().split()[1::2]
+    assert prefixes and all(Path(p + ".bin").is_file() for p in prefixes)
+    assert (user / "cw" / "_SUCCESS").is_file() and not (REPO / "meg").exists() and not list(REPO.glob(".meg*"))
+
+
+def test_model_paths_are_written_absolute_with_home_expanded(tmp_path, monkeypatch):
+    from pipelines.recipe import absolute_model_paths, load_recipe
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    recipe = load_recipe(REPO / "pipelines" / "configs" / "glm45.yaml",
+                         ["code_web.classifier_model=~/cc", "code_quality.learned_model=models/cq", "code_quality.scorers=[structural,learned]"])
+    absolute_model_paths(recipe, ["code_web", "code_quality"])
+    assert recipe["stages"]["code_web"]["classifier_model"] == str(tmp_path / "cc")
+    assert recipe["stages"]["code_quality"]["learned_model"] == str(tmp_path / "models" / "cq")
