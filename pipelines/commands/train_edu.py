@@ -138,9 +138,13 @@ def check_scores(column: pd.Series, path: Path, name: str, scale: tuple[int, int
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
     """Embeddings of ``frame``'s documents: stored ones first, the rest embedded now."""
     from classifiers.embedding_head import DEFAULT_EMBEDDER
-    from classifiers.vector_source import VectorSource
+    from classifiers.vector_source import VectorSource, compatible, embedding_card
 
-    source = VectorSource(tuple(Path(d) for d in dirs), DEFAULT_EMBEDDER)
+    usable = [Path(d) for d in dirs if compatible(Path(d), DEFAULT_EMBEDDER)]
+    for d in (Path(d) for d in dirs if Path(d) not in usable):  # e.g. --profile cpu's 128-d static vectors: a head needs its own
+        log.warning("%s holds vectors of %s, the head needs %s: embedding again (the card names the embedder that scores)",
+                    d, embedding_card(d).get("embedder", {}).get("model"), DEFAULT_EMBEDDER.get("model"))
+    source = VectorSource(tuple(usable), DEFAULT_EMBEDDER)
     x = source.vectors(frame["doc_id"].astype(str).tolist(), frame["text"].tolist(), None, device=args.device, batch_size=args.batch_size)
     return x.astype(np.float64)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -123,3 +124,24 @@ def test_a_real_judges_head_left_out_by_scorer_fast_is_a_warning_that_says_how_t
     line = next(r for r in caplog.records if "not with the head distilled" in r.getMessage())
     assert line.levelno == logging.WARNING and "set edu_score.scorer=distilled" in line.getMessage()
     assert "--profile gpu" in line.getMessage() and "uses it only for" not in line.getMessage()
+
+
+def test_a_head_trained_from_a_cpu_profile_run_scores_with_its_own_embedder(tmp_path, caplog):
+    """--profile cpu stores 128-d static vectors; train-classifier edu --run trained its head on them while
+    its card named MiniLM (384-d), so scoring with it ended in an internal error. The head now embeds
+    with the embedder its card names."""
+    from tests.helpers import only
+
+    recipe = str(Path(__file__).resolve().parents[2] / "pipelines" / "configs" / "glm45.yaml")
+    math = Path(__file__).resolve().parents[2] / "sample_data" / "math_science" / "math_science.jsonl.gz"
+    run = tmp_path / "run"
+    with FakeLLMServer() as srv:
+        assert main(["run", recipe, "--input", str(math), "--output", str(run), "--scheduler", "synchronous", "--quiet",
+                     "--profile", "cpu", *only("semdedup", "edu_score"), *overrides(srv, sample_size=24, min_annotations=8)]) == 0
+    assert main(["train-classifier", "edu", "--run", str(run), "--output", str(tmp_path / "head")]) == 0
+    card = json.loads((tmp_path / "head" / "model.json").read_text())
+    assert card["dim"] == 384 and "embedding again" in caplog.text
+    edu = next(p for p in run.iterdir() if p.name.endswith("_edu_score"))
+    assert main(["edu-score", "--input", str(edu.parent / next(p.name for p in sorted(run.iterdir()) if p.name.endswith("_semdedup"))),
+                 "--output", str(tmp_path / "scored"), "--scheduler", "synchronous", "--quiet", "--profile", "cpu",
+                 f"scorer={tmp_path / 'head'}"]) == 0
