@@ -177,7 +177,7 @@ def absolute_model_paths(recipe: dict[str, Any], names: list[str]) -> None:
             continue
         for key, path in stage.model_paths(stage_config(recipe, name, stage.config_cls)).items():
             full = os.path.abspath(os.path.expanduser(str(path)))
-            if full != str(path):
+            if full != str(path) and os.path.exists(full):  # a name (a shipped model) or a typo stays as written
                 set_path(recipe, ["stages", name, *key.split(".")], full)
 
 

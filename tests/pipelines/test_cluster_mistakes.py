@@ -122,8 +122,12 @@ def test_model_paths_are_written_absolute_with_home_expanded(tmp_path, monkeypat
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "cc").mkdir()
+    (tmp_path / "models" / "cq").mkdir(parents=True)
     recipe = load_recipe(REPO / "pipelines" / "configs" / "glm45.yaml",
-                         ["code_web.classifier_model=~/cc", "code_quality.learned_model=models/cq", "code_quality.scorers=[structural,learned]"])
-    absolute_model_paths(recipe, ["code_web", "code_quality"])
+                         ["code_web.classifier_model=~/cc", "code_quality.learned_model=models/cq", "code_quality.scorers=[structural,learned]",
+                          "semdedup.model=bogus-model"])
+    absolute_model_paths(recipe, ["code_web", "code_quality", "semdedup"])
     assert recipe["stages"]["code_web"]["classifier_model"] == str(tmp_path / "cc")
     assert recipe["stages"]["code_quality"]["learned_model"] == str(tmp_path / "models" / "cq")
+    assert recipe["stages"]["semdedup"]["model"] == "bogus-model"  # no such folder: a model name (or a typo the check names) stays
