@@ -154,7 +154,7 @@ class HashedLinearModel:
             **self.card,
             **card,
         }
-        (folder / "model.json").write_text(json.dumps(json_safe(json.loads(json.dumps(meta, default=str))), indent=2, sort_keys=True, allow_nan=False) + "\n")
+        (folder / "model.json").write_text(json.dumps(json_safe(meta), indent=2, sort_keys=True, default=str, allow_nan=False) + "\n")
         self.card = {k: v for k, v in meta.items() if k not in {"kind", "feature_version", "config"}}
         return folder
 

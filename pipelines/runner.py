@@ -197,6 +197,7 @@ def _build_and_write(
         "extra": ctx.extra_stats,
     }
     io.write_json(work / "stats.json", stats)
+    incomplete = {"incomplete": ctx.incomplete} if ctx.incomplete else {}
     io.write_json(
         work / MARKER,
         {
@@ -206,8 +207,8 @@ def _build_and_write(
             "config_hash": chash,
             "input_fingerprint": fingerprint,
             # an incomplete output is another output: the stages after it re-run when it is completed
-            "output_fingerprint": config_hash({"config": chash, "input": fingerprint, **({"incomplete": ctx.incomplete} if ctx.incomplete else {})}),
-            **({"incomplete": ctx.incomplete} if ctx.incomplete else {}),
+            "output_fingerprint": config_hash({"config": chash, "input": fingerprint, **incomplete}),
+            **incomplete,
             "files": file_records(work),
         },
     )

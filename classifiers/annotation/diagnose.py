@@ -25,9 +25,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from classifiers.annotation.cache import CACHEABLE_FAILURES
+from classifiers.annotation.openai_answers import opener_for
 from curation.errors import brief
-
-_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def summarise(failures: Iterable[str | None], raw: Iterable[str | None]) -> tuple[dict[str, int], dict[str, str]]:
@@ -105,9 +104,8 @@ def served_models(base_url: str, api_key_env: str | None = None, timeout_s: floa
     key = os.environ.get(api_key_env or "", "")
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    handlers = [urllib.request.ProxyHandler({})] if urllib.parse.urlparse(url).hostname in _LOOPBACK else []
     try:
-        with urllib.request.build_opener(*handlers).open(urllib.request.Request(url, headers=headers), timeout=timeout_s) as resp:
+        with opener_for(url).open(urllib.request.Request(url, headers=headers), timeout=timeout_s) as resp:
             data = json.loads(resp.read().decode("utf-8"))
         return [str(m["id"]) for m in data["data"] if isinstance(m, dict) and "id" in m]
     except (OSError, ValueError, KeyError, TypeError):  # urllib's errors are OSErrors; a body that is no model list

@@ -35,13 +35,13 @@ import socket
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from classifiers.annotation import openai_answers
 from classifiers.annotation.base import AnnotationResult, AnnotationStats
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
@@ -51,7 +51,6 @@ log = logging.getLogger(__name__)
 ENDPOINTS = ("chat", "completions")
 PROMPT_FORMATS = ("chatml", "plain")
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 class RequestFailed(Exception):
@@ -149,10 +148,7 @@ class OpenAIAnnotator:
         self.doc_tokens = doc_tokens
         self.extra_body = dict(extra_body or {})
         self.limiter = RateLimiter(float(rate_limit_rps))
-        host = urllib.parse.urlparse(self.base_url).hostname or ""
-        # Never send loopback traffic through an HTTP proxy from the environment.
-        handlers = [urllib.request.ProxyHandler({})] if host in _LOOPBACK else []
-        self._opener = urllib.request.build_opener(*handlers)
+        self._opener = openai_answers.opener_for(self.base_url)  # loopback traffic never goes through a proxy
         mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
         extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
         budget = f":doc{doc_tokens}" if doc_tokens else ""

@@ -10,6 +10,8 @@ import json
 import math
 import re
 import urllib.error
+import urllib.parse
+import urllib.request
 from typing import Any
 
 from classifiers.annotation.base import expected_score, logprobs_to_probs
@@ -41,6 +43,16 @@ def read_answer(response: dict[str, Any], rubric: Rubric, endpoint: str, prefill
         if score is not None:
             return score, text, None
     return parsed.score, text, None
+
+
+#: Hosts reached without a proxy from the environment: a judge served on this machine.
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def opener_for(url: str) -> urllib.request.OpenerDirector:
+    """A URL opener for requests to ``url``: loopback traffic never goes through an HTTP proxy."""
+    handlers = [urllib.request.ProxyHandler({})] if (urllib.parse.urlparse(url).hostname or "") in LOOPBACK else []
+    return urllib.request.build_opener(*handlers)
 
 
 def usage_tokens(response: dict[str, Any], key: str) -> int:

@@ -138,21 +138,21 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
     # one BLAS thread: a multi-threaded sgemm sums in another order, so a one-process run (all cores)
     # and a cluster's workers (Dask sets OMP_NUM_THREADS=1) differed in max_sim's last bits
     with threadpool_limits(1, user_api="blas"):
-        pairs = [(group, max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
-                                                   sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard))
-                 for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True) for pos in [group["_pos"].to_numpy()]]
-    for group, (sims, near) in pairs:
-        ids = group["doc_id"].to_numpy(dtype=object)
-        outs.append(pd.DataFrame({
-            "doc_id": pd.Series(ids, dtype=object),
-            "_part": group["_part"].to_numpy(dtype=np.int64),
-            "source": pd.Series(group["source"].to_numpy(dtype=object), dtype=object),
-            "cluster": group["cluster"].to_numpy(dtype=np.int64),
-            "rank": np.arange(len(group), dtype=np.int64),
-            "max_sim": sims,
-            "nearest": pd.Series(np.where(near >= 0, ids[np.maximum(near, 0)], None), dtype=object),
-            "lang": pd.Series(group["lang"].to_numpy(dtype=object), dtype=object),
-        }))
+        for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
+            pos = group["_pos"].to_numpy()
+            sims, near = max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
+                                                   sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
+            ids = group["doc_id"].to_numpy(dtype=object)
+            outs.append(pd.DataFrame({
+                "doc_id": pd.Series(ids, dtype=object),
+                "_part": group["_part"].to_numpy(dtype=np.int64),
+                "source": pd.Series(group["source"].to_numpy(dtype=object), dtype=object),
+                "cluster": group["cluster"].to_numpy(dtype=np.int64),
+                "rank": np.arange(len(group), dtype=np.int64),
+                "max_sim": sims,
+                "nearest": pd.Series(np.where(near >= 0, ids[np.maximum(near, 0)], None), dtype=object),
+                "lang": pd.Series(group["lang"].to_numpy(dtype=object), dtype=object),
+            }))
     if not outs:
         return empty_similarity()
     return pd.concat(outs, ignore_index=True)[list(SIMILARITY_COLUMNS)]

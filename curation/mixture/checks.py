@@ -57,7 +57,9 @@ def check_plans(
     ``patterns``: the recipe's own repeat keys; one without a glob that names no group of the data
     while its kind has groups there is a typo, warned about (``web/hihg``)."""
     present = {g.group for p in plans.values() for g in p.groups}
-    warnings = [w for key in sorted(patterns or {}) if not any(c in key for c in "*?[") for w in _unknown_group("repeat_key", "mixture.repeat", key, present)]
+    warnings: list[dict[str, Any]] = []
+    for key in sorted(k for k in (patterns or {}) if not any(c in k for c in "*?[")):  # a glob names groups by design
+        warnings += _unknown_group("repeat_key", "mixture.repeat", key, present)
     warnings += _unknown_group("top_group", "mixture.top_group", top_group, present)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:

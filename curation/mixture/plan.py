@@ -201,9 +201,11 @@ def fit_scale(
     """
     per_unit: dict[tuple[str, str], float] = {}  # (scope, group) → epochs at scale 1
     fixed: dict[tuple[str, str], float] = {}  # ("pretrain", group) → epochs the budget overrides take
-    for spec in (s for s in specs if s.stage == "pretrain" and s.budget is not None and _nominal(s, stats.get(s.name, {})) > 0):
-        for g, st in (groups := stats.get(spec.name, {})).items():
-            e = spec.budget.tokens / _nominal(spec, groups) * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
+    for spec in (s for s in specs if s.stage == "pretrain" and s.budget is not None):
+        groups = stats.get(spec.name, {})
+        nominal = _nominal(spec, groups)
+        for g, st in groups.items() if nominal > 0 else ():
+            e = spec.budget.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
             fixed[("pretrain", g)] = fixed.get(("pretrain", g), 0.0) + e
     for spec in specs:
         if spec.stage not in fit_stages or spec.budget is not None or not spec.tokens:
@@ -217,7 +219,7 @@ def fit_scale(
             e = spec.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
             if e > 0 and st.tokens > 0:
                 per_unit[(scope, g)] = per_unit.get((scope, g), 0.0) + e
-    limits = [max(lookup(max_epochs, g, math.inf) - fixed.get(key, 0.0), 0.0) / e for key, e in per_unit.items() for g in key[1:]]
+    limits = [max(lookup(max_epochs, g, math.inf) - fixed.get((scope, g), 0.0), 0.0) / e for (scope, g), e in per_unit.items()]
     finite = [x for x in limits if math.isfinite(x)]
     return min(finite) if finite else 0.0
 

@@ -74,8 +74,8 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
         from classifiers.rubrics import get_rubric
 
         low, high = get_rubric(args.rubric).scale
-        scores = pd.to_numeric(ann["score"], errors="coerce")
-        bad = ann["score"][scores.isna() & ann["score"].notna() | ~scores.between(low, high) & scores.notna()]
+        scores = pd.to_numeric(ann["score"], errors="coerce")  # empty cells are left out; text or off the scale is refused
+        bad = ann["score"][(scores.isna() & ann["score"].notna()) | (scores.notna() & ~scores.between(low, high))]
         if len(bad):
             raise InputError(f"{args.annotations}: score must be a number on the {args.rubric} rubric's scale "
                              f"{low}–{high}; e.g. {bad.head(3).tolist()}")
@@ -168,6 +168,6 @@ def main(args: argparse.Namespace) -> int:
         "ridge": args.ridge, "heldout_metrics": heldout, "labels": provenance,
         "score_mean": float(scores.mean()), "intended_use": "quality_score_<name> of the web_quality stage (kind: embedding)",
     }
-    (out / "model.json").write_text(json.dumps(json_safe(json.loads(json.dumps(card, default=str))), indent=2, sort_keys=True, allow_nan=False) + "\n")
+    (out / "model.json").write_text(json.dumps(json_safe(card), indent=2, sort_keys=True, default=str, allow_nan=False) + "\n")
     print(f"wrote {out}: {card['n_train']} annotated pages, held-out {heldout}")
     return 0

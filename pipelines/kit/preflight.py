@@ -45,7 +45,7 @@ def check_model(key: str, value: str | None, kind: str | None = None, task: str 
     need_model_folder(key, value, how=how)
     import numpy as np
 
-    from curation.errors import DAMAGED_HINT, DamagedFileError, read_json_file
+    from curation.errors import DamagedFileError, read_json_file
 
     path = Path(str(value)).expanduser()
     card = read_json_file(path / "model.json")
@@ -60,8 +60,8 @@ def check_model(key: str, value: str | None, kind: str | None = None, task: str 
                 for name in arrays.files:
                     arrays[name]
         except Exception as exc:  # a cut or garbled file: zip, pickle and value errors alike
-            raise DamagedFileError(f"{weights} cannot be read ({type(exc).__name__}: {exc}); {DAMAGED_HINT.replace('RUN', 'the run')}"
-                                   " (for a model: train it again)") from None
+            raise DamagedFileError(f"{weights} cannot be read ({type(exc).__name__}: {exc}); it was cut or edited after "
+                                   "it was written: train the model again") from None
 
 
 def files_stamp(path: str | Path) -> list[list[Any]]:
