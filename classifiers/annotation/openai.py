@@ -32,7 +32,6 @@ import logging
 import os
 import random
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -44,6 +43,7 @@ import numpy as np
 from classifiers.annotation import openai_answers
 from classifiers.annotation.base import AnnotationResult, AnnotationStats
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
+from classifiers.annotation.pacing import Breaker, RateLimiter, breaker_threshold
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
 
 log = logging.getLogger(__name__)
@@ -73,25 +73,6 @@ class _Answer:
     retries: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-
-
-class RateLimiter:
-    """At most ``rps`` request starts per second across threads (0 = unlimited)."""
-
-    def __init__(self, rps: float) -> None:
-        self.interval = 1.0 / rps if rps > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        if not self.interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        if slot > now:
-            time.sleep(slot - now)
 
 
 class OpenAIAnnotator:
@@ -148,6 +129,7 @@ class OpenAIAnnotator:
         self.doc_tokens = doc_tokens
         self.extra_body = dict(extra_body or {})
         self.limiter = RateLimiter(float(rate_limit_rps))
+        self.breaker = Breaker(breaker_threshold(self.concurrency))  # a judge that is down: stop sending
         self._opener = openai_answers.opener_for(self.base_url)  # loopback traffic never goes through a proxy
         mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
         extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
@@ -188,7 +170,7 @@ class OpenAIAnnotator:
                 response, attempts = self._post(body)
             except RequestFailed as exc:
                 total.requests += exc.attempts
-                total.retries += exc.attempts - 1
+                total.retries += max(0, exc.attempts - 1)  # 0 attempts: not sent, the breaker was open
                 total.failure, total.raw = exc.reason, exc.detail  # the server's answer, for the failure message
                 return total
             total.requests += attempts
@@ -214,6 +196,9 @@ class OpenAIAnnotator:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         for attempt in range(self.max_retries + 1):
+            tripped = self.breaker.tripped()
+            if tripped is not None:
+                raise RequestFailed(tripped[0], attempt, tripped[1])
             self.limiter.wait()
             wait_at_least: float | None = None
             reply = b""
@@ -223,6 +208,7 @@ class OpenAIAnnotator:
                     reply = resp.read()
                     answer = json.loads(reply.decode("utf-8"))
                 if isinstance(answer, dict):
+                    self.breaker.answered()
                     return answer, attempt + 1
                 reason, retryable, detail = "bad_response", True, f"not a JSON object: {excerpt(reply)}"
             except urllib.error.HTTPError as exc:
@@ -242,6 +228,7 @@ class OpenAIAnnotator:
             if not retryable or attempt == self.max_retries:
                 log.warning("request to %s%s failed for good: %s after %d attempt(s): %s", self.base_url, path, reason,
                             attempt + 1, detail)
+                self.breaker.failed(reason, detail)
                 raise RequestFailed(reason, attempt + 1, detail)
             delay = min(self.backoff_max_s, self.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
             if wait_at_least is not None:

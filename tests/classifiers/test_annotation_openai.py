@@ -288,6 +288,29 @@ def test_connection_refused_is_a_failure(server):
     assert res.failures == ["connection_error"] and np.isnan(res.scores[0])
 
 
+def test_a_judge_that_keeps_failing_is_not_asked_again_and_again(server):
+    # a server that answers 500 to everything: after breaker_threshold(2) = 8 requests failed for good
+    # in a row, the rest fail at once without being sent (60 documents would be 120 requests)
+    server.broken = True
+    docs = [f"energy {i} [[500-while-broken]]" for i in range(60)]
+    res = make(server, concurrency=2, max_retries=1).annotate(docs, EDU)
+    assert res.failures == ["http_500"] * 60 and np.isnan(res.scores).all()
+    sent = len(server.requests)
+    assert 16 <= sent <= (8 + 2) * 2  # 8 failed for good (2 attempts each), at most 2 more in flight
+    assert res.stats.requests == sent
+    assert res.raw[0].startswith("HTTP 500") and "the GPU fell off" in res.raw[0]  # what the server said
+    assert res.raw[-1].startswith("not sent: the ") and "http_500: HTTP 500" in res.raw[-1]
+
+
+def test_answers_in_between_keep_the_judge_asked(server):
+    # every other request fails for good: never 8 in a row, so every document is sent
+    server.broken = True
+    docs = [f"energy {i}" + (" [[500-while-broken]]" if i % 2 else "") for i in range(30)]
+    res = make(server, concurrency=1, max_retries=0).annotate(docs, EDU)
+    assert res.failures == [("http_500" if i % 2 else None) for i in range(30)]
+    assert len(server.requests) == 30 and not any(r.startswith("not sent") for r in res.raw)
+
+
 def test_api_key_is_sent_but_never_logged(monkeypatch, caplog):
     secret = "sk-test-0123456789abcdef"
     monkeypatch.setenv("CURATION_TEST_KEY", secret)
@@ -369,3 +392,11 @@ def test_get_annotator_builds_the_backend_and_rejects_unknown_options(server, tm
         get_annotator({"backend": "openai", "model": "m", "temprature": 0})
     with pytest.raises(ValueError, match="choose one of"):
         get_annotator({"backend": "gpt"})
+
+
+def test_pacing_examples_hold():
+    import doctest
+
+    from classifiers.annotation import pacing
+
+    assert doctest.testmod(pacing).failed == 0
