@@ -279,7 +279,7 @@ def _stats(args: argparse.Namespace) -> int:
     if args.mixture:
         view = mixture_view(args.run_dir)
         if view is None:
-            log.error("%s: no mixture manifests (the mixture stage did not run or did not finish)", args.run_dir)
+            log.error("%s: no mixture manifests of this run (the mixture stage did not run or did not finish)%s", args.run_dir, f"; {note}" if note else "")
             return 4
         print(json.dumps(mixture_json(view), indent=2, ensure_ascii=False) if args.json else mixture_table(view))
     else:

@@ -35,9 +35,10 @@ GROUP_COLUMNS = [
 
 
 def manifest_paths(run: Run) -> list[Path]:
-    """Manifest files of the run (``<stage folder>/manifests/*.json``), sorted by name."""
-    own = [p for s in run.stages if s.folder == run.path for p in run.path.glob("manifests/*.json")]  # a lone mixture folder
-    return sorted(own or [p for p in run.path.glob("*/manifests/*.json") if p.parent.parent.name[:2].isdigit()])
+    """Manifest files of the run's current stages (``<stage folder>/manifests/*.json``), sorted by
+    name. A mixture folder left out as stale (an earlier stage re-run since) has none here: its
+    manifests describe another run's documents."""
+    return sorted(p for s in run.stages for p in s.folder.glob("manifests/*.json"))
 
 
 def manifests(run: Run) -> dict[str, dict[str, Any]]:

@@ -165,4 +165,9 @@ def missing_stage_note(run: Run, stage: str) -> str | None:
     """
     if run.has(stage):
         return None
+    stale = [f for f in run.stale if f.split("_", 1)[-1] == stage]
+    if stale:
+        why = (run.state.stale.get(stale[0]) if run.state is not None else None) or "not current"
+        return (f"{stale[0]} of {run.name} is left out: {why}; it is not this run's output, so it is not shown "
+                f"(run the recipe again into {run.name} to bring it up to date)")
     return f"{stage} did not run in {run.name} or did not finish (enable it with {stage}.enabled=true; a failure is in the run's log)"

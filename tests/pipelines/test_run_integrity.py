@@ -82,9 +82,17 @@ def test_verify_stats_report_and_validate_refuse_a_stage_of_another_upstream(tmp
     assert "semdedup" not in stages and "mixture" not in stages and "web_quality" in stages
     assert "left out" in caplog.text and "80_mixture" in caplog.text
     assert main(["stats", str(out), "--check"]) == 1
-    from curation.stats.run import open_run
+    from curation.stats.mixture import manifests
+    from curation.stats.run import missing_stage_note, open_run
 
-    assert open_run(out).stale == ["30_semdedup", "80_mixture"]
+    run = open_run(out)
+    assert run.stale == ["30_semdedup", "80_mixture"]
+    # the stale mixture's manifests (another run's documents) are in no view: not the table, not the notebook's
+    assert manifests(run) == {} and (out / "80_mixture" / "manifests").is_dir()
+    assert "80_mixture of run is left out: made from another output" in missing_stage_note(run, "mixture")
+    caplog.clear()
+    assert main(["stats", str(out), "--mixture"]) == 4
+    assert "no mixture manifests of this run" in caplog.text and "80_mixture: made from another output" in caplog.text
 
 
 # 13. stats says when a run did not finish
