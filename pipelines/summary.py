@@ -131,6 +131,7 @@ def mixture_table(view: tuple[dict[str, dict[str, Any]], Any]) -> str:
                 for r in table[table["phase"] == phase].itertuples(index=False)]
         header = ["group", "planned", "replayed", "share", "replayed share", "epochs", "replayed epochs", "cap", "replay cap", "off"]
         out.append("  " + text_table(header, rows).replace("\n", "\n  "))
+        out += [f"  shortfall ({f['reason']}): {_shortfall(f)}" for f in m.get("shortfalls", [])]
         out += [f"  warning ({w['check']}): {w['message']}" for w in m.get("warnings", [])]
         out.append("")
     return "\n".join(out).rstrip()
@@ -145,8 +146,19 @@ def mixture_json(view: tuple[dict[str, dict[str, Any]], Any]) -> dict[str, Any]:
         rows = table[table["phase"] == phase].drop(columns=["phase"]).astype(object)
         groups = [{k: (None if v is None or v != v else v) for k, v in row.items()} for row in rows.to_dict("records")]
         phases[phase] = {"stage": m["stage"], "seq_length": m["seq_length"], "packing": m["packing"]["mode"],
-                         "budget": m["budget"], "groups": groups, "warnings": m.get("warnings", [])}
+                         "budget": m["budget"], "groups": groups, "shortfalls": m.get("shortfalls", []),
+                         "warnings": m.get("warnings", [])}
     return {"phases": phases}
+
+
+def _shortfall(f: dict[str, Any]) -> str:
+    """One manifest shortfall in words: a phase without data, or a group held at its epoch cap."""
+    if f.get("reason") == "no_data":
+        return (f"no document of the run is in this phase's groups: its {f['tokens']:,}-token budget is not filled "
+                "(add data of its groups, or leave the phase out of mixture.phases)")
+    wanted = f" (wanted {f['wanted_epochs']:g})" if f.get("wanted_epochs") is not None else ""
+    return (f"{f.get('group')} is {f['tokens']:,} tokens short, held at its cap of {_num(f.get('cap'), 'g')} epochs{wanted}: "
+            "add data of the group or raise its cap")
 
 
 def _num(value: Any, spec: str) -> str:

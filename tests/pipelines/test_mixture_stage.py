@@ -257,6 +257,15 @@ def test_absolute_budget_above_the_caps_states_the_shortfall(tmp_path):
     assert m["groups"][0]["epochs"] == 4.0
     assert short["tokens"] == 1_000_000 - 4 * tokens
     assert res.stats["extra"]["phases"]["midtrain_reasoning_32k"]["shortfalls"][0]["tokens"] == short["tokens"]
+    # stats --mixture says it, as text and as data
+    from pipelines.summary import _shortfall, mixture_json, mixture_table, mixture_view
+
+    view = mixture_view(tmp_path / "out")
+    assert (f"shortfall (epoch_cap): reasoning/all is {short['tokens']:,} tokens short, held at its cap of 4 epochs"
+            in mixture_table(view))
+    assert mixture_json(view)["phases"]["midtrain_reasoning_32k"]["shortfalls"] == [short]
+    no_data = {"group": None, "reason": "no_data", "tokens": 40906, "cap": None, "wanted_epochs": None}
+    assert _shortfall(no_data).startswith("no document of the run is in this phase's groups: its 40,906-token budget")
 
 
 def test_materialized_repeats_write_copies(tmp_path):
