@@ -70,9 +70,12 @@ def main(args: argparse.Namespace) -> int:
             log.warning("%s: %s", phase, p["empty"])
         else:
             log.info("%s: %s", phase, args.output / (p.get("data_args") or p["folder"]))
+        for warning in p.get("warnings", []):
+            log.warning("%s", warning)
     empty = [ph for ph, p in out["phases"].items() if p.get("empty")]
     written = ", ".join(ph for ph in out["phases"] if ph not in empty) or "no phase with data"
-    written += f" (no data, left out: {', '.join(empty)})" if empty else ""
+    how = "left out" if args.format == "megatron" else "a dataset of no rows"
+    written += f" (no data, {how}: {', '.join(empty)})" if empty else ""
     print(f"wrote {args.output}: {written} ({args.format}); see {args.output / 'export.json'}")
     return 0
 

@@ -147,10 +147,14 @@ def write_file(number: int, exchange: Artifact, path: str) -> dict[str, Any]:
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, rows.schema) as writer:
         writer.write_table(rows, max_chunksize=1000)
     tokens = (pc.list_value_length(rows.column("input_ids")) if "document_lengths" in rows.column_names else rows.column("n_tokens"))
-    by_group = pa.table({"group": rows.column("group"), "tokens": pc.cast(tokens, pa.int64())}).group_by("group").aggregate(
-        [("tokens", "sum"), ("tokens", "count")])
+    # with random truncation, what a trainer reads: the windows' ids (EOD included), not the documents' tokens
+    trained = pc.list_value_length(rows.column("input_ids")) if "truncated_at" in rows.column_names else tokens
+    by_group = pa.table({"group": rows.column("group"), "tokens": pc.cast(tokens, pa.int64()),
+                         "trained": pc.cast(trained, pa.int64())}).group_by("group").aggregate(
+        [("tokens", "sum"), ("tokens", "count"), ("trained", "sum")])
+    columns = [by_group.column(c).to_pylist() for c in ("group", "tokens_sum", "tokens_count", "trained_sum")]
     figures.update(rows=rows.num_rows, schema=rows.schema, groups={
-        g: {"tokens": int(t), "rows": int(n)} for g, t, n in zip(*(by_group.column(c).to_pylist() for c in ("group", "tokens_sum", "tokens_count")), strict=True)})
+        g: {"tokens": int(t), "rows": int(n), "trained_tokens": int(w)} for g, t, n, w in zip(*columns, strict=True)})
     return figures
 
 
@@ -193,14 +197,39 @@ def phase_figures(manifest: dict[str, Any], files: list[dict[str, Any]], truncat
     groups: dict[str, dict[str, int]] = {}
     for f in files:
         for g, v in f["groups"].items():
-            d = groups.setdefault(g, {"rows": 0, "tokens": 0})
-            d["rows"] += v["rows"]
-            d["tokens"] += v["tokens"]
+            d = groups.setdefault(g, {"rows": 0, "tokens": 0, "trained_tokens": 0})
+            for k in d:
+                d[k] += v[k]
     planned = {g["name"]: g["planned_tokens"] for g in manifest["groups"]}
-    return {
+    truncated = truncation == "random" and manifest["packing"]["mode"] == "none"
+    out: dict[str, Any] = {
         "folder": manifest["phase"], "rows": sum(f["rows"] for f in files), "files": [f["path"] for f in files],
         "seq_length": manifest["seq_length"], "packing": manifest["packing"]["mode"],
-        "truncation": truncation if manifest["packing"]["mode"] == "none" else "none",
+        "truncation": "random" if truncated else "none",
         "planned_tokens": manifest["budget"]["planned_tokens"],
-        "groups": {g: {**v, "planned_tokens": planned.get(g, 0)} for g, v in sorted(groups.items())},
+        "groups": {g: {**{k: n for k, n in v.items() if truncated or k != "trained_tokens"}, "planned_tokens": planned.get(g, 0)}
+                   for g, v in sorted(groups.items())},
     }
+    if not out["rows"]:
+        out["empty"] = ("the phase replays no token (its manifest's shortfalls say why): its folder holds a dataset of no rows, "
+                        "there is nothing to train on")
+    if truncated and out["rows"]:
+        out["trained_tokens"] = sum(v["trained_tokens"] for v in groups.values())
+        out["warnings"] = truncation_warnings(out)
+    return out
+
+
+def truncation_warnings(phase: dict[str, Any], tolerance: float = 0.02) -> list[str]:
+    """What random truncation does to a phase's mix: the groups whose share of the tokens a trainer
+    reads (the windows) is more than ``tolerance`` off their share of the plan (whole documents)."""
+    groups, planned_total, trained_total = phase["groups"], phase["planned_tokens"], phase["trained_tokens"]
+    moved = [(g, v["planned_tokens"] / planned_total, v["trained_tokens"] / trained_total) for g, v in groups.items()
+             if planned_total and trained_total and abs(v["trained_tokens"] / trained_total - v["planned_tokens"] / planned_total) > tolerance]
+    if not moved:
+        return []
+    shares = ", ".join(f"{g} {a:.3f} -> {b:.3f}" for g, a, b in sorted(moved, key=lambda m: -abs(m[2] - m[1])))
+    return [f"{phase['folder']}: with --truncation random a trainer reads {trained_total:,} tokens of the "
+            f"{sum(v['tokens'] for v in groups.values()):,} the rows' documents hold (each copy of a document longer than "
+            f"{phase['seq_length']:,} tokens gives one window), so group shares move off the plan's: {shares}. The manifest "
+            "plans whole documents; to train on the plan's shares, export without --truncation (Megatron's loader reads "
+            "documents whole, in consecutive samples)"]

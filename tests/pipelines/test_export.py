@@ -217,6 +217,15 @@ def test_datasets_random_truncation_cuts_long_documents_at_a_seeded_offset(run, 
     again = tmp_path / "trunc2"
     assert curate([*args[:4], str(again), *args[5:]]) == 0
     assert (again / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes() == (out / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes()
+    # export.json says what a trainer reads per group (the windows), and warns where the mix moves off the plan
+    phase = json.loads((out / "export.json").read_text())["phases"]["pretrain_phase1"]
+    read = rows.assign(n=rows["input_ids"].map(len)).groupby("group")["n"].sum()
+    assert {g: v["trained_tokens"] for g, v in phase["groups"].items()} == read.to_dict()
+    assert phase["trained_tokens"] == int(read.sum()) < sum(v["tokens"] for v in phase["groups"].values())
+    planned = {g: v["planned_tokens"] / phase["planned_tokens"] for g, v in phase["groups"].items()}
+    moved = [g for g in planned if abs(read[g] / read.sum() - planned[g]) > 0.02]
+    assert moved and all(f"{g} {planned[g]:.3f} -> " in phase["warnings"][0] for g in moved)
+    assert "export without --truncation" in phase["warnings"][0]
 
 
 def test_exports_refuse_unfinished_or_damaged_runs_and_write_nothing(run, tmp_path, caplog):
@@ -302,3 +311,14 @@ def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path,
     assert p["midtrain_reasoning_32k"]["data_args"] is None and p["midtrain_reasoning_32k"]["megatron_flags"] == []
     assert not (out / "midtrain_reasoning_32k.data-args").exists() and "there is nothing to train on" in caplog.text
     assert (out / p["midtrain_repo_code_32k"]["data_args"]).read_text().split()  # the other phase is whole
+    # the datasets export writes the empty phase as a dataset of no rows, and says so
+    import datasets
+
+    capsys.readouterr()
+    caplog.clear()
+    hf = tmp_path / "datasets"
+    assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", "midtrain_reasoning_32k", "--quiet"]) == 0
+    assert "no phase with data (no data, a dataset of no rows: midtrain_reasoning_32k)" in capsys.readouterr().out
+    assert "there is nothing to train on" in caplog.text
+    assert json.loads((hf / "export.json").read_text())["phases"]["midtrain_reasoning_32k"]["empty"]
+    assert len(datasets.load_from_disk(str(hf / "midtrain_reasoning_32k"))) == 0
