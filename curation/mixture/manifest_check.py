@@ -65,9 +65,34 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
         replay = sum(s.get("replay_tokens", s["tokens"]) for s in g["shards"])
         if replay != g["replay_tokens"]:
             errors.append(f"group {g['name']}: replay_tokens {g['replay_tokens']} != sum over its shards {replay}")
+        errors += _check_epochs(g) if manifest.get("repeats", "weights") == "weights" else []
     replay = sum(g["replay_tokens"] for g in manifest["groups"])
     if replay != manifest["budget"]["replay_tokens"]:
         errors.append(f"budget.replay_tokens {manifest['budget']['replay_tokens']} != sum over groups {replay}")
+    return errors
+
+
+#: tokens a FIM transform may add to a document: its three sentinels, and the tokens cut in two at
+#: its two split points (the sample's and a 30 MB mix's code groups: at most 4.3 per document and epoch)
+FIM_SLACK = 16
+
+
+def _check_epochs(g: Mapping[str, Any]) -> list[str]:
+    """A group's epochs against its tokens: the plan's ``planned_tokens`` is ``epochs`` × its unique
+    tokens (rounded), and ``replay_epochs`` is replayed over unique tokens, where the shards hold
+    each document once (``repeats: weights``; materialized copies leave out the documents a
+    fractional epoch does not show, so their unique tokens are not the plan's). The plan counts a
+    document's own text; FIM's sentinels add tokens to the shards, so a group with FIM-transformed
+    documents is allowed :data:`FIM_SLACK` tokens for each of them and each epoch."""
+    unique = g.get("unique_tokens")
+    if not unique:
+        return []
+    fim = sum(n for kind, n in (g.get("fim") or {}).items() if kind != "none")
+    errors = []
+    if abs(g["epochs"] * unique - g["planned_tokens"]) > 1 + FIM_SLACK * fim * max(1, math.ceil(g["epochs"])) + 1e-6 * g["planned_tokens"]:
+        errors.append(f"group {g['name']}: epochs {g['epochs']} x unique_tokens {unique} is not its planned_tokens {g['planned_tokens']}")
+    if abs(g["replay_epochs"] * unique - g["replay_tokens"]) > 1 + FIM_SLACK * (g["replay_documents"] if fim else 0) + 1e-6 * g["replay_tokens"]:
+        errors.append(f"group {g['name']}: replay_epochs {g['replay_epochs']} x unique_tokens {unique} is not its replay_tokens {g['replay_tokens']}")
     return errors
 
 

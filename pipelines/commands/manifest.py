@@ -44,6 +44,9 @@ def find_manifests(path: Path) -> list[Path]:
 
 def main(args: argparse.Namespace) -> int:
     status = 0
+    for root in args.path:  # input missing: exit 4, as stats and export; 1 is for manifests with problems
+        if not Path(root).exists():
+            raise FileNotFoundError(f"{root} does not exist; give a manifest .json file, a folder of them, or a run folder")
     for root in args.path:
         manifests = find_manifests(root)
         if not manifests:

@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from pipelines.verify import verify_run
 
+    if not args.run_dir.exists():  # input missing: exit 4, as stats and export; 1 is for a run with problems
+        raise FileNotFoundError(f"{args.run_dir} does not exist; give a run folder written by `curate run`")
     problems = verify_run(args.run_dir, _manifest_check())
     for p in problems:
         print(f"FAIL {p}")

@@ -83,6 +83,25 @@ def test_sums_must_match_the_shards(stage):
     assert any("above its cap" in e for e in validate_sums(bad))
 
 
+def test_epochs_must_match_the_tokens(stage):
+    _, _, manifest = stage
+    bad = copy.deepcopy(manifest)
+    bad["groups"][1]["epochs"] = bad["groups"][1]["replay_epochs"] = 2.5  # web/high: 60 unique tokens, 120 planned and replayed
+    errors = validate_sums(bad)
+    assert "group web/high: epochs 2.5 x unique_tokens 60 is not its planned_tokens 120" in errors
+    assert "group web/high: replay_epochs 2.5 x unique_tokens 60 is not its replay_tokens 120" in errors
+    # FIM's sentinels add tokens the plan does not count: a few per transformed document pass, an edit does not
+    fim = copy.deepcopy(manifest)
+    fim["groups"][1]["fim"] = {"none": 1, "psm": 2}
+    fim["groups"][1]["replay_tokens"] += 10
+    for s in fim["groups"][1]["shards"]:
+        s["replay_tokens"] += 5
+    fim["budget"]["replay_tokens"] += 10
+    assert validate_sums(fim) == []
+    fim["groups"][1]["epochs"] = 6.0  # 360 tokens against 120, more than 16 tokens for each of 2 documents and 6 epochs
+    assert any("epochs 6.0 x unique_tokens 60 is not" in e for e in validate_sums(fim))
+
+
 def test_files_are_checked_for_bytes_checksum_rows_and_tokens(stage):
     root, path, manifest = stage
     shard = root / manifest["groups"][0]["shards"][0]["path"]

@@ -110,3 +110,11 @@ def test_a_closed_pipe_ends_the_command_without_a_traceback(run):
     done = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.stdout == "[" and "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert done.returncode == 141
+
+
+def test_a_missing_path_is_input_missing_for_every_reader(tmp_path, caplog):
+    """exit 4 (input missing) for a path that does not exist, as stats and export say; 1 is for problems found."""
+    gone = tmp_path / "no-such-run"
+    for command in (["verify", str(gone)], ["manifest", "validate", str(gone)], ["stats", str(gone)]):
+        caplog.clear()
+        assert curate(command) == 4 and f"{gone}" in caplog.text
