@@ -7,13 +7,14 @@ file the stage wrote: its size, the rows of each Parquet part under ``docs/`` an
 
 Resume checks names, sizes and row counts (cheap: ``stat`` and Parquet footers); ``curate verify``
 checks the checksums too, so edited document text is seen. The input fingerprints a marker holds
-(raw files, or the previous stage's marker) are computed here as well.
+(raw files, by checksums of all their bytes, or the previous stage's marker) are computed here as well.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -127,21 +128,55 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def raw_fingerprint(files: list[Path]) -> str:
-    """Fingerprint raw input files by path, size and their first and last MiB."""
+#: the file in a reading stage's cache that keeps its input files' checksums (:func:`raw_fingerprint`)
+INPUT_CHECKSUMS = "input-checksums.json"
+
+
+def raw_fingerprint(files: list[Path], memo: Path | None = None) -> str:
+    """Fingerprint raw input files by path, size and an xxh3-64 checksum of all their bytes.
+
+    A file's checksum is kept in ``memo`` (JSON: resolved path → [size, mtime_ns, xxh3]) and reused
+    while the file's size and modification time are those recorded: a re-run reads no unchanged
+    file, a file edited in place (any byte, even at the same size) is read again. Without a memo
+    every file is read."""
     h = hashlib.sha256()
     expanded: set[Path] = set()
     for f in files:
         expanded.update(p for p in Path(f).rglob("*") if p.is_file()) if Path(f).is_dir() else expanded.add(Path(f))
+    known = _read_memo(memo)
+    seen: dict[str, list[Any]] = {}
     for f in sorted(expanded):
-        size = f.stat().st_size
-        h.update(f"{f.resolve()}\0{size}\0".encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 20))
-            if size > 1 << 20:
-                fh.seek(max(size - (1 << 20), 0))
-                h.update(fh.read(1 << 20))
+        st, where = f.stat(), str(f.resolve())
+        rec = known.get(where)
+        if not (isinstance(rec, list) and len(rec) == 3 and rec[:2] == [st.st_size, st.st_mtime_ns]):
+            rec = [st.st_size, st.st_mtime_ns, checksum(f)]
+        seen[where] = rec
+        h.update(f"{where}\0{st.st_size}\0{rec[2]}\0".encode())
+    if memo is not None and seen != known:
+        _write_memo(memo, {**known, **seen})
     return h.hexdigest()
+
+
+def _read_memo(memo: Path | None) -> dict[str, Any]:
+    try:
+        data = json.loads(memo.read_text()) if memo is not None else {}
+    except (OSError, ValueError):  # none yet, or unreadable: every file is read again
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_memo(memo: Path, data: dict[str, Any]) -> None:
+    """Written whole under a name of this process, then renamed: runs sharing a cache never read half
+    a file. Only into a folder that exists (the stage's cache, once it has run): a stage that fails
+    before its first sub-step leaves no folder behind for this file."""
+    if not memo.parent.is_dir():
+        return
+    try:
+        tmp = memo.with_name(f".{memo.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, memo)
+    except OSError:  # a cache that cannot be written (read-only): the next run reads the files again
+        pass
 
 
 def stage_fingerprint(input_dir: Path) -> str:

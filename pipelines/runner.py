@@ -28,6 +28,7 @@ from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
 from pipelines.marker import (
+    INPUT_CHECKSUMS,
     MARKER,
     WRITER,
     check_files,
@@ -90,7 +91,7 @@ def _run_stage_locked(
     specs: list[Any] = []
     if getattr(stage, "reads_raw", False):
         # the files alone decide whether ingest is up to date; planning its partitions reads them
-        fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))))
+        fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
     else:
         assert input_dir is not None
         check_input(Path(input_dir))
