@@ -145,9 +145,9 @@ def _build_and_write(
         client=client,
         recipe=recipe,
         inputs=specs,
-        # a single-stage run reads the artifacts of the run folder that holds its --input
-        upstream=resolve_artifacts(stage, run_dir if run_dir is not None else (Path(input_dir).resolve().parent if input_dir else None)),
-        lineage=resolve_lineage(name, run_dir),
+        # a single-stage run reads the artifacts, and cites the stages, of the run folder that holds its --input
+        upstream=resolve_artifacts(stage, home := run_dir if run_dir is not None else (Path(input_dir).resolve().parent if input_dir else None)),
+        lineage=resolve_lineage(name, home),
         settings=stage_settings(recipe, stage),
         quiet=quiet,
     )

@@ -358,3 +358,17 @@ def test_stats_check_of_a_run_stopped_before_its_first_stage_says_it_did_not_fin
     assert main(["stats", str(out), "--check"]) == 1
     assert "no finished stage folders" in caplog.text and "interrupted" in caplog.text
     assert main(["stats", str(out)]) == 4  # without --check: the folder has nothing to show
+
+
+def test_a_stage_run_alone_into_its_run_folder_cites_the_run_as_the_recipe_does(finished_run, tmp_path, capsys):
+    """``curate mixture --input RUN/75_forge_filter --output RUN/80_mixture``: the manifests cite the
+    run's stages (they cited none, and verify failed for good), byte-identical to the recipe's."""
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    shutil.rmtree(run / "80_mixture")
+    assert main(["mixture", "--input", str(run / "75_forge_filter"), "--output", str(run / "80_mixture"), "--scheduler", "synchronous",
+                 "--quiet", "--profile", "cpu"]) == 0
+    for path in sorted((finished_run / "80_mixture" / "manifests").glob("*.json")):
+        assert (run / "80_mixture" / "manifests" / path.name).read_bytes() == path.read_bytes()
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 0, capsys.readouterr().out
