@@ -39,6 +39,7 @@ from curation.quality.html_code import code_blocks, code_tag_stats, parse, repar
 from curation.tokens import count_tokens
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
 from pipelines.kit.preflight import check_model
+from pipelines.stages import folder_name
 from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
 from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages
 
@@ -252,6 +253,11 @@ class CodeWebStage(RowStage):
         html_dir, tags_dir, text_dir = ctx.upstream.get("html"), ctx.upstream.get("code_tags"), ctx.upstream.get("code_text")
         log.info("code_web: page HTML from %s; code tags from %s", html_dir or "meta.html (no ingest artifacts/html found)",
                  tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
+        if html_dir is None:  # a stage folder outside the run whose ingest kept the pages' HTML
+            log.warning("code_web: no ingest stage beside the input folder (a run has RUN/%s/artifacts/html), so pages are "
+                        "parsed from meta.html, and pages whose HTML ingest kept apart are scored on their text alone: recall "
+                        "and tiers can differ from the recipe's. Give an --input inside the run folder (e.g. RUN/%s) to use "
+                        "the run's ingest", folder_name("ingest"), folder_name("code_quality"))
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
                   "code_tags": tags_dir is not None, "code_text": text_dir is not None}
         scores, hist, totals = scores_and_histogram(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir,

@@ -372,3 +372,15 @@ def test_a_stage_run_alone_into_its_run_folder_cites_the_run_as_the_recipe_does(
         assert (run / "80_mixture" / "manifests" / path.name).read_bytes() == path.read_bytes()
     capsys.readouterr()
     assert main(["verify", str(run)]) == 0, capsys.readouterr().out
+
+
+def test_code_web_on_a_folder_outside_its_run_says_it_lacks_ingest_html(finished_run, tmp_path, caplog):
+    """Stages chained by hand outside the run folder: code_web cannot read ingest's HTML, and says so."""
+    alone = tmp_path / "chain" / "code_quality"
+    shutil.copytree(finished_run / "50_code_quality", alone)
+    args = ["--scheduler", "synchronous", "--quiet", "--profile", "cpu"]
+    assert main(["code-web", "--input", str(alone), "--output", str(tmp_path / "chain" / "code_web"), *args]) == 0
+    assert "code_web: no ingest stage beside the input folder (a run has RUN/00_ingest/artifacts/html)" in caplog.text
+    caplog.clear()
+    assert main(["code-web", "--input", str(finished_run / "50_code_quality"), "--output", str(tmp_path / "cw"), *args]) == 0
+    assert "no ingest stage beside" not in caplog.text
