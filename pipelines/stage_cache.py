@@ -21,10 +21,15 @@ def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
 
 
 def remove_temp(cache: Path) -> None:
-    """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its cache."""
+    """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its
+    cache, but for those another run sharing the cache is writing now (it holds their lock)."""
+    from pipelines.kit.step_lock import held_by_another, lock_path
+
     if not cache.is_dir():
         return
     for tmp in cache.glob(".*.tmp"):
+        if held_by_another(lock_path(tmp)):
+            continue
         if tmp.is_dir() and not tmp.is_symlink():
             shutil.rmtree(tmp, ignore_errors=True)
         else:

@@ -42,6 +42,7 @@ import dataclasses
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -190,3 +191,12 @@ def link_tree(src: Path, dst: Path) -> None:
                 os.link(Path(root) / f, dst / rel / f)
             except OSError:
                 shutil.copy2(Path(root) / f, dst / rel / f)
+
+
+def merge_figures(into: dict[str, Any], figures: dict[str, Any]) -> None:
+    """Merge a sub-step's figures into a stage's ``extra`` stats, nested dicts key by key."""
+    for key, value in figures.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            merge_figures(into[key], value)
+        else:
+            into[key] = value

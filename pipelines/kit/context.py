@@ -22,7 +22,8 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import config_hash
-from pipelines.kit.artifact import STEP_STATS, Artifact, link_tree, part_number
+from pipelines.kit.artifact import STEP_STATS, Artifact, link_tree, merge_figures, part_number
+from pipelines.kit.step_lock import step_locks
 from pipelines.kit.step_writes import SlicedStep, write_pieces
 
 log = logging.getLogger(__name__)
@@ -101,11 +102,12 @@ class StageContext:
         only a changed decision parameter reuses it; it is hard-linked into ``artifacts/<name>/``.
         """
         final, key = self._step_folder(name, params)
-        if not (final / "_DONE").exists():
-            tmp = self._open_step(name, key)
-            self._close_step(tmp, final, key, produce(tmp))
-        else:
-            log.info("%s: reusing %s from %s", self.name, name, final)
+        with step_locks(self.cache_dir, [] if (final / "_DONE").exists() else [final.name], self.name):
+            if (final / "_DONE").exists():  # made earlier, or by another run sharing the cache while this one waited
+                log.info("%s: reusing %s from %s", self.name, name, final)
+            else:
+                tmp = self._open_step(name, key)
+                self._close_step(tmp, final, key, produce(tmp))
         return self._use_step(name, final)
 
     def sliced_steps(self, docs: dd.DataFrame, steps: list[SlicedStep], label: str, sources: Any = None,
@@ -117,10 +119,16 @@ class StageContext:
         ``summaries``: filled with ``step.summarise(frame)`` of each part, in part order, for each
         step with a ``summarise`` that ran now (not for a reused one); with ``step.merge``, their
         :func:`tree_merge` instead, merged on the cluster in the same compute."""
-        todo, finals = [], []
-        for s in steps:
-            final, key = self._step_folder(s.name, s.params)
-            finals.append(final)
+        finals = [self._step_folder(s.name, s.params) for s in steps]
+        wanted = [final.name for final, _ in finals if not (final / "_DONE").exists()]
+        with step_locks(self.cache_dir, wanted, self.name):  # runs sharing the cache compute a step once
+            self._sliced_locked(docs, steps, finals, label, sources, columns, summaries)
+        return [self._use_step(s.name, final) for s, (final, _) in zip(steps, finals, strict=True)]
+
+    def _sliced_locked(self, docs: dd.DataFrame, steps: list[SlicedStep], finals: list[tuple[Path, str]], label: str, sources: Any,
+                       columns: list[str] | None, summaries: dict[str, Any] | None) -> None:
+        todo = []
+        for s, (final, key) in zip(steps, finals, strict=True):
             if not (final / "_DONE").exists():
                 tmp = self._open_step(s.name, key)
                 todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources, columns=columns,
@@ -144,7 +152,6 @@ class StageContext:
                 if summary is not None and summaries is not None:
                     summaries[s.name] = summary
                 self._close_step(tmp, final, key, s.figures(int(sum(rows))) if s.figures is not None else None)
-        return [self._use_step(s.name, final) for s, final in zip(steps, finals, strict=True)]
 
     @staticmethod
     def redo_next_time(step: Path) -> None:
@@ -175,7 +182,7 @@ class StageContext:
 
     def _use_step(self, name: str, final: Path) -> Artifact:
         if (final / STEP_STATS).exists():
-            _merge(self.extra_stats, json.loads((final / STEP_STATS).read_text()))
+            merge_figures(self.extra_stats, json.loads((final / STEP_STATS).read_text()))
         link_tree(final, self.artifacts_dir / name)
         return Artifact(final)
 
@@ -289,11 +296,3 @@ class StageContext:
 
 def _numbered(df: pd.DataFrame, fn: Callable[..., Any], *args: Any, partition_info: dict | None = None, **kwargs: Any) -> Any:
     return fn(part_number(partition_info), df, *args, **kwargs)
-
-
-def _merge(into: dict[str, Any], figures: dict[str, Any]) -> None:
-    for key, value in figures.items():
-        if isinstance(value, dict) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        else:
-            into[key] = value
