@@ -9,10 +9,10 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
   cuts them into ``seq_length + 1`` windows; its ``BlendedDataset`` draws each prefix by its
   weight, so a prefix's weight is its share of the phase's planned tokens (with one EOD per
   document) and a group gets its planned epochs, fractions included, over ``train_samples``.
-- **mid-training** phases (best-fit packed): every bin of the packing as one sequence of exactly
-  ``seq_length`` tokens — its documents, each with its EOD, then EOD padding — so each bin is one
-  sample (Megatron's sample index steps by ``seq_length``) and a prefix's weight is its share of
-  the bins. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
+- **mid-training** phases (best-fit packed): every bin of the packing as exactly ``seq_length``
+  tokens — its documents, each with its EOD, then EOD padding — and a file's bins as one sequence
+  with one EOD after the last, so each bin is one sample of one pass (Megatron's sample index steps
+  by ``seq_length`` and reads one token past a sample) and a prefix's weight is its share of the bins. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
   and positions restart after every EOD, and the loss skips every position whose input is an EOD
   (the padding, and the one position whose label would be the next sample's first token).
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import dask
+import numpy as np
 
 from curation.export.megatron_index import IndexedWriter, token_dtype
 from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
@@ -80,11 +81,15 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
                 raise InputError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
             spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
             ids = shard_ids(texts, n_tokens, docs, tok, job.path, rows=spans["row"].to_numpy())
-            tokens = 0
-            for bin_ids, _lengths, _docs in packed_bins(with_eod(ids, eod), spans, seq_length):
-                writer.add(padded(bin_ids, seq_length, eod))
-                tokens += len(bin_ids)
-            rec.update(sequences=len(writer.lengths), tokens=tokens, samples=len(writer.lengths))
+            bins = [bin_ids for bin_ids, _lengths, _docs in packed_bins(with_eod(ids, eod), spans, seq_length)]
+            if bins:
+                # the file's bins as ONE sequence, padded to seq_length each, and one EOD after the last:
+                # Megatron's samples step by seq_length through a sequence and read one token past it, so
+                # the N bins are N samples of one pass. Sequences of their own would be shuffled, and one
+                # pass of N bins in N sequences gives N - 1 samples: the last came from a reshuffled
+                # second pass, one bin lost and another drawn twice in every file of more than one bin
+                writer.add(np.concatenate([*(padded(b, seq_length, eod) for b in bins), np.asarray([eod], dtype=np.int64)]))
+            rec.update(sequences=len(writer.lengths), tokens=sum(len(b) for b in bins), samples=len(bins))
         else:
             ids = shard_ids(texts, n_tokens, docs, tok, job.path)
             for x in with_eod(ids, eod):

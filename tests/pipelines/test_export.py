@@ -158,6 +158,30 @@ def test_megatron_draws_each_best_fit_bin_as_one_sample(run, megatron_export, da
         assert s["last_loss"] == 0.0  # the label that crosses into the next sample is masked (input EOD)
 
 
+def test_megatron_draws_every_bin_of_a_file_of_many_bins_once(run, tmp_path):
+    """A data file of several bins (a 32K reasoning phase given a larger budget): one pass of the
+    phase's train_samples draws each bin exactly once (a file's bins as sequences of their own gave
+    one pass one sample fewer, and the last was drawn from a reshuffled second pass)."""
+    import collections
+
+    import datasets
+
+    phase = "midtrain_reasoning_32k"
+    alone = tmp_path / "mixture"
+    assert curate(["mixture", "--input", str(run / "75_forge_filter"), "--output", str(alone), "--scheduler", "synchronous", "--quiet",
+                   "--profile", "cpu", f"mixture.phases.{phase}.budget={{tokens: 400000}}"]) == 0
+    out, hf = tmp_path / "megatron", tmp_path / "datasets"
+    assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", phase, "--quiet"]) == 0
+    assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", phase, "--quiet"]) == 0
+    m = json.loads((alone / "manifests" / f"{phase}.json").read_text())
+    eod = json.loads((out / "export.json").read_text())["eod_id"]
+    bins = collections.Counter(tuple(ids + [eod] * (m["seq_length"] - len(ids))) for ids in datasets.load_from_disk(str(hf / phase))["input_ids"])
+    per_file = collections.Counter(r["group"] for r in datasets.load_from_disk(str(hf / phase)))
+    assert max(per_file.values()) > 1  # a group of one shard holds several bins
+    drawn = collections.Counter(tuple(s["tokens"]) for s in megatron_draws(out, phase, tmp_path)["samples"])
+    assert drawn == bins
+
+
 @pytest.mark.parametrize("phase", PRETRAIN)
 def test_datasets_rows_replay_the_plan_in_a_shuffled_order(run, datasets_export, phase):
     import datasets
