@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,7 +162,9 @@ def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
     output = Path(output)
     check_overlap(output, [run.run_dir])
     check_replaceable(output, ("export_megatron", "export_datasets"))
-    with folder_lock(run.run_dir):
+    # the run's lock keeps a `curate run` from rewriting it while it is read; a run folder this process
+    # cannot write (a read-only mount, an archive) is not locked: nothing of ours can rewrite it either
+    with folder_lock(run.run_dir) if os.access(run.run_dir, os.W_OK) else contextlib.nullcontext():
         work = output.parent / f".{output.name}.inprogress"
         shutil.rmtree(work, ignore_errors=True)
         try:

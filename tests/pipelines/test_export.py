@@ -346,3 +346,22 @@ def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path,
     assert "there is nothing to train on" in caplog.text
     assert json.loads((hf / "export.json").read_text())["phases"]["midtrain_reasoning_32k"]["empty"]
     assert len(datasets.load_from_disk(str(hf / "midtrain_reasoning_32k"))) == 0
+
+
+def test_a_run_on_a_read_only_mount_is_exported_without_its_lock(run, tmp_path, monkeypatch):
+    """A finished run on a read-only file system: the lock file cannot be written there (exit 7 with
+    advice about --output, which was writable); such a run is read without it."""
+    import errno
+
+    import pipelines.exports.common as common
+
+    def read_only(folder, *a, **k):
+        raise PermissionError(errno.EROFS, "Read-only file system", str(folder / ".curate.lock"))
+
+    monkeypatch.setattr(common, "folder_lock", read_only)
+    real_access = common.os.access
+    monkeypatch.setattr(common.os, "access", lambda p, mode: False if Path(p) == run and mode == os.W_OK else real_access(p, mode))
+    out = tmp_path / "ro"
+    assert curate(["export", "megatron", str(run), "--output", str(out), "--phase", "midtrain_reasoning_32k", "--scheduler",
+                   "synchronous", "--quiet"]) == 0
+    assert (out / "export.json").is_file()
