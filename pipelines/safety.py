@@ -182,7 +182,7 @@ def _acquire(path: Path) -> int:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 os.close(fd)
                 raise LockError(
-                    f"{path.parent} is being written by another curate process ({holder}); wait for it to finish "
+                    f"{_locked_folder(path)} is being written by another curate process ({holder}); wait for it to finish "
                     "or use another --output"
                 ) from None
             if not _stale_or_free(_read_holder(fd)):  # no flock here (e.g. NFS): judge by host and pid
@@ -204,6 +204,12 @@ def _acquire(path: Path) -> int:
         os.pwrite(fd, holder_info.encode(), 0)
         return fd
     raise LockError(f"could not lock {path}; another process keeps replacing it")
+
+
+def _locked_folder(lock: Path) -> Path:
+    """The folder a lock guards: its own folder's (``.curate.lock``), or the stage folder beside it
+    (``.<stage folder>.curate.lock``, a single stage's)."""
+    return lock.parent if lock.name == LOCK_NAME else lock.parent / lock.name[1 : -len(LOCK_NAME)]
 
 
 def lock_holder(folder: Path) -> str:

@@ -171,7 +171,8 @@ def test_single_stages_side_by_side_do_not_lock_each_other_but_a_runs_folder_is_
         assert holder.stdout.readline().strip() == "locked"
         stage = ["exact-dedup", "--input", str(run / "00_ingest"), "--scheduler", "synchronous", "--quiet"]
         assert curate([*stage, "--output", str(shared / "b")]) == 0  # a sibling: not blocked
-        assert curate([*stage, "--output", str(shared / "a")]) == 6 and "another curate process" in caplog.text
+        assert curate([*stage, "--output", str(shared / "a")]) == 6
+        assert f"{shared / 'a'} is being written by another curate process" in caplog.text  # the stage folder, not its parent
         assert sorted(p.name for p in shared.iterdir()) == [".a.curate.lock", "b"]  # no lock of b left behind
     finally:
         holder.kill()
