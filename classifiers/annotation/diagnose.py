@@ -26,21 +26,26 @@ from typing import Any
 
 from classifiers.annotation.cache import CACHEABLE_FAILURES
 from classifiers.annotation.openai_answers import opener_for
+from classifiers.annotation.pacing import NOT_SENT, server_answer
 from curation.errors import brief
 
 
 def summarise(failures: Iterable[str | None], raw: Iterable[str | None]) -> tuple[dict[str, int], dict[str, str]]:
-    """(reason → documents, reason → the first non-empty raw answer of that reason), most frequent first."""
+    """(reason → documents, reason → the first non-empty raw answer of that reason), most frequent
+    first; a request the breaker did not send gives the answer it quotes, the last one sent."""
     counts: dict[str, int] = {}
     examples: dict[str, str] = {}
+    unsent: dict[str, str] = {}
     for reason, answer in zip(failures, raw, strict=True):
         if reason is None or reason != reason:  # None or NaN: an answer that was read
             continue
         counts[reason] = counts.get(reason, 0) + 1
         text = " ".join(str(answer or "").split())
-        if text and reason not in examples:
-            examples[reason] = text[:200] + ("…" if len(text) > 200 else "")
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))), examples
+        into = unsent if text.startswith(NOT_SENT) else examples
+        text = server_answer(text)
+        if text and reason not in into:
+            into[reason] = text[:200] + ("…" if len(text) > 200 else "")
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))), {**unsent, **examples}
 
 
 def is_transport(reason: str) -> bool:

@@ -8,13 +8,17 @@ waiting for a message that the first few requests already had. The breaker opens
 ``threshold`` requests in a row failed for good (each after its own retries) with no answer read in
 between; every later request fails at once with the same reason, without being sent, and its raw
 answer says why. Any answer resets the count, so a server that drops a few requests under load
-keeps being asked.
+keeps being asked. Each batch (:meth:`Breaker.probe`) sends requests again until one more fails, so a
+process that keeps its judge between runs (a long-lived Dask worker, a notebook) asks a server that
+came back.
 
 >>> b = Breaker(threshold=2)
 >>> b.failed("connection_error", "[Errno 111] Connection refused"); b.tripped() is None
 True
 >>> b.failed("connection_error", "[Errno 111] Connection refused"); b.tripped()
-('connection_error', 'not sent: the 2 requests before it failed for good (connection_error: [Errno 111] Connection refused)')
+('connection_error', 'not sent: the 2 requests before it failed for good; the last: [Errno 111] Connection refused')
+>>> b.probe(); b.tripped() is None
+True
 >>> b.answered(); b.tripped() is None
 True
 """
@@ -23,6 +27,16 @@ from __future__ import annotations
 
 import threading
 import time
+
+#: how the raw answer of a request the breaker did not send begins, and what comes before the
+#: last failure's own answer in it
+NOT_SENT, LAST = "not sent: ", "; the last: "
+
+
+def server_answer(raw: str) -> str:
+    """What the server (or the socket) said: a raw answer as it is, or the last failure's answer
+    that the raw answer of a request not sent quotes."""
+    return raw.split(LAST, 1)[1] if raw.startswith(NOT_SENT) and LAST in raw else raw
 
 
 class RateLimiter:
@@ -68,10 +82,18 @@ class Breaker:
             self._in_a_row += 1
             self._last = (reason, detail)
 
+    def probe(self) -> None:
+        """A new batch (the next task of a run, or a later run in a process that keeps its judge): a
+        tripped breaker lets requests through again until one more fails for good, which trips it
+        again, or one is answered, which closes it. A server that came back is asked again; one still
+        down costs a round of requests, not ``threshold``."""
+        with self._lock:
+            self._in_a_row = min(self._in_a_row, self.threshold - 1)
+
     def tripped(self) -> tuple[str, str] | None:
         """``(reason, detail)`` for a request not sent because the breaker is open, else None."""
         with self._lock:
             if self._in_a_row < self.threshold:
                 return None
             reason, detail = self._last
-            return reason, f"not sent: the {self._in_a_row} requests before it failed for good ({reason}: {detail})"
+            return reason, f"{NOT_SENT}the {self._in_a_row} requests before it failed for good{LAST}{detail}"

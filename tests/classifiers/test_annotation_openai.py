@@ -293,13 +293,20 @@ def test_a_judge_that_keeps_failing_is_not_asked_again_and_again(server):
     # in a row, the rest fail at once without being sent (60 documents would be 120 requests)
     server.broken = True
     docs = [f"energy {i} [[500-while-broken]]" for i in range(60)]
-    res = make(server, concurrency=2, max_retries=1).annotate(docs, EDU)
+    ann = make(server, concurrency=2, max_retries=1)
+    res = ann.annotate(docs, EDU)
     assert res.failures == ["http_500"] * 60 and np.isnan(res.scores).all()
     sent = len(server.requests)
     assert 16 <= sent <= (8 + 2) * 2  # 8 failed for good (2 attempts each), at most 2 more in flight
     assert res.stats.requests == sent
     assert res.raw[0].startswith("HTTP 500") and "the GPU fell off" in res.raw[0]  # what the server said
-    assert res.raw[-1].startswith("not sent: the ") and "http_500: HTTP 500" in res.raw[-1]
+    assert res.raw[-1].startswith("not sent: the ") and "; the last: HTTP 500" in res.raw[-1] and "the GPU fell off" in res.raw[-1]
+    # the next batch asks again: still down, one round of requests (not 8 in a row) trips it; back up, it answers
+    again = ann.annotate(docs[:10], EDU)
+    assert again.failures == ["http_500"] * 10 and len(server.requests) - sent <= 2 * 2
+    server.broken = False
+    assert make(server).annotate(["energy"], EDU).failures == [None]
+    assert ann.annotate(docs[:10], EDU).failures == [None] * 10
 
 
 def test_answers_in_between_keep_the_judge_asked(server):
