@@ -46,7 +46,10 @@ UNREADABLE = {
 
 def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     """What a user should hear about a stage that finished: it kept none of its documents, or ingest
-    could not read some records as documents (with the change that fixes the usual causes)."""
+    could not read some records as documents (with the change that fixes the usual causes), or
+    dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`)."""
+    from curation.ingest.notices import duplicate_id_warning
+
     out = []
     name, came, by_reason = stats["stage"], stats["in"]["documents"], stats.get("dropped_by_reason", {})
     unread = {r: v["documents"] for r, v in by_reason.items() if r in UNREADABLE and name == "ingest"}
@@ -55,6 +58,8 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
         out.append(f"{name}: {sum(unread.values()):,} of {came:,} records could not be read as documents "
                    f"({', '.join(f'{r}={n:,}' for r, n in unread.items())}); {ledger} has the file and line of each"
                    + (f" ({fixes})" if fixes else ""))
+    if (duplicates := duplicate_id_warning(stats, ledger)) is not None:
+        out.append(duplicates)
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

@@ -8,6 +8,9 @@ import json
 import stat
 from pathlib import Path
 
+from curation.ingest.unread import hint as unread_hint
+from curation.ingest.unread import kind, refusal
+
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson", ".jsonl.gz", ".json.gz", ".ndjson.gz", ".jsonl.zst", ".json.zst", ".ndjson.zst")
 WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".warc.zst", ".wet.zst")
 HTML_SUFFIXES = (".html", ".htm", ".xhtml")
@@ -24,39 +27,48 @@ def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
 
     The runner fingerprints these before it decides whether ingest must run, so an up-to-date
     ingest never pays for :func:`plan_inputs` (which reads each compressed file once to cut it).
+    A file in an input folder that looks like data ingest cannot read (``b.jsonl.bz2``, ``c.csv``:
+    :func:`curation.ingest.unread.kind`) is an error: skipping it would lose its documents unsaid.
     """
+    return scan_inputs(paths)[0]
+
+
+def scan_inputs(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[Path]]:
+    """:func:`find_inputs`' files, and the files of its folders passed over that are neither data nor
+    sidecars (README, licences, checksums, ``_SUCCESS``): what the run says it left out."""
     files: list[tuple[Path, str]] = []
+    passed: dict[str, list[Path]] = {"data": [], "other": [], "sidecar": []}
     rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
+    lists = {Path(str(p)[1:]).resolve() for p in paths if str(p).startswith("@")}  # an @list inside a listed folder
     paths = [q for q, _ in rooted]
     for p, root in rooted:
         matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
         if not matches:
             raise InputError(f"{p}: no file matches this pattern")
         for m in matches:
-            found = _discover(m)
+            found = _discover(m, passed)
             if root is not None:  # files found inside a listed folder stay under the list's root too
                 for f, _fmt in found:
                     if not f.resolve().is_relative_to(root):
                         raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
                                          "list only paths (and links) that stay inside it")
             files.extend(found)
+    passed = {k: [f for f in v if f.resolve() not in lists] for k, v in passed.items()}
     if not files:
-        raise InputError(f"no input files found in {', '.join(str(p) for p in paths)}{_passed_over(paths)}; "
-                         f"ingest reads {READS}")
+        unread = sorted(str(f) for f in passed["data"] + passed["other"])
+        listed = f" (passed over, formats it does not read: {', '.join(unread[:3])}{_more(unread)})" if unread else ""
+        fixes = "".join(f"; {f.name}: {unread_hint(f.name)}" for f in passed["data"][:3])
+        raise InputError(f"no input files found in {', '.join(str(p) for p in paths)}{listed}; ingest reads {READS}{fixes}")
+    if passed["data"]:
+        raise InputError(refusal(passed["data"], [f for f, _ in files], [p for p in paths if p.is_dir()]))
     first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
     for f, fmt in files:
         first.setdefault(f.resolve(), (f, fmt))
-    return list(first.values())
+    return list(first.values()), passed["other"]
 
 
-def _passed_over(paths: list[Path]) -> str:
-    """`` (passed over: a.csv, b.txt)``: files in the input folders of formats ingest does not read."""
-    other = sorted({str(f) for p in paths if p.is_dir() for f in p.rglob("*")
-                    if f.is_file() and f.name != "README.md" and not any(x.startswith(".") for x in f.relative_to(p).parts)})
-    if not other:
-        return ""
-    more = f" and {len(other) - 3} more" if len(other) > 3 else ""
-    return f" (passed over, formats it does not read: {', '.join(other[:3])}{more})"
+def _more(items: list[str]) -> str:
+    return f" and {len(items) - 3} more" if len(items) > 3 else ""
 
 
 def read_list(arg: Path) -> list[tuple[Path, Path]]:
@@ -92,10 +104,11 @@ def _datasets_splits(folder: Path) -> list[Path] | None:
     return None
 
 
-def _walk(folder: Path, seen: set[Path] | None = None) -> list[tuple[Path, str]]:
+def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = None) -> list[tuple[Path, str]]:
     """The inputs under ``folder``, in name order: files of the formats ingest reads, and datasets
     folders (a DatasetDict's splits) as one input each; hidden files and folders (``.cache``,
-    ``.git``, an earlier output's own) and README.md are passed over."""
+    ``.git``, an earlier output's own) are passed over, other files noted in ``passed`` by their
+    :func:`~curation.ingest.unread.kind`."""
     seen = set() if seen is None else seen
     real = folder.resolve()
     if real in seen:  # a link back to a folder already walked
@@ -106,17 +119,19 @@ def _walk(folder: Path, seen: set[Path] | None = None) -> list[tuple[Path, str]]
         return [(split, "datasets") for split in splits]
     out: list[tuple[Path, str]] = []
     for child in sorted(folder.iterdir(), key=str):
-        if child.name.startswith(".") or child.name == "README.md":
+        if child.name.startswith("."):
             continue
         _check_special(child)
         if child.is_dir():
-            out.extend(_walk(child, seen))
+            out.extend(_walk(child, passed, seen))
         elif child.is_file() and (fmt := _format(child)):
             out.append((child, fmt))
+        elif child.is_file():
+            passed[kind(child.name)].append(child)
     return out
 
 
-def _discover(path: Path) -> list[tuple[Path, str]]:
+def _discover(path: Path, passed: dict[str, list[Path]]) -> list[tuple[Path, str]]:
     try:
         path.stat()
     except OSError as exc:
@@ -124,11 +139,12 @@ def _discover(path: Path) -> list[tuple[Path, str]]:
             raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
         raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
     if path.is_dir():
-        return _walk(path)
+        return _walk(path, passed)
     _check_special(path)
     fmt = _format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown format; ingest reads {READS}")
+        why = unread_hint(path.name)
+        raise InputError(f"{path}: unknown format{f' ({why})' if why else ''}; ingest reads {READS}")
     return [(path, fmt)]
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -24,9 +23,11 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
-from curation.ingest.discover import InputError, find_inputs
+from curation.ingest.discover import READS, InputError, find_inputs, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.jsonl_head import first_record
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import BOM, MAGIC, open_input
+from curation.ingest.streams import MAGIC
+from curation.ingest.unread import note
 from curation.ingest.warc_plan import Cut, warc_chunks
 
 #: The smallest JSONL block, MB: a partition's fixed cost (~0.8 s over the recipe: its Parquet reads,
@@ -123,7 +124,9 @@ def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
 def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
           blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> tuple[list[InputSpec], int, int]:
     """The specs, the inputs' total size on disk and the block."""
-    unique = find_inputs(paths)
+    unique, passed_over = scan_inputs(paths)
+    if passed_over:  # neither data nor a sidecar (README, licence, checksums): said once, when ingest runs
+        log.warning("%s", note(passed_over, READS))
     total = files_bytes(unique)
     block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))
@@ -204,8 +207,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt == "parquet":
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names
-            if fields.text not in names and fields.html not in names:
-                raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
+            _check_columns(path, names, fields)
             groups = [(g, pf.metadata.row_group(g)) for g in range(pf.num_row_groups)]
             return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows, _share(m.total_byte_size, m.num_rows, rows))
                     for g, m in groups for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] \
@@ -214,8 +216,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             import datasets
 
             ds = datasets.load_from_disk(str(path))
-            if fields.text not in ds.column_names:
-                raise InputError(f"{path}: no text column {fields.text!r} (columns: {ds.column_names})")
+            _check_columns(path, ds.column_names, fields)
             step = 100_000
             starts = range(0, max(len(ds), 1), step)
             return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds)), nbytes=_disk_bytes(path) // len(starts)) for s in starts]
@@ -238,7 +239,7 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     comp = next((c for m, c in MAGIC.items() if head.startswith(m)), None)
     if path.name.endswith((".gz", ".zst")) and comp is None and head:
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
-    first = _first_record(path)
+    first = first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         nested = "." in fields.text and isinstance(first.get(fields.text.split(".")[0]), dict)
         fix = (f"fields are read at the top level only: flatten the records first (jq -c '{{text: .{fields.text}, source}}')" if nested
@@ -251,6 +252,13 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s) for s, e, n in chunks]
 
 
+def _check_columns(path: Path, names: list[str], fields: FieldMap) -> None:
+    """A Parquet file or ``datasets`` folder needs its text column or its HTML column."""
+    if fields.text not in names and fields.html not in names:
+        raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); "
+                         "map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
+
+
 def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
     first, last = rows
     return nbytes if last < 0 else nbytes * (last - first) // max(num_rows, 1)
@@ -261,32 +269,3 @@ def _check_crawl_file(path: Path, fmt: str) -> None:
         head = fh.read(8)
     if fmt == "warc" and head and not (head.startswith(b"WARC/") or any(head.startswith(m) for m in MAGIC)):
         raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
-
-
-def _first_record(path: Path) -> dict[str, Any] | None:
-    """The first JSON object among the file's first 100 lines. A file whose first non-blank line
-    opens with ``[`` is refused: it is one JSON array (a common ``.json`` layout), and its lines are
-    not records."""
-    try:
-        with open_input(path) as fh:
-            seen = False  # a non-blank line
-            for _ in range(100):
-                raw = fh.readline()
-                if not raw:
-                    return None
-                if not seen and (head := raw.removeprefix(BOM).strip()):
-                    seen = True
-                    if head.startswith(b"["):
-                        plain = path.suffix.lower() not in (".gz", ".zst")
-                        how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"
-                        raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); "
-                                         f"convert it first ({how})")
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    return obj
-    except (EOFError, OSError) as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from exc
-    return None

@@ -1,0 +1,54 @@
+"""What ingest says when it finishes, beside the funnel: documents it dropped as ``duplicate_id``
+(another record's id, seen earlier in input order), with examples and how to keep them.
+
+Two shards that each number their rows from 0 lose half their documents this way, and the
+funnel alone does not say that the ids, not the texts, were the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from curation.schema import DropReason
+
+_DUPLICATE = DropReason.DUPLICATE_ID.value
+
+
+def duplicate_id_warning(stats: dict[str, Any], ledger: Path, examples: int = 3) -> str | None:
+    """One warning line for the ``duplicate_id`` rows of an ingest's ``stats`` (None when it has
+    none): how many of how many documents, example ids from ``ledger``, and the fix.
+
+    >>> duplicate_id_warning({"stage": "ingest", "in": {"documents": 9}, "dropped_by_reason": {}}, Path("l")) is None
+    True
+    """
+    n = (stats.get("dropped_by_reason", {}).get(_DUPLICATE) or {}).get("documents", 0)
+    if stats.get("stage") != "ingest" or not n:
+        return None
+    ids = duplicate_examples(ledger, examples)
+    shown = f" (e.g. {', '.join(repr(i) for i in ids)})" if ids else ""
+    return (f"ingest: {n:,} of {stats['in']['documents']:,} documents dropped as duplicate_id: an earlier record (input "
+            f"order) has the same id{shown}; the first occurrence is kept, and {ledger} names each copy's file and line "
+            "and its first's. If they are different documents, give ids that are unique across files, or "
+            "ingest.fields.id=none to make each id from the record's text and file:line")
+
+
+def duplicate_examples(ledger: Path, limit: int = 3) -> list[str]:
+    """The first ``limit`` distinct original ids of the ``duplicate_id`` rows in a ledger folder
+    (``part-*.parquet``, in part order); [] when it cannot be read."""
+    out: list[str] = []
+    try:
+        for part in sorted(Path(ledger).glob("part-*.parquet")):
+            table = pq.read_table(part, columns=["reason", "detail"], filters=[("reason", "==", _DUPLICATE)])
+            for detail in table.column("detail").to_pylist():
+                original = str(json.loads(detail or "{}").get("original_id", ""))
+                if original and original not in out:
+                    out.append(original)
+                if len(out) >= limit:
+                    return out
+    except (OSError, ValueError, KeyError):  # the warning goes out without examples
+        return out
+    return out
