@@ -39,7 +39,7 @@ UNREADABLE = {
                       "something else (a dataset's name) point ingest.fields.source at a field the records lack (e.g. "
                       "ingest.fields.source=none) and --source applies to all",
     "missing_text": "name the text field with ingest.fields.text=<field>",
-    "wrong_type": "name a string field with ingest.fields.text=<field>",
+    "wrong_type": "the ledger names the field; map a string field to it with ingest.fields.<column>=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "",
 }  # not too_large or truncated_input: a crawl has both as a matter of course (Common Crawl cuts payloads at 1 MiB)
 

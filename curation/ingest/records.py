@@ -179,12 +179,15 @@ def _map_record(
         assert err is not None
         return row, err[0], err[1]
     raw_id = _utf8(rec.get(fields.id))
-    row["doc_id"] = str(raw_id) if raw_id not in (None, "") else None
-    source = rec.get(fields.source) or default_source
-    row["source"] = source
+    row["doc_id"] = str(raw_id) if raw_id not in (None, "") and not isinstance(raw_id, (dict, list, bool)) else None
+    source = _utf8(rec.get(fields.source)) or default_source
+    row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))
-        row[col] = None if v is None else str(v)
+        row[col] = None if v is None or isinstance(v, (dict, list, bool)) else str(v)
+    for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
+        if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
+            return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
     meta = rec.get(fields.meta)
     extra = {k: v for k, v in rec.items() if k not in mapped}
     if isinstance(meta, dict):

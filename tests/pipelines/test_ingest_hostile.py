@@ -115,3 +115,23 @@ def test_a_nested_text_field_says_fields_are_read_at_the_top_level(tmp_path):
     f = _write_jsonl(tmp_path / "a.jsonl", [{"data": {"body": "nested text"}, "source": "web"}])
     with pytest.raises(InputError, match=r"fields are read at the top level only: flatten the records first \(jq -c '\{text: \.data\.body, source\}'\)"):
         _ingest([f], tmp_path / "out", ["ingest.fields.text=data.body"])
+
+
+def test_a_source_id_or_path_that_is_no_string_is_a_ledger_row(tmp_path):
+    """A source of another type crashed ingest (exit 70, Arrow's 'Expected bytes, got a int'); an id,
+    url or path that is an object or array was kept as its Python repr ("{'x': 1}")."""
+    f = _write_jsonl(tmp_path / "a.jsonl", [
+        {"id": "ok", "text": "fine text", "source": "web"},
+        {"id": "num", "text": "x", "source": 5},
+        {"id": "arr", "text": "x", "source": ["web"]},
+        {"id": {"x": 1}, "text": "x", "source": "web"},
+        {"id": "path", "text": "x", "source": "web", "path": ["x"], "repo": 123},
+        {"id": "url", "text": "x", "source": "web", "url": {"a": 1}},
+    ])
+    _ingest([f], tmp_path / "out")
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    errors = sorted(json.loads(d)["error"] for d in ledger["detail"])
+    assert set(ledger["reason"]) == {"wrong_type"} and errors == [
+        "'id' is an object, not a string", "'path' is an array, not a string", "'source' is a number, not a string",
+        "'source' is an array, not a string", "'url' is an object, not a string"]
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["ok"]
