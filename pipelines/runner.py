@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError, config_hash
+from curation.ingest.inputs import InputError
 from pipelines import io
 from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
@@ -163,8 +164,8 @@ def _build_and_write(
         recorded = _recorded_stats(Path(input_dir))
         ctx.input_tokens = _input_tokens(recorded, len(ctx.input_files))
         missing = [c for c in stage.requires if c not in docs.columns]
-        if missing:
-            raise ConfigError(
+        if missing:  # a recipe's order is checked before anything runs (dry_run): here it is the input folder
+            raise InputError(
                 f"stage {name} requires columns {missing} that {input_dir} does not have; "
                 f"run the stages that produce them first (columns present: {list(docs.columns)})"
             )
