@@ -202,6 +202,9 @@ def check_input(input_dir: Path) -> None:
         if input_dir.name.endswith(".inprogress"):
             raise InputError(f"{input_dir} is the unfinished output of a stage that was stopped while writing it; "
                              f"re-run that stage (its folder is {input_dir.name[1:].removesuffix('.inprogress')}) and give its folder")
+        if not input_dir.exists() and (input_dir.parent / f".{input_dir.name}.inprogress").is_dir():
+            raise InputError(f"{input_dir} does not exist: the stage writing it was stopped before it finished (its "
+                             f".{input_dir.name}.inprogress is there); re-run that stage, then give its folder")
         if (input_dir / "docs").is_dir() and ((input_dir / "ledger").is_dir() or (input_dir / "stats.json").exists()):
             raise InputError(f"{input_dir} is a stage's output without a readable {MARKER} (the stage did not finish, or "
                              "the marker was removed or edited); re-run the stage that writes it")

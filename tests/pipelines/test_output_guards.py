@@ -106,9 +106,12 @@ def test_a_stage_refuses_an_unfinished_or_missing_input_before_anything_runs(run
     unmarked = tmp_path / "00_ingest"
     shutil.copytree(run / "00_ingest", unmarked)
     (unmarked / "_SUCCESS").write_text("{}")
+    stopped = tmp_path / "stopped"  # killed before its folder was renamed into place
+    (tmp_path / ".stopped.inprogress").mkdir()
     for folder, words in ((unfinished, "is the unfinished output of a stage that was stopped"),
                           (unmarked, "is a stage's output without a readable _SUCCESS"),
-                          (tmp_path / "nope", "does not exist; give the folder a stage wrote")):
+                          (tmp_path / "nope", "does not exist; give the folder a stage wrote"),
+                          (stopped, "does not exist: the stage writing it was stopped before it finished")):
         for extra in ([], ["--dry-run"]):
             caplog.clear()
             assert curate(["exact-dedup", "--input", str(folder), "--output", str(tmp_path / "out"), "--quiet", *extra]) == 4
