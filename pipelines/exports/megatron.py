@@ -127,7 +127,9 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
         g["prefixes"] += [r["prefix"]] if r["sequences"] else []  # only prefixes that were written
         g["weight"] += weights.get(r["prefix"], 0.0)
         g["tokens"] += r["tokens"]
-        g["sequences"] += r["sequences"]
+        g["sequences"] += r["sequences"]  # Megatron's sequences: a best-fit file's bins are one
+        if packed:
+            g["samples"] = g.get("samples", 0) + r["samples"]  # its bins: one sample each
     for g in groups.values():
         g["weight"] = round(g["weight"], 12)
     flags = ["--data-args-path", str(root / f"{manifest['phase']}.data-args"), "--seq-length", str(seq), "--train-samples", str(samples),

@@ -180,6 +180,8 @@ def test_megatron_draws_every_bin_of_a_file_of_many_bins_once(run, tmp_path):
     assert max(per_file.values()) > 1  # a group of one shard holds several bins
     drawn = collections.Counter(tuple(s["tokens"]) for s in megatron_draws(out, phase, tmp_path)["samples"])
     assert drawn == bins
+    groups = json.loads((out / "export.json").read_text())["phases"][phase]["groups"]
+    assert {g: v["samples"] for g, v in groups.items()} == dict(per_file)  # export.json: each group's bins
 
 
 @pytest.mark.parametrize("phase", PRETRAIN)
