@@ -155,7 +155,9 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
     df = df.reset_index(drop=True)
     pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
-    pages = pages.reset_index(drop=True)
+    # one page per id, the first, as the duplicate_id rule keeps (two WARC records of one WARC-Record-ID
+    # gave the kept first record the second's text: pages are found by id)
+    pages = pages.drop_duplicates("doc_id", keep="first").reset_index(drop=True)
     write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
                 groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
     out.write_part(number, df.assign(_has_html=df[HTML_COLUMN].notna()).drop(columns=[HTML_COLUMN]))
