@@ -12,11 +12,12 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
 - **mid-training** phases (best-fit packed): every bin of the packing as exactly ``seq_length``
   tokens — its documents, each with its EOD, then EOD padding — and a file's bins as one sequence
   with one EOD after the last, so each bin is one sample of one pass (Megatron's sample index steps
-  by ``seq_length`` and reads one token past a sample) and a prefix's weight is its share of the bins. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
+  by ``seq_length`` and reads one token past a sample); the phase's prefixes are listed without weights,
+  so Megatron takes each file once, blended by its size. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
   and positions restart after every EOD, and the loss skips every position whose input is an EOD
   (the padding, and the one position whose label would be the next sample's first token).
 
-``DIR/<phase>.data-args`` holds ``weight prefix …`` with absolute prefixes, the form of
+``DIR/<phase>.data-args`` holds ``weight prefix …`` (a best-fit phase: ``prefix …``) with absolute prefixes, the form of
 Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase.
 """
 
@@ -134,8 +135,12 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
         g["weight"] = round(g["weight"], 12)
     flags = ["--data-args-path", str(root / f"{manifest['phase']}.data-args"), "--seq-length", str(seq), "--train-samples", str(samples),
              "--split", "100,0,0", *(PACKED_FLAGS if packed else [])]
+    # a best-fit phase lists its prefixes without weights: Megatron then builds each file for one pass
+    # and blends them by their sizes, so every bin is drawn once. With weights it builds each for its
+    # share plus a 0.5 % surplus (mid_level_dataset_surplus): two passes, whose samples a file of 2 or 3
+    # bins shuffles together (3 of 27 bins drawn twice, 3 never, in a phase of 14 such files)
     return {
-        "data_args": " ".join(f"{w:.12g} {root / p}" for p, w in weights.items()),
+        "data_args": " ".join(str(root / p) if packed else f"{w:.12g} {root / p}" for p, w in weights.items()),
         "seq_length": seq, "packing": manifest["packing"]["mode"], "train_samples": samples,
         "tokens": int(sum(r["tokens"] for r in records)),
         "planned_tokens": manifest["budget"]["planned_tokens"], "replay_tokens": manifest["budget"]["replay_tokens"],
