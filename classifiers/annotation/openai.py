@@ -141,7 +141,7 @@ class OpenAIAnnotator:
 
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:
         started = time.time()
-        self.breaker.probe()  # a server that failed an earlier batch is asked again
+        self.breaker.probe()  # a server that failed an earlier batch is asked again, once a cool-down has passed
         truncate = self._truncate()
         bodies = [self._body(rubric, rubric.prepare(t, self.doc_tokens, truncate)) for t in texts]
         with concurrent.futures.ThreadPoolExecutor(self.concurrency) as pool:

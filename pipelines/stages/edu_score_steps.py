@@ -91,6 +91,7 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     shared = share_budget(config, min(len(starts), worker_slots(ctx.client)))
     parts = Artifact(out / "parts")
     started = time.time()
+    _annotator.cache_clear()  # this process's judges start afresh: an earlier run's tripped breaker asks the server again
     graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), size, shared, rubric, parts),
                         meta=ANNOTATE_META, enforce_metadata=False)
     done = ctx.compute(graph, "annotate", costs=task_costs(path, size, config.get("doc_tokens") or rubric.doc_tokens))

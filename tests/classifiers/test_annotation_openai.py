@@ -294,6 +294,7 @@ def test_a_judge_that_keeps_failing_is_not_asked_again_and_again(server):
     server.broken = True
     docs = [f"energy {i} [[500-while-broken]]" for i in range(60)]
     ann = make(server, concurrency=2, max_retries=1)
+    ann.breaker.cooldown_s = 0  # each batch may try again at once (60 s in a run)
     res = ann.annotate(docs, EDU)
     assert res.failures == ["http_500"] * 60 and np.isnan(res.scores).all()
     sent = len(server.requests)
@@ -407,3 +408,13 @@ def test_pacing_examples_hold():
     from classifiers.annotation import pacing
 
     assert doctest.testmod(pacing).failed == 0
+
+
+def test_a_cache_in_chunks_does_not_reopen_a_tripped_breaker(server, tmp_path):
+    # 300 documents in chunks of 64 against a server that answers 500: 8 requests fail for good (2
+    # attempts each), then nothing more is sent for the cool-down, whatever the chunks (a probe per
+    # chunk sent a round more for every 64 documents: a day of retries for a 450k sample)
+    server.broken = True
+    cached = CachedAnnotator(make(server, concurrency=1, max_retries=1), AnnotationCache(tmp_path / "cache"), chunk_size=64)
+    res = cached.annotate([f"energy {i} [[500-while-broken]]" for i in range(300)], EDU)
+    assert res.failures == ["http_500"] * 300 and len(server.requests) == 16
