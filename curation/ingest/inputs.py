@@ -57,6 +57,7 @@ class InputSpec:
     rows: tuple[int, int] = (0, -1)  # parquet: a row range of the group (-1: to its end)
     nbytes: int = 0  # bytes to read (decompressed; Parquet: uncompressed), what partitions are balanced by
     cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
+    docs: int = -1  # warc: document records the planning pass counted in this chunk (-1: not counted)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,7 +225,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             return [InputSpec(path, fmt, source, fields, nbytes=path.stat().st_size)]
         if fmt == "warc":
             _check_crawl_file(path, fmt)
-            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut)
+            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut, docs=c.docs)
                     for c in warc_chunks(path, rules.crawl_block)]
         return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:

@@ -28,7 +28,8 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
             return crawl_frame(iter(()), spec.source)
         if spec.fmt == "html":
             return crawl_frame(read_html_file(spec.path, max_chars), spec.source)
-        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line), spec.cut, label)
+        expected = spec.docs if spec.docs >= 0 else None  # fewer records read than planned: a ledger row, never silence
+        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected), spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None

@@ -1,7 +1,8 @@
 """Crawl input: WARC / WET records and plain HTML files → schema rows with their HTML beside them.
 
-Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio). Only
-HTTP ``response`` records (WARC) and ``conversion`` records (WET, text already extracted) become
+Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio), transfer
+decoding only (content encodings: :mod:`curation.ingest.warc_body`). Only ``response`` and
+``resource`` records (WARC) and ``conversion`` records (WET, text already extracted) become
 documents; ``request``, ``metadata``, ``warcinfo`` and ``revisit`` records are not documents and are
 not read. Every response that cannot be used is a row with a :class:`DropReason`: non-2xx status,
 non-HTML or binary content, a truncated record, a page over ``max_bytes``, a page no charset
@@ -23,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from curation.ingest.streams import Window
+from curation.ingest.warc_body import decode_content
 from curation.ingest.warc_plan import Cut
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -68,51 +70,111 @@ def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
     return {"file": file, "line": number, **fields}
 
 
-def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1) -> Iterator[dict[str, Any]]:
-    """One dict per response/conversion record: id, url, date, meta, and html or text or an error.
+def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1,
+              expected: int | None = None) -> Iterator[dict[str, Any]]:
+    """One dict per response/conversion/resource record: id, url, date, meta, and html or text or an error.
 
-    ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``).
+    ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``);
+    ``expected``: its document records as the planning pass counted them. A file FastWARC cannot read
+    on (a damaged gzip member, a wrong ``Content-Length``, a header over 32 KiB) ends with one
+    ``truncated_input`` row after the records read so far; one where nothing could be read at all is
+    :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
     label = str(path)
-    stream: Any = str(path) if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)
-    it = ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="all", fsspec_args=False)
-    for number, rec in enumerate(it, first_line):
-        rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
-        url = rec.headers.get("WARC-Target-URI")
-        date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
-        out = _row(label, number, id=rid or None, url=url, date=date, offset=start + int(rec.stream_pos))
-        is_wet = rec.record_type == WarcRecordType.conversion
-        ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
-        out["content_type"] = ctype.split(";")[0].strip().lower() or None
-        status = rec.http_headers.status_code if rec.is_http and rec.http_headers is not None else None
-        out["status"] = status
-        expected = rec.content_length
-        if expected > max_bytes:
-            yield {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
-            continue
-        payload = rec.reader.read()
-        encoded = rec.is_http and rec.http_headers is not None and any(
-            rec.http_headers.get(h) for h in ("Content-Encoding", "Transfer-Encoding"))  # decoded length differs
-        if rec.headers.get("WARC-Truncated") or (len(payload) < expected and not encoded):
-            why = rec.headers.get("WARC-Truncated") or "stream ended"
-            yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"record truncated ({why}) after {len(payload)} bytes")}
-            continue
-        if status is not None and not 200 <= status < 300:
-            yield {**out, "error": (DropReason.HTTP_STATUS, f"HTTP status {status}")}
-            continue
-        if is_wet:
-            text, cs = decode_html(payload, "utf-8")
-            if text is None:
-                yield {**out, "error": (DropReason.UNDECODABLE, "not UTF-8 text")}
-            elif not text.strip():  # as a JSONL record with an empty text is
-                yield {**out, "error": (DropReason.EMPTY_TEXT, "text is empty or whitespace only")}
-            else:
-                yield {**out, "text": text, "charset": cs}
-            continue
-        yield {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
+    # a file object, not the name: FastWARC would pick gzip by the name, not the bytes
+    stream: Any = open(path, "rb") if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)  # noqa: SIM115
+    number, offset = first_line - 1, start
+    with stream:
+        # transfer decoding only: FastWARC's content decoding ends the iteration after a chunked gzip body
+        it = iter(ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="transfer", fsspec_args=False))
+        while True:
+            try:
+                rec = next(it)
+            except StopIteration:
+                break
+            except OSError as exc:
+                yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line)
+                return
+            number += 1
+            offset = start + int(rec.stream_pos)
+            try:
+                row = _record(rec, label, number, offset, max_bytes)
+            except OSError as exc:
+                yield _stopped(label, number, offset, exc, False, expected, first_line)
+                return
+            yield row
+    read = number - first_line + 1
+    if expected is not None and read < expected:
+        out = _row(label, number + 1, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
+        yield {**out, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC read {read} of the {expected} "
+               f"document records planned; records {number + 1}..{first_line + expected - 1} were not read")}
+
+
+def _stopped(label: str, number: int, offset: int, exc: OSError, nothing_read: bool, expected: int | None,
+             first_line: int) -> dict[str, Any]:
+    """The ``truncated_input`` row a file FastWARC stops reading ends with (or exit 4 when nothing was read)."""
+    if nothing_read:
+        from curation.ingest.inputs import InputError
+
+        raise InputError(f"{label}: cannot be read as a WARC/WET file (FastWARC: {exc}); re-create it")
+    rest = f"records {number}..{first_line + expected - 1}" if expected and first_line + expected - 1 > number else f"record {number} on"
+    out = _row(label, number, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
+    return {**out, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC stopped at document record {number} "
+            f"(the last record read starts at byte {offset}): {exc}; the records before it were kept, {rest} not read; re-create the file")}
+
+
+def _url(rec: Any) -> str | None:
+    """``WARC-Target-URI`` without the angle brackets WARC/1.0 writers put around it."""
+    url = (rec.headers.get("WARC-Target-URI") or "").strip()
+    return (url[1:-1].strip() if url.startswith("<") and url.endswith(">") else url) or None
+
+
+def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int) -> dict[str, Any]:
+    from fastwarc.warc import WarcRecordType
+
+    rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
+    date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
+    out = _row(label, number, id=rid or None, url=_url(rec), date=date, offset=offset)
+    is_wet = rec.record_type == WarcRecordType.conversion
+    http = rec.http_headers if rec.is_http else None
+    ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
+    out["content_type"] = ctype.split(";")[0].strip().lower() or None
+    status = http.status_code if http is not None else None
+    out["status"] = status
+    expected = rec.content_length
+    if expected > max_bytes:
+        return {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
+    payload = rec.reader.read(max_bytes + 1)  # at most the record's bytes (checked above)
+    chunked = http is not None and bool(http.get("Transfer-Encoding"))  # the decoded length differs
+    if rec.headers.get("WARC-Truncated") or (len(payload) < expected and not chunked):
+        why = rec.headers.get("WARC-Truncated") or "stream ended"
+        return {**out, "error": (DropReason.TRUNCATED_INPUT, f"record truncated ({why}) after {len(payload)} bytes")}
+    if status is not None and not 200 <= status < 300:
+        return {**out, "error": (DropReason.HTTP_STATUS, f"HTTP status {status}")}
+    if http is not None and http.get("Content-Encoding"):
+        payload, err = decode_content(payload, http.get("Content-Encoding"), max_bytes)
+        if err is not None:
+            return {**out, "error": err}
+    if is_wet:
+        return {**out, **_wet(payload)}
+    return {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
+
+
+def _wet(payload: bytes) -> dict[str, Any]:
+    """WET text checked as a JSONL record's text is: byte order mark dropped, NUL bytes and empty text refused."""
+    wide = wide_charset(payload, None)
+    text, cs = decode_html(payload, wide or "utf-8")
+    if text is None:
+        return {"error": (DropReason.UNDECODABLE, "not UTF-8 text")}
+    text = text.removeprefix("\ufeff")
+    if "\x00" in text:
+        return {"error": (DropReason.NUL_BYTE, "text contains a NUL byte")}
+    if not text.strip():  # as a JSONL record with an empty text is
+        return {"error": (DropReason.EMPTY_TEXT, "text is empty or whitespace only")}
+    return {"text": text, "charset": cs}
 
 
 def wide_charset(payload: bytes, declared: str | None) -> str | None:
@@ -142,6 +204,8 @@ def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) ->
         if r["line"] >= cut.line:
             break
         yield r
+        if r.get("stopped"):  # the file was already ended by a row of its own
+            return
     out = _row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
     yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}; the records before it were kept, re-create the file")}
 

@@ -43,13 +43,14 @@ class WarcChunk:
     first_line: int  # row number of its first document record
     nbytes: int  # decompressed bytes
     cut: Cut | None = None  # only on the last chunk of a cut file
+    docs: int = -1  # document records the planning pass counted in it (-1: not counted); the reader checks it
 
 
 def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
     """Near-equal partitions of at most ~``block`` decompressed bytes, cut at record starts that start a member."""
     if compression(path) == "zstd":  # frames do not follow records: one partition
         return [WarcChunk(0, -1, 1, path.stat().st_size)]
-    starts, total, cut, members = _scan(path)
+    starts, total, cut, members, ndocs = _scan(path)
     candidates = [(d, members[d], docs) for d, docs in starts if d in members]  # (decompressed, compressed, documents before)
     n = max(-(-total // block), 1)
     cuts = [(0, 0, 0)]
@@ -57,23 +58,24 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
         i = bisect.bisect_left(candidates, (k * total // n, -1, -1))
         if i < len(candidates) and cuts[-1][0] < candidates[i][0] < total:
             cuts.append(candidates[i])
-    ends = [*cuts[1:], (total, -1, 0)]
-    return [WarcChunk(c, e, docs + 1, de - d, cut if k == len(cuts) - 1 else None)
-            for k, ((d, c, docs), (de, e, _)) in enumerate(zip(cuts, ends, strict=True))]
+    ends = [*cuts[1:], (total, -1, ndocs)]
+    return [WarcChunk(c, e, docs + 1, de - d, cut if k == len(cuts) - 1 else None, docs_end - docs)
+            for k, ((d, c, docs), (de, e, docs_end)) in enumerate(zip(cuts, ends, strict=True))]
 
 
-def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int, int]]:
+def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int, int], int]:
     """(decompressed offset of each record start, documents before it), the decompressed size, the
-    cut, and the compressed offset of each decompressed offset that starts a gzip member."""
+    cut, the compressed offset of each decompressed offset that starts a gzip member, and the
+    number of complete document records."""
     with open_input(path) as fh:
-        starts, total, cut = _records(fh)
+        starts, total, cut, ndocs = _records(fh)
         _drain(fh)
         raw = getattr(fh, "raw", None)
         members = {d: c for c, d in raw.members} if hasattr(raw, "members") else {d: d for d, _ in starts}
-    return starts, total, cut, members
+    return starts, total, cut, members, ndocs
 
 
-def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None]:
+def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None, int]:
     """Read record headers, skip payloads; stop at the end, at a cut, or where no record starts."""
     starts: list[tuple[int, int]] = []
     docs, pos = 0, 0
@@ -84,7 +86,7 @@ def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None]:
         if not first:
             break
         if not first.startswith(b"WARC/"):  # not where a record should start: no more cut points
-            return starts, pos + len(first) + _drain(fh), None
+            return starts, pos + len(first) + _drain(fh), None, docs
         start, headers, size = pos, {}, len(first)
         complete = False
         while line := fh.readline(_LINE):
@@ -97,20 +99,20 @@ def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None]:
         rid = headers.get(b"warc-record-id", b"").decode("utf-8", "replace").strip("<>").removeprefix("urn:uuid:") or None
         url = headers.get(b"warc-target-uri", b"").decode("utf-8", "replace") or None
         if not complete:
-            return starts, start + size, Cut(docs + 1, start, _why(fh, f"cut inside the record header at byte {start + size}"))
+            return starts, start + size, Cut(docs + 1, start, _why(fh, f"cut inside the record header at byte {start + size}")), docs
         try:
             length = int(headers.get(b"content-length", b""))
         except ValueError:
-            return starts, start + size + _drain(fh), None  # FastWARC decides what this is
+            return starts, start + size + _drain(fh), None, docs  # FastWARC decides what this is
         read = _skip(fh, length)
         if read < length:
             why = f"cut inside the record payload after {read} of {length} bytes"
-            return starts, start + size + read, Cut(docs + 1, start, _why(fh, why), rid, url)
+            return starts, start + size + read, Cut(docs + 1, start, _why(fh, why), rid, url), docs
         starts.append((start, docs))
         docs += headers.get(b"warc-type", b"").lower() in DOC_TYPES
         pos = start + size + length
     error = stream_error(fh)
-    return starts, pos, Cut(docs + 1, pos, error) if error else None
+    return starts, pos, Cut(docs + 1, pos, error) if error else None, docs
 
 
 def _why(fh: Any, what: str) -> str:

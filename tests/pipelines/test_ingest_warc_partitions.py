@@ -58,7 +58,7 @@ def test_a_warc_read_in_small_partitions_gives_the_rows_of_one(tmp_path: Path, g
     assert max(c.nbytes for c in chunks) < 2 * 20_000
     [spec] = plan_inputs([f], blocksize_mb=1, min_block_mb=1)  # 1 MB holds it: one partition
     whole = _values(read_spec(spec, 1_000_000))
-    parts = [read_spec(dataclasses.replace(spec, start=c.start, end=c.end, first_line=c.first_line, nbytes=c.nbytes), 1_000_000)
+    parts = [read_spec(dataclasses.replace(spec, start=c.start, end=c.end, first_line=c.first_line, nbytes=c.nbytes, docs=c.docs), 1_000_000)
              for c in chunks]
     pd.testing.assert_frame_equal(_values(pd.concat(parts, ignore_index=True)), whole)
     assert whole["_line"].tolist() == list(range(1, len(whole) + 1))

@@ -1,0 +1,41 @@
+"""`curate ingest` on damaged or hostile WARC files: exit 0 with ledger rows, or exit 4 naming the file; no traceback."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.cli import main as curate
+from tests.curation.test_warc_damaged import chunked, ok, page, rec, write
+from tests.helpers import read_parts
+
+
+def ingest(inputs: list[Path], out: Path) -> int:
+    return curate(["ingest", "--input", *map(str, inputs), "--output", str(out), "--scheduler", "synchronous", "--quiet",
+                   "--cache-dir", str(out.parent / ".cache"), "tokenizer=whitespace"])
+
+
+def test_damaged_and_hostile_records_are_ledgered(tmp_path: Path) -> None:
+    gz = b"Content-Encoding: gzip\r\n"
+    files = [
+        write(tmp_path / "a.warc.gz", [ok("a1"), rec("a2", chunked(gzip.compress(page("a2"))), gz + b"Transfer-Encoding: chunked\r\n"), ok("a3")]),
+        write(tmp_path / "b.warc.gz", [ok("b1"), rec("b2", page("b2"), gz), ok("b3")]),
+        write(tmp_path / "d.warc.gz", [ok("d1"), rec("d2", page("d2"), clen_delta=-500), ok("d3")]),
+        write(tmp_path / "h.warc.gz", [ok("h1"), rec("h2", gzip.compress(page("h2") + bytes(range(256)) * 4)[:300], gz), ok("h3")]),
+    ]
+    assert ingest(files, tmp_path / "out") == 0
+    kept, ledger = read_parts(tmp_path / "out" / "docs"), read_parts(tmp_path / "out" / "ledger")
+    urls = set(kept["url"])
+    assert {f"http://a.example/{t}" for t in ("a1", "a2", "a3", "b1", "b2", "b3", "d1", "h1", "h3")} <= urls
+    details = [json.loads(d) for d in ledger["detail"]]
+    by_file = {Path(d["file"]).name: r for d, r in zip(details, ledger["reason"], strict=True)}
+    assert by_file == {"d.warc.gz": "truncated_input", "h.warc.gz": "truncated_input"}
+
+
+def test_a_warc_nothing_can_be_read_from_is_exit_4(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    f = write(tmp_path / "z.warc.gz", [rec("z", page("z"), b"Set-Cookie: " + b"a" * 40000 + b"\r\n")])
+    assert ingest([f], tmp_path / "out") == 4
+    assert "z.warc.gz" in caplog.text and "Traceback" not in caplog.text
