@@ -72,26 +72,21 @@ def validate_sums(manifest: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-#: tokens a FIM transform may add to a document: its three sentinels, and the tokens cut in two at
-#: its two split points (the sample's and a 30 MB mix's code groups: at most 4.3 per document and epoch)
-FIM_SLACK = 16
-
-
 def _check_epochs(g: Mapping[str, Any]) -> list[str]:
     """A group's epochs against its tokens: the plan's ``planned_tokens`` is ``epochs`` × its unique
     tokens (rounded), and ``replay_epochs`` is replayed over unique tokens, where the shards hold
     each document once (``repeats: weights``; materialized copies leave out the documents a
     fractional epoch does not show, so their unique tokens are not the plan's). The plan counts a
     document's own text; FIM's sentinels add tokens to the shards, so a group with FIM-transformed
-    documents is allowed :data:`FIM_SLACK` tokens for each of them and each epoch."""
+    documents is not checked (how many tokens the sentinels add depends on the tokenizer: a few with
+    Qwen's, 60 % more with ``tokenizer=whitespace``)."""
     unique = g.get("unique_tokens")
-    if not unique:
+    if not unique or any(n for kind, n in (g.get("fim") or {}).items() if kind != "none"):
         return []
-    fim = sum(n for kind, n in (g.get("fim") or {}).items() if kind != "none")
     errors = []
-    if abs(g["epochs"] * unique - g["planned_tokens"]) > 1 + FIM_SLACK * fim * max(1, math.ceil(g["epochs"])) + 1e-6 * g["planned_tokens"]:
+    if abs(g["epochs"] * unique - g["planned_tokens"]) > 1 + 1e-6 * g["planned_tokens"]:
         errors.append(f"group {g['name']}: epochs {g['epochs']} x unique_tokens {unique} is not its planned_tokens {g['planned_tokens']}")
-    if abs(g["replay_epochs"] * unique - g["replay_tokens"]) > 1 + FIM_SLACK * (g["replay_documents"] if fim else 0) + 1e-6 * g["replay_tokens"]:
+    if abs(g["replay_epochs"] * unique - g["replay_tokens"]) > 1 + 1e-6 * g["replay_tokens"]:
         errors.append(f"group {g['name']}: replay_epochs {g['replay_epochs']} x unique_tokens {unique} is not its replay_tokens {g['replay_tokens']}")
     return errors
 

@@ -90,16 +90,11 @@ def test_epochs_must_match_the_tokens(stage):
     errors = validate_sums(bad)
     assert "group web/high: epochs 2.5 x unique_tokens 60 is not its planned_tokens 120" in errors
     assert "group web/high: replay_epochs 2.5 x unique_tokens 60 is not its replay_tokens 120" in errors
-    # FIM's sentinels add tokens the plan does not count: a few per transformed document pass, an edit does not
-    fim = copy.deepcopy(manifest)
+    # FIM's sentinels add tokens the plan does not count, by an amount that depends on the tokenizer:
+    # a group with FIM-transformed documents is not checked (the others still are)
+    fim = copy.deepcopy(bad)
     fim["groups"][1]["fim"] = {"none": 1, "psm": 2}
-    fim["groups"][1]["replay_tokens"] += 10
-    for s in fim["groups"][1]["shards"]:
-        s["replay_tokens"] += 5
-    fim["budget"]["replay_tokens"] += 10
-    assert validate_sums(fim) == []
-    fim["groups"][1]["epochs"] = 6.0  # 360 tokens against 120, more than 16 tokens for each of 2 documents and 6 epochs
-    assert any("epochs 6.0 x unique_tokens 60 is not" in e for e in validate_sums(fim))
+    assert not any("web/high" in e and "x unique_tokens" in e for e in validate_sums(fim))
 
 
 def test_files_are_checked_for_bytes_checksum_rows_and_tokens(stage):
