@@ -122,6 +122,8 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
         if child.name.startswith("."):
             continue
         _check_special(child)
+        if child.is_dir() and child.name.startswith("_"):  # Spark's _temporary, Delta's _delta_log: bookkeeping, not data
+            continue
         if child.is_dir():
             out.extend(_walk(child, passed, seen))
         elif child.is_file() and (fmt := _format(child)):

@@ -8,6 +8,8 @@ in one warning).
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,7 +20,7 @@ _SIDECAR_STEMS = ("readme", "license", "licence", "copying", "notice", "authors"
 _SIDECAR_SUFFIXES = (".md", ".rst", ".sha256", ".sha512", ".sha1", ".md5", ".crc", ".py", ".sh", ".ipynb")
 #: compressions ingest does not read (it reads gzip and zstd), and the tool that decompresses each
 _COMPRESSIONS = {".bz2": "bzip2", ".xz": "xz", ".lzma": "xz", ".lz4": "lz4", ".br": "brotli", ".z": "gzip",
-                 ".snappy": None, ".gz": "gzip", ".zst": "zstd"}
+                 ".snappy": None, ".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".gzip": "gzip"}
 _STREAMS = (".jsonl", ".json", ".ndjson", ".warc", ".wet")  #: read gzip- or zstd-compressed too
 _READ = (*_STREAMS, ".parquet", ".html", ".htm", ".xhtml")
 #: data formats ingest does not read
@@ -30,7 +32,9 @@ def kind(name: str) -> str:
     """What a file of a format ingest does not read is: ``sidecar`` (passed over quietly), ``data``
     (data ingest cannot read: the run stops) or ``other`` (passed over, said in a warning)."""
     low = name.lower()
-    if low.startswith("_") or low.split(".")[0] in _SIDECAR_STEMS or low.endswith(_SIDECAR_SUFFIXES):
+    stem = re.split(r"[.\-_ ]", low, maxsplit=1)[0]  # LICENSE-APACHE.txt, README_zh, THIRD_PARTY_NOTICES: by the first word too
+    if (low.startswith("_") or stem in _SIDECAR_STEMS or low.split(".")[0] in _SIDECAR_STEMS or low.endswith(_SIDECAR_SUFFIXES)
+            or any(w in low.split(".")[0] for w in ("notice", "license", "licence"))):
         return "sidecar"  # `_SUCCESS`, `_committed_*`, Parquet's `_metadata` (Spark, Hadoop), docs, checksums, scripts
     return "data" if hint(name) else "other"
 
@@ -47,12 +51,16 @@ def hint(name: str) -> str | None:
     comp = next((c for c in _COMPRESSIONS if low.endswith(c)), None)
     base = low[: -len(comp)] if comp else low
     tool = _COMPRESSIONS.get(comp or "")
+    if comp in (".zstd", ".gzip") and base.endswith(_STREAMS):  # a spelling ingest does not take
+        return f"rename it to {name[: -len(comp)]}{'.zst' if comp == '.zstd' else '.gz'} (ingest reads .zst and .gz)"
     if comp and base.endswith(_STREAMS):  # JSONL or a crawl file, compressed in a way ingest does not read
         how = f", e.g. {tool} -dc {name} | gzip > {name[: -len(comp)]}.gz" if tool else ""
         return f"{tool or comp[1:]}: recompress as gzip or zstd{how}"
     if comp and base.endswith(_READ):  # Parquet and HTML are read uncompressed only
         return f"decompress it{f', e.g. {tool} -d {name}' if tool else ''}"
     table = next((t for t in _TABLES if base.endswith(t)), None)
+    if table == ".txt" and not comp:  # a loose .txt is as often notes, a build or robots file as data: said, not refused
+        return None
     if table:
         return f"{table}: convert it to JSON Lines or Parquet, with a text field"
     if base.endswith(_ARCHIVES):

@@ -34,7 +34,8 @@ def folder(tmp_path):
     ("c.jsonl.xz", lzma.compress(BODY.encode()), "xz: recompress as gzip or zstd"),
     ("d.csv", b"id,text\n1,hello\n", ".csv: convert it to JSON Lines or Parquet"),
     ("e.arrow", b"ARROW1", ".arrow: convert it"),
-    ("f.txt", b"plain text\n", ".txt: convert it"),
+    ("f.txt.gz", gzip.compress(b"plain text\n"), ".txt: convert it"),
+    ("h.jsonl.zstd", b"x", "rename it to h.jsonl.zst (ingest reads .zst and .gz)"),
     ("g.parquet.gz", gzip.compress(b"PAR1"), "decompress it, e.g. gzip -d g.parquet.gz"),
 ])
 def test_data_in_a_folder_that_ingest_cannot_read_stops_it_naming_the_file_and_the_fix(folder, name, data, says):
@@ -51,20 +52,24 @@ def test_data_in_a_folder_that_ingest_cannot_read_stops_it_naming_the_file_and_t
 
 def test_sidecars_pass_quietly_and_other_files_are_returned_to_be_said(folder, caplog):
     for name in ("_SUCCESS", "_committed_123", "LICENSE", "README.txt", "README.md", "notes.md", "SHA256SUMS",
-                 "a.jsonl.sha256", "load_dataset.py", ".hidden.csv"):
+                 "a.jsonl.sha256", "load_dataset.py", ".hidden.csv", "LICENSE-APACHE.txt", "README-zh.txt",
+                 "THIRD_PARTY_NOTICES.txt", "requirements-dev.txt"):
         (folder / name).write_text("x\n")
     (folder / ".cache").mkdir()
     (folder / ".cache" / "x.csv").write_text("x\n")
+    for bookkeeping in ("_delta_log", "_temporary"):  # Delta's and Spark's folders: JSON commits, half-written parts
+        (folder / bookkeeping).mkdir()
+        (folder / bookkeeping / "00000000000000000000.json").write_text('{"commitInfo": {}}\n')
     assert scan_inputs([folder]) == ([(folder / "a.jsonl", "jsonl")], [])
-    for name in ("logo.png", "notes.yaml", "blob.gz", "d.xml"):
+    for name in ("logo.png", "notes.yaml", "blob.gz", "d.xml", "CMakeLists.txt"):
         (folder / name).write_text("x\n")
     files, other = scan_inputs([folder])
-    assert files == [(folder / "a.jsonl", "jsonl")] and [p.name for p in other] == ["blob.gz", "d.xml", "logo.png", "notes.yaml"]
+    assert files == [(folder / "a.jsonl", "jsonl")] and [p.name for p in other] == ["CMakeLists.txt", "blob.gz", "d.xml", "logo.png", "notes.yaml"]
     with caplog.at_level(logging.WARNING):
         plan_inputs([folder], source="web")
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert warned == [f"ingest: passed over 4 file(s) in the input folders, of formats it does not read: {folder / 'blob.gz'}, "
-                      f"{folder / 'd.xml'}, {folder / 'logo.png'} and 1 more; ingest reads .jsonl/.json/.ndjson[.gz|.zst], "
+    assert warned == [f"ingest: passed over 5 file(s) in the input folders, of formats it does not read: {folder / 'CMakeLists.txt'}, "
+                      f"{folder / 'blob.gz'}, {folder / 'd.xml'} and 2 more; ingest reads .jsonl/.json/.ndjson[.gz|.zst], "
                       ".parquet, .warc/.wet[.gz|.zst], .html or a datasets folder (convert any that hold documents)"]
 
 
