@@ -9,7 +9,6 @@ in one warning).
 from __future__ import annotations
 
 import re
-
 from collections.abc import Sequence
 from pathlib import Path
 
