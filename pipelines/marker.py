@@ -135,10 +135,12 @@ INPUT_CHECKSUMS = "input-checksums.json"
 def raw_fingerprint(files: list[Path], memo: Path | None = None) -> str:
     """Fingerprint raw input files by path, size and an xxh3-64 checksum of all their bytes.
 
-    A file's checksum is kept in ``memo`` (JSON: resolved path → [size, mtime_ns, xxh3]) and reused
-    while the file's size and modification time are those recorded: a re-run reads no unchanged
-    file, a file edited in place (any byte, even at the same size) is read again. Without a memo
-    every file is read."""
+    A file's checksum is kept in ``memo`` (JSON: resolved path → [size, mtime_ns, ctime_ns, inode,
+    xxh3]) and reused while the file's size, times and inode are those recorded: a re-run reads no
+    unchanged file; a file edited in place (any byte, even at the same size), or replaced by another
+    whose modification time was set back (``cp -p``, ``rsync -t``, ``touch -r``), is read again.
+    Without a memo every file is read. The memo is written where its folder exists (the stage's
+    cache, once it has run), else kept until :func:`save_checksums` after the stage finished."""
     h = hashlib.sha256()
     expanded: set[Path] = set()
     for f in files:
@@ -147,14 +149,29 @@ def raw_fingerprint(files: list[Path], memo: Path | None = None) -> str:
     seen: dict[str, list[Any]] = {}
     for f in sorted(expanded):
         st, where = f.stat(), str(f.resolve())
-        rec = known.get(where)
-        if not (isinstance(rec, list) and len(rec) == 3 and rec[:2] == [st.st_size, st.st_mtime_ns]):
-            rec = [st.st_size, st.st_mtime_ns, checksum(f)]
+        rec, stamp = known.get(where), [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        if not (isinstance(rec, list) and len(rec) == 5 and rec[:4] == stamp):
+            rec = [*stamp, checksum(f)]
         seen[where] = rec
-        h.update(f"{where}\0{st.st_size}\0{rec[2]}\0".encode())
+        h.update(f"{where}\0{st.st_size}\0{rec[4]}\0".encode())
     if memo is not None and seen != known:
-        _write_memo(memo, {**known, **seen})
+        if memo.parent.is_dir():
+            _write_memo(memo, {**known, **seen})
+        else:
+            _PENDING[memo] = {**known, **seen}
     return h.hexdigest()
+
+
+#: checksums computed for a memo whose folder did not exist yet (a first run): written once the stage finished
+_PENDING: dict[Path, dict[str, Any]] = {}
+
+
+def save_checksums(memo: Path) -> None:
+    """Write the checksums :func:`raw_fingerprint` kept for ``memo`` (a stage's first run, which made
+    its cache folder), so that the next run reads no unchanged file."""
+    data = _PENDING.pop(memo, None)
+    if data is not None and memo.parent.is_dir():
+        _write_memo(memo, data)
 
 
 def _read_memo(memo: Path | None) -> dict[str, Any]:

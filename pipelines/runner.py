@@ -37,6 +37,7 @@ from pipelines.marker import (
     file_records,
     raw_fingerprint,
     read_marker,
+    save_checksums,
     stage_fingerprint,
 )
 from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
@@ -117,6 +118,7 @@ def _run_stage_locked(
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet, cache)
         swap_into_place(work, stage_dir)
+        save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         remove_temp(cache)

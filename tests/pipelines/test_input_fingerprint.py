@@ -30,6 +30,7 @@ def test_an_edit_in_the_middle_at_the_same_size_reruns_ingest(tmp_path, caplog, 
     src, out = tmp_path / "web.jsonl", tmp_path / "ingest"
     _corpus(src)
     assert _ingest(src, out) == 0
+    assert (out / ".cache" / "ingest" / "input-checksums.json").is_file()  # kept from the first run on
     before = pd.read_parquet(out / "docs", columns=["text"])["text"].tolist()
     data = src.read_bytes()
     middle = data.index(b"\n") + 1 + len(data) // 6  # inside the second document
@@ -54,3 +55,13 @@ def test_an_edit_in_the_middle_at_the_same_size_reruns_ingest(tmp_path, caplog, 
     caplog.clear()
     assert _ingest(src, out) == 0
     assert "ingest: up to date" in caplog.text and read == [src]
+    # another file of the same size put in its place with the old times (cp -p, rsync -t): read, and ingest re-runs
+    data = src.read_bytes()
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(data.replace(b"beta", b"BETA", 1))
+    st = src.stat()
+    os.utime(other, ns=(st.st_atime_ns, st.st_mtime_ns))
+    os.replace(other, src)
+    caplog.clear()
+    assert _ingest(src, out) == 0
+    assert "up to date" not in caplog.text and any("BETA" in t for t in pd.read_parquet(out / "docs", columns=["text"])["text"])
