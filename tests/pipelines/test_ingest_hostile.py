@@ -135,3 +135,23 @@ def test_a_source_id_or_path_that_is_no_string_is_a_ledger_row(tmp_path):
         "'id' is an object, not a string", "'path' is an array, not a string", "'source' is a number, not a string",
         "'source' is an array, not a string", "'url' is an object, not a string"]
     assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["ok"]
+
+
+def test_a_page_nested_too_deep_is_no_content_at_once(tmp_path):
+    """Text extraction is quadratic in nesting (200k nested divs: 505 s for a page); past
+    curation.ingest.extract.MAX_DEPTH a page is no content, ledgered, in well under a second."""
+    import time
+
+    deep = tmp_path / "deep.html"
+    deep.write_text("<html><body>" + "<div>" * 30_000 + "hidden text " * 100 + "</div>" * 30_000 + "</body></html>")
+    fine = tmp_path / "fine.html"
+    fine.write_text("<html><body><article>" + "<p>A real paragraph of words about water pipes.</p>" * 50 + "</article></body></html>")
+    from curation.ingest.extract import extract_page
+
+    started = time.process_time()
+    assert extract_page(deep.read_text(), "resiliparse_routed")[0] == ""
+    assert time.process_time() - started < 1.0  # ~9 s of extraction before the guard
+    _ingest([deep, fine], tmp_path / "out")
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    assert ledger["reason"].tolist() == ["extraction_empty"]
+    assert len(read_parts(tmp_path / "out" / "docs")) == 1
