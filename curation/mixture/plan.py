@@ -7,7 +7,7 @@ document in exactly one). Each group makes ``T`` unique tokens available and has
 ``N = Σ mix × r × T``. A phase's budget is its GLM-4.5 token count (15T, 7T, 500B, 500B, 100B)
 times one ``scale`` shared by all phases, so the phases keep the paper's proportions whatever the
 data; ``scale: auto`` is the largest scale at which no group of the fitted phases needs more
-epochs than its cap. Inside a phase every group gets ``σ = B / N`` times its nominal epochs.
+epochs than its cap (:mod:`curation.mixture.scale`). Inside a phase every group gets ``σ = B / N`` times its nominal epochs.
 Epochs above a group's cap are clamped and the missing tokens are reported as a *shortfall* of
 that group (or, with ``on_cap: redistribute``, moved to the groups under their caps).
 Pre-training caps hold over all pre-training phases together (planned in order).
@@ -19,8 +19,6 @@ Pre-training caps hold over all pre-training phases together (planned in order).
 [('web/high', 4.0, 0.571), ('web/medium', 1.0, 0.429)]
 >>> plan_phase(spec, stats, caps={"*": 4.0}, scale=2.0).shortfalls
 [{'group': 'web/high', 'reason': 'epoch_cap', 'tokens': 4000, 'cap': 4.0, 'wanted_epochs': 8.0}]
->>> fit_scale([spec], {"p1": stats}, {"*": 4.0})
-1.0
 """
 
 from __future__ import annotations
@@ -181,49 +179,6 @@ def _redistribute(groups: list[GroupPlan], budget: int) -> bool:
         capped.update(g.group for g in over)
 
 
-def _nominal(spec: PhaseSpec, groups: Mapping[str, GroupStat]) -> float:
-    return sum(float(spec.mix.get(kind_of(g), 0.0)) * st.repeat * st.tokens for g, st in groups.items())
-
-
-def fit_scale(
-    specs: list[PhaseSpec],
-    stats: Mapping[str, Mapping[str, GroupStat]],
-    max_epochs: Mapping[str, float],
-    fit_stages: tuple[str, ...] = ("pretrain",),
-) -> float:
-    """The largest scale at which no group of the phases of ``fit_stages`` needs more epochs than its cap.
-
-    At scale ``s`` a group gets ``s × tokens_p / N_p × mix × r`` epochs in phase ``p``; pre-training
-    caps bound the sum over the pre-training phases, mid-training caps each phase. A pre-training
-    phase with a budget override takes its epochs (``budget / N_p × mix × r``, whatever the scale)
-    out of the caps the others share; other phases with an override, or without data, do not
-    constrain it. 0.0 when nothing constrains it.
-    """
-    per_unit: dict[tuple[str, str], float] = {}  # (scope, group) → epochs at scale 1
-    fixed: dict[tuple[str, str], float] = {}  # ("pretrain", group) → epochs the budget overrides take
-    for spec in (s for s in specs if s.stage == "pretrain" and s.budget is not None):
-        groups = stats.get(spec.name, {})
-        nominal = _nominal(spec, groups)
-        for g, st in groups.items() if nominal > 0 else ():
-            e = spec.budget.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
-            fixed[("pretrain", g)] = fixed.get(("pretrain", g), 0.0) + e
-    for spec in specs:
-        if spec.stage not in fit_stages or spec.budget is not None or not spec.tokens:
-            continue
-        groups = stats.get(spec.name, {})
-        nominal = _nominal(spec, groups)
-        if nominal <= 0:
-            continue
-        scope = "pretrain" if spec.stage == "pretrain" else spec.name
-        for g, st in groups.items():
-            e = spec.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
-            if e > 0 and st.tokens > 0:
-                per_unit[(scope, g)] = per_unit.get((scope, g), 0.0) + e
-    limits = [max(lookup(max_epochs, g, math.inf) - fixed.get((scope, g), 0.0), 0.0) / e for (scope, g), e in per_unit.items()]
-    finite = [x for x in limits if math.isfinite(x)]
-    return min(finite) if finite else 0.0
-
-
 def plan_phases(
     specs: list[PhaseSpec],
     stats: Mapping[str, Mapping[str, GroupStat]],
@@ -275,27 +230,3 @@ def pretrain_epochs(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec]) -> d
             for g in plans[spec.name].groups:
                 out[g.group] = out.get(g.group, 0.0) + g.epochs
     return out
-
-
-def resolve_scale(
-    scale: float | str,
-    specs: list[PhaseSpec],
-    stats: Mapping[str, Mapping[str, GroupStat]],
-    max_epochs: Mapping[str, float],
-    fit_stages: tuple[str, ...] = ("pretrain",),
-) -> float:
-    """``scale`` as a number: ``auto`` fits the largest the data supplies within the caps (:func:`fit_scale`).
-
-    With no data in the ``fit_stages`` phases (e.g. only reasoning traces) it fits the phases that have some.
-    """
-    if scale != "auto":
-        return float(scale)
-    fitted = fit_scale(specs, stats, max_epochs, fit_stages)
-    if fitted <= 0:
-        fitted = fit_scale(specs, stats, max_epochs, ("pretrain", "midtrain"))
-    if fitted <= 0 and any(s.budget is not None for s in specs):
-        log.warning("mixture: scale auto is 0: the phases' own budgets take whole caps (max_epochs), so the other "
-                    "phases plan nothing; lower those budgets, raise the caps or give mixture.scale a number")
-    log.info("mixture: scale auto = %.6g (the %s phases' budgets as large as the data allows under max_epochs)",
-             fitted, "/".join(fit_stages))
-    return fitted * (1.0 - 1e-9)  # the binding group lands on its cap, not a rounding error above it

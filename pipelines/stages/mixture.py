@@ -42,10 +42,11 @@ from curation.mixture.annotate import annotate
 from curation.mixture.fim import FimSentinels
 from curation.mixture.groups import LONG_GROUP, cap_scopes
 from curation.mixture.phases import DEFAULT_PHASES, DEFAULT_REPEATS, PhaseSpec, merged_phases
-from curation.mixture.plan import ON_CAP, plan_phases, resolve_scale
+from curation.mixture.plan import ON_CAP, plan_phases
 from curation.mixture.policy import Policy
 from curation.mixture.replay import copy_plans
 from curation.mixture.repo_concat import RepoHeaders
+from curation.mixture.scale import resolve_scale
 from curation.mixture.shards import ShardOptions
 from curation.schema import SOURCES, annotated_meta
 from pipelines.kit import StageContext

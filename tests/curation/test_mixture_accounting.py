@@ -16,9 +16,10 @@ from curation.mixture.accounting import (
 from curation.mixture.annotate import annotate
 from curation.mixture.manifest import group_entries, phase_summary
 from curation.mixture.phases import DEFAULT_PHASES, PhaseSpec, merged_phases
-from curation.mixture.plan import GroupStat, fit_scale, plan_phases, resolve_scale
+from curation.mixture.plan import GroupStat, plan_phases
 from curation.mixture.policy import Policy
 from curation.mixture.replay import copy_plans
+from curation.mixture.scale import fit_scale, resolve_scale
 
 POLICY = Policy(repeat={"web/high": 4.0, "web/medium": 1.0, "web/low": 0.0, "*": 1.0})
 SPECS = [PhaseSpec("p1", tokens=1000, mix={"web": 1.0}), PhaseSpec("p2", tokens=500, mix={"web": 0.5, "agent": 1.0}, stage="midtrain")]

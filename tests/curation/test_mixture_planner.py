@@ -3,15 +3,8 @@ import pytest
 
 from curation.mixture.checks import ConcentrationError, check_plans
 from curation.mixture.phases import DEFAULT_REPEATS, Budget, PhaseSpec
-from curation.mixture.plan import (
-    GroupStat,
-    fit_scale,
-    lookup,
-    plan_phase,
-    plan_phases,
-    pretrain_epochs,
-    resolve_scale,
-)
+from curation.mixture.plan import GroupStat, lookup, plan_phase, plan_phases, pretrain_epochs
+from curation.mixture.scale import fit_scale, resolve_scale
 from pipelines.stages.mixture import MixtureConfig
 
 STATS = {
