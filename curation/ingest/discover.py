@@ -37,7 +37,7 @@ def scan_inputs(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[Path]]:
     """:func:`find_inputs`' files, and the files of its folders passed over that are neither data nor
     sidecars (README, licences, checksums, ``_SUCCESS``): what the run says it left out."""
     files: list[tuple[Path, str]] = []
-    passed: dict[str, list[Path]] = {"data": [], "other": [], "sidecar": []}
+    passed: dict[str, list[Path]] = {"data": [], "other": []}  # sidecars are not kept
     rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
     lists = {Path(str(p)[1:]).resolve() for p in paths if str(p).startswith("@")}  # an @list inside a listed folder
     paths = [q for q, _ in rooted]
@@ -128,8 +128,8 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
             out.extend(_walk(child, passed, seen))
         elif child.is_file() and (fmt := _format(child)):
             out.append((child, fmt))
-        elif child.is_file():
-            passed[kind(child.name)].append(child)
+        elif child.is_file() and (k := kind(child.name)) != "sidecar":
+            passed[k].append(child)
     return out
 
 

@@ -31,9 +31,10 @@ def kind(name: str) -> str:
     """What a file of a format ingest does not read is: ``sidecar`` (passed over quietly), ``data``
     (data ingest cannot read: the run stops) or ``other`` (passed over, said in a warning)."""
     low = name.lower()
-    stem = re.split(r"[.\-_ ]", low, maxsplit=1)[0]  # LICENSE-APACHE.txt, README_zh, THIRD_PARTY_NOTICES: by the first word too
-    if (low.startswith("_") or stem in _SIDECAR_STEMS or low.split(".")[0] in _SIDECAR_STEMS or low.endswith(_SIDECAR_SUFFIXES)
-            or any(w in low.split(".")[0] for w in ("notice", "license", "licence"))):
+    base = low.split(".")[0]
+    first = re.split(r"[\-_ ]", base, maxsplit=1)[0]  # LICENSE-APACHE.txt, README_zh: by the first word
+    if (low.startswith("_") or first in _SIDECAR_STEMS or low.endswith(_SIDECAR_SUFFIXES)
+            or any(w in base for w in ("notice", "license", "licence"))):  # THIRD_PARTY_NOTICES
         return "sidecar"  # `_SUCCESS`, `_committed_*`, Parquet's `_metadata` (Spark, Hadoop), docs, checksums, scripts
     return "data" if hint(name) else "other"
 

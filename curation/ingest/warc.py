@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from curation.ingest.discover import InputError
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content
 from curation.ingest.warc_plan import Cut
@@ -101,7 +102,7 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
             number += 1
             offset = start + int(rec.stream_pos)
             try:
-                row = _record(rec, label, number, offset, max_bytes)
+                row = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
             except OSError as exc:
                 yield _stopped(label, number, offset, exc, False, expected, first_line)
                 return
@@ -117,8 +118,6 @@ def _stopped(label: str, number: int, offset: int, exc: OSError, nothing_read: b
              first_line: int) -> dict[str, Any]:
     """The ``truncated_input`` row a file FastWARC stops reading ends with (or exit 4 when nothing was read)."""
     if nothing_read:
-        from curation.ingest.inputs import InputError
-
         raise InputError(f"{label}: cannot be read as a WARC/WET file (FastWARC: {exc}); re-create it")
     rest = f"records {number}..{first_line + expected - 1}" if expected and first_line + expected - 1 > number else f"record {number} on"
     out = _row(label, number, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
@@ -132,13 +131,11 @@ def _url(rec: Any) -> str | None:
     return (url[1:-1].strip() if url.startswith("<") and url.endswith(">") else url) or None
 
 
-def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int) -> dict[str, Any]:
-    from fastwarc.warc import WarcRecordType
-
+def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_wet: bool) -> dict[str, Any]:
+    """One record's row: a page's HTML, a WET record's text (``is_wet``), or the reason it is neither."""
     rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
     date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
     out = _row(label, number, id=rid or None, url=_url(rec), date=date, offset=offset)
-    is_wet = rec.record_type == WarcRecordType.conversion
     http = rec.http_headers if rec.is_http else None
     ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
     out["content_type"] = ctype.split(";")[0].strip().lower() or None
