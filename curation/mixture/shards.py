@@ -8,9 +8,9 @@ content does not depend on how the input was partitioned.
 
 >>> rows = pd.DataFrame({"doc_id": ["b", "a"], "text": ["x y", "z"], "source": "web", "n_tokens": [2, 1], "unit": ["b", "a"]})
 >>> spec = PhaseSpec("p", mix={"web": 1.0})
->>> shard, spans, fim, text_tokens = build_shard(rows, spec, "web/all", CopyPlan((("p", 1.0),)), ShardOptions(seed=1))
->>> sorted(shard["doc_id"]), spans is None
-(['a', 'b'], True)
+>>> built = build_shard(rows, spec, "web/all", CopyPlan((("p", 1.0),)), ShardOptions(seed=1))
+>>> sorted(built.frame["doc_id"]), built.spans is None, built.text_unique_tokens
+(['a', 'b'], True, 3)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import dataclasses
 import json
 import math
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,18 @@ PACKING_SCHEMA = pa.schema([
     ("sequence", pa.int64()), ("position", pa.int64()), ("row", pa.int64()), ("doc_id", pa.string()),
     ("copy", pa.int64()), ("offset", pa.int64()), ("length", pa.int64()),
 ])
+
+
+class BuiltShard(NamedTuple):
+    """What :func:`build_shard` returns for one shard."""
+
+    frame: pd.DataFrame  #: the rows to write (:data:`SHARD_SCHEMA`)
+    spans: pd.DataFrame | None  #: packing spans (:data:`PACKING_SCHEMA`) of a best-fit phase, else None
+    fim: dict[str, int]  #: FIM mode counts
+    text_tokens: np.ndarray  #: each row's tokens before FIM (the text's own tokens)
+    #: the text's own tokens of every document of the shard once, shown or not: materialized copies
+    #: leave out a document its fractional epoch does not show, yet its epochs count over all of them
+    text_unique_tokens: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,15 +232,13 @@ def _first_in_order(frame: pd.DataFrame, seed: int, phase: str) -> tuple[pd.Data
     return frame.take(first[order]).reset_index(drop=True), [doc_ids[i] for i in order.tolist()]
 
 
-def build_shard(
-    rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions
-) -> tuple[pd.DataFrame, pd.DataFrame | None, dict[str, int], np.ndarray]:
-    """(shard frame, packing spans or None, FIM mode counts, each row's tokens before FIM) for one
-    shard's membership rows."""
+def build_shard(rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions) -> BuiltShard:
+    """The :class:`BuiltShard` of one shard's membership rows."""
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
     frame, doc_ids = _first_in_order(frame, opts.seed, spec.name)
     # copies: how many times the phase's plan shows each document (curation.mixture.replay)
     copies = shard_copies(doc_ids, frame["n_tokens"].to_numpy(), plan, opts.seed)
+    text_unique_tokens = int(frame["n_tokens"].sum())
     if opts.materialize_repeats:
         frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)
         frame["copies"] = np.int64(1)  # every written row is one of them
@@ -277,4 +287,4 @@ def build_shard(
             "doc_id": frame["doc_id"].to_numpy()[rows[at]], "copy": copy[at],
             "offset": s["offset"].to_numpy(), "length": s["length"].to_numpy(),
         })
-    return frame, spans, fim_counts, text_tokens
+    return BuiltShard(frame, spans, fim_counts, text_tokens, text_unique_tokens)

@@ -179,7 +179,7 @@ def write_shards(
     for key, rows in df.groupby("_key", sort=True):
         phase, group, shard_s = str(key).split(KEY_SEP)
         spec = specs[phase]
-        frame, spans, fim, text_tokens = build_shard(rows, spec, group, copies[(phase, group)], opts)
+        frame, spans, fim, text_tokens, text_unique_tokens = build_shard(rows, spec, group, copies[(phase, group)], opts)
         rel = f"shards/{phase}/{group}/{part_name(int(shard_s))}"
         _write(pa.Table.from_pandas(frame, schema=SHARD_SCHEMA, preserve_index=False), root / rel)
         first = frame["copy"].to_numpy() == 0
@@ -189,7 +189,7 @@ def write_shards(
             "unique_documents": int(first.sum()), "unique_tokens": int(frame["n_tokens"].to_numpy()[first].sum()),
             "replay_documents": int(frame["copies"].sum()), "replay_tokens": int((frame["copies"] * frame["n_tokens"]).sum()),
             # epochs are counted on the text's own tokens (FIM's sentinels differ from copy to copy and phase to phase)
-            "text_unique_tokens": int(text_tokens[first].sum()), "text_replay_tokens": int((frame["copies"].to_numpy() * text_tokens).sum()),
+            "text_unique_tokens": text_unique_tokens, "text_replay_tokens": int((frame["copies"].to_numpy() * text_tokens).sum()),
             "fim": json.dumps(fim, sort_keys=True), "packing_path": None, "packing_bytes": 0, "packing_sha256": None, "sequences": 0,
             "min_sequences": 0, "packing_tokens": 0,
         }

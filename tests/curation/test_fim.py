@@ -68,12 +68,12 @@ def test_copies_of_a_repeated_document_get_their_own_fim_split():
     text = "def add(a, b):\n    return a + b\n" * 5
     rows = pd.DataFrame({"doc_id": ["d"], "text": [text], "source": ["code"], "n_tokens": [60], "unit": ["d"]})
     spec = PhaseSpec("p", tokens=1, mix={"code": 1.0}, fim=True)
-    frame, _, counts, _ = build_shard(rows, spec, "code/high", CopyPlan((("p", 4.0),)), ShardOptions(seed=3, fim_rate=1.0, materialize_repeats=True))
+    frame, _, counts, _, _ = build_shard(rows, spec, "code/high", CopyPlan((("p", 4.0),)), ShardOptions(seed=3, fim_rate=1.0, materialize_repeats=True))
     assert sorted(frame["copy"]) == [0, 1, 2, 3] and sum(counts.values()) == 4
     assert frame["text"].nunique() == 4  # four copies, four different splits
     assert all(fim_inverse(t, m, FimSentinels()) == text for t, m in zip(frame["text"], frame["fim"], strict=True))
     # n_tokens is what the trainer sees: the FIM'd text with its three sentinels, counted again
     assert frame["n_tokens"].tolist() == count_tokens(frame["text"].tolist(), "qwen").tolist()
     assert (frame["n_tokens"] > count_tokens([text], "qwen")[0]).all()
-    plain, _, _, _ = build_shard(rows, spec, "code/high", CopyPlan((("p", 2.6),)), ShardOptions(seed=3, fim_rate=1.0))
+    plain, _, _, _, _ = build_shard(rows, spec, "code/high", CopyPlan((("p", 2.6),)), ShardOptions(seed=3, fim_rate=1.0))
     assert plain["copies"].tolist() == [3] and len(plain) == 1  # not written out: one row, shown 2.6 → 3 times (token-nearest)

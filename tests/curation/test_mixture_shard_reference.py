@@ -34,6 +34,7 @@ from curation.tokens import count_tokens
 def reference_build_shard(rows, spec, group, plan, opts):
     frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
     frame = frame.drop_duplicates("doc_id")
+    text_unique_tokens = int(frame["n_tokens"].sum())
     frame = frame.assign(_o=shards_mod.order_key(opts.seed, spec.name, frame["doc_id"].tolist()))
     frame = frame.sort_values(["_o", "doc_id"], kind="stable").drop(columns="_o").reset_index(drop=True)
     copies = shard_copies(frame["doc_id"].tolist(), frame["n_tokens"].to_numpy(), plan, opts.seed)
@@ -75,7 +76,7 @@ def reference_build_shard(rows, spec, group, plan, opts):
             "doc_id": frame["doc_id"].to_numpy()[rows_[at]], "copy": copy[at],
             "offset": s["offset"].to_numpy(), "length": s["length"].to_numpy(),
         })
-    return frame, spans, fim_counts, text_tokens
+    return frame, spans, fim_counts, text_tokens, text_unique_tokens
 
 
 def rows_of(n: int, seed: int, group: str, arrow: bool) -> pd.DataFrame:
@@ -113,7 +114,8 @@ def _parquet(frame: pd.DataFrame, schema: pa.Schema) -> bytes:
 
 
 def _same(new, ref) -> None:
-    (frame, spans, fim, text_tokens), (rframe, rspans, rfim, rtext_tokens) = new, ref
+    (frame, spans, fim, text_tokens, unique), (rframe, rspans, rfim, rtext_tokens, runique) = new, ref
+    assert unique == runique
     pd.testing.assert_frame_equal(frame, rframe)
     assert frame.dtypes.to_dict() == rframe.dtypes.to_dict()
     assert _parquet(frame, SHARD_SCHEMA) == _parquet(rframe, SHARD_SCHEMA)

@@ -270,13 +270,26 @@ def test_absolute_budget_above_the_caps_states_the_shortfall(tmp_path):
 
 def test_materialized_repeats_write_copies(tmp_path):
     inp = make_stage_dir(tmp_path / "in", corpus())
-    run_one("mixture", inp, tmp_path / "out", [*FAST, "mixture.materialize_repeats=true"])
-    m = manifests(tmp_path / "out")["pretrain_phase1"]
+    fraction = "mixture.phases.midtrain_repo_code_32k.tokens=80000000000"  # repositories at 0.46 epochs: one of two shown
+    run_one("mixture", inp, tmp_path / "out", [*FAST, fraction, "mixture.materialize_repeats=true"])
+    run_one("mixture", inp, tmp_path / "weights", [*FAST, fraction])
+    ms, weights = manifests(tmp_path / "out"), manifests(tmp_path / "weights")
+    m = ms["pretrain_phase1"]
     assert m["repeats"] == "materialized"
     for g in m["groups"]:  # the copies written are the plan's epochs (a token-weighted fraction of the documents for e − ⌊e⌋)
         assert g["documents"] == g["replay_documents"] and g["tokens"] == g["replay_tokens"]
         assert abs(g["tokens"] - g["epochs"] * g["unique_tokens"]) <= max(0.02 * g["planned_tokens"], max_doc_tokens(tmp_path / "out", g))
-    assert validate_manifest(tmp_path / "out" / "manifests" / "pretrain_phase1.json") == []
+    # replayed epochs count over every document of the group, shown or not: the same as with weights,
+    # and so within the cap the phases share (a fractional epoch's copies were counted over the shown
+    # documents alone, 1.0 epochs above a 0.99 replay cap in phase 2); repository documents built
+    # after planning are planned on all of them (the shown ones alone gave a fifth of the plan)
+    for phase, man in ms.items():
+        assert validate_manifest(tmp_path / "out" / "manifests" / f"{phase}.json") == []
+        keys = ("replay_epochs", "replay_tokens", "planned_tokens", "weight")  # built groups are planned on all their documents too
+        want = {g["name"]: [g[k] for k in keys] for g in weights[phase]["groups"]}
+        assert {g["name"]: [g[k] for k in keys] for g in man["groups"]} == want
+        assert man["budget"]["planned_tokens"] == weights[phase]["budget"]["planned_tokens"]
+    assert any(0 < g["replay_epochs"] < 1 for man in ms.values() for g in man["groups"] if not g.get("fim"))
 
 
 def test_cli_run_records_upstream_stages(tmp_path):
