@@ -1,5 +1,6 @@
-"""Finding the input files of a run, and their formats, without reading them: paths, folders, globs
-and ``@list`` files, each real file once; FIFOs, devices and sockets refused."""
+"""Finding the input files of a run, and their formats, without reading them (but the first line of
+a ``.json`` file in a folder: a pretty-printed object is metadata, passed over and said): paths,
+folders, globs and ``@list`` files, each real file once; FIFOs, devices and sockets refused."""
 
 from __future__ import annotations
 
@@ -126,8 +127,10 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
             continue
         if child.is_dir():
             out.extend(_walk(child, passed, seen))
-        elif child.is_file() and (fmt := _format(child)):
+        elif child.is_file() and (fmt := _format(child)) and not opens_json_document(child):
             out.append((child, fmt))
+        elif child.is_file() and fmt:  # a pretty-printed .json (a dataset's metadata.json): no records
+            passed["other"].append(child)
         elif child.is_file() and (k := kind(child.name)) != "sidecar":
             passed[k].append(child)
     return out
@@ -148,6 +151,24 @@ def _discover(path: Path, passed: dict[str, list[Path]]) -> list[tuple[Path, str
         why = unread_hint(path.name)
         raise InputError(f"{path}: unknown format{f' ({why})' if why else ''}; ingest reads {READS}")
     return [(path, fmt)]
+
+
+def opens_json_document(path: Path) -> bool:
+    """Whether ``path`` (named ``.json``, uncompressed) opens with a line of ``{`` alone: one JSON
+    object written over many lines (``json.dump(..., indent=2)``, ``jq .``), as a dataset's
+    ``metadata.json`` is, not JSON Lines (one object a line). Only its first line is read."""
+    if not path.name.lower().endswith(".json"):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                if line := raw.removeprefix(b"\xef\xbb\xbf").strip():
+                    return line == b"{"
+                if fh.tell() > 1 << 16:  # blank lines only, that far: not what a metadata file looks like
+                    return False
+    except OSError:
+        return False
+    return False
 
 
 def _check_special(path: Path) -> None:

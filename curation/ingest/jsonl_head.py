@@ -26,7 +26,8 @@ _BOMS = ((b"\x00\x00\xfe\xff", "UTF-32BE"), (b"\xff\xfe\x00\x00", "UTF-32LE"), (
 def first_record(path: Path) -> dict[str, Any] | None:
     """The first JSON object among the file's first 100 lines, once the file's first bytes pass
     :func:`check_head`. A file whose first non-blank line opens with ``[`` is refused: it is one
-    JSON array (a common ``.json`` layout), and its lines are not records."""
+    JSON array (a common ``.json`` layout), and its lines are not records; so is one whose first
+    line is ``{`` alone (one object written over many lines)."""
     try:
         with open_input(path) as fh:
             head = fh.read(_HEAD)
@@ -43,6 +44,10 @@ def first_record(path: Path) -> dict[str, Any] | None:
                     return None
                 if not seen and (start := raw.removeprefix(BOM).strip()):
                     seen = True
+                    if start == b"{":  # json.dump(..., indent=2), jq .: one object over many lines
+                        raise InputError(f"{path} opens with a line of '{{' alone: one JSON object written over many lines, "
+                                         f"not JSON Lines (one object a line); if it describes the dataset, leave it out of "
+                                         f"--input; if its records are documents, write them one a line first (jq -c)")
                     if start.startswith(b"["):
                         plain = path.suffix.lower() not in (".gz", ".zst")
                         how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"

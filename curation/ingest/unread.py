@@ -80,10 +80,15 @@ def refusal(data: Sequence[Path], found: Sequence[Path], folders: Sequence[Path]
             f"or give only the files to read{take}, so that none is left out unsaid")
 
 
+#: what a passed-over ``.json`` is (:func:`curation.ingest.discover.opens_json_document`)
+_JSON_DOCUMENT = " (one JSON object over many lines, not JSON Lines: metadata?)"
+
+
 def note(other: Sequence[Path], reads: str) -> str:
     """The warning for files passed over that are neither data nor sidecars (one line); ``reads``:
     the formats ingest reads."""
-    shown = ", ".join(str(p) for p in other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+    shown = ", ".join(f"{p}{_JSON_DOCUMENT if p.name.lower().endswith('.json') else ''}" for p in other[:3])
+    shown += f" and {len(other) - 3} more" if len(other) > 3 else ""
     return (f"ingest: passed over {len(other)} file(s) in the input folders, of formats it does not read: {shown}; "
             f"ingest reads {reads} (convert any that hold documents)")
 

@@ -111,6 +111,25 @@ def test_a_json_array_file_is_refused_with_how_to_convert_it(tmp_path, name):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_pretty_printed_json_object_is_metadata_in_a_folder_and_refused_by_name(tmp_path, caplog):
+    """A dataset's metadata.json (json.dump(..., indent=2)) in a data folder was read as JSON Lines:
+    one malformed_json row per line of it; now it is passed over and named in the warning. Given by
+    name, it is refused: it holds no records a line."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write_jsonl(folder / "docs.jsonl", [{"id": f"d{i}", "text": f"document {i}", "source": "web"} for i in range(3)])
+    (folder / "metadata.json").write_text(json.dumps({"name": "corpus", "license": "cc-by", "rows": 3}, indent=2))
+    (folder / "one_line.json").write_text(json.dumps({"id": "o", "text": "a record a line is JSON Lines", "source": "web"}) + "\n")
+    with caplog.at_level("WARNING"):
+        res = _ingest([folder], tmp_path / "out")
+    assert sorted(read_parts(tmp_path / "out" / "docs")["doc_id"]) == ["d0", "d1", "d2", "o"]
+    assert read_parts(tmp_path / "out" / "ledger").empty and res.stats["in"]["documents"] == 4
+    assert "metadata.json (one JSON object over many lines, not JSON Lines: metadata?)" in caplog.text
+    with pytest.raises(InputError, match=r"metadata.json opens with a line of '\{' alone: one JSON object written over many lines"):
+        _ingest([folder / "metadata.json"], tmp_path / "out2")
+    assert not (tmp_path / "out2").exists()
+
+
 def test_a_nested_text_field_says_fields_are_read_at_the_top_level(tmp_path):
     f = _write_jsonl(tmp_path / "a.jsonl", [{"data": {"body": "nested text"}, "source": "web"}])
     with pytest.raises(InputError, match=r"fields are read at the top level only: flatten the records first \(jq -c '\{text: \.data\.body, source\}'\)"):
