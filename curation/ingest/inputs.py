@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 from collections import Counter
 from collections.abc import Sequence
 from fnmatch import fnmatch
@@ -58,6 +59,12 @@ class InputSpec:
     nbytes: int = 0  # bytes to read (decompressed; Parquet: uncompressed), what partitions are balanced by
     cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
     docs: int = -1  # warc: document records the planning pass counted in this chunk (-1: not counted)
+    label: str = ""  # how ledgers and artifacts name the file (:func:`input_label`); "" for ``str(path)``
+
+    @property
+    def name(self) -> str:
+        """The file's name in ledgers and artifacts."""
+        return self.label or str(self.path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,8 +140,9 @@ def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, 
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))
     specs: list[InputSpec] = []
     for f, fmt in unique:
-        entry_source, entry_fields = _entry_for(f, rules)
-        specs.extend(_partitions(f, fmt, entry_source, entry_fields, rules))
+        label = input_label(f)
+        entry_source, entry_fields = _entry_for(f, label, rules)
+        specs.extend(dataclasses.replace(s, label=label) for s in _partitions(f, fmt, entry_source, entry_fields, rules))
     return specs, total, rules.block
 
 
@@ -193,9 +201,27 @@ def _disk_bytes(path: Path) -> int:
     return path.stat().st_size
 
 
-def _entry_for(path: Path, rules: _Rules) -> tuple[str | None, FieldMap]:
+def input_label(path: Path) -> str:
+    """How ledgers and artifacts name an input file, whatever its spelling on the command line or
+    the scheduler (which gets absolute paths): relative to the working folder when inside it, else
+    absolute (not resolved: a link keeps its name).
+
+    >>> import os; input_label(Path("a/b.jsonl")) == input_label(Path(os.getcwd()) / "a" / "b.jsonl") == "a/b.jsonl"
+    True
+    """
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(os.getcwd()))
+    except ValueError:
+        return str(absolute)
+
+
+def _entry_for(path: Path, label: str, rules: _Rules) -> tuple[str | None, FieldMap]:
+    """The first ``ingest.inputs`` entry whose ``match`` takes the file: by its label or its absolute
+    path (the same under any scheduler), its path as given, or its name."""
+    names = (label, os.path.abspath(path), path.as_posix(), path.name)
     for entry in rules.inputs:
-        if fnmatch(path.as_posix(), entry["match"]) or fnmatch(path.name, entry["match"]):
+        if any(fnmatch(x, entry["match"]) for x in names):
             return entry.get("source", rules.source), FieldMap.from_dict({**rules.fields, **entry.get("fields", {})})
     return rules.source, FieldMap.from_dict(rules.fields)
 

@@ -22,14 +22,14 @@ from curation.schema import DropReason
 
 def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     """Parse one partition spec into schema rows (with drop reasons)."""
-    label = str(spec.path)
+    label = spec.name
     if spec.fmt in ("warc", "html"):
         if spec.start == spec.end == 0:  # an empty file
             return crawl_frame(iter(()), spec.source)
         if spec.fmt == "html":
-            return crawl_frame(read_html_file(spec.path, max_chars), spec.source)
+            return crawl_frame(read_html_file(spec.path, max_chars, label), spec.source)
         expected = spec.docs if spec.docs >= 0 else None  # fewer records read than planned: a ledger row, never silence
-        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected), spec.cut, label)
+        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected, label), spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None
@@ -68,7 +68,7 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
                 records += r
                 errors += e
                 numbers += n
-                files += [str(spec.path)] * len(r)
+                files += [spec.name] * len(r)
             frames.append(rows_from_records(records, errors, files, numbers, run[0].fields, run[0].source, max_chars))
         run.clear()
 

@@ -72,7 +72,7 @@ def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
 
 
 def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1,
-              expected: int | None = None) -> Iterator[dict[str, Any]]:
+              expected: int | None = None, label: str | None = None) -> Iterator[dict[str, Any]]:
     """One dict per response/conversion/resource record: id, url, date, meta, and html or text or an error.
 
     ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``);
@@ -80,11 +80,12 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     on (a damaged gzip member, a wrong ``Content-Length``, a header over 32 KiB) ends with one
     ``truncated_input`` row after the records read so far; one where nothing could be read at all is
     :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
+    ``label``: how rows name the file (``str(path)`` if None).
     """
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
-    label = str(path)
+    label = str(path) if label is None else label
     # a file object, not the name: FastWARC would pick gzip by the name, not the bytes
     stream: Any = open(path, "rb") if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)  # noqa: SIM115
     number, offset = first_line - 1, start
@@ -224,10 +225,11 @@ def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, 
     return {"html": html, "charset": cs}
 
 
-def read_html_file(path: Path, max_bytes: int) -> Iterator[dict[str, Any]]:
-    """A plain ``.html`` file as one record (no URL; id = content hash of page and path)."""
+def read_html_file(path: Path, max_bytes: int, label: str | None = None) -> Iterator[dict[str, Any]]:
+    """A plain ``.html`` file as one record (no URL; id = content hash of page and path); ``label``:
+    how the row names the file (``str(path)`` if None)."""
     payload = path.read_bytes()
-    out = _row(str(path), 1, id=None, url=None, date=None, offset=0, content_type="text/html", status=None)
+    out = _row(str(path) if label is None else label, 1, id=None, url=None, date=None, offset=0, content_type="text/html", status=None)
     if len(payload) > max_bytes:
         yield {**out, "error": (DropReason.TOO_LARGE, f"{len(payload)} bytes > max_html_bytes {max_bytes}")}
         return

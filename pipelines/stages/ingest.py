@@ -23,6 +23,7 @@ a document column.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -119,7 +120,10 @@ class IngestStage:
                                crawl_min_block_mb=cfg.crawl_min_block_mb)
 
     def build(self, specs: list[tuple[InputSpec, ...]], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
-        key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version}
+        key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version,
+               # rows name their file by its label (ids of id-less records hash it): runs that name a file
+               # otherwise (another working folder) do not share these steps in one --cache-dir
+               "files": hashlib.sha256("\n".join(sorted({s.name for g in specs for s in g})).encode()).hexdigest()[:16]}
         parsed = ctx.step("parsed", key, lambda out: _parse_all(specs, cfg, Artifact(out), ctx))
         extracted = extract_all(parsed, cfg, ctx, key)
         dup_map = _duplicate_ids(extracted, ctx)

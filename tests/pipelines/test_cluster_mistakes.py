@@ -4,6 +4,7 @@ working folder), a scheduler without workers, a scheduler lost mid-run. Real `da
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import read_parts
 from tests.pipelines.test_cluster import REPO, _start_cluster, _stop, cluster_inputs
 
 pytestmark = pytest.mark.slow
@@ -31,6 +33,8 @@ def test_relative_paths_reach_workers_that_stand_elsewhere(tmp_path):
     src = Path(cluster_inputs()[0])
     for f in sorted(src.rglob("*.jsonl"))[:3]:
         (user / "data" / f.name).write_bytes(f.read_bytes())
+    # records without an id (their id hashes the file's name) and one the ledger names by file
+    (user / "data" / "zz_extra.jsonl").write_text('{"text": "no id here, one", "source": "web"}\n{"text": "  ", "source": "web"}\n')
     try:
         r = _curate_in(user, ["ingest", "--input", "data", "--output", "out/00_ingest", "--scheduler", address, "--quiet"])
         assert r.returncode == 0, r.stderr[-3000:]
@@ -41,6 +45,15 @@ def test_relative_paths_reach_workers_that_stand_elsewhere(tmp_path):
     assert (user / "out" / "10_exact_dedup" / "_SUCCESS").is_file()
     assert not (REPO / "out").exists()  # nothing written relative to the workers' folder
     assert not list(user.rglob("*.tmp")) and not list(user.rglob("*.inprogress"))
+    # the same rows as a run without a scheduler: files named as typed, not as the workers got them
+    # (absolute), in the ledger, the parsed rows and the ids hashed from them
+    r = _curate_in(user, ["ingest", "--input", "data", "--output", "local/00_ingest", "--scheduler", "synchronous", "--quiet"])
+    assert r.returncode == 0, r.stderr[-3000:]
+    for sub in ("docs", "ledger", "artifacts/parsed"):
+        remote, local = read_parts(user / "out" / "00_ingest" / sub), read_parts(user / "local" / "00_ingest" / sub)
+        assert remote.equals(local), sub
+    ledger = read_parts(user / "local" / "00_ingest" / "ledger")
+    assert [json.loads(d)["file"] for d in ledger["detail"]] == ["data/zz_extra.jsonl"]
 
 
 def test_no_worker_within_the_wait_ends_with_exit_9(tmp_path, caplog):
