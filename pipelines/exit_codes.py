@@ -63,7 +63,9 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
         return 2, short(str(exc), 2000)
     if isinstance(exc, ServiceError):
         return 10, short(str(exc), 2000)
-    if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError)):
+    from curation.export.sequences import TokenCountError
+
+    if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError, TokenCountError)):  # a shard that its tokenizer does not count alike
         return 4, short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" writing {exc.filename}" if exc.filename else ""

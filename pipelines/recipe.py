@@ -163,6 +163,19 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
         tokenizer = cfg.flat_dict().get("tokenizer")
         if isinstance(tokenizer, str):
             check_tokenizer(tokenizer, f"stages.{name}.tokenizer")
+    if "mixture" in names:
+        _check_same_tokenizer(recipe, loader or load_stage)
+
+
+def _check_same_tokenizer(recipe: dict[str, Any], loader: Any) -> None:
+    """The mixture plans on the ``n_tokens`` ingest counted and names its own tokenizer in the
+    manifests, which ``curate export`` encodes with: the two must be one tokenizer."""
+    counted = stage_config(recipe, "ingest", loader("ingest").config_cls).flat_dict().get("tokenizer")
+    named = stage_config(recipe, "mixture", loader("mixture").config_cls).flat_dict().get("tokenizer")
+    if counted != named:
+        raise ConfigError(f"mixture.tokenizer is {named!r} but ingest.tokenizer is {counted!r}: the mixture's budgets and "
+                          f"epochs count the tokens ingest counted, and its manifests name the tokenizer the export encodes "
+                          f"with; set both to one tokenizer (ingest.tokenizer={counted} mixture.tokenizer={counted})")
 
 
 def absolute_model_paths(recipe: dict[str, Any], names: list[str]) -> None:

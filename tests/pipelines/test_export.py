@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -372,3 +373,15 @@ def test_a_run_on_a_read_only_mount_is_exported_without_its_lock(run, tmp_path, 
     assert curate(["export", "megatron", str(run), "--output", str(out), "--phase", "midtrain_reasoning_32k", "--scheduler",
                    "synchronous", "--quiet"]) == 0
     assert (out / "export.json").is_file()
+
+
+def test_a_document_its_tokenizer_counts_otherwise_ends_in_exit_4_not_an_internal_error():
+    """A tokenizer.json changed since the run counts a shard's documents otherwise: the export
+    stops at the first one (``check_counts``), a damaged input, not a bug of curate (exit 70)."""
+    from curation.export.sequences import TokenCountError, check_counts
+    from pipelines.exit_codes import failure
+
+    with pytest.raises(TokenCountError) as err:
+        check_counts([np.arange(5)], [4], ["doc-1"], "shards/p/web/high/part-00000.parquet")
+    code, message = failure(err.value)
+    assert code == 4 and "document doc-1 has 5 tokens with this tokenizer, its shard records 4" in message

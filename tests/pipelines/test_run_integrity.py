@@ -168,6 +168,8 @@ def test_the_default_recipe_runs_on_each_source_alone(tmp_path, source):
         (["cluster.min_input_mb=-1"], "cluster.min_input_mb = -1: give a size in MiB ≥ 0"),
         (["ingest.tokenizer=/etc/passwd"], "stages.ingest.tokenizer = '/etc/passwd': /etc/passwd is not a tokenizer.json"),
         (["mixture.tokenizer=/no/such/tokenizer.json"], "stages.mixture.tokenizer = '/no/such/tokenizer.json': /no/such/tokenizer.json does not exist"),
+        # the manifests named qwen over word counts, and the export ended in an internal error (exit 70)
+        (["ingest.tokenizer=whitespace"], "mixture.tokenizer is 'qwen' but ingest.tokenizer is 'whitespace': the mixture's budgets"),
     ],
 )
 def test_bad_values_fail_before_anything_runs_naming_key_and_file(tmp_path, caplog, args, expected):
