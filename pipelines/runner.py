@@ -283,10 +283,10 @@ def run_recipe(
                 results.append(res)
                 progress.done(res)
                 previous = stage_dir
-        except BaseException as exc:
+            io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
+        except BaseException as exc:  # a stop while run.json is written is a stop too, not a crash
             progress.stopped(exc)
             raise
-        io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
         progress.remove()
     return results
 

@@ -386,3 +386,27 @@ def test_code_web_on_a_folder_outside_its_run_says_it_lacks_ingest_html(finished
     caplog.clear()
     assert main(["code-web", "--input", str(finished_run / "50_code_quality"), "--output", str(tmp_path / "cw"), *args]) == 0
     assert "no ingest stage beside" not in caplog.text
+
+
+def test_a_stop_while_run_json_is_written_is_recorded_as_a_stop(tmp_path, monkeypatch):
+    """SIGTERM after the last stage, while run.json was written, left run.progress.json saying
+    'running' (verify: 'killed, or its machine went down'); the same command then finishes it."""
+    import pipelines.runner as runner_mod
+
+    raw = _corpus(tmp_path)
+    out = tmp_path / "run"
+    real = runner_mod.io.write_json
+
+    def stopped(path, *a, **k):
+        if Path(path).name == "run.json":
+            raise KeyboardInterrupt
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(runner_mod.io, "write_json", stopped)
+    args = ["run", RECIPE, "--input", str(raw), "--output", str(out), "--scheduler", "synchronous", "--quiet", *FOUNDATION]
+    assert main(args) == 130
+    record = json.loads((out / "run.progress.json").read_text())
+    assert record["status"] == "interrupted" and record["error"] == "KeyboardInterrupt" and not (out / "run.json").exists()
+    monkeypatch.setattr(runner_mod.io, "write_json", real)
+    assert main(args) == 0 and (out / "run.json").exists() and not (out / "run.progress.json").exists()
+    assert main(["verify", str(out)]) == 0
