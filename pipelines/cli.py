@@ -165,8 +165,9 @@ def main(argv: list[str] | None = None) -> int:
 
 #: What an interrupted command left, and what to do, where it is not "re-run the same command".
 _STOPPED = {
-    **{name: "finished stages are kept and the stage under way was removed; re-run the same command to resume"
-       for name in ("run", *(n.replace("_", "-") for n in STAGES))},
+    "run": "finished stages are kept and the stage under way was removed; re-run the same command to resume",
+    **{n.replace("_", "-"): "what the stage had written was removed and a finished folder it would replace is kept as it "
+       "was; re-run the same command" for n in STAGES},
     "export": "nothing was written (an export is moved into place only once every phase is done); re-run the same command",
 }
 

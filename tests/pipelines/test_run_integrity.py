@@ -410,3 +410,20 @@ def test_a_stop_while_run_json_is_written_is_recorded_as_a_stop(tmp_path, monkey
     monkeypatch.setattr(runner_mod.io, "write_json", real)
     assert main(args) == 0 and (out / "run.json").exists() and not (out / "run.progress.json").exists()
     assert main(["verify", str(out)]) == 0
+
+
+def test_an_interrupted_single_stage_says_a_folder_it_would_replace_is_kept(tmp_path, caplog, monkeypatch):
+    """It said 'the stage under way was removed' where a finished folder it was to replace stays as it was."""
+    import pipelines.runner as runner_mod
+    from tests.helpers import docs_frame, make_stage_dir
+
+    inp = make_stage_dir(tmp_path / "in", docs_frame([{"doc_id": "a", "text": "one text here"}, {"doc_id": "b", "text": "another text"}]))
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_mod, "run_stage", interrupted)
+    caplog.set_level(logging.ERROR)
+    assert main(["exact-dedup", "--input", str(inp), "--output", str(tmp_path / "out"), "--scheduler", "synchronous", "--quiet"]) == 130
+    assert "interrupted: what the stage had written was removed and a finished folder it would replace is kept as it was" in caplog.text
+    assert "the stage under way" not in caplog.text
