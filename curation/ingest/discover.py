@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -131,6 +132,10 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
             out.append((child, fmt))
         elif child.is_file() and fmt:  # a pretty-printed .json (a dataset's metadata.json): no records
             passed["other"].append(child)
+        elif child.is_symlink() and not child.exists() and (_format(child) or kind(child.name) == "data"):
+            # a git-annex or Hugging Face cache folder whose data was not fetched: its documents would be lost unsaid
+            raise InputError(f"{child} is a link to {os.readlink(child)}, which does not exist: fetch the data it points "
+                             "to (git annex get, huggingface-cli download) or remove the link")
         elif child.is_file() and (k := kind(child.name)) != "sidecar":
             passed[k].append(child)
     return out

@@ -50,12 +50,13 @@ def first_record(path: Path) -> dict[str, Any] | None:
                                          f"--input; if its records are documents, write them one a line first (jq -c)")
                     if start.startswith(b"["):
                         plain = path.suffix.lower() not in (".gz", ".zst")
-                        how = f"jq -c '.[]' {path.name} > {path.stem}.jsonl" if plain else "decompress it, then jq -c '.[]'"
+                        lines = f"{path.stem}.jsonl" if path.suffix.lower() == ".json" else _renamed(path.name, "lines")  # never the file itself
+                        how = f"jq -c '.[]' {path.name} > {lines}" if plain else "decompress it, then jq -c '.[]'"
                         raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); "
                                          f"convert it first ({how})")
                 try:
                     obj = json.loads(raw)
-                except ValueError:
+                except (ValueError, RecursionError):  # its row says why, when the file is read
                     continue
                 if isinstance(obj, dict):
                     return obj

@@ -94,6 +94,10 @@ def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[di
             records.append(None)
             errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} (column {exc.colno})"))
             continue
+        except RecursionError:  # ~1,000 nested objects or arrays: deeper than Python's parser goes
+            records.append(None)
+            errors.append((DropReason.MALFORMED_JSON.value, "nested too deeply to parse (about 1,000 levels or more)"))
+            continue
         if not isinstance(obj, dict):
             records.append(None)
             errors.append((DropReason.MALFORMED_JSON.value, f"a JSON {type(obj).__name__}, not an object"))
@@ -196,7 +200,7 @@ def _map_record(
         try:
             parsed = json.loads(meta)
             extra = {**parsed, **extra} if isinstance(parsed, dict) else {"meta": meta, **extra}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # not JSON, or too deeply nested to parse: kept as the text it is
             extra = {"meta": meta, **extra}
     row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
     text, html = rec.get(fields.text), rec.get(fields.html)

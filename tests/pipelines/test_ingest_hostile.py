@@ -174,3 +174,48 @@ def test_a_page_nested_too_deep_is_no_content_at_once(tmp_path):
     ledger = read_parts(tmp_path / "out" / "ledger")
     assert ledger["reason"].tolist() == ["extraction_empty"]
     assert len(read_parts(tmp_path / "out" / "docs")) == 1
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_json_nested_deeper_than_the_parser_goes_is_a_ledger_row(tmp_path, first):
+    """1,000 nested objects crashed ingest (RecursionError, exit 70), on the first line or a later one;
+    a deeply nested `meta` string (Parquet) is kept as the text it is."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    deep = b'{"id": "deep", "text": "t", "m": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5000 + b"}"
+    arrays = b'{"id": "arr", "text": "t", "m": ' + b"[" * 3000 + b"]" * 3000 + b"}"
+    ok = {"id": "ok", "text": "fine text", "source": "web"}
+    f = _write_jsonl(tmp_path / "deep.jsonl", [deep, ok, arrays] if first else [ok, deep, arrays])
+    meta = '{"a": ' * 5000 + "1" + "}" * 5000
+    pq.write_table(pa.table({"id": ["pm"], "text": ["parquet text"], "source": ["web"], "meta": [meta]}), tmp_path / "m.parquet")
+    res = _ingest([f, tmp_path / "m.parquet"], tmp_path / "out")
+    ledger = read_parts(tmp_path / "out" / "ledger")
+    assert ledger["reason"].tolist() == ["malformed_json", "malformed_json"]
+    assert [json.loads(d)["line"] for d in ledger["detail"]] == ([1, 3] if first else [2, 3])
+    assert "nested too deeply to parse" in json.loads(ledger["detail"].iloc[0])["error"]
+    docs = read_parts(tmp_path / "out" / "docs").set_index("doc_id")
+    assert sorted(docs.index) == ["ok", "pm"] and json.loads(docs.loc["pm", "meta"]) == {"meta": meta}
+    assert res.stats["in"]["documents"] == 4
+
+
+def test_a_dangling_link_to_data_in_an_input_folder_stops_the_run(tmp_path):
+    """A git-annex or HF cache folder whose data was not fetched: the link was skipped in silence."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    _write_jsonl(folder / "data.jsonl", [{"id": "a", "text": "kept", "source": "web"}])
+    (folder / "README").symlink_to(tmp_path / "nowhere" / "README")  # a sidecar's link: passed over
+    (folder / "gone.jsonl").symlink_to(tmp_path / "nowhere" / "x.jsonl")
+    with pytest.raises(InputError, match=r"gone.jsonl is a link to .*nowhere/x.jsonl, which does not exist: fetch the data"):
+        _ingest([folder], tmp_path / "out")
+    (folder / "gone.jsonl").unlink()
+    _ingest([folder], tmp_path / "out")
+    assert read_parts(tmp_path / "out" / "docs")["doc_id"].tolist() == ["a"]
+
+
+def test_the_jq_command_for_a_jsonl_holding_an_array_writes_another_file(tmp_path):
+    """It said `jq -c '.[]' a.jsonl > a.jsonl`, which empties the input before jq reads it."""
+    f = tmp_path / "a.jsonl"
+    f.write_text(json.dumps([{"text": "x"}], indent=2))
+    with pytest.raises(InputError, match=r"jq -c '\.\[\]' a\.jsonl > a\.lines\.jsonl\)"):
+        _ingest([f], tmp_path / "out")
