@@ -235,10 +235,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             pf = pq.ParquetFile(path)
             names = pf.schema_arrow.names
             _check_columns(path, names, fields)
-            groups = [(g, pf.metadata.row_group(g)) for g in range(pf.num_row_groups)]
-            return [InputSpec(path, fmt, source, fields, g, g + 1, 1, rows, _share(m.total_byte_size, m.num_rows, rows))
-                    for g, m in groups for rows in row_chunks(m.num_rows, m.total_byte_size, rules.block)] \
-                or [InputSpec(path, fmt, source, fields, 0, 0)]
+            return _parquet_specs(path, pf, source, fields, rules.block) or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
 
@@ -258,6 +255,32 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         raise
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: cannot be read ({exc}); check the file's permissions and format") from exc
+
+
+def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:
+    """A Parquet file's specs: a group over the block cut in row ranges (:func:`row_chunks`), and
+    consecutive groups that fit in it read together up to the block (a streaming writer's file of
+    10,000 one-row groups was 10,000 partitions, for every later stage too)."""
+    specs: list[InputSpec] = []
+    run: list[tuple[int, int]] = []  # (group, bytes) of consecutive small groups
+
+    def flush() -> None:
+        if run:
+            specs.append(InputSpec(path, "parquet", source, fields, run[0][0], run[-1][0] + 1, 1, (0, -1), sum(b for _, b in run)))
+            run.clear()
+
+    for g in range(pf.num_row_groups):
+        m = pf.metadata.row_group(g)
+        chunks = row_chunks(m.num_rows, m.total_byte_size, block)
+        if chunks == [(0, -1)]:
+            if run and sum(b for _, b in run) + m.total_byte_size > block:
+                flush()
+            run.append((g, m.total_byte_size))
+            continue
+        flush()
+        specs += [InputSpec(path, "parquet", source, fields, g, g + 1, 1, rows, _share(m.total_byte_size, m.num_rows, rows)) for rows in chunks]
+    flush()
+    return specs
 
 
 def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.ingest.inputs import InputSpec
@@ -32,15 +33,7 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected, label), spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
-        pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None
-        table = pf.read_row_group(spec.start) if pf is not None else None
-        first, last = spec.rows
-        if table is not None and last >= 0:  # a row range of a large group
-            table = table.slice(first, last - first)
-        records = table.to_pylist() if table is not None else []
-        # a row's number is its row in the file (1-based), whatever group and range it was read in
-        offset = first + (sum(pf.metadata.row_group(g).num_rows for g in range(spec.start)) if pf is not None else 0)
-        return rows_from_records(records, None, label, list(range(offset + 1, offset + len(records) + 1)), spec.fields, spec.source, max_chars)
+        return _parquet_rows(spec, label, max_chars)
     if spec.fmt == "datasets":
         import datasets
 
@@ -49,6 +42,40 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))
         return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
     records, errors, numbers = _jsonl_records(spec)
+    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
+
+
+def _parquet_rows(spec: InputSpec, label: str, max_chars: int) -> pd.DataFrame:
+    """The rows of a Parquet spec: row groups ``start``..``end`` (consecutive small groups read
+    together), or a row range of one large group. A group that cannot be read (a corrupt page) is one
+    ``truncated_input`` row naming it and its rows; the other groups are read."""
+    pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None
+    if pf is None:
+        return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars)
+    first, last = spec.rows
+    # a row's number is its row in the file (1-based), whatever group and range it was read in
+    line = first + sum(pf.metadata.row_group(g).num_rows for g in range(spec.start)) + 1
+    records: list = []
+    errors: list = []
+    numbers: list[int] = []
+    for g in range(spec.start, spec.end):
+        try:
+            table = pf.read_row_group(g)
+        except (OSError, pa.ArrowException) as exc:
+            n = pf.metadata.row_group(g).num_rows if last < 0 else last - first
+            records.append(None)
+            errors.append((DropReason.TRUNCATED_INPUT.value, f"row group {g} ({n} rows from row {line}) cannot be read ({' '.join(str(exc).split())}); "
+                           "re-create the file", {"row_group": g, "rows": n}))
+            numbers.append(line)
+            line += n
+            continue
+        if last >= 0:  # a row range of a large group
+            table = table.slice(first, last - first)
+        rows = table.to_pylist()
+        records += rows
+        errors += [None] * len(rows)
+        numbers += range(line, line + len(rows))
+        line += len(rows)
     return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
 
 
