@@ -10,6 +10,13 @@ files): the same counts as HF ``tokenizers`` on 107.8 MB of real web, HTML, code
 text (30.5M tokens, no document differs) at ~12x its speed per CPU-second
 (``benchmarks/tokens/bench_tokenizers.py``). Other files use HF ``tokenizers``.
 
+A document's text is encoded with the tokenizer's added tokens matched as single ids (the FIM
+sentinels and repository headers the mixture inserts, ``<think>``, ...) except the end-of-document
+token's own text, :data:`EOD_TEXT`: a reasoning trace or a page about tokenizers that quotes
+``<|endoftext|>`` gets the ids of those 13 characters, never the EOD id, so every document reaches
+the trainer with exactly one EOD, the one the export appends. Counting and export encoding both go
+through :func:`_fast_kwargs` / :func:`_hf_encode`, so they agree.
+
 >>> count_tokens(["hello world", ""], "whitespace").tolist()
 [2, 0]
 """
@@ -32,6 +39,9 @@ MAX_CHARS_PER_CALL = 1_000_000
 # bytes per token), so a whole 128 MB partition in one call took several GB; 1M characters keep it
 # to tens of MB while still giving the tokenizer's threads hundreds of texts to share.
 BATCH_CHARS = 1_000_000
+#: The end-of-document token's text (the exports' default ``--eod-token``, Qwen's id 151643), encoded
+#: as ordinary text wherever a document holds it.
+EOD_TEXT = "<|endoftext|>"
 
 
 def qwen_tokenizer_path() -> Path:
@@ -76,22 +86,25 @@ def count_tokens(texts: list[str], name: str = "qwen") -> np.ndarray:
         batch.append(i)
         chars += len(t)
         if chars >= BATCH_CHARS:
-            out[batch] = [len(e.ids) for e in tok.encode_batch([texts[j] for j in batch], add_special_tokens=False)]
+            out[batch] = [len(e.ids) for e in _hf_encode(tok, name, [texts[j] for j in batch])]
             batch, chars = [], 0
     if batch:
-        out[batch] = [len(e.ids) for e in tok.encode_batch([texts[j] for j in batch], add_special_tokens=False)]
+        out[batch] = [len(e.ids) for e in _hf_encode(tok, name, [texts[j] for j in batch])]
     for i, t in enumerate(texts):
         if len(t) > MAX_CHARS_PER_CALL:
             pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL)
-            out[i] = sum(len(e.ids) for e in tok.encode_batch(pieces, add_special_tokens=False))
+            out[i] = sum(len(e.ids) for e in _hf_encode(tok, name, pieces))
     return out
 
 
 def encode(texts: list[str], name: str = "qwen") -> list[np.ndarray]:
-    """Token ids of ``texts`` (no special tokens added), exactly what :func:`count_tokens` counts.
+    """Token ids of ``texts`` (no special tokens added), exactly what :func:`count_tokens` counts;
+    the text of the EOD token (:data:`EOD_TEXT`) in a text is encoded as ordinary text.
 
     >>> [len(ids) for ids in encode(["hello world", ""], "qwen")]
     [2, 0]
+    >>> token_id("qwen", EOD_TEXT) in encode(["see <|endoftext|> here"], "qwen")[0]
+    False
     """
     if name == "whitespace":
         raise ValueError("the whitespace tokenizer counts words and has no token ids; set the recipe's tokenizer to "
@@ -104,16 +117,72 @@ def encode(texts: list[str], name: str = "qwen") -> list[np.ndarray]:
             pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
             if nfc:
                 pieces = [unicodedata.normalize("NFC", p) for p in pieces]
-            ids = [enc.encode(p, allowed_special="all") for p in pieces]
+            ids = [enc.encode(p, **_fast_kwargs(enc, p)) for p in pieces]
             out.append(np.fromiter((i for part in ids for i in part), dtype=np.int64) if len(ids) > 1 else np.asarray(ids[0], dtype=np.int64))
         return out
     tok = load_tokenizer(name)
     out = []
     for t in texts:
         pieces = _split_at_whitespace(t, MAX_CHARS_PER_CALL) if len(t) > MAX_CHARS_PER_CALL else [t]
-        out.append(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in tok.encode_batch(pieces, add_special_tokens=False)])
+        out.append(np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in _hf_encode(tok, name, pieces)])
                    if pieces else np.zeros(0, dtype=np.int64))
     return out
+
+
+_ALL_SPECIAL: dict[str, Any] = {"allowed_special": "all"}
+
+
+def _fast_kwargs(enc: Any, text: str) -> dict[str, Any]:
+    """tiktoken's special-token arguments for ``text``: every added token matched (``"all"``, as
+    ``tokenizers`` does) unless the text holds :data:`EOD_TEXT`, which is then encoded as ordinary
+    text (allowed: the others; disallowed: none). The one cheap ``in`` keeps other texts on the path
+    they always took.
+
+    >>> enc = load_fast_counter("qwen")[0]
+    >>> _fast_kwargs(enc, "plain") is _ALL_SPECIAL, "<|endoftext|>" in _fast_kwargs(enc, "a <|endoftext|>")["allowed_special"]
+    (True, False)
+    """
+    if EOD_TEXT not in text:
+        return _ALL_SPECIAL
+    return {"allowed_special": _specials_but_eod(enc), "disallowed_special": ()}
+
+
+@functools.lru_cache(maxsize=8)
+def _specials_but_eod(enc: Any) -> frozenset[str]:
+    return frozenset(enc.special_tokens_set - {EOD_TEXT})
+
+
+def _hf_encode(tok: Any, name: str, pieces: list[str]) -> list[Any]:
+    """``tokenizers`` encodings of ``pieces`` (no special tokens added); a piece that holds
+    :data:`EOD_TEXT` is encoded by :func:`_hf_without_eod` (the same tokenizer, that token's text as text)."""
+    with_eod = [i for i, p in enumerate(pieces) if EOD_TEXT in p]
+    if not with_eod:
+        return tok.encode_batch(pieces, add_special_tokens=False)
+    other = [i for i, p in enumerate(pieces) if EOD_TEXT not in p]
+    out: list[Any] = [None] * len(pieces)
+    for idx, t in ((other, tok), (with_eod, _hf_without_eod(name))):
+        for i, e in zip(idx, t.encode_batch([pieces[i] for i in idx], add_special_tokens=False) if idx else [], strict=True):
+            out[i] = e
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _hf_without_eod(name: str) -> Any:
+    """The tokenizer named, where :data:`EOD_TEXT` is text (loaded when a text first holds it): the
+    other added tokens keep their ids and are matched as before, that text is split and merged as any
+    other. (Its added token is the copy's only one marked special, and the copy encodes special
+    tokens as text; removing the added token would renumber the ones after it.)"""
+    from tokenizers import Tokenizer
+
+    spec = json.loads(_tokenizer_file(name).read_text(encoding="utf-8"))
+    added = spec.get("added_tokens") or []
+    if not any(t.get("content") == EOD_TEXT for t in added):
+        return load_tokenizer(name)
+    for t in added:
+        t["special"] = t.get("content") == EOD_TEXT
+    tok = Tokenizer.from_str(json.dumps(spec))
+    tok.encode_special_tokens = True
+    return tok
 
 
 def token_id(name: str, token: str) -> int:
@@ -124,7 +193,7 @@ def token_id(name: str, token: str) -> int:
     """
     if name == "whitespace":
         raise ValueError("the run counted tokens with the whitespace tokenizer, which has no token ids; re-run the recipe with "
-                         "tokenizer=qwen or a tokenizer.json path (ingest.tokenizer), then export")
+                         "tokenizer=qwen or a tokenizer.json path (ingest.tokenizer and mixture.tokenizer, one tokenizer), re-run, then export")
     fast = load_fast_counter(name)  # the exports' own encoder: the tokenizers file is not loaded a second time
     if fast is not None:
         enc = fast[0]
@@ -171,7 +240,7 @@ def load_fast_counter(name: str) -> Any:
 
     Exact when the file is a byte-level BPE whose ids follow its merge order, split by one regex
     (what tiktoken applies) and NFC- or un-normalised (applied here before encoding); added tokens
-    are matched as in ``tokenizers`` (``allowed_special="all"``). The conversion is kept on disk
+    are matched as in ``tokenizers`` (``allowed_special="all"``; :func:`_fast_kwargs` leaves :data:`EOD_TEXT` out). The conversion is kept on disk
     (``curation.tokenizer_cache``): a process that finds it builds the encoding in ~0.12 CPU-s
     instead of ~0.33 (Qwen; tiktoken's own build of its tables is ~0.07 of that).
     """
@@ -263,9 +332,10 @@ def _count_fast(fast: tuple[Any, bool], texts: list[str]) -> np.ndarray:
 
 
 def _fast_count(enc: Any, text: str) -> int:
-    """``len(enc.encode(text, allowed_special="all"))``; the ids stay in one numpy buffer (no Python
-    int per token), and a text with a lone surrogate is encoded as ``encode`` does (U+FFFD)."""
+    """``len(enc.encode(text, **_fast_kwargs(enc, text)))``; the ids stay in one numpy buffer (no
+    Python int per token), and a text with a lone surrogate is encoded as ``encode`` does (U+FFFD)."""
+    kwargs = _fast_kwargs(enc, text)
     try:
-        return len(enc.encode_to_numpy(text, allowed_special="all"))
+        return len(enc.encode_to_numpy(text, **kwargs))
     except UnicodeEncodeError:
-        return len(enc.encode(text, allowed_special="all"))
+        return len(enc.encode(text, **kwargs))

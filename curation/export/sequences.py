@@ -2,7 +2,8 @@
 best-fit bins as whole sequences, the rows of a shuffled phase, random truncation.
 
 Every document reaches the trainer as its token ids followed by one end-of-document id (EOD),
-the ``n_tokens + 1`` positions the mixture's packing reserved for it. A best-fit bin (a sequence
+the ``n_tokens + 1`` positions the mixture's packing reserved for it; a text that quotes the EOD
+token's text is encoded as that text (``curation.tokens.EOD_TEXT``), never as the EOD id. A best-fit bin (a sequence
 of a mid-training phase) is the concatenation of its spans (``packing/…/part-*.parquet``: rows'
 token ranges); the spans of one sequence never exceed its length.
 
@@ -28,9 +29,36 @@ class TokenCountError(ValueError):
     and a packing were made with): the tokenizer differs from the run's."""
 
 
+class EodInDocumentError(TokenCountError):
+    """A document's own ids hold the end-of-document id: Megatron (``--reset-attention-mask
+    --reset-position-ids --eod-mask-loss``) would cut it into several documents. The text of the
+    default ``--eod-token`` is encoded as text (``curation.tokens.EOD_TEXT``); another token's text
+    can be matched as that token, in the counts the run planned with too (``curate export`` exits 4)."""
+
+
 def with_eod(ids: Sequence[np.ndarray | None], eod: int) -> list[np.ndarray | None]:
-    """Each document's ids followed by the end-of-document id (``None``, a row left untokenized, stays)."""
-    return [None if x is None else np.append(np.asarray(x, dtype=np.int64), np.int64(eod)) for x in ids]
+    """Each document's ids followed by the end-of-document id (``None``, a row left untokenized, stays):
+    exactly one EOD per document, at its end (:class:`EodInDocumentError` when its ids hold one).
+
+    >>> with_eod([np.array([5, 0, 6])], eod=0)
+    Traceback (most recent call last):
+    ...
+    curation.export.sequences.EodInDocumentError: row 0 holds the end-of-document id 0 at token 1 of 3: its text holds the EOD token's text; export with --eod-token <|endoftext|> (its text is encoded as text)
+    """
+    out: list[np.ndarray | None] = []
+    for row, x in enumerate(ids):
+        if x is None:
+            out.append(None)
+            continue
+        x = np.asarray(x, dtype=np.int64)
+        inside = np.flatnonzero(x == eod)
+        if len(inside):
+            from curation.tokens import EOD_TEXT
+
+            raise EodInDocumentError(f"row {row} holds the end-of-document id {eod} at token {int(inside[0])} of {len(x)}: its text "
+                                     f"holds the EOD token's text; export with --eod-token {EOD_TEXT} (its text is encoded as text)")
+        out.append(np.append(x, np.int64(eod)))
+    return out
 
 
 def shard_ids(texts: Sequence[str], n_tokens: Sequence[int], doc_ids: Sequence[str], tok: str, where: str,
