@@ -193,7 +193,7 @@ def token_id(name: str, token: str) -> int:
     """
     if name == "whitespace":
         raise ValueError("the run counted tokens with the whitespace tokenizer, which has no token ids; re-run the recipe with "
-                         "tokenizer=qwen or a tokenizer.json path (ingest.tokenizer and mixture.tokenizer, one tokenizer), re-run, then export")
+                         "tokenizer=qwen or a tokenizer.json path (ingest.tokenizer and mixture.tokenizer, one tokenizer), then export")
     fast = load_fast_counter(name)  # the exports' own encoder: the tokenizers file is not loaded a second time
     if fast is not None:
         enc = fast[0]
