@@ -158,11 +158,11 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
         cfg = stage_config(recipe, name, stage.config_cls)
         stage_settings(recipe, stage)
         _check_source_keys(name, cfg.flat_dict())
-        if hasattr(stage, "preflight"):
-            stage.preflight(cfg)
         tokenizer = cfg.flat_dict().get("tokenizer")
         if isinstance(tokenizer, str):
             check_tokenizer(tokenizer, f"stages.{name}.tokenizer")
+        if hasattr(stage, "preflight"):  # after the tokenizer's check: a preflight may load it
+            stage.preflight(cfg)
     if "mixture" in names:
         _check_same_tokenizer(recipe, loader or load_stage)
 

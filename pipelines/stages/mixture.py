@@ -167,6 +167,20 @@ class MixtureStage:
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
     global_keys = ("seed",)
 
+    def preflight(self, cfg: MixtureConfig) -> None:
+        """FIM's sentinels must be single tokens of the run's tokenizer: another tokenizer (a
+        ``tokenizer.json`` without Qwen's FIM tokens) would hand the trainer FIM'd code whose
+        sentinels are plain text, with nothing said."""
+        if cfg.tokenizer == "whitespace" or cfg.fim_rate <= 0 or not any(s.fim for s in cfg.phase_specs()):
+            return
+        from curation.tokens import encode
+
+        for key, text in sorted(cfg.fim_sentinels.items()):
+            n = len(encode([text], cfg.tokenizer)[0])
+            if n != 1:
+                raise ConfigError(f"mixture.fim_sentinels.{key} = {text!r} is {n} tokens of tokenizer {cfg.tokenizer!r}, not one: "
+                                  f"give its FIM tokens (mixture.fim_sentinels.{key}=...), or set mixture.fim_rate=0")
+
     def build(self, docs: dd.DataFrame, cfg: MixtureConfig, ctx: StageContext) -> dd.DataFrame:
         specs, policy = cfg.phase_specs(), cfg.policy()
         seed = int(cfg.seed if cfg.seed is not None else ctx.recipe.get("seed", 1234))

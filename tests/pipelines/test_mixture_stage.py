@@ -351,3 +351,23 @@ def test_auto_scale_without_pretraining_data_fits_the_phases_that_have_some(tmp_
     assert ledger.empty and res.stats["extra"]["scale"]["value"] > 0
     m = manifests(tmp_path / "out")["midtrain_reasoning_32k"]
     assert m["budget"]["met"] and {g["name"]: g["epochs"] for g in m["groups"]}["reasoning/all"] == pytest.approx(4.0)
+
+
+def test_fim_sentinels_that_are_not_single_tokens_of_the_tokenizer_are_refused(tmp_path, caplog):
+    """A tokenizer.json without Qwen's FIM tokens gave FIM'd code whose sentinels were plain text (8
+    ids each with SmolLM2's), with nothing said. Here Qwen's file with the FIM tokens taken out."""
+    import logging
+
+    from curation.tokens import qwen_tokenizer_path
+
+    spec = json.loads(qwen_tokenizer_path().read_text(encoding="utf-8"))
+    spec["added_tokens"] = [t for t in spec["added_tokens"] if not t["content"].startswith("<|fim_")]
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text(json.dumps(spec), encoding="utf-8")
+    args = ["run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(tmp_path / "run"), "--dry-run",
+            f"ingest.tokenizer={tok}", f"mixture.tokenizer={tok}"]
+    caplog.set_level(logging.ERROR)
+    assert curate(args) == 2
+    assert "mixture.fim_sentinels.middle = '<|fim_middle|>' is " in caplog.text and "not one: give its FIM tokens" in caplog.text
+    assert curate([*args, "mixture.fim_rate=0"]) == 0
+    assert curate([*args[:-2]]) == 0  # Qwen's own file: its sentinels are single tokens
