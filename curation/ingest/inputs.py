@@ -297,6 +297,8 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); {fix}")
     if comp is not None:
         chunks, size = compressed_chunks(path, block)
+        if size == 0:  # as a 0-byte file is said
+            log.warning("%s decompresses to nothing (0 bytes): no documents", path)
     else:
         chunks, size = plain_chunks(path, block), path.stat().st_size
     return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s) for s, e, n in chunks]

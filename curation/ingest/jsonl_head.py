@@ -2,7 +2,7 @@
 JSON Lines is refused before any output, with the command that converts it, instead of becoming
 one ledger row per line (or one for the whole file) that does not say why.
 
-Refused: a JSON array (it opens with ``[``), UTF-16 or UTF-32 text (a byte order mark, or the
+Refused: a JSON array (it opens with ``[``), a file compressed twice, UTF-16 or UTF-32 text (a byte order mark, or the
 NUL bytes every other byte that ASCII text has in UTF-16), and line ends of a carriage return
 alone (CR, classic Mac OS: the file would be one line). CRLF line ends are read as LF.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.discover import InputError
-from curation.ingest.streams import BOM, open_input
+from curation.ingest.streams import BOM, MAGIC, open_input
 
 #: bytes read to judge the encoding and the line ends; up to :data:`_LINE_SCAN` while no line end shows
 _HEAD = 1 << 16
@@ -73,6 +73,11 @@ def check_head(path: Path, head: bytes, ended: bool = True) -> None:
     Traceback (most recent call last):
     curation.ingest.discover.InputError: a.jsonl is UTF-16LE text (no byte order mark), not UTF-8: ...
     """
+    inner = next((name for magic, name in MAGIC.items() if head.startswith(magic)), None)
+    if inner is not None and path.suffix.lower() in (".gz", ".zst"):  # compressed twice: its lines would be binary
+        raise InputError(f"{path} decompresses to {inner} data again (compressed twice); decompress it once more first "
+                         f"(e.g. {'gzip' if path.suffix.lower() == '.gz' else 'zstd'} -dc {path.name} | {inner} -dc | gzip > "
+                         f"{_renamed(path.name[: -len(path.suffix)], 'once')}.gz)")
     encoding, bom = text_encoding(head)
     if encoding:
         how = _convert(path, f"iconv -f {encoding[:-2] if bom else encoding} -t UTF-8", "utf8")

@@ -264,3 +264,20 @@ def test_a_corrupt_page_of_a_parquet_row_group_is_a_ledger_row_and_the_other_gro
     detail = json.loads(ledger["detail"].iloc[0])
     assert detail["line"] == 301 and detail["rows"] == 100 and "row group 3 (100 rows from row 301) cannot be read" in detail["error"]
     assert res.stats["in"]["documents"] == 901  # the unread group is one row, as a cut JSONL file's rest
+
+
+def test_a_file_compressed_twice_is_refused_and_one_of_nothing_is_said(tmp_path, caplog):
+    """gzip inside gzip became a few invalid_utf8 rows for a file of 20 records; a .gz of nothing gave
+    no documents and no word (a 0-byte file is said)."""
+    data = b"".join(json.dumps({"id": f"r{i}", "text": f"t {i}", "source": "web"}).encode() + b"\n" for i in range(20))
+    twice = tmp_path / "twice.jsonl.gz"
+    twice.write_bytes(gzip.compress(gzip.compress(data)))
+    with pytest.raises(InputError, match=r"twice.jsonl.gz decompresses to gzip data again \(compressed twice\).*gzip -dc twice.jsonl.gz \| gzip -dc \| gzip > twice.once.jsonl.gz"):
+        _ingest([twice], tmp_path / "out")
+    empty = tmp_path / "empty.jsonl.gz"
+    empty.write_bytes(gzip.compress(b""))
+    good = _write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "kept", "source": "web"}])
+    with caplog.at_level("WARNING"):
+        _ingest([empty, good], tmp_path / "out2")
+    assert "empty.jsonl.gz decompresses to nothing (0 bytes): no documents" in caplog.text
+    assert read_parts(tmp_path / "out2" / "docs")["doc_id"].tolist() == ["g"]
