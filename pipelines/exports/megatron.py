@@ -18,11 +18,14 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
   (the padding, and the one position whose label would be the next sample's first token).
 
 ``DIR/<phase>.data-args`` holds ``weight prefix …`` (a best-fit phase: ``prefix …``) with absolute prefixes, the form of
-Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase.
+Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase. A weighted blend's flags
+build as they are: where megatron-core's default ``mid_level_dataset_surplus`` is too small for the blend to draw
+``train_samples`` (:func:`blend_surplus`), they carry the smallest ``--mid-level-dataset-surplus`` that is enough.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,9 @@ from pipelines.io import write_json
 from pipelines.progress import compute_with_progress
 
 PACKED_FLAGS = ["--reset-attention-mask", "--reset-position-ids", "--eod-mask-loss"]
+MEGATRON_SURPLUS = 0.005  # megatron-core's GPTDatasetConfig.mid_level_dataset_surplus (Megatron-LM's --mid-level-dataset-surplus) by default
+SURPLUS_STEP = 0.001  # a surplus the flags list is a multiple of this
+SIMULATE_MAX = 5_000_000  # blend draws x prefixes up to which the blend's index is replayed exactly (above: its proven bound)
 
 
 def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eod_token: str, quiet: bool = False) -> dict[str, Any]:
@@ -135,6 +141,12 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
         g["weight"] = round(g["weight"], 12)
     flags = ["--data-args-path", str(root / f"{manifest['phase']}.data-args"), "--seq-length", str(seq), "--train-samples", str(samples),
              "--split", "100,0,0", *(PACKED_FLAGS if packed else [])]
+    if not packed and weights:
+        tokens = {r["prefix"]: r["tokens"] for r in records}
+        listed = [float(f"{w:.12g}") for w in weights.values()]  # the weights as Megatron reads them from the .data-args
+        surplus = blend_surplus(listed, [tokens[p] for p in weights], samples, seq)
+        if surplus is not None:
+            flags += ["--mid-level-dataset-surplus", f"{surplus:g}"]
     # a best-fit phase lists its prefixes without weights: Megatron then builds each file for one pass
     # and blends them by their sizes, so every bin is drawn once. With weights it builds each for its
     # share plus a 0.5 % surplus (mid_level_dataset_surplus): two passes, whose samples a file of 2 or 3
@@ -147,3 +159,63 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
         "groups": dict(sorted(groups.items())), "megatron_flags": flags,
     }
 
+
+def blend_surplus(weights: list[float], tokens: list[int], samples: int, seq_length: int) -> float | None:
+    """The ``mid_level_dataset_surplus`` a weighted blend needs to draw ``samples`` in megatron-core
+    (0.16's BlendedMegatronDatasetBuilder), or ``None`` where its default (0.005) is enough.
+
+    Megatron normalises the weights ``w``, builds prefix ``i`` (``tokens[i]`` tokens with their EODs)
+    as a GPTDataset of ``ceil(ceil(n·w_i)·(1 + surplus))`` samples — whole epochs, so
+    ``(e·tokens − 1) // seq_length`` samples for the fewest epochs ``e`` that hold them — and blends
+    ``Σ ceil(n·w_i)`` draws (more than ``n`` when the weights are many) with its greedy index, which
+    refuses to build if it draws more samples from a prefix than it built. Those draws are replayed
+    exactly (below :data:`SIMULATE_MAX`) or bounded: the greedy index draws from a prefix only while
+    it is behind its share, so after ``N`` draws it has drawn at most ``w_i·(N − 1) + 1``. The
+    surplus returned is the smallest multiple of :data:`SURPLUS_STEP` that builds every prefix for
+    its draws, checked with Megatron's own arithmetic."""
+    if not weights or samples <= 0:
+        return None
+    w = (np.asarray(weights, dtype=np.float64) / np.sum(np.asarray(weights, dtype=np.float64))).tolist()  # megatron's normalize()
+    target = [math.ceil(samples * x) for x in w]
+    drawn = blend_draws(w, sum(target))
+
+    def built(surplus: float) -> list[int]:  # len() of each GPTDataset megatron builds at this surplus
+        out = []
+        for t, n_tok in zip(target, tokens, strict=True):
+            asked = int(math.ceil(t * (1 + surplus)))
+            epochs = max(1, -(-(asked * seq_length + 1) // n_tok))
+            out.append((epochs * n_tok - 1) // seq_length)
+        return out
+
+    def enough(surplus: float) -> bool:
+        return all(b >= d for b, d in zip(built(surplus), drawn, strict=True))
+
+    if enough(MEGATRON_SURPLUS):
+        return None
+    need = max((d - t) / t for d, t in zip(drawn, target, strict=True) if t)  # building each prefix for its draws is enough
+    k = max(1, math.floor(need / SURPLUS_STEP))
+    while k > 1 and enough(round((k - 1) * SURPLUS_STEP, 6)):  # whole epochs may need less
+        k -= 1
+    while not enough(round(k * SURPLUS_STEP, 6)):
+        k += 1
+    return round(k * SURPLUS_STEP, 6)
+
+
+def blend_draws(weights: list[float], size: int) -> list[int]:
+    """How many samples megatron-core's ``build_blending_indices`` (helpers.cpp) draws from each
+    dataset in a blend of ``size``: at every step the dataset furthest behind ``w_i·max(step, 1)``,
+    the first on a tie. Replayed step by step while ``size × datasets`` is at most
+    :data:`SIMULATE_MAX`; above, each count's bound ``floor(w_i·max(size − 1, 1)) + 1``."""
+    k = len(weights)
+    if size * k > SIMULATE_MAX:
+        return [min(size, math.floor(x * max(size - 1, 1) * (1 + 1e-12) + 1 + 1e-9)) for x in weights]
+    counts = [0] * k
+    for step in range(size):
+        x = float(max(step, 1))
+        best, best_err = 0, weights[0] * x - counts[0]
+        for i in range(1, k):
+            err = weights[i] * x - counts[i]
+            if err > best_err:
+                best, best_err = i, err
+        counts[best] += 1
+    return counts
