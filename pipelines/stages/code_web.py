@@ -32,6 +32,7 @@ import pandas as pd
 
 from classifiers.code_content import MAX_WINDOWS, CodeContentClassifier, all_windows, sample_windows
 from classifiers.code_quality import StructuralScorer, structural_score
+from classifiers.scorer import model_fingerprint
 from curation.config import ConfigError, StageConfig, check_range
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
 from curation.quality.code_tiers import TierRule, thresholds, tier_rules
@@ -90,7 +91,10 @@ class CodeWebConfig(StageConfig):
     def score_params(self, tokenizer: str) -> dict[str, Any]:
         """The ``scores`` step's key: the recall rule picks the pages it re-parses."""
         clf = CodeContentClassifier(self.classifier_model)
-        return {"sources": list(self.sources), "classifier": clf.version, "scores": 2, "recall": list(self.recall),
+        # a model of the user's by its files too: its card's version stays "1" when it is retrained in place
+        files = model_fingerprint(Path(self.classifier_model).expanduser()) if self.classifier_model else None
+        return {"sources": list(self.sources), "classifier": clf.version, **({"classifier_files": files} if files else {}),
+                "scores": 2, "recall": list(self.recall),
                 "min_code_blocks": self.min_code_blocks, "min_code_chars": self.min_code_chars,
                 "classifier_threshold": self.classifier_threshold, "reparse": self.reparse, "tokenizer": tokenizer,
                 "structural": StructuralScorer.version}

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from classifiers.embedding import STATIC_MODELS
+from classifiers.scorer import model_fingerprint
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, default_k, sample_size
 from curation.dedup.semantic import parse_keep
@@ -204,6 +205,8 @@ class SemDedupStage(GroupStage):
         never by device or batch size, so nothing embeds twice)."""
         params = {"embedder": {"model": model, "max_seq_length": cfg.max_seq_length, "mask_digits": cfg.mask_digits},
                   "sources": sorted(cfg.sources), "store_dtype": cfg.store_dtype, "version": self.version}
+        if model in self.model_paths(cfg).values():  # a folder of the user's: its files, not its name (retrained in place)
+            params["embedder"]["files"] = model_fingerprint(Path(model).expanduser())
         return ctx.step("static_embeddings" if figure == "static_embedding" else "embeddings", params,
                         lambda out: steps.embed_step(docs, cfg.embedder_settings(model), tuple(cfg.sources), cfg.store_dtype, figure, ctx, out))
 
