@@ -23,9 +23,18 @@ def main(args: argparse.Namespace) -> int:
         print(f"FAIL {p}")
     if problems:
         print(f"{len(problems)} problem(s) in {args.run_dir}")
+        damaged = sorted({p.split(":", 1)[0] for p in problems if any(w in p for w in _DAMAGE)})
+        if damaged:  # a resumed run checks names, sizes and rows, not contents: it would keep these as they are
+            folders = " ".join(str(args.run_dir / d) for d in damaged)
+            print(f"files changed after they were written: delete the damaged stage folder(s) (rm -r {folders}) "
+                  "and re-run the same command to make them again")
         return 1
     print(f"OK {args.run_dir}: every stage conserves its documents; stats, manifests and shards match")
     return 0
+
+
+#: how :func:`pipelines.marker.check_files` words a file changed or cut after it was written
+_DAMAGE = ("content differs from what was written", "is not readable Parquet", "its marker recorded")
 
 
 def _manifest_check():  # type: ignore[no-untyped-def]

@@ -35,3 +35,24 @@ def test_verify_checks_the_tokens_stats_json_records(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"stats.json says {kept + 7:,} tokens kept, docs/ holds {kept:,}" in out
     assert f"stats.json says {came:,} tokens in and +3 re-counted, but docs/ and ledger/ hold {came:,}" in out
+
+
+def test_verify_says_how_to_remake_a_damaged_stage_and_resume_then_does(tmp_path, capsys):
+    """A resumed run checks names, sizes and rows, not contents: it kept a same-size edit, and verify
+    gave no remedy. It now names the folder to delete; the same command then makes it again."""
+    raw = _corpus(tmp_path)
+    run = tmp_path / "run"
+    _run(raw, run, FOUNDATION)
+    part = sorted((run / "10_exact_dedup" / "docs").glob("part-*.parquet"))[0]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size, another content
+    part.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 1
+    out = capsys.readouterr().out
+    assert f"delete the damaged stage folder(s) (rm -r {run / '10_exact_dedup'}) and re-run the same command" in out
+    import shutil
+
+    shutil.rmtree(run / "10_exact_dedup")
+    _run(raw, run, FOUNDATION)
+    assert main(["verify", str(run)]) == 0
