@@ -202,7 +202,7 @@ def blend_surplus(weights: list[float], tokens: list[int], samples: int, seq_len
 
 
 def blend_draws(weights: list[float], size: int) -> list[int]:
-    """How many samples megatron-core's ``build_blending_indices`` (helpers.cpp) draws from each
+    """How many samples megatron-core's ``build_blending_indices`` (its C++ extension) draws from each
     dataset in a blend of ``size``: at every step the dataset furthest behind ``w_i·max(step, 1)``,
     the first on a tie. Replayed step by step while ``size × datasets`` is at most
     :data:`SIMULATE_MAX`; above, each count's bound ``floor(w_i·max(size − 1, 1)) + 1``."""

@@ -134,7 +134,7 @@ def test_export_refuses_truncation_with_megatron(tmp_path, caplog):
 def test_a_run_counted_in_words_says_how_to_get_token_ids():
     from curation.tokens import token_id
 
-    with pytest.raises(ValueError, match=r"re-run the recipe with tokenizer=qwen or a tokenizer.json path \(ingest.tokenizer\)"):
+    with pytest.raises(ValueError, match=r"re-run the recipe with tokenizer=qwen or a tokenizer.json path \(ingest.tokenizer and mixture.tokenizer, one tokenizer\)"):
         token_id("whitespace", "<|endoftext|>")
 
 
