@@ -49,9 +49,6 @@ def write_manifests(
     warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
-    if not ctx.quiet:
-        for w in warnings:
-            print(f"WARNING (mixture plan) {w['message']}", flush=True)  # the console, besides the log and the manifests
     langs = language_table(agg)
     policy = cfg.policy()
     provenance = {
