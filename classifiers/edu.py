@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from classifiers.embedding_head import CARD_FILE, SCALE, EmbeddingHeadScorer, jsonable
-from classifiers.scorer import Batch, model_fingerprint
+from classifiers.scorer import Batch, model_fingerprint, read_card
 from curation.hashing import codepoints, segment_sums
 
 #: Zero-shot anchors: what the top and the bottom of the edu rubric look like.
@@ -149,7 +149,7 @@ class EnsembleEduScorer:
 
     def __init__(self, folder: str | Path, device: str = "auto", batch_size: int = 64) -> None:
         self.folder = Path(folder)
-        self.card = json.loads((self.folder / CARD_FILE).read_text())
+        self.card = read_card(self.folder / CARD_FILE)
         self.members = [
             (get_edu_scorer(self.folder / m["path"], device=device, batch_size=batch_size), float(m["weight"]))
             for m in self.card["members"]
@@ -193,7 +193,7 @@ EduScorer = EmbeddingHeadScorer | HashedEduScorer | EnsembleEduScorer
 def get_edu_scorer(folder: str | Path | None = None, **kwargs: Any) -> EduScorer:
     """The scorer stored in ``folder`` (kind read from its card); the shipped default when None."""
     folder = Path(folder) if folder is not None else default_model_dir()
-    card = json.loads((folder / CARD_FILE).read_text()) if (folder / CARD_FILE).exists() else {}
+    card = read_card(folder / CARD_FILE) if (folder / CARD_FILE).exists() else {}
     kind = card.get("kind")
     if kind == "embedding_head":
         return EmbeddingHeadScorer(folder, **kwargs)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from classifiers.scorer import Batch, model_fingerprint
+from classifiers.scorer import Batch, model_fingerprint, open_weights, read_card
 
 #: The embedder every shipped head is trained on: SemDeDup's default settings, so a stage reuses
 #: SemDeDup's stored vectors instead of embedding again.
@@ -101,8 +101,8 @@ class EmbeddingHead:
     def load(cls, folder: str | Path) -> EmbeddingHead:
         """Read a head; the prior arrays and ``scale`` are optional (a web head has neither)."""
         folder = Path(folder)
-        card = json.loads((folder / CARD_FILE).read_text())
-        with np.load(folder / HEAD_FILE, allow_pickle=False) as z:
+        card = read_card(folder / CARD_FILE)
+        with open_weights(folder / HEAD_FILE) as z:
             def anchors(key: str) -> np.ndarray | None:
                 a = z[key].astype(np.float64) if key in z.files else np.zeros(0)
                 return a if len(a) else None

@@ -29,6 +29,7 @@ import numpy as np
 
 from classifiers.linear_features import hashed_ngrams, ngram_blocks
 from classifiers.linear_score import block_sums
+from classifiers.scorer import open_weights, read_card
 from curation.errors import json_safe
 
 #: Bump when featurisation changes: a saved model is only valid with the same hashing.
@@ -165,7 +166,7 @@ class HashedLinearModel:
         card_path = folder / "model.json"
         if not card_path.exists():
             raise FileNotFoundError(f"{folder} has no model.json; is it a folder written by HashedLinearModel.save?")
-        meta = json.loads(card_path.read_text())
+        meta = read_card(card_path)
         if meta.get("feature_version") != FEATURE_VERSION:
             raise ValueError(
                 f"{folder} was saved with features {meta.get('feature_version')!r}, this code computes "
@@ -179,7 +180,7 @@ class HashedLinearModel:
             task=cfg["task"],
             max_chars=cfg.get("max_chars", 20000),
         )
-        with np.load(folder / "weights.npz", allow_pickle=False) as data:
+        with open_weights(folder / "weights.npz") as data:
             weights = data["weights"].astype(np.float32)
             bias = float(data["bias"][0])
         if weights.shape != (model.n_features,):

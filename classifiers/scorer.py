@@ -19,9 +19,11 @@ Scorers produce numbers; they never decide.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -89,3 +91,37 @@ def model_fingerprint(path: str | Path) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()[:16]
+
+
+#: What a damaged model file's message ends with: the model, not a run, wrote it.
+RETRAIN = "it was cut or edited after it was written: train the model again"
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """A model card (``model.json``) as a dict, or :class:`~curation.errors.DamagedFileError` naming
+    it (exit 4) when it is not JSON or not a JSON object; a missing file stays FileNotFoundError."""
+    from curation.errors import DamagedFileError
+
+    path = Path(path)
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DamagedFileError(f"{path} cannot be read as JSON ({exc}); {RETRAIN}") from None
+    if not isinstance(card, dict):
+        raise DamagedFileError(f"{path} holds no model card (a JSON object); {RETRAIN}")
+    return card
+
+
+@contextlib.contextmanager
+def open_weights(path: str | Path) -> Iterator[Any]:
+    """``np.load(path)`` (no pickle) for a ``with`` block that reads its arrays; a cut, garbled or
+    missing file (or array) is :class:`~curation.errors.DamagedFileError` naming the file (exit 4)."""
+    import zipfile
+
+    from curation.errors import DamagedFileError
+
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            yield arrays
+    except (zipfile.BadZipFile, EOFError, OSError, KeyError, ValueError) as exc:
+        raise DamagedFileError(f"{path} cannot be read ({type(exc).__name__}: {exc}); {RETRAIN}") from None

@@ -57,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     labels, info, vector_dirs = _load(args)
+    check_spread(labels["score"], args.labels if args.labels is not None else f"the annotations of run {args.run}")
     card: dict[str, Any] = {"name": args.name, "version": "1", **info}
     if args.card:
         card.update(json.loads(Path(args.card).read_text()))
@@ -73,8 +74,20 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_spread(scores: pd.Series, source: Any) -> None:
+    """ConfigError (exit 2) when every score is the same: a model fit to one value learns nothing,
+    and its card (F1 0, MAE 0, no Spearman) looked perfect."""
+    values = scores.dropna().unique()
+    if len(values) == 1:
+        raise ConfigError(f"{source}: every one of its {int(scores.notna().sum())} score(s) is {float(values[0]):g}: labels "
+                          "with no spread train a model that says nothing; add documents scored lower and higher "
+                          "(the edu rubric's 0–5)")
+
+
 def read_labels(path: Path) -> pd.DataFrame:
     """A Parquet file or JSON lines (optionally .gz)."""
+    if not path.exists():
+        raise InputError(f"{path} does not exist; give a Parquet or JSON-lines file with text and score columns")
     if path.suffix == ".parquet" or path.is_dir():
         return pd.read_parquet(path)
     return pd.read_json(path, lines=True)

@@ -103,10 +103,20 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
         raise InputError(f"--task binary needs labels 0/1; {args.label_column} has {sorted(df['y'].unique())[:5]} — "
                          "use --task regression for graded labels")
     if args.task == "binary" and df["y"].nunique() < 2:
-        raise InputError("binary training needs documents of both classes")
+        raise InputError(f"binary training needs documents of both classes; {_no_class(df, args)}")
     if len(df) < 20:
         log.warning("only %d labelled documents: the model and its held-out figures say little (give hundreds or more)", len(df))
     return df
+
+
+def _no_class(df: pd.DataFrame, args: argparse.Namespace) -> str:
+    """Which input left a class without documents (an empty file, or only empty texts), by name."""
+    label = 1.0 if 1.0 not in set(df["y"]) else 0.0
+    option, paths = ("--positive", args.positive) if label == 1.0 else ("--negative", args.negative)
+    said = f"{option} {', '.join(map(str, paths))} gave no document with text" if paths else f"no {option} file was given"
+    if args.labelled:
+        said += f", and no row of --labelled {', '.join(map(str, args.labelled))} has {args.label_column} = {label:g}"
+    return said
 
 
 def metrics(task: str, y: np.ndarray, pred: np.ndarray) -> dict[str, Any]:

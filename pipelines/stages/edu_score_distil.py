@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from classifiers.annotation.cache import CACHEABLE_FAILURES
+from classifiers.scorer import read_card
 from classifiers.vector_source import VectorSource
 from curation.config import ConfigError
 from curation.errors import ServiceError
@@ -99,7 +100,7 @@ def skip_reason(distilled: Path | None) -> str:
 
 def card_summary(folder: Path) -> dict[str, Any]:
     path = Path(folder) / "model.json"
-    card = json.loads(path.read_text()) if path.exists() else {}
+    card = read_card(path) if path.exists() else {}  # a damaged card: exit 4 naming it (the preflight checks a named one)
     return {k: card[k] for k in ("name", "version", "kind", "rubric", "annotator", "embedder") if k in card}
 
 

@@ -106,6 +106,11 @@ class WebQualityConfig(StageConfig):
         return list(getattr(self.scorer(name), "languages", None) or [])
 
 
+#: scorer kind → the kind of model folder its ``model`` option names (checked before anything runs)
+MODEL_KINDS = {"linear": "hashed_linear", "explanatory": "hashed_linear", "explanatory_zh": "hashed_linear",
+               "embedding": "embedding_head"}
+
+
 class WebQualityStage(RowStage):
     name = "web_quality"
     version = "2"  # 2: lang in the score artifacts, per-language signals and percentiles
@@ -125,9 +130,10 @@ class WebQualityStage(RowStage):
             except (ValueError, OSError, ImportError) as exc:
                 raise ConfigError(f"web_quality.scorer_options.{name}: {exc}") from None
             opts = cfg.scorer_options.get(name)
-            if isinstance(opts, dict) and opts.get("model") and opts.get("kind") in ("linear", "embedding"):
-                check_model(f"web_quality.scorer_options.{name}.model", str(opts["model"]),
-                            {"linear": "hashed_linear", "embedding": "embedding_head"}[opts["kind"]])
+            kind = opts.get("kind", name) if isinstance(opts, dict) else None  # a scorer's kind is its name unless told
+            if kind in MODEL_KINDS and opts.get("model"):  # whole, and a web-quality model: an edu model was taken
+                check_model(f"web_quality.scorer_options.{name}.model", str(opts["model"]), MODEL_KINDS[kind], use="web_quality",
+                            how=f"train one with `curate train-classifier {'web-embedding' if kind == 'embedding' else 'linear'}`")
 
     def model_paths(self, cfg: WebQualityConfig) -> dict[str, str]:
         return {f"scorer_options.{name}.model": str(opts["model"]) for name, opts in cfg.scorer_options.items()
