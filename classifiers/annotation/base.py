@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,6 +29,25 @@ class Annotator(Protocol):
     model_id: str
 
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """One document's final answer (after the backend's own retries), as it arrives."""
+
+    score: float | None
+    raw: str
+    failure: str | None
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+#: ``on_answer(index, answer)``: a backend whose ``annotate`` takes an ``on_answer`` keyword (the
+#: ``openai`` one) calls it once per document, with its index in ``texts``, as soon as that
+#: document's answer is final, from any of its threads; the answer equals the one ``annotate``
+#: returns for it. :class:`~classifiers.annotation.cache.CachedAnnotator` stores answers so, as
+#: they are paid for, not when the whole batch returns. An exception from the hook propagates.
+AnswerHook = Callable[[int, Answer], None]
 
 
 @dataclasses.dataclass

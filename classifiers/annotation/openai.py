@@ -29,6 +29,7 @@ import functools
 import http.client
 import json
 import logging
+import math
 import os
 import random
 import socket
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from classifiers.annotation import openai_answers
-from classifiers.annotation.base import AnnotationResult, AnnotationStats
+from classifiers.annotation.base import AnnotationResult, AnnotationStats, Answer, AnswerHook
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.annotation.pacing import Breaker, RateLimiter, breaker_threshold
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
@@ -139,13 +140,24 @@ class OpenAIAnnotator:
     def __repr__(self) -> str:  # the key itself is never held, only the variable's name
         return f"OpenAIAnnotator(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r}, api_key_env={self.api_key_env!r})"
 
-    def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:
+    def annotate(self, texts: list[str], rubric: Rubric, on_answer: AnswerHook | None = None) -> AnnotationResult:
+        """Scores of ``texts``; ``on_answer(i, answer)`` (see :data:`~classifiers.annotation.base.AnswerHook`)
+        hears of each document's answer as soon as it is final, so a caller can keep it if the batch
+        is cut short (Ctrl-C, SIGTERM)."""
         started = time.time()
         self.breaker.probe()  # a server that failed an earlier batch is asked again, once a cool-down has passed
         truncate = self._truncate()
         bodies = [self._body(rubric, rubric.prepare(t, self.doc_tokens, truncate)) for t in texts]
+
+        def one(item: tuple[int, dict[str, Any]]) -> _Answer:
+            answer = self._annotate_one(item[1], rubric)
+            if on_answer is not None:
+                score = None if answer.score is None or not math.isfinite(answer.score) else float(answer.score)
+                on_answer(item[0], Answer(score, answer.raw, answer.failure, answer.tokens_in, answer.tokens_out))
+            return answer
+
         with concurrent.futures.ThreadPoolExecutor(self.concurrency) as pool:
-            answers = list(pool.map(lambda b: self._annotate_one(b, rubric), bodies))
+            answers = list(pool.map(one, enumerate(bodies)))
         stats = AnnotationStats(
             documents=len(texts),
             requests=sum(a.requests for a in answers),
