@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from curation.config import ConfigError
+from pipelines.cli_words import split_overrides, suggest_command
 from pipelines.commands import add_module_parsers
 from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
@@ -119,9 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
     words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command)
+    suggest_command(parser, command)
     args, extra = parser.parse_known_args(argv)
-    _split_overrides(parser, args, extra)
+    split_overrides(parser, args, extra)
     quiet = getattr(args, "quiet", False)
     logging.basicConfig(
         level=logging.WARNING if quiet else logging.INFO,
@@ -171,22 +174,6 @@ _STOPPED = {
     "export": "nothing was written (an export is moved into place only once every phase is done); re-run the same command",
 }
 
-_OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w./*-]*=")
-
-
-def _split_overrides(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
-    """``key=value`` words anywhere on the line are overrides (also after ``--input a b``)."""
-    bad = [e for e in extra if not _OVERRIDE.match(e)]
-    if bad or (extra and not hasattr(args, "overrides")):
-        hint = " (a recipe override is key=value, e.g. minhash_dedup.threshold=0.8)" if hasattr(args, "overrides") else ""
-        parser.error(f"unrecognized arguments: {' '.join(bad or extra)}{hint}")
-    if hasattr(args, "overrides"):
-        inputs = getattr(args, "input", None) or []
-        moved = [i for i in inputs if _OVERRIDE.match(i) and not Path(i).exists()]
-        args.input = [i for i in inputs if i not in moved]
-        if not args.input:
-            parser.error("--input needs at least one path")
-        args.overrides = [*moved, *extra]
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -77,11 +77,21 @@ def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
         if key == "seed" and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED):
             raise ConfigError(f"{where}: seed = {brief(value)}: give a whole number from 0 to {MAX_SEED}")
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown top-level key {brief(key)}{hint(key, allowed | set(stage_names()))}")
+            raise ConfigError(f"{where}: unknown top-level key {brief(key)}{_top_hint(key, base, allowed | set(stage_names()))}")
         if key == "stages":
             _check_stages(value, where, new_ok)
         elif isinstance(base.get(key), dict):
             _check_like(value, base[key], f"{where}: {key}")
+
+
+def _top_hint(key: str, base: dict[str, Any], options: set[str]) -> str:
+    """What an unknown top-level key likely means: a stage's key without its stage (``phases`` for
+    ``mixture.phases``), a profile's dotted setting in a file given as the recipe, or the nearest key."""
+    if owners := sorted(s for s, sec in (base.get("stages") or {}).items() if isinstance(sec, dict) and key in sec):
+        return f"; {key} is a key of stage {owners[0]}: write {owners[0]}.{key}"
+    if "." in key and key.split(".", 1)[0] in set(stage_names()):
+        return "; a dotted key is a setting (key=value on the command line), not a recipe key: apply a profile with --profile cpu|gpu"
+    return hint(key, options)
 
 
 def _check_stages(stages: Any, where: str, new_ok: bool) -> None:
@@ -182,7 +192,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         path = list(keys)
     else:
         options = top | set(stage_names()) | (config_keys(_config_cls(stage)) if stage else set())
-        raise fail(f"unknown key {brief(first)}{hint(first, options)}")
+        raise fail(f"unknown key {brief(first)}{_top_hint(first, base_recipe(), options)}")
     if path[0] != "stages":
         _walk(recipe.get(path[0], base_recipe().get(path[0])), path, 1, plus, fail)
         return path
@@ -254,8 +264,7 @@ def _names(cls: type) -> frozenset[str]:
 
 def config_keys(cls: type) -> frozenset[str]:
     """The keys a config section accepts at its top: its fields and its nested fields' flat names."""
-    flat = {prefix + k for prefix, sub in nested_fields(cls).values() for k in _names(sub)}
-    return _names(cls) | flat
+    return _names(cls) | {prefix + k for prefix, sub in nested_fields(cls).values() for k in _names(sub)}
 
 
 def _config_cls(stage: str) -> type:
@@ -286,7 +295,6 @@ def stage_names() -> list[str]:
 def hint(word: str, options: Any) -> str:
     """The nearest option (``; did you mean 'x'?``), else all of them when they are few enough to read."""
     names = sorted(str(o) for o in options)
-    match = nearest(word, names, cutoff=0.5)
-    if match:
+    if match := nearest(word, names, cutoff=0.5):
         return f"; did you mean {brief(match)}?"
     return f"; valid: {', '.join(names)}" if 0 < len(names) <= 40 else ""

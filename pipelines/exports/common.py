@@ -112,6 +112,11 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
     if not (run_dir / "run.json").is_file():
         if holder := lock_holder(run_dir):
             raise LockError(f"{run_dir} is still being written ({holder}); export it once the run has finished")
+        built = [d for d in sorted(run_dir.glob("*_mixture")) if d.is_dir() and read_marker(d)]
+        if built and not (run_dir / "run.progress.json").exists():  # stages run one by one: no run.json to wait for
+            raise InputError(f"{run_dir} is not a finished run (no run.json: its stages were run one by one, or run.json was "
+                             f"removed); its mixture stage finished: export that folder ({built[0]}), or re-run the recipe "
+                             "with `curate run` into this folder")
         raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
                          "finish it by running the same `curate run` command again, then export")
     state = run_state(run_dir)

@@ -265,6 +265,11 @@ def test_exports_refuse_unfinished_or_damaged_runs_and_write_nothing(run, tmp_pa
     out = tmp_path / "out"
     assert curate(["export", "megatron", str(unfinished), "--output", str(out), "--scheduler", "synchronous"]) == 4
     assert "not a finished run" in caplog.text and not out.exists()
+    # stages run one by one leave no run.json: the message names the mixture folder to export instead
+    assert f"its mixture stage finished: export that folder ({unfinished / '80_mixture'})" in caplog.text
+    assert curate(["export", "datasets", str(unfinished / "80_mixture"), "--output", str(out), "--scheduler", "synchronous",
+                   "--phase", "midtrain_reasoning_32k"]) == 0
+    shutil.rmtree(out)
 
     damaged = tmp_path / "damaged"
     shutil.copytree(run, damaged)

@@ -176,6 +176,7 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
         ("web_quality.levels.hgh=[19, 19]", "did you mean 'high'"),
         ("exact_dedup.upsample_high=2", "unknown key 'upsample_high' of stage exact_dedup; valid: "),  # no near key: all of them
         ("exact_dedup=5", "stages.exact_dedup must be a mapping"),
+        ("phases.pretrain_phase1.budget={tokens: 1000}", "unknown key 'phases'; phases is a key of stage mixture: write mixture.phases"),
         ("exact_dedup.keep=!!python/object:os.system echo", "not valid YAML"),
         ("mixture.phases.pretrain_phase1.mix={web: 1", "not valid YAML (column 8: expected ',' or '}', but got '<stream end>')"),
     ],
@@ -385,3 +386,20 @@ def test_a_plus_override_may_carry_new_true_as_a_recipe_file_does(tmp_path):
     without = load_recipe(None, [f"+mixture.phases.annealing_8k={phase.replace('new: true, ', '')}"])
     assert with_flag["stages"]["mixture"]["phases"]["annealing_8k"] == without["stages"]["mixture"]["phases"]["annealing_8k"]
     assert "new" not in with_flag["stages"]["mixture"]["phases"]["annealing_8k"]
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("minhash_dedup", "unknown command 'minhash_dedup'; did you mean 'minhash-dedup'? (stages are commands with dashes); see: curate minhash-dedup --help"),
+    ("exprt", "unknown command 'exprt'; did you mean 'export'?; see: curate export --help"),
+])
+def test_a_misspelt_command_names_the_nearest(command, expected, capsys):
+    """argparse listed every choice and suggested none; the recipe spells stages with underscores."""
+    with pytest.raises(SystemExit) as err:
+        main([command, "--input", "x", "--output", "y"])
+    assert err.value.code == 2 and expected in capsys.readouterr().err
+
+
+def test_a_profile_given_as_the_recipe_says_how_profiles_are_applied(tmp_path, caplog):
+    profile = Path(default_recipe_path()).parent / "profiles" / "cpu.yaml"
+    assert main(["run", str(profile), "--input", str(_corpus(tmp_path)), "--output", str(tmp_path / "run"), "--dry-run"]) == 2
+    assert "a dotted key is a setting (key=value on the command line), not a recipe key: apply a profile with --profile cpu|gpu" in caplog.text
