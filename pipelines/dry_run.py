@@ -29,7 +29,8 @@ def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) 
             columns |= set(getattr(stage, "produces", {}) or {})
         target = args.output / folder_name(name) if args.command == "run" else args.output
         plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
-    print(json.dumps({"inputs": args.input, "scheduler": recipe.get("scheduler"), "plan": plan}, indent=2, default=str, ensure_ascii=False))
+    print(json.dumps({"inputs": args.input, "profile": recipe.get("profile"), "scheduler": recipe.get("scheduler"), "plan": plan},
+                     indent=2, default=str, ensure_ascii=False))
     if problems:
         raise ConfigError("; ".join(problems))
     return 0

@@ -113,6 +113,7 @@ def test_a_dry_run_says_which_scheduler_would_run(tmp_path, capsys):
     assert curate(["run", RECIPE, "--input", str(data), "--output", str(tmp_path / "run"), "--dry-run"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["scheduler"]["name"] == "one process" and "cluster.min_input_mb 16" in plan["scheduler"]["why"]
+    assert plan["profile"]["name"] in ("cpu", "gpu") and plan["profile"]["why"].startswith("--profile auto")  # which settings, and why
     assert curate(["run", RECIPE, "--input", str(data), "--output", str(tmp_path / "run"), "--dry-run", "--workers", "2"]) == 0
     assert json.loads(capsys.readouterr().out)["scheduler"] == {"name": "LocalCluster", "why": "chosen with --workers"}
     assert not (tmp_path / "run").exists()
