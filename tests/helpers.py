@@ -108,3 +108,15 @@ def slow_exact_dedup_run(recipe: str, raw: Path, out: Path, overrides: list[str]
     )
     return subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, cwd=repo,
                             env={**os.environ, "PYTHONPATH": str(repo)}, start_new_session=True)
+
+
+def serve_loopback(handler: type) -> tuple[Any, str]:
+    """A threaded HTTP server on 127.0.0.1 (a free port) answering with ``handler``, served from a
+    daemon thread: (server, its OpenAI-style base URL ``http://127.0.0.1:PORT/v1``)."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"

@@ -31,7 +31,7 @@ class Annotator(Protocol):
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult: ...
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class Answer:
     """One document's final answer (after the backend's own retries), as it arrives."""
 

@@ -66,14 +66,11 @@ class RequestFailed(Exception):
 
 
 @dataclasses.dataclass
-class _Answer:
-    score: float | None
-    raw: str
-    failure: str | None
+class _Answer(Answer):
+    """An answer as it is built, with the requests it took."""
+
     requests: int = 0
     retries: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
 
 
 class OpenAIAnnotator:

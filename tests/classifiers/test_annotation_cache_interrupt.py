@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from classifiers.annotation.openai import OpenAIAnnotator
 from classifiers.rubrics import get_rubric
 from curation.text import text_hash
 from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
+from tests.helpers import serve_loopback
 
 EDU = get_rubric("edu")
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,10 +109,7 @@ class SlowJudge:
                 if fire:
                     fire[1]()
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.httpd, self.url = serve_loopback(Handler)
         return self
 
     def __exit__(self, *exc: Any) -> None:

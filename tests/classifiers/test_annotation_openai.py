@@ -29,6 +29,7 @@ import pytest
 from classifiers.annotation import AnnotationCache, CachedAnnotator, get_annotator
 from classifiers.annotation.openai import OpenAIAnnotator, RateLimiter
 from classifiers.rubrics import get_rubric
+from tests.helpers import serve_loopback
 
 SCIENCE_WORDS = ("theorem", "proof", "equation", "energy", "derivative", "molecule", "integral", "velocity")
 
@@ -95,10 +96,7 @@ class FakeLLMServer:
                         server.in_flight -= 1
                 self._send(status, payload, headers)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.httpd, self.url = serve_loopback(Handler)
         return self
 
     def __exit__(self, *exc: Any) -> None:
