@@ -83,7 +83,7 @@ def check_counts(ids: Sequence[np.ndarray], n_tokens: Sequence[int], doc_ids: Se
         if len(x) != int(n):
             raise TokenCountError(
                 f"{where}: document {d} has {len(x)} tokens with this tokenizer, its shard records {int(n)}; "
-                "export with the tokenizer the run counted with (its manifests name it)"
+                "export with the tokenizer the run counted with (its manifests name it), or re-run the recipe with this version of curate"
             )
 
 
