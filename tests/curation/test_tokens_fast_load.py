@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import curation.tokenizer_cache as cache
+import curation.tokenizer_convert as tokenizer_convert
 import curation.tokens as tokens
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,8 +37,8 @@ def reference_counter(path: Path):
     import tiktoken
 
     spec = json.loads(path.read_text(encoding="utf-8"))
-    pattern = tokens._byte_level_split(spec)
-    ranks = tokens._byte_ranks(spec["model"]["vocab"])
+    pattern = tokenizer_convert._byte_level_split(spec)
+    ranks = tokenizer_convert._byte_ranks(spec["model"]["vocab"])
     special = {t["content"]: t["id"] for t in spec.get("added_tokens", [])}
     enc = tiktoken.Encoding(f"curation:{path}", pat_str=pattern, mergeable_ranks=ranks, special_tokens=special)
     return enc, (spec.get("normalizer") or {}).get("type") == "NFC"
@@ -60,13 +61,13 @@ def load(path: Path):
 
 def count_conversions(monkeypatch) -> list[Path]:
     calls: list[Path] = []
-    convert = tokens._convert
+    convert = tokens.convert
 
     def counted(path):
         calls.append(path)
         return convert(path)
 
-    monkeypatch.setattr(tokens, "_convert", counted)
+    monkeypatch.setattr(tokens, "convert", counted)
     return calls
 
 
@@ -85,7 +86,7 @@ def test_a_second_load_reads_the_cache_and_gives_the_same_ids(tok_file, monkeypa
     calls = count_conversions(monkeypatch)
     assert_same_encoding(load(tok_file), ref)
     assert len(calls) == 1 and len(list((tok_file.parent.parent / "cache").glob("*.npz"))) == 1
-    monkeypatch.setattr(tokens, "_convert", lambda path: pytest.fail("the cached entry was not used"))
+    monkeypatch.setattr(tokens, "convert", lambda path: pytest.fail("the cached entry was not used"))
     assert_same_encoding(load(tok_file), ref)
 
 
@@ -196,7 +197,7 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(tok_file, monkeypatch, corrupt
 
 def test_threads_racing_to_write_leave_one_valid_entry(tok_file):
     key = cache.source_key(tok_file)
-    conv = tokens._convert(tok_file)
+    conv = tokenizer_convert.convert(tok_file)
     start = threading.Barrier(6)
     seen: list[object] = []
 
