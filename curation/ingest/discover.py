@@ -176,6 +176,21 @@ def opens_json_document(path: Path) -> bool:
     return False
 
 
+def input_label(path: Path) -> str:
+    """How ledgers and artifacts name an input file, whatever its spelling on the command line or
+    the scheduler (which gets absolute paths): relative to the working folder when inside it, else
+    absolute (not resolved: a link keeps its name).
+
+    >>> import os; input_label(Path("a/b.jsonl")) == input_label(Path(os.getcwd()) / "a" / "b.jsonl") == "a/b.jsonl"
+    True
+    """
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(os.getcwd()))
+    except ValueError:
+        return str(absolute)
+
+
 def _check_special(path: Path) -> None:
     """Refuse a FIFO, device or socket: reading one blocks or never ends, and skipping it would hide it."""
     try:

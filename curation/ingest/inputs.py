@@ -12,7 +12,6 @@ partitions, and every output, are the same however the run is scheduled.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import os
 from collections import Counter
@@ -24,7 +23,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
-from curation.ingest.discover import READS, InputError, find_inputs, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.jsonl_head import first_record
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import MAGIC
@@ -168,28 +167,6 @@ def crawl_block_bytes(block: int, blocksize_mb: int = 128, crawl_min_block_mb: i
     return min(blocksize_mb << 20, max(block, crawl_min_block_mb << 20))
 
 
-def spec_costs(specs: Sequence[InputSpec]) -> list[int]:
-    """Bytes per partition, to start the largest first: a JSONL chunk's byte range (decompressed
-    bytes for a compressed file), otherwise an equal share of its file's size on disk. An
-    estimate for ordering only; the partitions themselves never depend on it.
-
-    >>> a = InputSpec(Path("a.jsonl"), "jsonl", None, FieldMap(), 0, 300)
-    >>> b = InputSpec(Path("a.jsonl"), "jsonl", None, FieldMap(), 300, 400)
-    >>> spec_costs([a, b])
-    [300, 100]
-    """
-    shares = Counter(s.path for s in specs)
-
-    @functools.cache
-    def size(path: Path) -> int:
-        try:
-            return _disk_bytes(path)
-        except OSError:
-            return 0
-
-    return [s.end - s.start if s.fmt == "jsonl" and s.end >= 0 else size(s.path) // shares[s.path] for s in specs]
-
-
 def files_bytes(files: Sequence[tuple[Path, str]]) -> int:
     """Bytes on disk of :func:`~curation.ingest.discover.find_inputs`' files (a dataset folder: all its files)."""
     return sum(_disk_bytes(f) for f, _ in files)
@@ -199,21 +176,6 @@ def _disk_bytes(path: Path) -> int:
     if path.is_dir():
         return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     return path.stat().st_size
-
-
-def input_label(path: Path) -> str:
-    """How ledgers and artifacts name an input file, whatever its spelling on the command line or
-    the scheduler (which gets absolute paths): relative to the working folder when inside it, else
-    absolute (not resolved: a link keeps its name).
-
-    >>> import os; input_label(Path("a/b.jsonl")) == input_label(Path(os.getcwd()) / "a" / "b.jsonl") == "a/b.jsonl"
-    True
-    """
-    absolute = Path(os.path.abspath(path))
-    try:
-        return str(absolute.relative_to(os.getcwd()))
-    except ValueError:
-        return str(absolute)
 
 
 def _entry_for(path: Path, label: str, rules: _Rules) -> tuple[str | None, FieldMap]:

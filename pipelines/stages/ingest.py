@@ -35,10 +35,11 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.errors import nearest
+from curation.ingest.duplicate_ids import find_duplicate_ids, finish_docs
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
 from curation.ingest.readers import read_group
-from curation.ingest.records import HTML_COLUMN, FieldMap, find_duplicate_ids, finish_docs
+from curation.ingest.records import HTML_COLUMN, FieldMap
 from curation.ingest.urls import URL_COLUMNS
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, annotated_meta, empty_docs
 from curation.tokens import count_tokens

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from curation.ingest.discover import read_list
-from curation.ingest.inputs import InputError, block_bytes, plan_inputs, spec_costs
+from curation.ingest.inputs import InputError, block_bytes, plan_inputs
 from curation.ingest.readers import read_spec
 
 
@@ -100,17 +100,3 @@ def test_unusable_input_fails_before_anything_is_read(tmp_path):
     (tmp_path / "list.txt").write_text("../outside.jsonl\n")
     with pytest.raises(InputError, match="outside the input root"):
         read_list(Path(f"@{tmp_path / 'list.txt'}"))
-
-
-def test_spec_costs_start_the_largest_partitions_first(tmp_path):
-    """JSONL chunks cost their byte range; other formats an equal share of their file."""
-    big = tmp_path / "big.jsonl"
-    big.write_text("".join(json.dumps({"text": "x" * 90}) + "\n" for _ in range(200)))
-    small = tmp_path / "small.parquet"
-    pd.DataFrame({"text": ["y" * 50] * 10}).to_parquet(small)
-    specs = plan_inputs([big, small], blocksize_mb=128, min_block_mb=0, min_partitions=3)
-    costs = spec_costs(specs)
-    chunks = [s for s in specs if s.path == big]
-    assert len(chunks) > 1 and costs[: len(chunks)] == [s.end - s.start for s in chunks]
-    assert sum(costs[: len(chunks)]) == big.stat().st_size
-    assert costs[len(chunks):] == [small.stat().st_size]

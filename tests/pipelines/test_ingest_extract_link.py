@@ -99,7 +99,7 @@ def test_empty_part(tmp_path):
 
 def test_url_keys_from_the_key_columns_equal_those_from_whole_documents(tmp_path):
     """``build`` reads only ``URL_KEY_READS`` for the URL keys: the same keys as from whole documents."""
-    from curation.ingest.records import finish_docs
+    from curation.ingest.duplicate_ids import finish_docs
     from pipelines.stages.ingest import URL_KEY_READS
     from pipelines.stages.ingest_extract import _url_keys
 
