@@ -108,10 +108,11 @@ def check_model(key: str, value: str | None, kind: str | tuple[str, ...] | None 
     use = use or SETTING_USES.get(key)
     import numpy as np
 
+    from classifiers.scorer import read_card
     from curation.errors import DamagedFileError
 
     path = Path(str(value)).expanduser()
-    card = _read_card(path / "model.json")
+    card = read_card(path / "model.json")
     got_kind, got_task, got_use = card.get("kind"), (card.get("config") or {}).get("task"), model_use(card)
     kinds = (kind,) if isinstance(kind, str) else tuple(kind or ())
     if (kinds and got_kind not in kinds) or (task is not None and got_kind == "hashed_linear" and got_task != task) \
@@ -130,24 +131,8 @@ def check_model(key: str, value: str | None, kind: str | tuple[str, ...] | None 
             raise DamagedFileError(f"{weights} cannot be read ({type(exc).__name__}: {exc}); it was cut or edited after "
                                    "it was written: train the model again") from None
     for sub in sorted(p for p in path.rglob("model.json") if p != path / "model.json"):  # an ensemble's members
-        _read_card(sub)
+        read_card(sub)
 
-
-def _read_card(file: Path) -> dict[str, Any]:
-    """A ``model.json`` as a dict, or :class:`DamagedFileError` naming it (broken JSON, or no JSON object)."""
-    import json
-
-    from curation.errors import DamagedFileError
-
-    try:
-        card = json.loads(file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DamagedFileError(f"{file} cannot be read as JSON ({exc}); it was cut or edited after it was written: "
-                               "train the model again") from None
-    if not isinstance(card, dict):
-        raise DamagedFileError(f"{file} holds no model card (a JSON object); it was cut or edited after it was written: "
-                               "train the model again")
-    return card
 
 
 def files_stamp(path: str | Path) -> list[list[Any]]:
