@@ -4,6 +4,7 @@
 >>> # config_changes(a, b)            # stage, key, a, b
 >>> # compare_runs(a, b)              # kept documents and tokens per stage, side by side
 >>> # changed_documents(a, b, "minhash_dedup")   # documents whose fate differs
+>>> # input_difference(a, b)         # a sentence when the runs read different input files
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pandas as pd
 
 from curation.stats.funnel import drop_reasons, funnel
 from curation.stats.run import Run
+from curation.stats.run_state import MARKER, read_json
 
 COMPARE_COLUMNS = [
     "stage", "in_a", "in_b", "config_changed",
@@ -52,6 +54,27 @@ def config_changes(a: Run, b: Run) -> pd.DataFrame:
             if ca.get(key) != cb.get(key):
                 rows.append({"stage": name, "key": key, "a": ca.get(key), "b": cb.get(key)})
     return pd.DataFrame(rows, columns=["stage", "key", "a", "b"])
+
+
+def input_difference(a: Run, b: Run) -> str | None:
+    """A sentence when both runs start with the same stage but read different inputs (the input
+    fingerprint in its ``_SUCCESS``): their kept counts then differ for that reason too, which no
+    config change shows. None when the inputs are the same or cannot be compared."""
+    if not a.stages or not b.stages or a.stages[0].name != b.stages[0].name:
+        return None
+    fa, fb = (_input_fingerprint(r) for r in (a, b))
+    if not fa or not fb or fa == fb:
+        return None
+    first = a.stages[0].name
+    return (f"{a.name} and {b.name} read different inputs ({first}'s input fingerprint {fa[:12]} against {fb[:12]}): "
+            "differences in kept documents come from the inputs as well as from any config change; "
+            "compare runs over the same --input to see a setting's effect alone")
+
+
+def _input_fingerprint(run: Run) -> str | None:
+    marker = read_json(run.stages[0].folder / MARKER)
+    value = marker.get("input_fingerprint") if isinstance(marker, dict) else None
+    return str(value) if value else None
 
 
 def compare_runs(a: Run, b: Run) -> pd.DataFrame:

@@ -104,7 +104,9 @@ def mixture_composition(run: Run) -> pd.DataFrame:
                 "planned_tokens": 0, "token_share": 0.0, "weight": 0.0, "repeat": None, "nominal_epochs": None,
                 "epochs": 0.0, "cap": None, "shortfall_tokens": 0,
             })
-    return pd.DataFrame(rows, columns=GROUP_COLUMNS)
+    out = pd.DataFrame(rows, columns=GROUP_COLUMNS)
+    out["shipped"] = out["shipped"].astype(bool)  # empty, it would be object: comp[comp["shipped"]] then selects columns
+    return out
 
 
 REPLAY_COLUMNS = ["phase", "group", "planned_tokens", "replay_tokens", "planned_share", "replay_share", "epochs", "replay_epochs",

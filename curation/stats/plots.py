@@ -32,6 +32,33 @@ def _figure(width: float = 8.0, height: float = 4.0, ncols: int = 1, nrows: int 
     return fig, axes
 
 
+def compact(value: float, _pos: Any = None) -> str:
+    """An axis label that stays short (tokens run to millions; full digits run into each other).
+
+    >>> [compact(v) for v in (0, 950, 125000, 1500000, 2e9)]
+    ['0', '950', '125k', '1.5M', '2G']
+    """
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{unit}"
+    return f"{value:.3g}"
+
+
+def _compact_axis(ax: Any, axis: str = "y") -> None:
+    from matplotlib.ticker import FuncFormatter
+
+    (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(FuncFormatter(compact))
+
+
+def group_colours(groups: list[str]) -> dict[str, Any]:
+    """A distinct colour per group: tab20 up to 20 groups, evenly spaced hues beyond (a 10-colour
+    cycle gave web/high and code/medium the same green)."""
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab20"] if len(groups) <= 20 else colormaps["hsv"].resampled(len(groups) + 1)
+    return {g: cmap(i) for i, g in enumerate(groups)}
+
+
 def empty_figure(message: str) -> Any:
     """A small figure that says why there is nothing to draw (e.g. a stage did not run)."""
     fig, (ax,) = _figure(6, 1.2)
@@ -59,6 +86,7 @@ def plot_funnel(funnel: pd.DataFrame) -> Any:
         ax.bar(x, dropped, bottom=kept, color=DROPPED, label="dropped")
         ax.set_xticks(x, funnel["stage"], rotation=30, ha="right")
         ax.set_title("documents" if unit == "docs" else "tokens")
+        _compact_axis(ax)
         ax.legend(loc="lower left", fontsize=8)
     return fig
 
@@ -74,6 +102,7 @@ def plot_drop_reasons(reasons: pd.DataFrame) -> Any:
         ax.barh(y, reasons[col].to_numpy(), color=DROPPED)
         ax.set_yticks(y, labels if col == "documents" else [""] * len(labels), fontsize=8)
         ax.invert_yaxis()
+        _compact_axis(ax, "x")
         ax.set_title(f"dropped {col}")
     return fig
 
@@ -88,12 +117,15 @@ def plot_sources(by_source: pd.DataFrame) -> Any:
         ax.plot(np.arange(len(table)), table[src].to_numpy(), marker="o", color=PALETTE[i % len(PALETTE)], label=str(src))
     ax.set_xticks(np.arange(len(table)), table.index, rotation=30, ha="right")
     ax.set_title("kept tokens per source")
+    _compact_axis(ax)
     ax.legend(fontsize=8)
     return fig
 
 
-def plot_score_distributions(scores: pd.DataFrame, thresholds: dict[str, list[float]] | None = None, bins: int = 40) -> Any:
-    """Token-weighted histogram per scorer, kept vs dropped stacked, with the bucket thresholds."""
+def plot_score_distributions(scores: pd.DataFrame, thresholds: dict[str, list[float]] | None = None, bins: int = 40,
+                             label: str = "thresholds") -> Any:
+    """Token-weighted histogram per scorer, kept vs dropped stacked, with the bucket thresholds
+    (or tier cuts: ``label`` names them); a title says "dotted" only above lines it draws."""
     names = sorted(scores["scorer"].unique()) if len(scores) else []
     if not names:
         return empty_figure("no scores")
@@ -106,9 +138,11 @@ def plot_score_distributions(scores: pd.DataFrame, thresholds: dict[str, list[fl
         width = np.diff(edges)
         ax.bar(edges[:-1], kept["tokens"], width=width, align="edge", color=KEPT, label="kept")
         ax.bar(edges[:-1], dropped["tokens"], width=width, bottom=kept["tokens"], align="edge", color=DROPPED, label="dropped")
-        for t in (thresholds or {}).get(name, []):
+        lines = (thresholds or {}).get(name, [])
+        for t in lines:
             ax.axvline(t, color="black", lw=0.6, ls=":")
-        ax.set_title(f"{name} (tokens per bin; dotted: thresholds)", fontsize=9)
+        ax.set_title(f"{name} (tokens per bin; dotted: {label})" if lines else f"{name} (tokens per bin)", fontsize=9)
+        _compact_axis(ax)
         ax.legend(fontsize=7)
     for ax in axes[len(names):]:
         ax.axis("off")
@@ -140,6 +174,7 @@ def plot_categories(frame: pd.DataFrame, title: str) -> Any:
         bottom += heights
     ax.set_xticks(x, values, rotation=25, ha="right")
     ax.set_title(f"{title}: tokens (hatched: dropped)")
+    _compact_axis(ax)
     ax.legend(fontsize=8)
     return fig
 
@@ -148,15 +183,16 @@ def plot_mixture(composition: pd.DataFrame) -> Any:
     """Per phase, the share of planned tokens by group (left) and each group's epochs (right)."""
     shipped = composition[composition["shipped"]] if len(composition) else composition
     if shipped.empty:
-        return empty_figure("no manifests: the mixture stage did not run")
+        return empty_figure("no group shipped: the mixture stage did not run, or its phases got no documents")
     phases = list(dict.fromkeys(shipped["phase"]))
     groups = sorted(shipped["group"].unique())
     share = shipped.pivot_table(index="phase", columns="group", values="token_share", aggfunc="sum").reindex(index=phases, columns=groups).fillna(0)
     fig, axes = _figure(12, 0.8 + 0.5 * max(len(phases), len(groups) * 0.6), ncols=2)
     y, left = np.arange(len(phases)), np.zeros(len(phases))
-    for i, g in enumerate(groups):
+    colours = group_colours(groups)
+    for g in groups:
         w = share[g].to_numpy()
-        axes[0].barh(y, w, left=left, color=PALETTE[i % len(PALETTE)], label=g)
+        axes[0].barh(y, w, left=left, color=colours[g], label=g)
         left += w
     axes[0].set_yticks(y, phases, fontsize=8)
     axes[0].invert_yaxis()
@@ -236,5 +272,6 @@ def plot_compare(comparison: pd.DataFrame, a: str = "a", b: str = "b") -> Any:
         ax.bar(x + w / 2, comparison[f"{col}_b"].to_numpy(), width=w, color=PALETTE[1], label=b)
         ax.set_xticks(x, comparison["stage"], rotation=30, ha="right")
         ax.set_title(col.replace("_", " "))
+        _compact_axis(ax)
         ax.legend(fontsize=8)
     return fig

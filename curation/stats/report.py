@@ -4,27 +4,25 @@
 >>> # Path("report.html").write_text(html)   # one file, no external resources
 
 Sections (``<section id=…>``): run, funnel, drops, examples, scores, categories, mixture, edu,
-dedup, and compare when a second run is given. A section for a stage that did not run says so.
-All text from the data is HTML-escaped (previews are raw web text).
+dedup, and compare when a second run is given. A section for a stage that did not run says why
+(:func:`~curation.stats.run.missing_stage_note`). The HTML parts are written by :mod:`.html_section`,
+which escapes all text from the data (previews are raw web text).
 """
 
 from __future__ import annotations
 
-import base64
-import dataclasses
 import html
 import json
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from curation.stats import plots
-from curation.stats.compare import compare_runs, config_changes, reason_changes
+from curation.stats.compare import compare_runs, config_changes, input_difference, reason_changes
 from curation.stats.dedup import DEDUP_STAGES, cluster_size_distribution, dedup_summary, duplicate_clusters
 from curation.stats.drops import reason_examples
 from curation.stats.edu import calibration_summary, edu_calibration, edu_confusion, edu_stage_metrics, edu_threshold
 from curation.stats.funnel import drop_reasons, funnel, funnel_by_lang
+from curation.stats.html_section import CSS, Section
 from curation.stats.mixture import (
     manifests,
     mixture_by_kind,
@@ -37,8 +35,17 @@ from curation.stats.mixture import (
     mixture_warnings,
     pretrain_epochs,
 )
-from curation.stats.run import Run, missing_stage_note
-from curation.stats.scores import CATEGORIES, bucket_thresholds, category_tokens, category_totals, scores
+from curation.stats.run import Run, missing_stage_note, run_summary
+from curation.stats.scores import (
+    CATEGORIES,
+    bucket_thresholds,
+    category_note,
+    category_tokens,
+    category_totals,
+    scored_none_note,
+    scores,
+    tier_cut_lines,
+)
 
 SECTION_IDS = ("run", "funnel", "drops", "examples", "scores", "categories", "mixture", "edu", "dedup")
 #: Score views: stage → (column prefix, title).
@@ -48,50 +55,9 @@ SCORE_VIEWS: dict[str, tuple[str, str, tuple[str, ...] | None]] = {
     "code_web": ("code_score_", "code-related web pages", ("web", "code_web")),  # recalled pages keep source web
     "edu_score": ("edu_score", "educational value", None),
 }
-
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}h3{font-size:1.05em}
-table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{border:1px solid #ddd;padding:.2em .5em;text-align:right;vertical-align:top}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%;display:block;margin:.6em 0}
-.note{color:#8a5a00;background:#fff6e0;padding:.4em .7em;border-left:3px solid #e0a800}
-pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;padding:.4em;font-size:.8em;margin:.2em 0;max-height:12em;overflow:auto}
-.scroll{overflow-x:auto}nav a{margin-right:1em}.example{border:1px solid #e4e4e4;padding:.4em .7em;margin:.5em 0}
-"""
-
-
-@dataclasses.dataclass
-class Section:
-    id: str
-    title: str
-    parts: list[str] = dataclasses.field(default_factory=list)
-
-    def note(self, text: str) -> None:
-        self.parts.append(f'<p class="note">{html.escape(text)}</p>')
-
-    def text(self, text: str) -> None:
-        self.parts.append(f"<p>{html.escape(text)}</p>")
-
-    def table(self, frame: pd.DataFrame, title: str | None = None, max_rows: int = 60) -> None:
-        if title:
-            self.parts.append(f"<h3>{html.escape(title)}</h3>")
-        if frame.empty:
-            self.parts.append("<p>(empty)</p>")
-            return
-        shown = frame.head(max_rows)
-        ints = {c: _thousands for c in shown.columns if pd.api.types.is_integer_dtype(shown[c]) and not pd.api.types.is_bool_dtype(shown[c])}
-        table = shown.to_html(index=False, escape=True, border=0, float_format=lambda v: f"{v:,.4g}", na_rep="", formatters=ints)
-        self.parts.append(f'<div class="scroll">{table}</div>')
-        if len(frame) > max_rows:
-            self.text(f"… {len(frame) - max_rows} more rows")
-
-    def figure(self, fig: Any, alt: str) -> None:
-        data = base64.b64encode(plots.figure_png(fig)).decode("ascii")
-        self.parts.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
-
-    def render(self) -> str:
-        return f'<section id="{self.id}">\n<h2>{html.escape(self.title)}</h2>\n' + "\n".join(self.parts) + "\n</section>"
-
+#: The two token counts of a mixture, and where each applies (docs/stats.md, "Two token counts").
+FIM_NOTE = ("per language: tokens of the documents as they were ranked, before FIM sentinels; groups, kinds and "
+            "shards count after them (code is a little larger there)")
 
 def build_report(run: Run, compare: Run | None = None, examples: int = 3) -> str:
     """The whole report as one HTML string (plots embedded as ``data:`` PNGs)."""
@@ -112,12 +78,11 @@ def build_report(run: Run, compare: Run | None = None, examples: int = 3) -> str
 
 def run_section(run: Run) -> Section:
     s = Section("run", "Run")
-    rec = run.record
-    recipe = rec.get("recipe", {})
-    s.text(f"Folder {run.path} · recipe {recipe.get('name', '?')} ({recipe.get('recipe_path', '?')}) · "
-           f"{rec.get('seconds', '?')} s in total")
+    rec = run.record or (run.state.record if run.state is not None else {})
+    s.text("Folder " + run_summary(run, with_state=False))
     if run.state is not None and run.state.status != "complete":
-        s.note(f"this run did not finish ({run.state.status}): the report shows the stages it completed")
+        why = f": {run.state.error}" if run.state.error else ""
+        s.note(f"this run did not finish ({run.state.status}{why}): the report shows the stages it completed")
     if run.stale:
         s.note(f"left out, as stale (not this run's current output: another recipe's stage, or made from another "
                f"output of an earlier stage): {', '.join(run.stale)}")
@@ -157,7 +122,10 @@ def drops_section(run: Run) -> Section:
 
 def examples_section(run: Run, n: int) -> Section:
     s = Section("examples", "Examples of dropped documents")
-    found = reason_examples(run, n=n)
+    if n <= 0:
+        s.text("Examples are off (--examples 0).")
+        return s
+    found = {key: ex for key, ex in reason_examples(run, n=n).items() if len(ex)}
     if not found:
         s.text("No document was dropped.")
     for (stage, reason), ex in found.items():
@@ -184,10 +152,15 @@ def scores_section(run: Run) -> Section:
             s.note(note)
             continue
         sc = scores(run, stage, prefix, sources)
-        th = bucket_thresholds(run, stage) if stage == "web_quality" else {}
+        if sc.empty:
+            s.note(scored_none_note(run, stage))
+            continue
+        th, label = bucket_thresholds(run, stage), "bucket thresholds"
+        if stage in ("code_quality", "code_web"):
+            th, label = tier_cut_lines(run, stage, prefix), "tier cuts" + (" (pooled languages, *)" if stage == "code_quality" else "")
         if stage == "edu_score":
-            th = {"edu_score": [edu_threshold(run)]}
-        s.figure(plots.plot_score_distributions(sc, th), f"{title} score distributions")
+            th, label = {"edu_score": [edu_threshold(run)]}, "threshold"
+        s.figure(plots.plot_score_distributions(sc, th, label=label), f"{title} score distributions")
         if th and stage == "web_quality":
             s.table(pd.DataFrame({k: pd.Series(v) for k, v in th.items()}).rename_axis("threshold").reset_index(), "bucket thresholds")
         cuts = run.stage(stage).extra.get("tier_cuts")
@@ -198,11 +171,11 @@ def scores_section(run: Run) -> Section:
 
 def categories_section(run: Run) -> Section:
     s = Section("categories", "Quality levels, code tiers and edu bands (tokens)")
-    for column, where in CATEGORIES.items():
+    for column in CATEGORIES:
         s.parts.append(f"<h3>{html.escape(column)}</h3>")
         frame = category_tokens(run, column)
         if frame.empty:
-            s.note(f"{column}: none of {', '.join(n for n, _ in where)} ran in {run.name}")
+            s.note(category_note(run, column))
             continue
         s.figure(plots.plot_categories(frame, column), f"{column} tokens")
         s.table(category_totals(frame))
@@ -228,11 +201,11 @@ def mixture_section(run: Run) -> Section:
     if not warnings.empty:
         s.table(warnings, "warnings: checks of the plan")
     s.table(mixture_exclusions(run), "excluded by the mixture policy (reason, group, rule)")
-    s.table(mixture_languages(run), "tokens per language")
+    s.table(mixture_languages(run), f"tokens per language ({FIM_NOTE})")
     comp = mixture_composition(run)
     s.figure(plots.plot_mixture(comp), "mixture composition")
     s.table(mixture_by_kind(run), "by kind (source)")
-    s.table(comp, "groups")
+    s.table(comp, "groups (tokens after FIM sentinels)")
     epochs = pretrain_epochs(run)
     s.figure(plots.plot_pretrain_epochs(epochs), "epochs over pre-training")
     s.table(epochs, "epochs over pre-training")
@@ -278,6 +251,9 @@ def dedup_section(run: Run) -> Section:
 
 def compare_section(a: Run, b: Run) -> Section:
     s = Section("compare", f"Compare {a.name} with {b.name}")
+    differ = input_difference(a, b)
+    if differ:
+        s.note(differ)
     s.table(config_changes(a, b), "config changes")
     cmp = compare_runs(a, b)
     s.figure(plots.plot_compare(cmp, a.name, b.name), "kept per stage in both runs")
@@ -288,7 +264,3 @@ def compare_section(a: Run, b: Run) -> Section:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _thousands(value: object) -> str:
-    return f"{value:,}" if isinstance(value, (int, np.integer)) else str(value)

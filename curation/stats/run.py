@@ -69,6 +69,12 @@ class Run:
     def has(self, name: str) -> bool:
         return self.stage(name) is not None
 
+    @property
+    def is_stage_folder(self) -> bool:
+        """Whether this is one stage folder (``curate <stage> --output DIR``), not a run folder:
+        it records neither a recipe nor the stages before it."""
+        return (self.path / "_SUCCESS").exists() and (self.path / "stats.json").exists()
+
     def ledger(self, stage: str | None = None, columns: list[str] | None = None) -> pd.DataFrame:
         """Ledger rows of one stage (or every stage, in run order), with a ``stage`` column."""
         names = [stage] if stage else [s.name for s in self.stages]
@@ -158,10 +164,12 @@ def read_parts(folder: Path, columns: list[str] | None = None, ids: list[str] | 
 
 
 def missing_stage_note(run: Run, stage: str) -> str | None:
-    """A sentence for a view of a stage that did not run (None when it ran).
+    """A sentence for a view of a stage that did not run (None when it ran), saying why from what
+    the folder records: left out as stale, disabled in the recipe, the run stopped before it, or a
+    stage folder that holds one stage only.
 
     >>> # missing_stage_note(run, "web_quality")
-    >>> # → 'web_quality did not run in sample or did not finish (enable it with web_quality.enabled=true; …)'
+    >>> # → 'web_quality did not run in sample: it is disabled in the recipe (web_quality.enabled=false; …)'
     """
     if run.has(stage):
         return None
@@ -170,4 +178,46 @@ def missing_stage_note(run: Run, stage: str) -> str | None:
         why = (run.state.stale.get(stale[0]) if run.state is not None else None) or "not current"
         return (f"{stale[0]} of {run.name} is left out: {why}; it is not this run's output, so it is not shown "
                 f"(run the recipe again into {run.name} to bring it up to date)")
-    return f"{stage} did not run in {run.name} or did not finish (enable it with {stage}.enabled=true; a failure is in the run's log)"
+    if run.is_stage_folder:
+        return (f"{stage} is not in {run.name}, which is one stage folder (written by `curate {run.stages[0].name}`) that holds "
+                f"that stage's output only; the stages before it, {stage} among them if it ran, are in the folder its input came from")
+    record = run.record or (run.state.record if run.state is not None else {})
+    planned = [s.get("name") for s in record.get("stages") or [] if isinstance(s, dict)]
+    section = (record.get("recipe") or {}).get("stages", {}).get(stage)
+    if isinstance(section, dict) and section.get("enabled") is False or (planned and stage not in planned):
+        return (f"{stage} did not run in {run.name}: it is disabled in the recipe ({stage}.enabled=false; "
+                f"set {stage}.enabled=true to run it)")
+    status = run.state.status if run.state is not None else "unrecorded"
+    if stage in planned and status != "complete":
+        error = f": {run.state.error}" if run.state is not None and run.state.error else ""
+        how = "is still running or was killed" if status == "running" else f"stopped ({status}{error})"
+        return (f"{stage} did not run in {run.name}: the run {how} before {stage} finished "
+                "(run the same `curate run` command again to finish it)")
+    if not record:
+        return (f"{stage} did not run in {run.name}: there is no folder of it, and the folder has no run record "
+                "(run.json) to say whether the recipe enables it (stages written one at a time with `curate <stage>`?)")
+    return (f"{stage} did not run in {run.name}: its folder is missing although the recipe enables it "
+            "(run the same `curate run` command again; a failure is in the run's log)")
+
+
+def run_summary(run: Run, with_state: bool = True) -> str:
+    """One line on what the folder records: the recipe, the time, and how the run stands. A run that
+    stopped has its recipe in ``run.progress.json``; a stage folder records no recipe, so it says so
+    rather than showing blanks. ``with_state``: add how an unfinished run stands (the report notes it apart)."""
+    if run.is_stage_folder:
+        st = run.stages[0]
+        return (f"{run.path}: one stage folder ({st.name}, written by `curate {st.name}`; {st.stats.get('seconds', '?')} s); "
+                "recipe and run time: not recorded (a stage folder keeps its stage's config only, below)")
+    record = run.record or (run.state.record if run.state is not None else {})
+    recipe = record.get("recipe") or {}
+    name = f"{recipe['name']} ({recipe.get('recipe_path') or 'path not recorded'})" if recipe.get("name") else "not recorded"
+    status = run.state.status if run.state is not None else "complete"
+    seconds = record.get("seconds")
+    took = "time not recorded" if seconds is None else f"{seconds} s in total" if status == "complete" else f"{seconds} s before it stopped"
+    line = f"{run.path}: recipe {name} · {took}"
+    if status == "unrecorded" and not record:
+        line += (" · no run record (run.json or run.progress.json): stages written one at a time with `curate <stage>`, "
+                 "or a run that stopped before it recorded anything")
+    elif status != "complete" and run.state is not None and with_state:
+        line += f" · {run.state.describe()}"
+    return line

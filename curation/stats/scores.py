@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from curation.stats.drops import parse_detail
-from curation.stats.run import Run
+from curation.stats.run import Run, missing_stage_note
 
 #: Where each category column comes from: (stage, sources whose kept rows it decided, or None for
 #: every row with a value) — code_web's output still carries the code files' tiers from code_quality.
@@ -117,6 +117,59 @@ def bucket_thresholds(run: Run, stage: str = "web_quality") -> dict[str, list[fl
         str(k).removeprefix("quality_score_"): [float(x) for x in v]
         for k, v in raw.items() if isinstance(v, (list, tuple)) and all(_is_number(x) for x in v)
     }
+
+
+#: The tier-cut group drawn on a code stage's score plot: code_quality's pooled cut (the one every
+#: language without enough files of its own uses), code_web's only group.
+CUT_GROUPS = ("*", "code_web")
+
+
+def tier_cut_lines(run: Run, stage: str, prefix: str = "code_score_") -> dict[str, list[float]]:
+    """The finite tier cuts (low, high) a code stage recorded in ``extra.tier_cuts``, per scorer.
+
+    The cuts apply to the stage's combined score, which is the scorer's own score when the stage has
+    one scorer; with several there is no line to draw on a single scorer's plot, so {} (as when the
+    stage recorded no cut, or its cut is ±inf: too few files for percentiles).
+    """
+    out = run.stage(stage)
+    cuts = out.extra.get("tier_cuts") if out is not None else None
+    names = score_columns(run, stage, prefix)
+    if not isinstance(cuts, dict) or len(names) != 1:
+        return {}
+    cut = next((cuts[g] for g in CUT_GROUPS if g in cuts), next(iter(cuts.values())) if len(cuts) == 1 else None)
+    lines = [float(x) for x in cut if _is_number(x)] if isinstance(cut, (list, tuple)) else []
+    return {next(iter(names)): lines} if lines else {}
+
+
+def category_note(run: Run, column: str) -> str:
+    """Why ``category_tokens(run, column)`` is empty: a stage that decides it did not run, or ran
+    and gave no document a value (none of its sources reached it)."""
+    parts = []
+    for stage, _sources in CATEGORIES.get(column, ()):
+        out = run.stage(stage)
+        if out is None:
+            parts.append(missing_stage_note(run, stage) or f"{stage} did not run")
+            continue
+        parts.append(scored_none_note(run, stage))
+    return f"{column}: " + "; ".join(parts)
+
+
+def scored_none_note(run: Run, stage: str) -> str:
+    """A sentence for a stage that ran and scored no document: none of its sources reached it, or
+    those that did were dropped before scoring (code_quality's data-file rules)."""
+    out = run.stage(stage)
+    stats = out.stats if out is not None else {}
+    sources = (stats.get("config") or {}).get("sources")
+    sources = [str(x) for x in sources] if isinstance(sources, list) else []
+    seen = (stats.get("in") or {}).get("documents", "?")
+    head = f"{stage} ran in {run.name} ({seen} documents in) and scored none of them"
+    by_source = stats.get("by_source") or {}
+    reached = sum(int(((by_source.get(x) or {}).get("in") or {}).get("documents", 0)) for x in sources)
+    if not sources:
+        return head
+    if not reached:
+        return f"{head}: no document of its sources ({', '.join(sources)}) reached it"
+    return f"{head}: the {reached} documents of its sources ({', '.join(sources)}) it got were dropped before scoring (see the drop reasons)"
 
 
 def score_histogram(frame: pd.DataFrame, scorer: str, bins: int | np.ndarray = 40) -> pd.DataFrame:

@@ -61,7 +61,7 @@ def test_open_run_lists_finished_stages_in_order(run):
     assert [s.name for s in run.stages] == STAGES
     assert run.record["recipe"]["name"] == "stats-fixture"
     assert stats.missing_stage_note(run, "semdedup") == (
-        "semdedup did not run in run or did not finish (enable it with semdedup.enabled=true; a failure is in the run's log)")
+        "semdedup did not run in run: it is disabled in the recipe (semdedup.enabled=false; set semdedup.enabled=true to run it)")
     assert stats.missing_stage_note(run, "web_quality") is None
 
 
