@@ -158,6 +158,9 @@ def mixture_json(view: tuple[dict[str, dict[str, Any]], Any]) -> dict[str, Any]:
 
 def _shortfall(f: dict[str, Any]) -> str:
     """One manifest shortfall in words: a phase without data, or a group held at its epoch cap."""
+    if f.get("reason") == "no_data" and not f.get("tokens"):
+        return ("no document reached the mixture, so every budget (mixture.scale × the data) is 0 and nothing is replayed: "
+                "the earlier stages' ledgers say where the documents went (curate stats RUN)")
     if f.get("reason") == "no_data":
         return (f"no document of the run is in this phase's groups: its {f['tokens']:,}-token budget is not filled "
                 "(add data of its groups, or leave the phase out of mixture.phases)")

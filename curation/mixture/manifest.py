@@ -140,9 +140,9 @@ def build_manifest(
         packing.update({
             "algorithm": "best_fit_decreasing (Ding et al. 2024), per group and shard",
             "sequences": seqs, "tokens": toks,
-            "fill_rate": round(toks / (seqs * spec.seq_length), 6) if seqs else 1.0,
+            "fill_rate": round(toks / (seqs * spec.seq_length), 6) if seqs else None,
             "min_sequences": least,  # Σ ⌈shard tokens / seq_length⌉: no packing of these shards uses fewer
-            "best_possible_fill_rate": round(toks / (least * spec.seq_length), 6) if least else 1.0,
+            "best_possible_fill_rate": round(toks / (least * spec.seq_length), 6) if least else None,
         })
     return {
         "schema_version": SCHEMA_VERSION,
@@ -223,7 +223,7 @@ def group_entries(spec: PhaseSpec, plan: PhasePlan, records: pd.DataFrame) -> tu
         if files:
             seqs = sum(f["sequences"] for f in files)
             toks = sum(f["tokens"] for f in files)
-            packing = {"sequences": seqs, "tokens": toks, "fill_rate": round(toks / (seqs * spec.seq_length), 6) if seqs else 1.0,
+            packing = {"sequences": seqs, "tokens": toks, "fill_rate": round(toks / (seqs * spec.seq_length), 6) if seqs else None,
                        "min_sequences": sum(f["min_sequences"] for f in files), "files": files}
         text = None
         if "text_unique_tokens" in g.columns:

@@ -81,6 +81,10 @@ class PhasePlan:
 
     @property
     def budget_met(self) -> bool:
+        """Planned within tolerance of the budget, and the phase has data of its mix (a budget of 0 is not met
+        when it is 0 because nothing of the phase's kinds reached the mixture)."""
+        if any(s["reason"] == "no_data" for s in self.shortfalls):
+            return False
         return abs(self.planned_tokens - self.budget_tokens) <= BUDGET_TOLERANCE * max(self.budget_tokens, 1)
 
     def group(self, name: str) -> GroupPlan:
@@ -139,7 +143,8 @@ def plan_phase(
             g.shortfall_tokens = int(round((want - g.epochs) * g.tokens))
             if g.shortfall_tokens > 0:
                 shortfalls.append({"group": g.group, "reason": "epoch_cap", "tokens": g.shortfall_tokens, "cap": g.cap, "wanted_epochs": round(want, 6)})
-    if budget > 0 and nominal == 0:
+    asked = spec.budget.tokens if spec.budget is not None else (spec.tokens or 0)
+    if nominal == 0 and (budget > 0 or asked > 0):  # budget 0 too: a mixture of no data at all has scale 0
         shortfalls.append({"group": None, "reason": "no_data", "tokens": budget, "cap": None, "wanted_epochs": None})
     for g in groups:
         g.planned_tokens = int(round(g.epochs * g.tokens))
@@ -149,8 +154,13 @@ def plan_phase(
     plan = PhasePlan(spec.name, budget, int(round(nominal)), unique, planned, sigma, groups, shortfalls, redistributed, scale)
     for s in shortfalls:
         if s["group"] is None:
-            log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
-                        "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
+            if s["tokens"]:
+                log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
+                            "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
+            else:
+                log.warning("mixture: phase %s replays nothing: no document of its mix (%s) reached the mixture, so its budget "
+                            "(mixture.scale × the data) is 0; the earlier stages' ledgers say where the documents went "
+                            "(curate stats RUN)", spec.name, ", ".join(sorted(spec.mix)) or "empty")
         else:
             log.warning("mixture: phase %s is short of %d tokens in group %s (%s)", spec.name, s["tokens"], s["group"], s["reason"])
     return plan

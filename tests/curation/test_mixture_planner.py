@@ -88,6 +88,19 @@ def test_no_data_is_a_shortfall_of_the_whole_budget(caplog):
     assert "group None" not in caplog.text
 
 
+def test_a_phase_of_no_data_at_scale_zero_is_not_met(caplog):
+    """A mixture no document reached has scale 0, so every budget is 0: its phases said "met" with no
+    shortfall. They are a no_data shortfall of 0 tokens, not met, and the warning says why it is 0."""
+    plan = plan_phase(PhaseSpec("p", tokens=11_000, mix={"web": 1.0}), {}, caps={"*": 4.0}, scale=0.0)
+    assert plan.budget_tokens == 0 and plan.planned_tokens == 0
+    assert plan.shortfalls == [{"group": None, "reason": "no_data", "tokens": 0, "cap": None, "wanted_epochs": None}]
+    assert not plan.budget_met
+    assert "no document of its mix (web) reached the mixture" in caplog.text
+    # a phase the recipe gives no tokens is met with nothing
+    empty = plan_phase(PhaseSpec("q", tokens=0, mix={"web": 1.0}), {}, caps={}, scale=0.0)
+    assert empty.shortfalls == [] and empty.budget_met
+
+
 def test_pretraining_caps_hold_over_both_phases():
     p1 = PhaseSpec("p1", budget=Budget(tokens=6_000), mix={"web": 1.0})
     p2 = PhaseSpec("p2", budget=Budget(tokens=6_000), mix={"web": 1.0})
@@ -128,6 +141,8 @@ def test_budget_and_phase_parsing_say_what_is_wrong():
         PhaseSpec.parse("p", {"packin": "none"})
     with pytest.raises(ValueError, match="packing must be one of"):
         PhaseSpec.parse("p", {"packing": "greedy", "tokens": 1})
+    with pytest.raises(ValueError, match="truncation must be one of"):  # any value was taken and written to the manifest
+        PhaseSpec.parse("p", {"truncation": "bogus", "tokens": 1, "mix": {"web": 1.0}})
 
 
 def realistic_stats() -> dict[str, GroupStat]:
