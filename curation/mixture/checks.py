@@ -49,17 +49,21 @@ def check_plans(
     on_concentration: str = "warn",
     replayed: Mapping[tuple[str, str], int] | None = None,
     patterns: Mapping[str, Any] | None = None,
+    cap_patterns: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Warnings about the plan (also logged); raises :class:`ConcentrationError` when asked to fail.
 
     ``replayed``: (phase, group) → tokens its shards replay; a group that replays none takes no share
     of its phase, so it is not a concentration (the replay check says it falls short).
     ``patterns``: the recipe's own repeat keys; one without a glob that names no group of the data
-    while its kind has groups there is a typo, warned about (``web/hihg``)."""
+    while its kind has groups there is a typo, warned about (``web/hihg``); ``cap_patterns``: the
+    recipe's ``max_epochs`` keys, the same way."""
     present = {g.group for p in plans.values() for g in p.groups}
     warnings: list[dict[str, Any]] = []
     for key in sorted(k for k in (patterns or {}) if not any(c in k for c in "*?[")):  # a glob names groups by design
         warnings += _unknown_group("repeat_key", "mixture.repeat", key, present)
+    for key in sorted(k for k in (cap_patterns or {}) if not any(c in k for c in "*?[")):
+        warnings += _unknown_group("max_epochs_key", "mixture.max_epochs", key, present)
     warnings += _unknown_group("top_group", "mixture.top_group", top_group, present)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:
@@ -116,6 +120,23 @@ def check_values(setting: str, values: Any, present: set[str], what: str) -> lis
     for w in out:
         log.warning("mixture: %s", w["message"])
     return out
+
+
+def check_edu_bands(values: Any, present: set[str]) -> list[dict[str, Any]]:
+    """Warnings for ``mixture.web_edu_bands`` against the bands the data carries. Data no stage scored
+    for educational value is one group per kind (``…/all``): then the setting has no effect, which is
+    what the warning says (not that its bands are misspelt).
+
+    >>> [w["message"][:60] for w in check_edu_bands(["high"], {"all"})]
+    ['mixture.web_edu_bands has no effect: no document carries an ']
+    """
+    if present and present <= {"all"} and values:
+        w = {"check": "unknown_value", "phase": None, "group": None, "value": ", ".join(map(str, values)), "limit": None,
+             "message": "mixture.web_edu_bands has no effect: no document carries an edu band (edu_score did not run, or "
+                        "scored none), so web_edu and math_science are one group each (…/all)"}
+        log.warning("mixture: %s", w["message"])
+        return [w]
+    return check_values("mixture.web_edu_bands", values, present, "edu band")
 
 
 def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02) -> list[dict[str, Any]]:

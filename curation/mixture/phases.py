@@ -19,6 +19,8 @@ from curation.errors import nearest
 
 BUILDERS = ("documents", "repo_code", "long_context")
 PACKINGS = ("none", "best_fit")
+#: what a trainer does with a document longer than the sequence, recorded in the manifest (``curate export datasets --truncation``)
+TRUNCATIONS = ("none", "random")
 
 #: The GLM-4.5 phases (arXiv 2508.06471 §2.2–2.4); the recipe repeats these with their sources.
 DEFAULT_PHASES: dict[str, dict[str, Any]] = {
@@ -137,6 +139,8 @@ class PhaseSpec:
             raise ValueError(f"{where}.builder must be one of {BUILDERS}, not {spec.builder!r}")
         if spec.packing not in PACKINGS:
             raise ValueError(f"{where}.packing must be one of {PACKINGS}, not {spec.packing!r}")
+        if spec.truncation not in TRUNCATIONS:
+            raise ValueError(f"{where}.truncation must be one of {TRUNCATIONS}, not {spec.truncation!r}")
         if spec.seq_length < 1:
             raise ValueError(f"{where}.seq_length must be ≥ 1")
         if any(v < 0 for v in spec.mix.values()):

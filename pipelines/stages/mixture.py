@@ -120,7 +120,11 @@ class MixtureConfig(StageConfig):
                                   f"(write a literal brace as {{{{ or }}}}): {exc!r}") from None
         for table in ("repeat", "max_epochs", "language_repeat"):
             for k, v in getattr(self, table).items():
-                if float(v) < 0:
+                try:
+                    number = float(v)
+                except (TypeError, ValueError):
+                    raise ConfigError(f"mixture.{table}.{k} = {v!r} is not a number (give e.g. {table}.{k}=2.0)") from None
+                if number < 0:
                     raise ConfigError(f"MixtureConfig.{table}[{k!r}] = {v} must be ≥ 0")
         if "{path}" not in self.file_header:
             raise ConfigError("MixtureConfig.file_header must contain {path}")

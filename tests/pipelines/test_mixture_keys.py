@@ -33,6 +33,7 @@ from pipelines.cli import main as curate
     ("mixture", "fim_sentinels.prefix=3", "mixture.fim_sentinels.prefix = 3: give the tokenizer's FIM token as text"),
     ("mixture", 'repo_header="<|repo_name|>{repository}"', "mixture.repo_header = '<|repo_name|>{repository}': its only placeholder is {repo}"),
     ("mixture", "top_group=wbe/high", "mixture.top_group has unknown kinds ['wbe'] (did you mean 'web'?)"),
+    ("mixture", "repeat.web/high=abc", "mixture.repeat.web/high = 'abc' is not a number"),
 ])
 def test_an_unknown_source_or_kind_fails_in_the_dry_run(finished_run, tmp_path, caplog, command, override, words):
     stage_input = {"mixture": "75_forge_filter", "minhash-dedup": "10_exact_dedup", "web-quality": "30_semdedup",
@@ -44,10 +45,11 @@ def test_an_unknown_source_or_kind_fails_in_the_dry_run(finished_run, tmp_path, 
 def test_a_repeat_key_naming_no_group_is_warned_and_no_empty_group_is_a_concentration(finished_run, tmp_path):
     out = tmp_path / "mixture"
     assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(out), "--scheduler", "synchronous",
-                   "--quiet", "--profile", "cpu", "+repeat.web/hihg=2"]) == 0
+                   "--quiet", "--profile", "cpu", "+repeat.web/hihg=2", "+max_epochs.web/hgh=2"]) == 0
     manifest = json.loads((out / "manifests" / "midtrain_long_context_128k.json").read_text())
     checks = {(w["check"], w.get("group")) for w in manifest["warnings"]}
     assert ("repeat_key", "web/hihg") in checks
+    assert ("max_epochs_key", "web/hgh") in checks  # a cap naming no group was taken without a word
     replayed = {g["name"]: g["replay_tokens"] for g in manifest["groups"]}
     empty = [g for g, t in replayed.items() if t == 0]
     assert empty  # the sample's long documents cannot fill a fractional epoch of 128K sequences
