@@ -125,6 +125,9 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return [f"{run_dir}: not a folder"]
+    loose = _loose_stages(run_dir)
+    if loose:
+        return _verify_loose(run_dir, loose, manifest_check)
     problems: list[str] = []
     state = run_state(run_dir)
     if state.status == "unrecorded" and (run_dir / "run.json").exists():
@@ -156,11 +159,47 @@ def verify_run(run_dir: Path, manifest_check: Callable[[Path], list[str]] | None
             read = _ids(folder / "docs", [])
             previous_ids = read[0] if read is not None else None
         previous_marker = read_marker(folder)
-    if manifest_check is not None:
-        for folder in state.current:
-            for manifest in sorted(folder.glob("manifests/*.json")):
-                try:
-                    problems += [f"{manifest.relative_to(run_dir)}: {p}" for p in manifest_check(manifest)]
-                except Exception as exc:  # noqa: BLE001 - a damaged manifest is one more problem
-                    problems.append(f"{manifest.relative_to(run_dir)}: cannot check ({str(exc)[:300]})")
+    return problems + _manifest_problems(run_dir, state.current, manifest_check)
+
+
+def _manifest_problems(run_dir: Path, folders: list[Path], manifest_check: Callable[[Path], list[str]] | None) -> list[str]:
+    problems: list[str] = []
+    for folder in folders if manifest_check is not None else []:
+        for manifest in sorted(folder.glob("manifests/*.json")):
+            name = manifest.relative_to(run_dir) if manifest.is_relative_to(run_dir) and manifest != run_dir else manifest
+            try:
+                problems += [f"{name}: {p}" for p in manifest_check(manifest)]
+            except Exception as exc:  # noqa: BLE001 - a damaged manifest is one more problem
+                problems.append(f"{name}: cannot check ({str(exc)[:300]})")
     return problems
+
+
+def _loose_stages(run_dir: Path) -> list[Path]:
+    """Stage folders written by single-stage commands, not by ``curate run``: the folder itself when it
+    is one, else its sub-folders with a marker (any names) when it has no run.json."""
+    if (run_dir / MARKER).exists() and (run_dir / "docs").is_dir():
+        return [run_dir]
+    if (run_dir / "run.json").exists() or (run_dir / "run.progress.json").exists():
+        return []
+    return [p for p in sorted(run_dir.iterdir()) if p.is_dir() and (p / MARKER).exists()]
+
+
+def _verify_loose(run_dir: Path, folders: list[Path], manifest_check: Callable[[Path], list[str]] | None) -> list[str]:
+    """Each stage folder on its own, and against the folder it was made from (the one whose output
+    fingerprint is its input's) when that folder is here too: what stages run one by one can show."""
+    problems: list[str] = []
+    markers = {f: read_marker(f) or {} for f in folders}
+    maker = {m["output_fingerprint"]: f for f, m in markers.items() if m.get("output_fingerprint")}
+    kept: dict[Path, list[str] | None] = {}
+
+    def check(folder: Path, seen: frozenset[Path] = frozenset()) -> list[str] | None:
+        if folder not in kept:
+            upstream = maker.get(markers[folder].get("input_fingerprint"))
+            ids = check(upstream, seen | {folder}) if upstream is not None and upstream not in seen | {folder} else None
+            found, kept[folder] = verify_stage(folder, ids, markers[upstream] if ids is not None else None)
+            problems.extend(found)
+        return kept[folder]
+
+    for folder in folders:  # in name order, each after the folder it was made from
+        check(folder)
+    return problems + _manifest_problems(run_dir, folders, manifest_check)

@@ -56,3 +56,25 @@ def test_verify_says_how_to_remake_a_damaged_stage_and_resume_then_does(tmp_path
     shutil.rmtree(run / "10_exact_dedup")
     _run(raw, run, FOUNDATION)
     assert main(["verify", str(run)]) == 0
+
+
+def test_verify_checks_stages_run_one_by_one(tmp_path, capsys):
+    """Stage folders written by single-stage commands have no run.json: verify said "run.json is
+    missing: re-run it" and checked nothing. It checks each folder, and each against the folder it
+    was made from, by fingerprint, whatever the folders are called."""
+    raw = _corpus(tmp_path)
+    steps = tmp_path / "steps"
+    assert main(["ingest", "--input", str(raw), "--output", str(steps / "ingest"), "--scheduler", "synchronous", "--quiet"]) == 0
+    assert main(["exact-dedup", "--input", str(steps / "ingest"), "--output", str(steps / "dedup"),
+                 "--scheduler", "synchronous", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(steps)]) == 0
+    assert main(["verify", str(steps / "dedup")]) == 0  # one stage folder on its own
+    assert "OK" in capsys.readouterr().out
+    ledger = steps / "dedup" / "ledger" / "part-00000.parquet"
+    df = pd.read_parquet(ledger)
+    assert len(df) > 0
+    df.iloc[1:].to_parquet(ledger)  # a lost ledger row shows against the ingest folder it was made from
+    assert main(["verify", str(steps)]) == 1
+    out = capsys.readouterr().out
+    assert "dedup: 1 input documents are neither kept nor in the ledger" in out and "run.json" not in out
