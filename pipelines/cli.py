@@ -182,7 +182,8 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.dry_run import dry_run
     from pipelines.marker import check_input
     from pipelines.output_guards import check_destination
-    from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, profile_overrides, resolve_profile
+    from pipelines.profile_choice import profile_settings
+    from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
@@ -191,9 +192,11 @@ def _run(args: argparse.Namespace) -> int:
     stage = None if args.command == "run" else args.command.replace("-", "_")
     recipe_path = args.recipe if stage is None else args.config
     profile, why = resolve_profile(args.profile)
-    overrides = [*profile_overrides(profile, stage), *args.overrides]
-    recipe = load_recipe(recipe_path, overrides, stage=stage)
-    recipe["profile"] = {"name": profile, "why": why}
+    chosen, notes = profile_settings(profile, why, recipe_path, stage)
+    recipe = load_recipe(recipe_path, [*chosen, *args.overrides], stage=stage)
+    recipe["profile"] = {"name": profile, "why": why, **({"notes": notes} if notes else {})}
+    for note in notes:
+        log.warning("%s", note)
     if not args.quiet and not args.dry_run:
         other = "cpu" if profile == "gpu" else "gpu"
         print(f"curate: profile {profile} ({why}; --profile {other} for the other settings)", flush=True)
