@@ -70,6 +70,9 @@ class CodeQualityConfig(StageConfig):
                 raise ConfigError(f"CodeQualityConfig.scorers: unknown scorer {name!r}; choose structural and/or learned")
         if not self.scorers:
             raise ConfigError("CodeQualityConfig.scorers is empty; list at least one of structural, learned")
+        if not any(float(self.tiers.weights.get(n, 0.0)) > 0 for n in self.scorers):  # every file would score NaN: tier medium
+            raise ConfigError(f"code_quality.tier_weights gives none of the scorers ({', '.join(self.scorers)}) a weight above 0, "
+                              "so no file would get a score or a tier: give one a weight (e.g. tier_weights={structural: 1.0})")
 
     def score_params(self) -> dict[str, Any]:
         """What the cached scores depend on (and nothing that only a decision uses)."""

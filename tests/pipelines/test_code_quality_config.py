@@ -117,3 +117,13 @@ def test_a_recipe_file_in_nested_form(tmp_path):
         _cq([], tmp_path / "n.yaml")
     (tmp_path / "n.yaml").write_text(new_entry.replace("XML: {max_chars: 9}", "XML: {max_chars: 9, new: true}"))
     assert _cq([], tmp_path / "n.yaml")[1].rules.data_files["XML"] == {"max_chars": 9}
+
+
+def test_tier_weights_of_zero_for_every_scorer_are_refused():
+    """Weights of 0 for the scorers that run gave every file a NaN score, so tier medium: no code/high
+    up-sampling and no low-tier exclusion, without a word."""
+    with pytest.raises(ConfigError, match="gives none of the scorers \\(structural\\) a weight above 0"):
+        CodeQualityConfig.from_dict({"tier_weights": {"structural": 0, "learned": 0}})
+    with pytest.raises(ConfigError, match="weight above 0"):  # the weight of a scorer that does not run does not count
+        CodeQualityConfig.from_dict({"tier_weights": {"structural": 0, "learned": 1}})
+    CodeQualityConfig.from_dict({"tier_weights": {"structural": 0.5, "learned": 0}})
