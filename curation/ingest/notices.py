@@ -31,7 +31,7 @@ def duplicate_id_warning(stats: dict[str, Any], ledger: Path, examples: int = 3)
     ids = duplicate_examples(ledger, examples)
     shown = f" (e.g. {', '.join(repr(i) for i in ids)})" if ids else ""
     return (f"ingest: {n:,} of {stats['in']['documents']:,} documents dropped as duplicate_id: an earlier record (input "
-            f"order) has the same id{shown}; the first occurrence is kept, and {ledger} names each copy's file and line "
+            f"order) has the same id{shown}; the first occurrence keeps the id (kept, or in the ledger with its own reason), and {ledger} names each copy's file and line "
             "and its first's. If they are different documents, give ids that are unique across files, or "
             "ingest.fields.id=none to make each id from the record's text and file:line")
 

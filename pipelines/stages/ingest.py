@@ -11,8 +11,9 @@ Sub-steps, each cached under ``.cache/ingest/``:
 2. ``extracted``: main content of the pages that have HTML and no text, with ``ingest.extractor``
    (changing the extractor re-runs only this step; :mod:`pipelines.stages.ingest_extract`); a part
    with no kept page HTML is the parsed part, hard-linked.
-3. duplicate ids: a shuffle on ``doc_id``; the first occurrence (input order) is kept, later
-   ones are ledgered (``duplicate_id``).
+3. duplicate ids: a shuffle on ``doc_id`` of the parsed rows, before extraction (a later copy is
+   not extracted); the first occurrence (input order) keeps the id, later ones are ledger rows of
+   their own id (``duplicate_id``, or the reason they already have).
 4. ``url_duplicates``: the same normalised URL twice; the first in input order is kept.
 
 The HTML is linked into ``artifacts/html/`` (``doc_id, html``, in row groups of at most
@@ -53,6 +54,8 @@ HTML_SCHEMA = pa.schema([("doc_id", pa.string()), ("html", pa.string())])  #: ar
 HTML_GROUP_CHARS = 1 << 18
 #: Columns of the extracted parts that ``finish_docs`` and the URL keys read (:func:`mark_url_duplicates`).
 URL_KEY_READS = ("doc_id", "source", "url", DROP_REASON, DROP_DETAIL, "_ord", "_file", "_line")
+#: In the parse key: 2 = ``parsed/html`` rows paired with the ``_has_html`` rows by position (1: found by id)
+PAGES_LAYOUT = 2
 #: Keys of the extract step: changing them re-runs extraction and later steps, never the crawl read.
 EXTRACT_KEYS = ("extractor", "url_dedup_sources")
 
@@ -124,12 +127,13 @@ class IngestStage:
         key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version,
                # rows name their file by its label (ids of id-less records hash it): runs that name a file
                # otherwise (another working folder) do not share these steps in one --cache-dir
-               "files": hashlib.sha256("\n".join(sorted({s.name for g in specs for s in g})).encode()).hexdigest()[:16]}
+               "files": hashlib.sha256("\n".join(sorted({s.name for g in specs for s in g})).encode()).hexdigest()[:16],
+               "pages": PAGES_LAYOUT}
         parsed = ctx.step("parsed", key, lambda out: _parse_all(specs, cfg, Artifact(out), ctx))
-        extracted = extract_all(parsed, cfg, ctx, key)
-        dup_map = _duplicate_ids(extracted, ctx)
+        dup_map = _duplicate_ids(parsed, ctx)
         if dup_map and cfg.on_error == "fail":
             raise InputError(f"{len(dup_map)} duplicate ids in the input; fix the ids or set ingest.on_error=ledger")
+        extracted = extract_all(parsed, cfg, ctx, key, set(dup_map))
         meta = annotated_meta(empty_docs(URL_COLUMNS))
         docs = read_docs(extracted.path).map_partitions(finish_docs, dup_map, meta=meta)
         # the URL keys are read from these columns alone, without the texts
@@ -159,13 +163,13 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     annotate_language(df, ok, texts)  # lang / lang_score (classifiers/langid.py); ``und`` for ledgered rows
     df["_ord"] = (number << 32) + pd.Series(range(len(df)), dtype="int64").to_numpy()
     df = df.reset_index(drop=True)
-    pages = df[df[HTML_COLUMN].notna()][["doc_id", HTML_COLUMN]].rename(columns={HTML_COLUMN: "html"})
-    # one page per id, the first, as the duplicate_id rule keeps (two WARC records of one WARC-Record-ID
-    # gave the kept first record the second's text: pages are found by id)
-    pages = pages.drop_duplicates("doc_id", keep="first").reset_index(drop=True)
+    # one page per row with HTML, in row order (extraction pairs them by position, never by id); a later
+    # copy of an id in the part is never kept (the first occurrence keeps the id): its page is not stored
+    has_html = df[HTML_COLUMN].notna().to_numpy() & ~df["doc_id"].duplicated(keep="first").to_numpy()
+    pages = pd.DataFrame({"doc_id": df.loc[has_html, "doc_id"].to_numpy(), "html": df.loc[has_html, HTML_COLUMN].to_numpy()})
     write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
                 groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
-    out.write_part(number, df.assign(_has_html=df[HTML_COLUMN].notna()).drop(columns=[HTML_COLUMN]))
+    out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN]))
     return pd.Series([len(df)], dtype="int64")
 
 
@@ -190,9 +194,9 @@ def html_groups(sizes: Any, budget: int) -> list[int]:
 
 
 def _duplicate_ids(parsed: Artifact, ctx: StageContext) -> dict[int, tuple[str, int]]:
-    """``_ord`` of every later copy of an id → (file, line) of its first occurrence."""
-    ids = read_docs(parsed.path, columns=["doc_id", "_ord", "_file", "_line", DROP_REASON])
-    ids = ids[ids[DROP_REASON].isna()][["doc_id", "_ord", "_file", "_line"]]
+    """``_ord`` of every later copy of an id, ledgered or not (its row takes an id of its own) →
+    (file, line) of its first occurrence."""
+    ids = read_docs(parsed.path, columns=["doc_id", "_ord", "_file", "_line"])
     dups = ctx.compute(ctx.shuffle(ids, "doc_id", "duplicate ids").map_partitions(find_duplicate_ids, meta=find_duplicate_ids(ids._meta)), "duplicate ids")
     return {int(o): (f, int(n)) for o, f, n in dups[["_ord", "first_file", "first_line"]].itertuples(index=False)}
 

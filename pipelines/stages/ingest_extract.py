@@ -48,15 +48,17 @@ CODE_TEXT_SCHEMA = pa.schema([("doc_id", pa.string()), ("text", pa.string())])
 CODE_TAGS_VERSION = 2  #: in the ``extracted`` step's key: a step cached without ``code_tags/`` or ``code_text/`` is not reused
 
 
-def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any]) -> Artifact:
-    """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML and code-tag artifacts."""
+def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_key: dict[str, Any],
+                skip: frozenset[int] | set[int] = frozenset()) -> Artifact:
+    """The cached ``extracted`` artifact (the parsed parts, texts filled); links the HTML and code-tag
+    artifacts. ``skip``: ``_ord`` of the rows not extracted (later copies of an id, ledgered after)."""
     html = Artifact(parsed.path / "html")
     if html.path.exists():
         link_tree(html.path, ctx.artifacts_dir / "html")
     numbers = list(range(len(parsed.parts())))  # parse writes one part per input partition
 
     def produce(out: Path) -> dict[str, int]:
-        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars),
+        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars, skip),
                             meta=pd.DataFrame({"pages": pd.Series(dtype="int64"), "empty": pd.Series(dtype="int64")}),
                             enforce_metadata=False)
         counts = ctx.compute(tasks, f"extract ({cfg.extractor})")
@@ -69,19 +71,23 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
     return extracted
 
 
-def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int) -> tuple[pd.DataFrame, int, pd.DataFrame]:
-    """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``) extracted, the
-    number of pages extracted, and the code tags of its kept pages with HTML (:data:`CODE_TAGS_SCHEMA`)."""
-    html = dict(zip(pages["doc_id"], pages["html"], strict=True))
-    pending = df[DROP_REASON].isna() & df["text"].isna() & df.get("_has_html", pd.Series(False, index=df.index)).astype(bool)
+def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int,
+                  skip: frozenset[int] | set[int] = frozenset()) -> tuple[pd.DataFrame, int, pd.DataFrame]:
+    """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``, not in ``skip``)
+    extracted, the number of pages extracted, and the code tags of its kept pages with HTML
+    (:data:`CODE_TAGS_SCHEMA`). ``pages`` holds one row per row of ``df`` with HTML, in row order:
+    a page is its row's, never another row's of the same id."""
+    html = row_pages(df, pages)
+    kept = _kept(df, skip)
+    pending = kept & df["text"].isna() & df.get("_has_html", pd.Series(False, index=df.index)).astype(bool)
     if not pending.any():
-        return df, 0, _code_tags(df, html, {})
+        return df, 0, _code_tags(df, html, {}, kept)
     df = df.copy()
     df["text"] = df["text"].astype(object)
     idx = df.index[pending.to_numpy()]
     texts, tags = [], {}
-    for i, d in zip(idx, df.loc[idx, "doc_id"], strict=True):
-        page = html.get(d, "")
+    for i in idx:
+        page = html.get(i, "")
         text, tree = extract_page(page, extractor)
         texts.append(text)
         if text and not (max_chars and len(text) > max_chars):
@@ -104,22 +110,38 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         # parse identified the languages of documents that came with text; pages get theirs from the extracted text
         langs, scores = identify_docs(df.loc[ok, "text"].tolist(), df.loc[ok, "source"].tolist())
         df.loc[ok, "lang"], df.loc[ok, "lang_score"] = list(langs), list(scores)
-    return df, len(idx), _code_tags(df, html, tags)
+    return df, len(idx), _code_tags(df, html, tags, _kept(df, skip))
 
 
-def _code_tags(df: pd.DataFrame, html: dict[str, str], done: dict[Any, tuple[bool, CodeTagStats, str | None]]) -> pd.DataFrame:
-    """Code tags of the kept rows with page HTML (``html``'s, else ``meta.html``: what code_web
-    re-parses), from ``done`` (row index → :func:`~curation.quality.page_code.page_code` of the
-    extraction's tree) or parsed here; the rendered text, where there is one, in ``code_text``."""
+def row_pages(df: pd.DataFrame, pages: pd.DataFrame) -> dict[Any, str]:
+    """Row index of ``df`` → its page HTML: ``pages`` (parse's ``html/`` part) holds one row per
+    row of ``df`` with ``_has_html``, in the same order."""
+    with_html = df.index[df["_has_html"].astype(bool).to_numpy()] if "_has_html" in df.columns else df.index[:0]
+    if len(with_html) != len(pages):
+        raise ValueError(f"{len(pages)} pages for {len(with_html)} rows with HTML: the parsed step is from another "
+                         "version; delete the run's .cache/ingest folder and run again")
+    return dict(zip(with_html, pages["html"].tolist(), strict=True))
+
+
+def _kept(df: pd.DataFrame, skip: frozenset[int] | set[int]) -> pd.Series:
+    """Rows with no drop reason that are not later copies of an id (``skip``: their ``_ord``)."""
+    kept = df[DROP_REASON].isna()
+    return kept & ~df["_ord"].isin(skip) if skip and "_ord" in df.columns else kept
+
+
+def _code_tags(df: pd.DataFrame, html: dict[Any, str], done: dict[Any, tuple[bool, CodeTagStats, str | None]],
+               kept: pd.Series) -> pd.DataFrame:
+    """Code tags of the ``kept`` rows with page HTML (``html``'s, by row index, else ``meta.html``:
+    what code_web re-parses), from ``done`` (row index → :func:`~curation.quality.page_code.page_code`
+    of the extraction's tree) or parsed here; the rendered text, where there is one, in ``code_text``."""
     rows = []
-    kept = df[DROP_REASON].isna().to_numpy()
-    for i, keep, d, meta in zip(df.index, kept, df["doc_id"], df["meta"], strict=True):
+    for i, keep, d, meta in zip(df.index, kept.to_numpy(), df["doc_id"], df["meta"], strict=True):
         if not keep:
             continue
         if i in done:
             parsed, stats, text = done[i]
         else:
-            page = html.get(d) or page_html(meta)
+            page = html.get(i) or page_html(meta)
             if not page:
                 continue
             parsed, stats, text = page_code(page)
@@ -135,19 +157,19 @@ def write_code_parts(tags: pd.DataFrame, out: Artifact, number: int) -> None:
 
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
-                  max_chars: int) -> pd.DataFrame:
+                  max_chars: int, skip: frozenset[int] | set[int] = frozenset()) -> pd.DataFrame:
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
     has_html = "_has_html" in pq.read_schema(parsed.part_path(number)).names
-    head = parsed.read_part(number, columns=["doc_id", "meta", DROP_REASON, *(["_has_html"] if has_html else [])])
-    if not has_html or not (head[DROP_REASON].isna() & head["_has_html"].astype(bool)).any():
+    head = parsed.read_part(number, columns=["doc_id", "meta", "_ord", DROP_REASON, *(["_has_html"] if has_html else [])])
+    if not has_html or not (_kept(head, skip) & head["_has_html"].astype(bool)).any():
         # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
         link_file(parsed.part_path(number), out.part_path(number))
-        write_code_parts(_code_tags(head, dict(zip(pages["doc_id"], pages["html"], strict=True)), {}), out, number)
+        write_code_parts(_code_tags(head, row_pages(head, pages), {}, _kept(head, skip)), out, number)
         return pd.DataFrame({"pages": [0], "empty": [0]})
     df = parsed.read_part(number)
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
-    df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
+    df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars, skip)
     out.write_part(number, df)
     write_code_parts(tags, out, number)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before

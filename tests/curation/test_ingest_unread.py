@@ -147,7 +147,7 @@ def test_duplicate_id_warning_counts_shows_ids_and_says_how_to_avoid_them(tmp_pa
     assert duplicate_examples(ledger) == ["0", "1", "2"]
     message = duplicate_id_warning(stats, ledger)
     assert message.startswith("ingest: 4 of 10 documents dropped as duplicate_id: an earlier record (input order) has "
-                              "the same id (e.g. '0', '1', '2'); the first occurrence is kept")
+                              "the same id (e.g. '0', '1', '2'); the first occurrence keeps the id")
     assert str(ledger) in message and "ingest.fields.id=none" in message and "unique across files" in message
     assert duplicate_id_warning({**stats, "dropped_by_reason": {}}, ledger) is None
     assert duplicate_id_warning({**stats, "stage": "exact_dedup"}, ledger) is None

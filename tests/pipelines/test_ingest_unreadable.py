@@ -68,5 +68,5 @@ def test_ids_repeated_across_files_are_warned_about_when_ingest_finishes(tmp_pat
     assert rc == 0
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any(m.startswith("ingest: 4 of 8 documents dropped as duplicate_id: an earlier record (input order) has the same "
-                            "id (e.g. '0', '1', '2'); the first occurrence is kept") and "ingest.fields.id=none" in m
+                            "id (e.g. '0', '1', '2'); the first occurrence keeps the id") and "ingest.fields.id=none" in m
                for m in warned), warned
