@@ -9,7 +9,7 @@ non-HTML or binary content, a truncated record, a page over ``max_bytes``, a pag
 decodes. The HTML of a usable page goes to the ``_html`` column (text left empty): the ingest
 stage extracts the main content in its own cached sub-step and keeps the HTML as an artifact.
 
->>> decode_html(b"<meta charset='gbk'>" + "中文".encode("gbk"), None)[1]
+>>> decode_html(b"<meta charset='gb2312'>" + "中文".encode("gbk"), None)[1]
 'gbk'
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from curation.ingest.charsets import charset_label, codec, prefer_utf8
 from curation.ingest.discover import InputError
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content
@@ -42,22 +43,26 @@ CRAWL_COLUMNS = ("_html", "_file", "_line")
 def decode_html(payload: bytes, declared: str | None) -> tuple[str | None, str | None]:
     """``(text, charset)``: the HTTP header's charset, else ``<meta charset>``, else UTF-8, else detected.
 
-    Each candidate must decode the whole payload strictly; ``(None, None)`` when none does.
+    Labels are read as browsers read them, and a single-byte label on a UTF-8 payload reads UTF-8
+    (:mod:`curation.ingest.charsets`); the charset returned is the encoding's WHATWG name. Each
+    candidate must decode the whole payload strictly; ``(None, None)`` when none does.
     """
     head = _META_CHARSET.search(payload[:4096])
     candidates = [declared, head.group(1).decode("ascii", "replace") if head else None, "utf-8"]
-    for cs in candidates:
-        if not cs:
+    for label in candidates:
+        name = charset_label(label)
+        if not name:
             continue
+        cs = prefer_utf8(codec(name), payload)
         try:
-            return payload.decode(cs.lower().strip()), cs.lower().strip()
+            return payload.decode(cs), "utf-8" if cs == "utf-8" else name
         except (LookupError, UnicodeDecodeError):
             continue
     from resiliparse.parse.encoding import detect_encoding
 
-    guess = detect_encoding(payload)
+    guess = charset_label(detect_encoding(payload)) or "utf-8"
     try:
-        return payload.decode(guess), guess
+        return payload.decode(codec(guess)), guess
     except (LookupError, UnicodeDecodeError):
         return None, None
 
@@ -89,6 +94,7 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     # a file object, not the name: FastWARC would pick gzip by the name, not the bytes
     stream: Any = open(path, "rb") if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)  # noqa: SIM115
     number, offset = first_line - 1, start
+    size = end if end >= 0 else path.stat().st_size
     with stream:
         # transfer decoding only: FastWARC's content decoding ends the iteration after a chunked gzip body
         it = iter(ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="transfer", fsspec_args=False))
@@ -98,14 +104,14 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
             except StopIteration:
                 break
             except OSError as exc:
-                yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line)
+                yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line, size - offset)
                 return
             number += 1
             offset = start + int(rec.stream_pos)
             try:
                 row = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
             except OSError as exc:
-                yield _stopped(label, number, offset, exc, False, expected, first_line)
+                yield _stopped(label, number, offset, exc, False, expected, first_line, size - offset)
                 return
             yield row
     read = number - first_line + 1
@@ -116,14 +122,16 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
 
 
 def _stopped(label: str, number: int, offset: int, exc: OSError, nothing_read: bool, expected: int | None,
-             first_line: int) -> dict[str, Any]:
-    """The ``truncated_input`` row a file FastWARC stops reading ends with (or exit 4 when nothing was read)."""
+             first_line: int, unread: int) -> dict[str, Any]:
+    """The ``truncated_input`` row a file FastWARC stops reading ends with (or exit 4 when nothing was read);
+    ``unread``: the bytes of the file (of the partition) after ``offset``, some of them not read."""
     if nothing_read:
         raise InputError(f"{label}: cannot be read as a WARC/WET file (FastWARC: {exc}); re-create it")
     rest = f"records {number}..{first_line + expected - 1}" if expected and first_line + expected - 1 > number else f"record {number} on"
     out = _row(label, number, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
     return {**out, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC stopped at document record {number} "
-            f"(the last record read starts at byte {offset}): {exc}; the records before it were kept, {rest} not read; re-create the file")}
+            f"(the last record read starts at byte {offset}): {exc}; the records before it were kept, {rest} not read "
+            f"(up to {unread} bytes of the file after byte {offset}); re-create the file")}
 
 
 def _url(rec: Any) -> str | None:
@@ -158,7 +166,7 @@ def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_w
             return {**out, "error": err}
     if is_wet:
         return {**out, **_wet(payload)}
-    return {**out, **_page(payload, out["content_type"], rec.http_charset if rec.is_http else None)}
+    return {**out, **_page(payload, out["content_type"], charset_label(rec.http_charset) if rec.is_http else None)}
 
 
 def _wet(payload: bytes) -> dict[str, Any]:
@@ -191,7 +199,8 @@ def wide_charset(payload: bytes, declared: str | None) -> str | None:
 
 
 def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) -> Iterator[dict[str, Any]]:
-    """``records`` up to the cut record of a cut file, then that record as one ``truncated_input`` row.
+    """``records`` up to the cut record of a cut file (or a partition that ends at a damaged stretch
+    of one), then that record as one ``truncated_input`` row.
 
     FastWARC reads a record cut in its header as a page with a cut URL: the planned cut replaces it.
     """
@@ -205,7 +214,8 @@ def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) ->
         if r.get("stopped"):  # the file was already ended by a row of its own
             return
     out = _row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
-    yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}; the records before it were kept, re-create the file")}
+    tail = "; the records before it were kept, re-create the file" if cut.final else ""
+    yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}{tail}")}
 
 
 def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
