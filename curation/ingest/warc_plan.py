@@ -8,7 +8,11 @@ ceil(size / block) near-equal parts of its decompressed size, the rule JSONL fol
 (:mod:`curation.ingest.chunks`): a worker holds one part, never the whole file.
 
 A file that ends inside a record (its header or its payload) is :class:`Cut`: the reader keeps the
-records before it and ledgers that record as ``truncated_input``.
+records before it and ledgers that record as ``truncated_input``. In a ``.warc.gz`` a record without
+a usable ``Content-Length``, or bytes that start no record or are not gzip data, is a :class:`Gap`:
+one ``truncated_input`` row, and reading goes on at the next gzip member that starts a record
+(:mod:`curation.ingest.warc_resync`); a plain ``.warc`` is not read past it, and its row says how
+many bytes were not read.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.streams import compression, open_input, stream_error
+from curation.ingest.warc_resync import junk_at, next_member, open_at, skip_to_member
 
 #: WARC-Type of the records that become rows (``curation.ingest.warc.iter_warc`` reads these).
 DOC_TYPES = (b"response", b"conversion", b"resource")
@@ -30,10 +35,25 @@ class Cut:
     """Where a cut WARC file ends: the record that is cut (its row number among documents), its offset, why."""
 
     line: int
-    offset: int  # decompressed byte where the cut record starts
+    offset: int  # compressed byte of the gzip member that holds the record (in a plain file, the record's byte)
     error: str
     id: str | None = None
     url: str | None = None
+    final: bool = True  # nothing after it is read; False: a damaged stretch (:class:`Gap`) skipped, reading went on
+
+
+@dataclasses.dataclass(frozen=True)
+class Gap:
+    """A damaged stretch of a ``.warc.gz`` that is skipped: the partition before it ends at ``end``
+    (compressed; ``d`` decompressed, after ``docs`` document records), the next starts at ``resume``
+    (``resume_d``). ``cut``: its ledger row (None when the damaged record was not a document record)."""
+
+    d: int
+    end: int
+    docs: int
+    resume_d: int
+    resume: int
+    cut: Cut | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +67,11 @@ class WarcChunk:
 
 
 def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
-    """Near-equal partitions of at most ~``block`` decompressed bytes, cut at record starts that start a member."""
+    """Near-equal partitions of at most ~``block`` decompressed bytes, cut at record starts that start
+    a member; a damaged stretch (:class:`Gap`) ends a partition, and the next starts after it."""
     if compression(path) == "zstd":  # frames do not follow records: one partition
         return [WarcChunk(0, -1, 1, path.stat().st_size)]
-    starts, total, cut, members, ndocs = _scan(path)
+    starts, total, cut, members, ndocs, gaps = _scan(path)
     candidates = [(d, members[d], docs) for d, docs in starts if d in members]  # (decompressed, compressed, documents before)
     n = max(-(-total // block), 1)
     cuts = [(0, 0, 0)]
@@ -58,35 +79,108 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
         i = bisect.bisect_left(candidates, (k * total // n, -1, -1))
         if i < len(candidates) and cuts[-1][0] < candidates[i][0] < total:
             cuts.append(candidates[i])
-    ends = [*cuts[1:], (total, -1, ndocs)]
-    return [WarcChunk(c, e, docs + 1, de - d, cut if k == len(cuts) - 1 else None, docs_end - docs)
-            for k, ((d, c, docs), (de, e, docs_end)) in enumerate(zip(cuts, ends, strict=True))]
+    if gaps:  # reading goes on after each gap: a partition starts there, whatever the sizes
+        resumed = {g.resume_d: (g.resume_d, g.resume, g.docs + (g.cut is not None)) for g in gaps}
+        cuts = sorted({**{c[0]: c for c in cuts}, **resumed}.values())
+    before = {g.resume_d: g for g in gaps}
+    chunks = []
+    for k, (d, c, docs) in enumerate(cuts):
+        last = k == len(cuts) - 1
+        g = None if last else before.get(cuts[k + 1][0])
+        de, e, docs_end = (g.d, g.end, g.docs) if g else (total, -1, ndocs) if last else cuts[k + 1]
+        chunks.append(WarcChunk(c, e, docs + 1, de - d, g.cut if g else cut if last else None, docs_end - docs))
+    return chunks
 
 
-def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int, int], int]:
+def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int, int], int, list[Gap]]:
     """(decompressed offset of each record start, documents before it), the decompressed size, the
-    cut, the compressed offset of each decompressed offset that starts a gzip member, and the
-    number of complete document records."""
-    with open_input(path) as fh:
-        starts, total, cut, ndocs = _records(fh)
-        _drain(fh)
-        raw = getattr(fh, "raw", None)
-        members = {d: c for c, d in raw.members} if hasattr(raw, "members") else {d: d for d, _ in starts}
-    return starts, total, cut, members, ndocs
-
-
-def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None, int]:
-    """Read record headers, skip payloads; stop at the end, at a cut, or where no record starts."""
+    cut, the compressed offset of each decompressed offset that starts a gzip member, the number of
+    document records (and rows of gaps) before the end or the cut, and the gaps skipped."""
+    gz = compression(path) == "gzip"
     starts: list[tuple[int, int]] = []
-    docs, pos = 0, 0
+    members: dict[int, int] = {}
+    gaps: list[Gap] = []
+    pos, docs = 0, 0
+    fh = open_input(path)
+    try:
+        while True:
+            pos, docs, stop = _records(fh, starts, pos, docs)
+            members.update({d: c for c, d in getattr(fh.raw, "members", [])})
+            junk = junk_at(fh) if gz and stop is None else None
+            if junk is not None and (resume := next_member(path, junk)) is not None:  # bytes that are not gzip data
+                why = (f"{resume - junk} bytes that are not gzip data at compressed byte {junk} (after document record "
+                       f"{docs}) were skipped; reading went on at the gzip member at byte {resume}")
+                gaps.append(Gap(pos, junk, docs, pos, resume, Cut(docs + 1, junk, why, final=False)))
+                docs += 1
+                fh.close()
+                fh = open_at(path, resume, pos)
+                continue
+            if not (isinstance(stop, _Bad) and gz and stop.start in members):
+                break
+            nxt, pos = skip_to_member(fh, stop.end)
+            if nxt is None:
+                break
+            skipped = f"{stop.why}: {nxt[0] - members[stop.start]} compressed bytes skipped, reading went on at the next gzip member (byte {nxt[0]})"
+            row = Cut(docs + 1, members[stop.start], skipped, stop.id, stop.url, final=False) if stop.doc else None
+            gaps.append(Gap(stop.start, members[stop.start], docs, nxt[1], nxt[0], row))
+            docs += row is not None
+            pos = nxt[1]
+        pos += _drain(fh)
+        members.update({d: c for c, d in getattr(fh.raw, "members", [])})
+        error, junk = stream_error(fh), junk_at(fh)
+    finally:
+        fh.close()
+    if not gz:
+        members = {d: d for d, _ in starts}
+    if isinstance(stop, _Bad):
+        at = members.get(stop.start, stop.start) if gz else stop.start
+        rest = f"the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
+        if not stop.doc or not stop.length:  # bytes where no record starts: FastWARC decides what they are
+            return starts, pos, None, members, docs, gaps
+        return starts, pos, Cut(docs + 1, at, f"{stop.why}; {rest}", stop.id, stop.url), members, docs, gaps
+    if stop is None and error:
+        if junk is not None:
+            error = f"{error}; the {path.stat().st_size - junk} bytes from there to the end of the file were not read"
+        stop = Cut(docs + 1, junk if junk is not None else _member(members, pos) if gz else pos, error)
+    elif stop is not None and gz:
+        stop = dataclasses.replace(stop, offset=_member(members, stop.offset))
+    return starts, pos, stop, members, docs, gaps
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bad:
+    """A record header read whole without a usable ``Content-Length``, or a line that starts no
+    record: where it starts and ends, why."""
+
+    start: int
+    end: int
+    why: str
+    doc: bool  # a document record (or bytes that start none): it gets a row
+    length: bool = True  # False: bytes where no record starts
+    id: str | None = None
+    url: str | None = None
+
+
+def _member(members: dict[int, int], d: int) -> int:
+    """Compressed offset of the member that holds decompressed byte ``d``."""
+    keys = sorted(members)
+    i = bisect.bisect_right(keys, d) - 1
+    return members[keys[i]] if i >= 0 else 0
+
+
+def _records(fh: Any, starts: list[tuple[int, int]], pos: int, docs: int) -> tuple[int, int, Cut | _Bad | None]:
+    """Read record headers, skip payloads (appending to ``starts``): ``(pos, docs, stop)`` at the end
+    (``stop`` None), at a cut (:class:`Cut`, its offset decompressed), or at a record this pass cannot
+    skip or bytes where no record starts (:class:`_Bad`)."""
     while True:
         while fh.peek(1)[:1] in (b"\r", b"\n"):  # the blank lines that end the previous record
             pos += len(fh.read(1))
         first = fh.readline(_LINE)
         if not first:
-            break
-        if not first.startswith(b"WARC/"):  # not where a record should start: no more cut points
-            return starts, pos + len(first) + _drain(fh), None, docs
+            return pos, docs, None
+        if not first.startswith(b"WARC/"):  # not where a record should start
+            why = f"bytes that start no WARC record at decompressed byte {pos} (after document record {docs})"
+            return pos + len(first), docs, _Bad(pos, pos + len(first), why, True, length=False)
         start, headers, size = pos, {}, len(first)
         complete = False
         while line := fh.readline(_LINE):
@@ -99,20 +193,22 @@ def _records(fh: Any) -> tuple[list[tuple[int, int]], int, Cut | None, int]:
         rid = headers.get(b"warc-record-id", b"").decode("utf-8", "replace").strip("<>").removeprefix("urn:uuid:") or None
         url = headers.get(b"warc-target-uri", b"").decode("utf-8", "replace") or None
         if not complete:
-            return starts, start + size, Cut(docs + 1, start, _why(fh, f"cut inside the record header at byte {start + size}")), docs
+            return start + size, docs, Cut(docs + 1, start, _why(fh, f"cut inside the record header at byte {start + size}"))
+        is_doc = headers.get(b"warc-type", b"").lower() in DOC_TYPES
         try:
             length = int(headers.get(b"content-length", b""))
         except ValueError:
-            return starts, start + size + _drain(fh), None, docs  # FastWARC decides what this is
+            value = headers.get(b"content-length")
+            why = f"record {docs + 1} has {'no' if value is None else 'an invalid'} Content-Length" + (
+                "" if value is None else f" ({value[:40].decode('utf-8', 'replace')!r})")
+            return start + size, docs, _Bad(start, start + size, why, is_doc, id=rid, url=url)
         read = _skip(fh, length)
         if read < length:
             why = f"cut inside the record payload after {read} of {length} bytes"
-            return starts, start + size + read, Cut(docs + 1, start, _why(fh, why), rid, url), docs
+            return start + size + read, docs, Cut(docs + 1, start, _why(fh, why), rid, url)
         starts.append((start, docs))
-        docs += headers.get(b"warc-type", b"").lower() in DOC_TYPES
+        docs += is_doc
         pos = start + size + length
-    error = stream_error(fh)
-    return starts, pos, Cut(docs + 1, pos, error) if error else None, docs
 
 
 def _why(fh: Any, what: str) -> str:

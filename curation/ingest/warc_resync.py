@@ -1,0 +1,87 @@
+"""Going on past a damaged record of a ``.warc.gz``: the next gzip member that starts a record.
+
+Common Crawl writes one gzip member per record, so a record FastWARC cannot read (no
+``Content-Length``, bytes that start no record) or junk between two members costs that record only:
+the planning pass (:mod:`curation.ingest.warc_plan`) ends a partition before it and starts the next
+at the next member whose data starts ``WARC/``. A plain ``.warc`` has no such marks (a payload may
+hold ``WARC/1.0`` lines): there the rest of the file is not read, and its row says how much.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from pathlib import Path
+from typing import Any
+
+from curation.ingest.streams import Decompressed
+
+_GZIP_HEAD = b"\x1f\x8b\x08"
+_BLOCK = 1 << 20
+
+
+def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
+    """The decompressed bytes of ``path`` from the gzip member at byte ``compressed``, whose
+    ``members`` go on numbering decompressed bytes from ``decompressed``."""
+    raw = Decompressed(path, "gzip")
+    # Decompressed reads from byte 0: start it at the member instead (streams.py has no offset argument)
+    raw._raw.seek(compressed)
+    raw._read, raw._made = compressed, decompressed
+    return io.BufferedReader(raw, buffer_size=1 << 16)
+
+
+def junk_at(fh: Any) -> int | None:
+    """Compressed byte where a gzip stream that met bytes that are not gzip data stopped; None if it did not."""
+    raw = getattr(fh, "raw", None)
+    if not isinstance(raw, Decompressed) or not (raw.error or "").startswith("not gzip data"):
+        return None
+    return raw._read - len(raw._input)
+
+
+def next_member(path: Path, after: int) -> int | None:
+    """Compressed byte of the first gzip member after byte ``after`` whose data starts a WARC record."""
+    with open(path, "rb") as fh:
+        pos = after + 1
+        while True:
+            fh.seek(pos)
+            block = fh.read(_BLOCK + len(_GZIP_HEAD))
+            if len(block) < len(_GZIP_HEAD):
+                return None
+            at = block.find(_GZIP_HEAD)
+            while 0 <= at < _BLOCK:
+                if _starts_record(path, pos + at):
+                    return pos + at
+                at = block.find(_GZIP_HEAD, at + 1)
+            pos += _BLOCK
+
+
+def _starts_record(path: Path, offset: int) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(1 << 16)
+    try:
+        return zlib.decompressobj(31).decompress(data, 8).startswith(b"WARC/")
+    except zlib.error:
+        return False
+
+
+def skip_to_member(fh: Any, pos: int) -> tuple[tuple[int, int] | None, int]:
+    """Read ``fh`` (at decompressed byte ``pos``) on to the next gzip member that starts at or after
+    ``pos``: ``((compressed, decompressed) offset of that member, pos)``, or ``(None, pos)`` at the
+    end of the stream.
+
+    A read of :class:`~curation.ingest.streams.Decompressed` returns bytes of one member only, so a
+    member is listed before any of its bytes are taken."""
+    raw = fh.raw
+    while True:
+        ahead = [(c, d) for c, d in raw.members if d >= pos]
+        if ahead:
+            c, d = min(ahead, key=lambda m: m[1])
+            while pos < d and (piece := fh.read(min(d - pos, 1 << 20))):
+                pos += len(piece)
+            return ((c, d) if pos == d else None), pos
+        data = fh.peek(1)
+        if not data:
+            return None, pos
+        if not any(d >= pos for _c, d in raw.members):  # else the peek started one: taken above
+            pos += len(fh.read(len(data)))
