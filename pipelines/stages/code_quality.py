@@ -128,7 +128,7 @@ class CodeQualityStage(RowStage):
         tiers = tier_counts(hist, cuts)
         log.info("code_quality: tier cuts %s", json.dumps(cut_figures(cuts)))
         figures = StageFigures({"tier_cuts": cut_figures(cuts), "tiers": tiers},
-                               marks={f"tier {t}": sum(v[t] for v in tiers.values()) for t in ("high", "low")})
+                               marks={f"tier {t}": sum(v[t] for k, v in tiers.items() if k != "*") for t in ("high", "low")})
         return Plan((scores, cuts), figures, {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object})
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeQualityConfig) -> pd.DataFrame:
