@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import os
 from importlib import resources
 from pathlib import Path
@@ -23,6 +24,8 @@ from typing import Any
 
 from curation.config import ConfigError, StageConfig, brief, config_hash, parse_override, set_path
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
+
+log = logging.getLogger("curate")
 
 
 def load_recipe(path: str | Path | None, overrides: list[str] | None = None, stage: str | None = None) -> dict[str, Any]:
@@ -42,6 +45,9 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
         plus = item.startswith("+")
         keys, value = parse_override(item[1:] if plus else item)
         path = override_path(recipe, keys, stage, item, plus)
+        if stage is not None and path[0] == "stages" and len(path) > 2 and path[1] != stage and (stage, *path[1:3]) not in _READ_ACROSS:
+            log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
+                        "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))
         set_path(recipe, path, value)
         if path[0] == "stages":
             check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {brief(item)}", new_ok=True)
@@ -50,6 +56,10 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     recipe = normalise(recipe) if overrides else recipe  # a '+' override may carry 'new: true' as a recipe file does
     recipe["recipe_path"] = str(src)
     return recipe
+
+
+#: (command's stage, other stage, key): keys of another stage a single-stage command reads (they must agree)
+_READ_ACROSS = {("mixture", "ingest", "tokenizer")}
 
 
 def _not_a_file(path: Path) -> str:

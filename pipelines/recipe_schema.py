@@ -6,8 +6,7 @@ nested names or their old flat names (``code_quality.tiers.high`` or ``code_qual
 Unknown keys are errors naming the closest valid one. A new entry in a table of named sub-configs
 (``mixture.phases``, ``code_quality.rules.data_files``) needs ``new: true`` in a recipe file; an
 override that adds a key needs a leading ``+`` (Hydra's convention), so a typo never creates a
-phase (maps that are empty by default, such as ``ingest.fields``, take new keys as they are).
-"""
+phase (maps that are empty by default, such as ``ingest.fields``, take new keys as they are)."""
 
 from __future__ import annotations
 
@@ -182,7 +181,8 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
 
     first = keys[0]
     top = set(base_recipe()) | global_keys()
-    if stage is not None and first in config_keys(_config_cls(stage)):
+    own = stage is not None and first == stage and len(keys) > 1 and keys[1] in config_keys(_config_cls(stage))
+    if stage is not None and first in config_keys(_config_cls(stage)) and not own:  # own: min_words.min_words=…
         path = ["stages", stage, *keys]
     elif first == "stages":
         path = list(keys)
