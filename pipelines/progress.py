@@ -1,7 +1,9 @@
 """Console progress: a bar with ETA per compute on a TTY, periodic log lines otherwise.
 
 On a distributed client each output partition is a future, so the bar counts partitions
-as they finish (rich); with the synchronous scheduler dask's ProgressBar is used.
+as they finish (rich); in one process (the synchronous scheduler) it counts tasks, through a Dask
+callback, with the same step name, bar or log lines (it was Dask's bare bar on a terminal and
+nothing otherwise).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import dask
 import dask.dataframe as dd
 import pandas as pd
+from dask.callbacks import Callback
 
 from pipelines.worker_loss import watch_workers
 
@@ -27,12 +30,10 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
     task is a short one)."""
     tty = sys.stderr.isatty()
     if client is None:
-        if tty and not quiet:
-            from dask.diagnostics import ProgressBar
-
-            with ProgressBar(out=sys.stderr):
-                return dask.compute(collection)[0]
-        return dask.compute(collection)[0]
+        if quiet:
+            return dask.compute(collection)[0]
+        with _LocalProgress(label, tty):
+            return dask.compute(collection)[0]
     frame_like = isinstance(collection, (dd.DataFrame, dd.Series))
     several = isinstance(collection, list)
     parts = collection.to_delayed() if frame_like else (collection if several else [collection])
@@ -110,3 +111,50 @@ def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
             eta = elapsed / frac - elapsed if frac else 0.0
             log.info("%s: %d/%d partitions (%.0f%%), %.0fs elapsed, ETA %.0fs", label, done, total, frac * 100, elapsed, eta)
             next_report = frac + 0.1
+
+
+class _LocalProgress(Callback):
+    """Progress of a compute in one process: tasks done of the graph's, as a bar named after the
+    step on a terminal, else a log line every 10 % (the format of :func:`_track`)."""
+
+    def __init__(self, label: str, tty: bool) -> None:
+        super().__init__()
+        self.label, self.tty, self.bar, self.total = label, tty, None, 0
+        self.started = self.last = time.time()
+        self.next_report = 0.0
+
+    def _start_state(self, dsk: Any, state: dict[str, Any]) -> None:
+        self.total = max(sum(len(state[k]) for k in ("ready", "waiting", "running", "finished")), 1)
+        self.started = self.last = time.time()
+        if self.tty:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                TextColumn("ETA"), TimeRemainingColumn(), transient=False)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total)
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: dict[str, Any], worker_id: Any) -> None:
+        done = len(state["finished"])
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done)
+            return
+        frac, now = done / self.total, time.time()
+        if (frac >= self.next_report and now - self.last >= 1.0) or done == self.total:  # a short step: its last line only
+            elapsed = now - self.started
+            eta = elapsed / frac - elapsed if frac else 0.0
+            log.info("%s: %d/%d tasks (%.0f%%), %.0fs elapsed, ETA %.0fs", self.label, done, self.total, frac * 100, elapsed, eta)
+            self.next_report, self.last = frac + 0.1, now
+
+    def _finish(self, dsk: Any, state: dict[str, Any], errored: bool) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=len(state["finished"]))
+            self.bar.refresh()
+            self.bar.stop()
