@@ -254,7 +254,11 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
     first = first_record(path)
     if first is not None and fields.text not in first and fields.html not in first:
         nested = "." in fields.text and isinstance(first.get(fields.text.split(".")[0]), dict)
+        chat = next((k for k, v in first.items() if isinstance(v, list) and v and all(isinstance(t, dict) and "content" in t for t in v)), None)
         fix = (f"fields are read at the top level only: flatten the records first (jq -c '{{text: .{fields.text}, source}}')" if nested
+               else f"{chat!r} holds chat turns, which ingest does not read: render each conversation to one text (your "
+                    f"chat template, or jq -c '{{id, text: ([.{chat}[] | .role + \": \" + .content] | join(\"\\n\\n\")), source}}') "
+                    "and map that field" if chat
                else "map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
         raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); {fix}")
     if comp is not None:
