@@ -210,8 +210,10 @@ def _exit_without_teardown() -> None:
 
 
 def _quiet_teardown() -> None:
-    """Closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news."""
-    for name in ("distributed", "asyncio"):
+    """Closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news (run
+    on the driver, and on each embedded worker, whose heartbeats to a closed scheduler printed
+    tracebacks in one interrupt of three)."""
+    for name in ("distributed", "asyncio", "tornado"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
@@ -284,6 +286,8 @@ def open_client(
             yield client
         except BaseException:
             _quiet_teardown()
+            with contextlib.suppress(Exception):
+                client.run(_quiet_teardown)
             raise
         else:
             with contextlib.suppress(Exception):
