@@ -31,6 +31,7 @@ from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
 from pipelines.scheduler_choice import memory_arg
 from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
+from pipelines.stage_help import stage_help
 from pipelines.stages import STAGES
 
 # Light imports only: a spawned worker imports the driver's __main__ (this module under
@@ -59,7 +60,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("recipe", help="recipe YAML (e.g. pipelines/configs/glm45.yaml)")
     _common(run)
     for name in STAGES:
-        p = sub.add_parser(name.replace("_", "-"), help=f"run the {name} stage alone")
+        words = stage_help(name) if (command or "").replace("-", "_") == name else (None, None)  # imports the stage
+        p = sub.add_parser(name.replace("_", "-"), help=f"run the {name} stage alone", description=words[0], epilog=words[1])
         p.add_argument("--config", default=None, help="recipe YAML (default: the embedded glm45 recipe)")
         _common(p)
     stats = sub.add_parser("stats", help="print the funnel of a run")
@@ -93,7 +95,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.set_defaults(overrides=[])
     p.usage = p.format_usage().removeprefix("usage: ").rstrip() + " [key=value ...]"
     p.epilog = ("key=value ...: override any recipe key, anywhere on the line (run: stage.key=value, e.g. "
-                "minhash_dedup.threshold=0.8; one stage: its own keys, e.g. threshold=0.8); +key=value adds a key")
+                "minhash_dedup.threshold=0.8; one stage: its own keys, e.g. threshold=0.8); +key=value adds a key"
+                + (f". {p.epilog}" if p.epilog else ""))
 
 
 def _workers_arg(text: str) -> int | str:
