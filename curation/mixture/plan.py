@@ -91,6 +91,11 @@ class PhasePlan:
         return next(g for g in self.groups if g.group == name)
 
 
+#: a group wanted within this fraction of its cap is at its cap: ``scale: auto`` pins the capped group's
+#: epochs to the cap up to float error (it was a shortfall of 1 token, "raise its cap", in a met phase)
+_SLACK = 1e-5
+
+
 def kind_of(group: str) -> str:
     return group.split("/", 1)[0]
 
@@ -139,7 +144,7 @@ def plan_phase(
     all_capped = all(g.epochs >= g.cap for g in groups if g.nominal_epochs > 0)
     for g in groups:
         want = wanted[g.group]
-        if want > g.epochs + 1e-12 and (on_cap == "shortfall" or all_capped):
+        if want > g.epochs * (1 + _SLACK) + 1e-12 and (on_cap == "shortfall" or all_capped):  # not the auto scale's float slack
             g.shortfall_tokens = int(round((want - g.epochs) * g.tokens))
             if g.shortfall_tokens > 0:
                 shortfalls.append({"group": g.group, "reason": "epoch_cap", "tokens": g.shortfall_tokens, "cap": g.cap, "wanted_epochs": round(want, 6)})
