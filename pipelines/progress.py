@@ -88,17 +88,7 @@ def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
     if quiet:
         return
     if tty:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-        with Progress(*columns, transient=False) as bar:
+        with _bar() as bar:
             task = bar.add_task(label, total=total)
             for _ in as_completed(futures):
                 bar.advance(task)
@@ -111,6 +101,21 @@ def _track(futures: list[Any], label: str, quiet: bool, tty: bool) -> None:
             eta = elapsed / frac - elapsed if frac else 0.0
             log.info("%s: %d/%d partitions (%.0f%%), %.0fs elapsed, ETA %.0fs", label, done, total, frac * 100, elapsed, eta)
             next_report = frac + 0.1
+
+
+def _bar() -> Any:
+    """A rich progress bar: the step's name, the bar, done of all, elapsed, ETA."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
+                    TimeRemainingColumn(), transient=False)
 
 
 class _LocalProgress(Callback):
@@ -127,17 +132,7 @@ class _LocalProgress(Callback):
         self.total = max(sum(len(state[k]) for k in ("ready", "waiting", "running", "finished")), 1)
         self.started = self.last = time.time()
         if self.tty:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                TextColumn("ETA"), TimeRemainingColumn(), transient=False)
+            self.bar = _bar()
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=self.total)
 
