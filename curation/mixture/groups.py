@@ -4,8 +4,10 @@ Its group and repeat factor are the mixture policy's (:func:`curation.mixture.po
 
 :func:`memberships` lists, per document, the (phase, group, unit) rows it enters: the document
 itself for ``documents`` phases; for ``repo_code`` phases the repository (files and issue threads
-are built per repository); for ``long_context`` phases long documents of the pre-training kinds
-(group ``long_docs/all``) plus the kinds the phase names (e.g. ``agent``).
+are built per repository; a code file with no ``repo`` enters as ``code/no_repo`` with repeat 0:
+it belongs to no repository, see :data:`UNPLACED_GROUP`); for ``long_context``
+phases long documents of the pre-training kinds (group ``long_docs/all``) plus the kinds the phase
+names (e.g. ``agent``).
 
 >>> df = pd.DataFrame({"doc_id": ["a", "b"], "source": ["web", "web"], "n_tokens": [5, 7],
 ...                    "text": ["x", "y"], "quality_level": ["high", "low"]})
@@ -16,7 +18,9 @@ are built per repository); for ``long_context`` phases long documents of the pre
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +29,9 @@ from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import doc_groups
 from curation.mixture.repo_threads import parse_meta
 
-__all__ = ["doc_groups", "memberships", "assign_shards", "cap_scopes", "shard_count", "order_key", "stable_hash", "aggregate"]
+log = logging.getLogger(__name__)
+
+__all__ = ["doc_groups", "memberships", "unplaced_warnings", "assign_shards", "cap_scopes", "shard_count", "order_key", "stable_hash", "aggregate"]
 
 #: Columns of earlier stages copied into a shard's ``provenance`` JSON when present.
 PROVENANCE_COLUMNS = (
@@ -33,6 +39,11 @@ PROVENANCE_COLUMNS = (
     "edu_score", "edu_band", "edu_rich", "lang", "lang_score", "minhash_cluster", "semdedup_cluster",
 )
 REPO_GROUP = "code/repo_level"
+#: Code files a repository-level phase leaves out: with no ``repo`` (nor ``meta.repo``) a
+#: repository header would carry a made-up name (the document id) and the model would learn it.
+#: Repeat 0: no shard; the manifest lists them under ``excluded_groups``, and the pre-training
+#: phases still take them.
+UNPLACED_GROUP = "code/no_repo"
 THREADS_GROUP = "issues_prs_commits/threads"
 LONG_GROUP = "long_docs/all"
 
@@ -49,16 +60,29 @@ def long_source_kinds(specs: Sequence[PhaseSpec]) -> set[str]:
     return {k for s in specs if s.stage == "pretrain" and s.builder == "documents" for k, v in s.mix.items() if v > 0} - {"code"}
 
 
-def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+def _repos(df: pd.DataFrame, mask: np.ndarray) -> list[str | None]:
+    """Each masked row's repository: ``repo``, else ``meta.repo``; None where neither names one."""
     repo = df["repo"].astype(object).to_numpy()[mask] if "repo" in df.columns else np.full(mask.sum(), None)
-    ids = df["doc_id"].astype(object).to_numpy()[mask]
     metas = df["meta"].astype(object).to_numpy()[mask] if "meta" in df.columns else np.full(mask.sum(), None)
     out = []
-    for r, i, m in zip(repo, ids, metas, strict=True):
+    for r, m in zip(repo, metas, strict=True):
         if not (isinstance(r, str) and r):
             r = parse_meta(m).get("repo") if m is not None else None
-        out.append(f"repo:{r}" if isinstance(r, str) and r else f"doc:{i}")
-    return np.array(out, dtype=object)
+        out.append(r if isinstance(r, str) and r else None)
+    return out
+
+
+def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """``repo:<name>`` per masked row; a thread record with no repository is a unit of its own (``doc:<id>``)."""
+    ids = df["doc_id"].astype(object).to_numpy()[mask]
+    return np.array([f"repo:{r}" if r else f"doc:{i}" for r, i in zip(_repos(df, mask), ids, strict=True)], dtype=object)
+
+
+def _placed(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
+    """``mask`` less the rows that name no repository (:data:`UNPLACED_GROUP`)."""
+    out = mask.copy()
+    out[mask] = [r is not None for r in _repos(df, mask)]
+    return out
 
 
 def _objects(values: np.ndarray) -> pd.Series | np.ndarray:
@@ -105,7 +129,9 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
         plain = np.isin(kind, list(mixed))
         if spec.builder == "repo_code":
             code = (kind == "code") & ("code" in mixed) & (repeat > 0)
-            add(code, spec.name, REPO_GROUP, _repo_units(df, code), np.ones(len(df)))
+            placed = _placed(df, code)
+            add(placed, spec.name, REPO_GROUP, _repo_units(df, placed), np.ones(len(df)))
+            add(code & ~placed, spec.name, UNPLACED_GROUP, ids[code & ~placed], np.zeros(len(df)))
             threads = (kind == "issues_prs_commits") & ("issues_prs_commits" in mixed)
             add(threads, spec.name, THREADS_GROUP, _repo_units(df, threads), repeat)
             plain &= ~np.isin(kind, ["code", "issues_prs_commits"])
@@ -116,6 +142,33 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in MEMBER_COLUMNS.items()})
     return pd.concat(frames, ignore_index=True).astype(MEMBER_COLUMNS)
+
+
+def unplaced_warnings(agg: pd.DataFrame) -> list[dict[str, Any]]:
+    """A warning (also logged) per repository-level phase that left code files out for want of a
+    ``repo`` (:data:`UNPLACED_GROUP`, from the accounting sums): the phase is thinner than the
+    corpus looks, and the usual cause is an input that names the field otherwise.
+
+    >>> agg = pd.DataFrame({"phase": ["m"], "group": [UNPLACED_GROUP], "zero_documents": [3], "zero_tokens": [90]})
+    >>> [w["documents"] for w in unplaced_warnings(agg)]
+    [3]
+    """
+    rows = agg[agg["group"] == UNPLACED_GROUP]
+    out = []
+    for phase, g in rows.groupby("phase", sort=True):
+        n, tokens = int(g["zero_documents"].sum()), int(g["zero_tokens"].sum())
+        if not n:
+            continue
+        out.append({
+            "check": "repo_fields", "phase": phase, "group": UNPLACED_GROUP, "value": n, "limit": 0, "documents": n, "tokens": tokens,
+            "message": (f"phase {phase}: {n:,} code file(s) ({tokens:,} tokens) name no repository, so they are not "
+                        f"repository-level data and are left out of it ({UNPLACED_GROUP} in excluded_groups; the pre-training "
+                        "phases still take them): map the input's repository field with ingest.fields.repo=<field> "
+                        "(and its path with ingest.fields.path=<field>), or give each record a meta.repo"),
+        })
+    for w in out:
+        log.warning("mixture: %s", w["message"])
+    return out
 
 
 def aggregate(members: pd.DataFrame) -> pd.DataFrame:

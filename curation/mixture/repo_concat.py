@@ -4,6 +4,7 @@ The files come in :func:`curation.mixture.repo_deps.dependency_order` (README fi
 file after the files it imports). They are joined with a repository header and a path header per
 file (Qwen2.5-Coder's ``<|repo_name|>`` / ``<|file_sep|>`` by default) and cut at file boundaries
 into documents of at most ``max_tokens`` tokens (a single larger file stays whole; packing cuts it).
+A file without a path (``""``) gets an empty path header, never a made-up one.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -64,10 +66,11 @@ def concat_repo(
     headers' and files' counts — except where a file opens with a line break, which would merge
     with the header's; those few blocks are counted whole.
     """
-    pos = {p: i for i, p in enumerate(paths)}
-    order = [pos[p] for p in dependency_order(list(paths), list(texts))]
+    keys = unique_paths(paths)
+    pos = {p: i for i, p in enumerate(keys)}
+    order = [pos[p] for p in dependency_order(keys, list(texts))]
     repo_head = headers.repo.format(repo=repo)
-    file_heads = [headers.file.format(path=paths[i]) for i in order]
+    file_heads = [headers.file.format(path=keys[i] if paths[i] else "") for i in order]
     joint = [j for j, i in enumerate(order) if _OPENS_WITH_BREAK.match(texts[i])]
     counts = count([repo_head, *file_heads, *(file_heads[j] + texts[order[j]] for j in joint)])
     repo_tokens = int(counts[0])
@@ -92,6 +95,21 @@ def concat_repo(
     if members:
         emit()
     return docs
+
+
+def unique_paths(paths: Sequence[str]) -> list[str]:
+    """One key per file for the dependency order: a path's second file is ``path~2`` (its header
+    too); files without a path (``""``) get keys ``""``, ``~2`` … and keep their empty header.
+
+    >>> unique_paths(["a.py", "a.py", "", ""])
+    ['a.py', 'a.py~2', '', '~2']
+    """
+    seen: Counter[str] = Counter()
+    out = []
+    for p in paths:
+        seen[p] += 1
+        out.append(p if seen[p] == 1 else f"{p}~{seen[p]}")
+    return out
 
 
 def recount(docs: list[BuiltDoc], count: TokenCounter) -> list[BuiltDoc]:

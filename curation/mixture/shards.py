@@ -175,13 +175,10 @@ def documents_frame(rows: pd.DataFrame, group: str, keep_meta: bool = False) -> 
     })
 
 
-def _unique_paths(paths: list[str]) -> list[str]:
-    seen: Counter[str] = Counter()
-    out = []
-    for p in paths:
-        seen[p] += 1
-        out.append(p if seen[p] == 1 else f"{p}~{seen[p]}")
-    return out
+def doc_limit(spec: PhaseSpec) -> int:
+    """Tokens a built document may take: ``max_doc_tokens``, less than ``seq_length`` by its EOD (a
+    document of ``seq_length`` tokens would be cut by packing, its EOD left alone in another sequence)."""
+    return max(1, min(spec.max_doc_tokens, spec.seq_length - EOD_TOKENS))
 
 
 def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOptions) -> pd.DataFrame:
@@ -190,21 +187,23 @@ def built_frame(rows: pd.DataFrame, spec: PhaseSpec, group: str, opts: ShardOpti
         return count_tokens(texts, opts.tokenizer)
 
     built: list[tuple[BuiltDoc, str]] = []
-    rows = rows.assign(_path=[p if isinstance(p, str) and p else d for p, d in zip(_col(rows, "path"), rows["doc_id"], strict=True)])
+    limit = doc_limit(spec)
+    rows = rows.assign(_path=[p or "" for p in _col(rows, "path")])  # no made-up path: an empty file header
     for unit, g in rows.sort_values(["unit", "_path", "doc_id"], kind="stable").groupby("unit", sort=True):
         repo = str(unit).split(":", 1)[1]
         if group == REPO_GROUP:
             docs = concat_repo(
-                repo, _unique_paths(g["_path"].tolist()), g["text"].tolist(), g["n_tokens"].tolist(), g["doc_id"].tolist(),
-                max_tokens=spec.max_doc_tokens, count=count, headers=opts.headers,
+                repo, g["_path"].tolist(), g["text"].tolist(), g["n_tokens"].tolist(), g["doc_id"].tolist(),
+                max_tokens=limit, count=count, headers=opts.headers,
             )
             built += [(d, "code") for d in docs]
-        else:
+        else:  # a record without a repository (unit doc:<id>) is a context of its own, with no made-up header
+            alone = str(unit).startswith("doc:")
             docs = concat_threads(
                 repo, g["text"].tolist(), _col(g, "meta"), g["n_tokens"].tolist(), g["doc_id"].tolist(),
-                max_tokens=spec.max_doc_tokens, count=count, header=opts.headers.repo,
+                max_tokens=limit, count=count, header="" if alone else opts.headers.repo,
             )
-            built += [(d, "issues_prs_commits") for d in docs]
+            built += [(dataclasses.replace(d, repo=None) if alone else d, "issues_prs_commits") for d in docs]
     return pd.DataFrame({
         "doc_id": [d.doc_id for d, _ in built],
         "text": [d.text for d, _ in built],

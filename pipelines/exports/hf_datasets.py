@@ -125,15 +125,29 @@ def bin_rows(table: pa.Table, spans: Any, job: ShardJob, opts: dict[str, Any]) -
     """Every best-fit bin of a mid-training shard as one row, with its order key."""
     ids = shard_ids(table.column("text").to_pylist(), table.column("n_tokens").to_numpy(), table.column("doc_id").to_pylist(),
                     opts["tok"], job.path, rows=spans["row"].to_numpy())
-    bins = list(packed_bins(with_eod(ids, opts["eod"]), spans, opts["seq_length"]))
+    full = with_eod(ids, opts["eod"])
+    bins = list(packed_bins(full, spans, opts["seq_length"]))
     keys = stable_hash([f"{opts['seed']}|{job.phase}|bin|{job.group}|{job.number}|{i}" for i in range(len(bins))])
     return pa.table({
         "group": pa.array([job.group] * len(bins), pa.string()),
         "input_ids": pa.array([b.astype(np.int32) for b, _, _ in bins], pa.list_(pa.int32())),
         "document_lengths": pa.array([n for _, n, _ in bins], pa.list_(pa.int32())),
         "doc_ids": pa.array([d for _, _, d in bins], pa.list_(pa.string())),
+        "_tokens": pa.array(document_tokens(full, spans), pa.int64()),
         "_key": pa.array(keys, pa.uint64()),
     })
+
+
+def document_tokens(full: list[np.ndarray | None], spans: Any) -> np.ndarray:
+    """The documents' own tokens in each bin, in sequence order: its spans' lengths less the EODs
+    they end with (``export.json`` counts a datasets phase in the manifest's unit, EOD aside)."""
+    if not len(spans):
+        return np.zeros(0, dtype=np.int64)
+    rows, offset, length = (spans[c].to_numpy() for c in ("row", "offset", "length"))
+    own = np.array([len(full[r]) - 1 for r in rows.tolist()], dtype=np.int64)  # each row's ids less its one EOD
+    kept = np.minimum(length, np.maximum(own - offset, 0))
+    _, seq = np.unique(spans["sequence"].to_numpy(), return_inverse=True)  # sorted, as packed_bins yields the bins
+    return np.bincount(seq, weights=kept).astype(np.int64)
 
 
 def write_file(number: int, exchange: Artifact, path: str) -> dict[str, Any]:
@@ -143,10 +157,12 @@ def write_file(number: int, exchange: Artifact, path: str) -> dict[str, Any]:
     if rows is None:
         return figures
     rows = rows.take(pc.sort_indices(rows, sort_keys=[("_key", "ascending")])).drop_columns(["_key"])
+    # the documents' tokens, EOD aside: a bin's documents (``_tokens``, not written), a row's ``n_tokens``
+    tokens = rows.column("_tokens") if "_tokens" in rows.column_names else rows.column("n_tokens")
+    rows = rows.drop_columns([c for c in ("_tokens",) if c in rows.column_names])
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, rows.schema) as writer:
         writer.write_table(rows, max_chunksize=1000)
-    tokens = (pc.list_value_length(rows.column("input_ids")) if "document_lengths" in rows.column_names else rows.column("n_tokens"))
     # with random truncation, what a trainer reads: the windows' ids (EOD included), not the documents' tokens
     trained = pc.list_value_length(rows.column("input_ids")) if "truncated_at" in rows.column_names else tokens
     by_group = pa.table({"group": rows.column("group"), "tokens": pc.cast(tokens, pa.int64()),

@@ -13,7 +13,7 @@ import pandas as pd
 
 from curation.mixture.accounting import language_table
 from curation.mixture.checks import check_edu_bands, check_plans, check_replay, check_values
-from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
+from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, unplaced_warnings
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
 from curation.mixture.phases import DEFAULT_REPEATS, PhaseSpec
@@ -46,6 +46,7 @@ def write_manifests(
                            patterns={k: v for k, v in cfg.repeat.items() if k not in DEFAULT_REPEATS}, cap_patterns=cfg.max_epochs)
     bands = {g.split("/", 1)[1] for g in agg["group"].unique() if g.split("/", 1)[0] in ("web_edu", "math_science")}
     warnings += check_edu_bands(cfg.web_edu_bands, bands)
+    warnings += unplaced_warnings(agg)
     warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)

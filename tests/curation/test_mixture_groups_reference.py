@@ -12,6 +12,8 @@ from curation.mixture.groups import (
     MEMBER_COLUMNS,
     REPO_GROUP,
     THREADS_GROUP,
+    UNPLACED_GROUP,
+    _placed,
     _repo_units,
     long_source_kinds,
     memberships,
@@ -52,7 +54,9 @@ def reference_memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: 
         plain = np.isin(kind, list(mixed))
         if spec.builder == "repo_code":
             code = (kind == "code") & ("code" in mixed) & (repeat > 0)
-            add(code, spec.name, REPO_GROUP, _repo_units(df, code), np.ones(len(df)))
+            placed = _placed(df, code)  # a file with no repository is accounted apart, with repeat 0
+            add(placed, spec.name, REPO_GROUP, _repo_units(df, placed), np.ones(len(df)))
+            add(code & ~placed, spec.name, UNPLACED_GROUP, ids[code & ~placed], np.zeros(len(df)))
             threads = (kind == "issues_prs_commits") & ("issues_prs_commits" in mixed)
             add(threads, spec.name, THREADS_GROUP, _repo_units(df, threads), repeat)
             plain &= ~np.isin(kind, ["code", "issues_prs_commits"])
