@@ -37,6 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from curation.hashing import MASK64, U64, fmix64_int, token_hash64
+from curation.text import drop_format
 
 #: Multiplier that combines token hashes into a word-shingle hash.
 COMBINE = 0xFF51AFD7ED558CCD
@@ -82,13 +83,14 @@ class ShingleSpec:
 
 
 def normalize(text: str) -> str:
-    """NFKC and lower-case (the fold of punctuation and spaces comes with tokenisation).
+    """NFKC and lower-case, format characters dropped (the fold of punctuation and spaces comes with tokenisation).
 
     >>> normalize("ＡＢＣ ﬁne")
     'abc fine'
     """
     if text.isascii():
         return text.lower()
+    text = drop_format(text)  # a soft hyphen inside a word made it two words
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return text.lower()
