@@ -157,8 +157,12 @@ def test_verify_lists_every_problem_sees_edited_text_and_unfinished_runs(tmp_pat
     other.write_bytes(bytes(data))
     assert main(["verify", str(out)]) == 1
     assert f"{other}: content differs from what was written (checksum)" in capsys.readouterr().out
-    # a run that never finished (no run.json) is not OK
+    # a run that never finished (its progress record, no run.json) is not OK
+    import json
+
+    record = json.loads((out / "run.json").read_text())
     (out / "run.json").unlink()
+    (out / "run.progress.json").write_text(json.dumps({**record, "status": "running"}))
     assert main(["verify", str(out)]) == 1
     assert "the run did not finish" in capsys.readouterr().out
 
