@@ -1,4 +1,4 @@
-"""``exact_dedup``: drop documents whose normalised text (NFKC, whitespace folded) repeats.
+"""``exact_dedup``: drop documents whose normalised text (NFKC, format characters dropped, whitespace folded) repeats.
 
 A group stage: a hash of each document's normalised text → documents regrouped by hash → one
 keeper per hash (``keep``), every other copy ledgered ``exact_duplicate`` with the keeper's id.
@@ -25,6 +25,7 @@ class ExactDedupConfig(StageConfig):
 
 class ExactDedupStage(GroupStage):
     name = "exact_dedup"
+    version = "2"  # 2: format characters dropped from the key
     config_cls = ExactDedupConfig
     key_meta = pd.DataFrame({"hash": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object), "length": pd.Series(dtype="int64")})
     on = "hash"

@@ -99,7 +99,7 @@ class MinHashDedupConfig(StageConfig):
 
 class MinHashDedupStage(GroupStage):
     name = "minhash_dedup"
-    version = "2"  # 2: script:5 shingles by default
+    version = "3"  # 2: script:5 shingles by default; 3: format characters dropped from the folded text
     config_cls = MinHashDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}
