@@ -216,3 +216,12 @@ def _format(path: Path) -> str | None:
     if name.endswith(HTML_SUFFIXES):
         return "html"
     return None
+
+
+def empty_dataset(path: Path) -> bool:
+    """A ``save_to_disk`` folder of 0 rows: its state.json lists no data file (and ``datasets``
+    cannot load it: an IndexError)."""
+    try:
+        return json.loads((path / "state.json").read_text()).get("_data_files") == []
+    except (OSError, ValueError, AttributeError):
+        return False

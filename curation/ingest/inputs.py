@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
-from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.discover import READS, InputError, empty_dataset, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.jsonl_head import first_record
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import MAGIC
@@ -201,6 +201,9 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt == "datasets":
             import datasets
 
+            if empty_dataset(path):  # datasets saves 0 rows as no .arrow file, and its loader fails on that
+                log.warning("%s is an empty dataset (0 rows): no documents", path)
+                return [InputSpec(path, fmt, source, fields, 0, 0)]
             ds = datasets.load_from_disk(str(path))
             _check_columns(path, ds.column_names, fields)
             step = 100_000

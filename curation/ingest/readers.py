@@ -37,6 +37,8 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     if spec.fmt == "datasets":
         import datasets
 
+        if spec.end <= spec.start:  # an empty dataset: nothing to load (datasets cannot load one of no file)
+            return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars)
         ds = datasets.load_from_disk(str(spec.path)).select(range(spec.start, spec.end))
         records = ds.to_list()
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))

@@ -136,6 +136,21 @@ def test_a_nested_text_field_says_fields_are_read_at_the_top_level(tmp_path):
         _ingest([f], tmp_path / "out", ["ingest.fields.text=data.body"])
 
 
+def test_an_empty_datasets_split_is_read_as_empty(tmp_path, caplog):
+    """datasets saves a split of 0 rows with no .arrow file and cannot load it (IndexError): ingest
+    crashed with exit 70 on a DatasetDict with an empty validation split. It reads as empty, with a
+    warning, and the other splits are read."""
+    import datasets
+
+    dd = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"text": ["kept text", "more text"], "id": ["t1", "t2"]}),
+                               "validation": datasets.Dataset.from_dict({"text": [], "id": []})})
+    dd.save_to_disk(str(tmp_path / "hf"))
+    with caplog.at_level("WARNING"):
+        res = _ingest([tmp_path / "hf"], tmp_path / "out", ["ingest.source=web"])
+    assert sorted(read_parts(tmp_path / "out" / "docs")["doc_id"]) == ["t1", "t2"]
+    assert res.stats["in"]["documents"] == 2 and "is an empty dataset (0 rows): no documents" in caplog.text
+
+
 def test_chat_records_say_how_to_render_them_to_text(tmp_path):
     """Chat records were refused with "map it with ingest.fields.text=<field>"; following that made
     every record a wrong_type row. The refusal names the turns and a command that renders them."""
