@@ -183,6 +183,8 @@ def _run(args: argparse.Namespace) -> int:
     from curation.ingest.discover import find_inputs
     from pipelines.cluster import check_workers, open_client
     from pipelines.dry_run import dry_run
+    from pipelines.io import docs_columns
+    from pipelines.kit.stage import check_requires
     from pipelines.marker import check_input
     from pipelines.output_guards import check_destination
     from pipelines.profile_choice import profile_settings
@@ -190,6 +192,7 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
+    from pipelines.stages import load_stage
     from pipelines.summary import funnel_table
 
     stage = None if args.command == "run" else args.command.replace("-", "_")
@@ -220,6 +223,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         check_overlap(args.output, args.input[:1])
         check_input(Path(args.input[0]))  # a damaged or unfinished stage folder, before a cluster starts
+        check_requires(load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])))  # and one without a column it reads
     if stage is not None:
         check_replaceable(args.output, (stage,))
     if args.cache_dir is not None:  # sub-steps are written there: the rules of an output

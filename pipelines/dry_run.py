@@ -14,6 +14,7 @@ from pipelines.stages import folder_name
 
 def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> int:
     """Print the plan; check each stage's required columns against what the stages before it produce."""
+    from pipelines.kit.stage import required_columns
     from pipelines.recipe import stage_config
     from pipelines.stages import load_stage
 
@@ -22,7 +23,7 @@ def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) 
     for name in names:
         stage = load_stage(name)
         cfg = stage_config(recipe, name, stage.config_cls)
-        missing = [c for c in stage.requires if columns is not None and c not in columns]
+        missing = [c for c in required_columns(stage) if columns is not None and c not in columns]
         if missing:
             problems.append(f"stage {name} requires columns {missing} that no earlier stage or input provides")
         if columns is not None:

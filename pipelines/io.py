@@ -49,6 +49,11 @@ def docs_dir(path: Path) -> Path:
         return path
     if not path.exists():
         raise InputError(f"{path} does not exist; give the folder a stage wrote (e.g. RUN_DIR/00_ingest)")
+    from pipelines.marker import unfinished_stage  # it reads stage folders with this module
+
+    unfinished = unfinished_stage(path)
+    if unfinished:
+        raise InputError(unfinished)
     raise InputError(
         f"{path} is not a stage output (no docs/ folder with part-*.parquet). "
         "Raw files must go through ingest first: curate ingest --input RAW --output STAGE_DIR"
@@ -62,6 +67,14 @@ def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
         raise InputError(f"{docs_dir(path)} has no part-*.parquet files")
     meta = _meta_from_file(files[0], columns)
     return dd.from_map(read_part, files, columns=columns, meta=meta, enforce_metadata=False)
+
+
+def docs_columns(path: Path) -> list[str]:
+    """The columns of a stage's ``docs/`` parts, from the first part's footer (no data read)."""
+    files = docs_files(path)
+    if not files:
+        raise InputError(f"{docs_dir(path)} has no part-*.parquet files")
+    return list(_named(files[0], pq.read_schema).names)
 
 
 def docs_files(path: Path) -> list[str]:

@@ -207,6 +207,31 @@ def stage_fingerprint(input_dir: Path) -> str:
     return config_hash(parts)
 
 
+def unfinished_stage(path: Path) -> str | None:
+    """What to say of a folder a stage was writing when it was stopped (killed: nothing removed its
+    traces), or None: its sub-step cache (``.cache/<stage>``, kept in a single stage's --output) or
+    its ``.<name>.inprogress`` beside it, and no ``_SUCCESS``. A run folder, which has a cache
+    too, is not one."""
+    from pipelines.stages import STAGES, folder_name
+
+    path = Path(path)
+    if not path.is_dir() or (path / MARKER).exists() or any((path / f).exists() for f in ("run.json", "run.progress.json")):
+        return None
+    if any((p / MARKER).is_file() for p in path.iterdir() if p.is_dir()):
+        return None  # a folder of stage folders
+    cached = sorted(p.name for p in (path / ".cache").glob("*") if p.name in STAGES) if (path / ".cache").is_dir() else []
+    work = path.parent / f".{path.name}.inprogress"
+    if not cached and not work.is_dir():
+        return None
+    named = [n for n in STAGES if path.name == folder_name(n)]
+    stage = (cached or named or [None])[0]
+    traces = " and ".join([f"the sub-step cache .cache/{n}/" for n in cached] + ([f"{work.name} beside it"] if work.is_dir() else []))
+    command = f"curate {stage.replace('_', '-')} --input … --output {path}" if stage else f"the command whose --output was {path}"
+    return (f"{path} is the output of {stage or 'a stage'}, which did not finish: it holds no {MARKER} but {traces} (the "
+            f"stage was stopped while writing it, or is still writing it); re-run that stage ({command}; its finished "
+            "sub-steps are reused), then give this folder")
+
+
 def check_input(input_dir: Path) -> None:
     """Refuse a previous-stage folder whose files are not what its marker recorded, and one a stage
     did not finish (``.<name>.inprogress``, or a stage's folder whose ``_SUCCESS`` is gone or
@@ -225,6 +250,9 @@ def check_input(input_dir: Path) -> None:
         if (input_dir / "docs").is_dir() and ((input_dir / "ledger").is_dir() or (input_dir / "stats.json").exists()):
             raise InputError(f"{input_dir} is a stage's output without a readable {MARKER} (the stage did not finish, or "
                              "the marker was removed or edited); re-run the stage that writes it")
+        unfinished = unfinished_stage(input_dir)  # a killed stage's folder, parts or not
+        if unfinished:
+            raise InputError(unfinished)
         io.docs_dir(input_dir)  # a missing folder, or one without parts, is said here
         return
     assert marker is not None

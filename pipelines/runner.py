@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError, config_hash
-from curation.ingest.inputs import InputError
 from pipelines import io
 from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
+from pipelines.kit.stage import check_requires, run_chain, skipped_warning, upstream_chain
 from pipelines.marker import (
     INPUT_CHECKSUMS,
     MARKER,
@@ -91,13 +91,19 @@ def _run_stage_locked(
 ) -> StageResult:
     chash = stage_hash(name, recipe, stage, cfg)
     specs: list[Any] = []
+    chain: list[Path] = []  # the stage folders its input was made through, in run order
     if getattr(stage, "reads_raw", False):
         # the files alone decide whether ingest is up to date; planning its partitions reads them
         fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
     else:
         assert input_dir is not None
         check_input(Path(input_dir))
+        check_requires(stage, Path(input_dir), io.docs_columns(Path(input_dir)))  # before any output or compute
         fingerprint = stage_fingerprint(Path(input_dir))
+        chain = run_chain(name, run_dir) if run_dir is not None else upstream_chain(Path(input_dir))
+        warning = skipped_warning(name, recipe, Path(input_dir), chain) if run_dir is None else None  # a run skips none
+        if warning:
+            log.warning("%s", warning)
     marker = read_marker(stage_dir)
     if marker and marker.get("config_hash") == chash and marker.get("input_fingerprint") == fingerprint:
         damage = check_files(stage_dir, marker)
@@ -116,7 +122,8 @@ def _run_stage_locked(
     shutil.rmtree(work, ignore_errors=True)
     try:
         work.mkdir(parents=True)
-        stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, specs, client, run_dir, quiet, cache)
+        stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, chain, specs, client, run_dir,
+                                 quiet, cache)
         swap_into_place(work, stage_dir)
         save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
     except BaseException:
@@ -136,7 +143,8 @@ def _run_stage_locked(
 
 def _build_and_write(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], chash: str, fingerprint: str, work: Path,
-    stage_dir: Path, input_dir: Path | None, specs: list[Any], client: Any, run_dir: Path | None, quiet: bool, cache: Path,
+    stage_dir: Path, input_dir: Path | None, chain: list[Path], specs: list[Any], client: Any, run_dir: Path | None, quiet: bool,
+    cache: Path,
 ) -> dict[str, Any]:
     ctx = StageContext(
         name=name,
@@ -148,9 +156,9 @@ def _build_and_write(
         client=client,
         recipe=recipe,
         inputs=specs,
-        # a single-stage run reads the artifacts, and cites the stages, of the run folder that holds its --input
-        upstream=resolve_artifacts(stage, home := run_dir if run_dir is not None else (Path(input_dir).resolve().parent if input_dir else None)),
-        lineage=resolve_lineage(name, home),
+        # the artifacts and stages of the folders its input was made through, not of every folder beside it
+        upstream=resolve_artifacts(stage, chain),
+        lineage=resolve_lineage(name, chain),
         settings=stage_settings(recipe, stage),
         quiet=quiet,
     )
@@ -165,12 +173,6 @@ def _build_and_write(
         ctx.input_docs, ctx.input_files = docs, io.docs_files(Path(input_dir))
         recorded = _recorded_stats(Path(input_dir))
         ctx.input_tokens = _input_tokens(recorded, len(ctx.input_files))
-        missing = [c for c in stage.requires if c not in docs.columns]
-        if missing:  # a recipe's order is checked before anything runs (dry_run): here it is the input folder
-            raise InputError(
-                f"stage {name} requires columns {missing} that {input_dir} does not have; "
-                f"run the stages that produce them first (columns present: {list(docs.columns)})"
-            )
         n_in = io.count_rows(Path(input_dir))
     limits = memory_limits(client)  # as the stage starts: once workers die, the scheduler may know none
     try:
@@ -210,6 +212,8 @@ def _build_and_write(
             "version": stage.version,
             "config_hash": chash,
             "input_fingerprint": fingerprint,
+            # where its input was: the chain of stages is found there when the folders are not side by side
+            **({"input": str(chain[-1].resolve())} if chain else {}),
             # an incomplete output is another output: the stages after it re-run when it is completed
             "output_fingerprint": config_hash({"config": chash, "input": fingerprint, **incomplete}),
             **incomplete,

@@ -7,9 +7,9 @@ from curation.files import atomic_path, part_name
 from pipelines.kit.artifact import Artifact, link_tree, part_number
 from pipelines.kit.context import StageContext
 from pipelines.kit.shapes import GroupStage, Plan, RowFilter, RowStage, StageFigures, StageShape
-from pipelines.kit.stage import check_produces, resolve_artifacts, resolve_lineage
+from pipelines.kit.stage import check_produces, check_requires, resolve_artifacts, resolve_lineage, upstream_chain
 from pipelines.kit.step_writes import SlicedStep, tree_merge
 
 __all__ = ["Artifact", "GroupStage", "Plan", "RowFilter", "RowStage", "SlicedStep", "StageContext", "StageFigures", "StageShape",
-           "atomic_path", "check_produces", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage",
-           "tree_merge"]
+           "atomic_path", "check_produces", "check_requires", "link_tree", "part_name", "part_number", "resolve_artifacts", "resolve_lineage",
+           "tree_merge", "upstream_chain"]

@@ -1,5 +1,5 @@
-"""How the runner resolves what a stage declares: the artifacts of earlier stages it reuses, the
-finished stages before it, and the columns it promised.
+"""How the runner resolves what a stage declares: the columns it needs, the stages its input went
+through (the artifacts of those it reuses, the lineage a manifest cites), and the columns it promised.
 
 A stage is a module-level ``STAGE`` object; its declarations (``name``, ``version``,
 ``config_cls``, ``requires``, ``produces``, ``requires_artifacts``, ``settings``, ``global_keys``)
@@ -12,51 +12,194 @@ calls its ``plan_inputs`` only when it runs. ``docs/adding-a-stage.md`` walks th
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from curation.ingest.inputs import InputError
 
-def resolve_artifacts(stage: Any, run_dir: Path | None) -> dict[str, Path | None]:
-    """``stage.requires_artifacts`` → the folders of a run (a stage counts only once complete)."""
+#: The columns the runner itself reads in every stage's input, whatever the stage declares: its
+#: writer puts them in each ledger row and counts documents and tokens by source with them.
+RUNNER_REQUIRES = ("doc_id", "source", "n_tokens")
+
+
+def required_columns(stage: Any) -> list[str]:
+    """The columns a stage's input must hold: its ``requires`` and the runner's own (none for ingest)."""
+    if getattr(stage, "reads_raw", False):
+        return []
+    return list(dict.fromkeys((*stage.requires, *RUNNER_REQUIRES)))
+
+
+def check_requires(stage: Any, input_dir: Path, columns: Iterable[str]) -> None:
+    """Refuse an input without a column the stage or the runner reads, before anything is computed
+    or written (the writer met a missing ``n_tokens`` only after the stage's work, as a crash)."""
+    columns = list(columns)
+    missing = [c for c in required_columns(stage) if c not in columns]
+    if missing:
+        made = "; ".join(f"{c}: {', '.join(_producers(c))}" for c in missing if _producers(c))
+        raise InputError(
+            f"stage {stage.name} requires columns {missing} that {input_dir} does not have; "
+            f"run the stages that produce them first ({made + '; ' if made else ''}columns present: {columns})"
+        )
+
+
+def _producers(column: str) -> list[str]:
+    from curation.schema import DOC_COLUMNS
+    from pipelines.stages import STAGES, load_stage
+
+    if column in DOC_COLUMNS:
+        return ["ingest"]
+    return [n for n in STAGES if n != "ingest" and column in (getattr(load_stage(n), "produces", None) or {})]
+
+
+def upstream_chain(input_dir: Path | None) -> list[Path]:
+    """The finished stage folders ``input_dir`` was made through, in run order, ending with itself:
+    from its marker, the folder whose output fingerprint is its input fingerprint, and so on back to
+    ingest (as ``curate verify`` links them). That folder is looked for beside it, else where its
+    marker says its input was. A finished folder beside it that no link leads to is not on the chain:
+    a mixture of ``RUN/00_ingest`` went through no dedup, whatever else ``RUN`` holds. Empty for a
+    folder no stage wrote."""
+    from pipelines.marker import read_marker
+
+    if input_dir is None:
+        return []
+    folder = Path(input_dir).resolve()
+    if folder.name == "docs" and read_marker(folder.parent) is not None:
+        folder = folder.parent  # RUN/NN_stage/docs: its stage's folder
+    markers: dict[Path, dict[str, Any]] = {}
+    try:
+        siblings = sorted(p for p in folder.parent.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:  # a folder that cannot be listed: the chain goes on through recorded inputs alone
+        siblings = []
+    for sibling in siblings:
+        marker = read_marker(sibling)
+        if marker is not None:
+            markers[sibling] = marker
+    chain: list[Path] = []
+    while folder is not None and folder not in chain:
+        marker = markers.get(folder) or read_marker(folder)
+        if marker is None or _stage_of(folder, marker) is None:  # no stage's output, or none it can name
+            break
+        chain.append(folder)
+        folder = _made_from(folder, marker, markers)
+    return chain[::-1]
+
+
+def run_chain(name: str, run_dir: Path) -> list[Path]:
+    """In a run, the finished folders of the stages before ``name``: ``curate run`` makes each stage
+    from the one before and removes the folders of stages it does not run, so they are its chain."""
     from pipelines.marker import MARKER
     from pipelines.stages import STAGES, folder_name
 
+    order = list(STAGES)
+    return [Path(run_dir) / folder_name(n) for n in order[:order.index(name)] if (Path(run_dir) / folder_name(n) / MARKER).exists()]
+
+
+def _made_from(folder: Path, marker: dict[str, Any], siblings: dict[Path, dict[str, Any]]) -> Path | None:
+    """The folder whose output ``folder`` was made from: beside it (the stage's own numbered folder
+    first where several hold the same output), else the ``input`` its marker recorded; None for ingest."""
+    from pipelines.marker import read_marker
+    from pipelines.stages import STAGES, folder_name
+
+    wanted = marker.get("input_fingerprint")
+    if not wanted:
+        return None
+    found = [f for f, m in siblings.items() if f != folder and m.get("output_fingerprint") == wanted]
+    if found:
+        own = {f for f in found if _stage_of(f, siblings[f]) in STAGES and f.name == folder_name(str(_stage_of(f, siblings[f])))}
+        return min(found, key=lambda f: (f not in own, f.name))
+    recorded = marker.get("input")
+    if isinstance(recorded, str) and recorded:
+        path = Path(recorded)
+        if path != folder and (read_marker(path) or {}).get("output_fingerprint") == wanted:
+            return path
+    return None
+
+
+def chain_stages(chain: Sequence[Path]) -> list[str | None]:
+    """The stage each folder of an :func:`upstream_chain` holds the output of, in its order."""
+    from pipelines.marker import read_marker
+
+    return [_stage_of(f, read_marker(f) or {}) for f in chain]
+
+
+def _stage_of(folder: Path, marker: dict[str, Any]) -> str | None:
+    """The stage its marker names, else the one its folder is named after (``30_semdedup``)."""
+    from pipelines.stages import STAGES, folder_name
+
+    stage = marker.get("stage")
+    return stage if isinstance(stage, str) else next((n for n in STAGES if folder.name == folder_name(n)), None)
+
+
+def _folders(stage_name: str, upstream: Path | Sequence[Path] | None) -> list[Path]:
+    """``upstream``: a run folder (:func:`run_chain`), the chain of an input (:func:`upstream_chain`) or None."""
+    if upstream is None:
+        return []
+    return run_chain(stage_name, upstream) if isinstance(upstream, Path) else list(upstream)
+
+
+def resolve_artifacts(stage: Any, upstream: Path | Sequence[Path] | None) -> dict[str, Path | None]:
+    """``stage.requires_artifacts`` → the artifact folders of the stages its input went through (a run
+    folder, or the input's :func:`upstream_chain`): a stage reuses only vectors or HTML made for the
+    documents it reads, never those of a folder beside its input that did not produce it."""
+    from pipelines.stages import STAGES
+
+    chain = _folders(stage.name, upstream)
+    made_by = dict(zip(chain_stages(chain), chain, strict=True))  # the latest folder of each stage
     out: dict[str, Path | None] = {}
     for key, (upstream, artifact) in getattr(stage, "requires_artifacts", {}).items():
         if upstream not in STAGES:
             raise KeyError(f"stage {stage.name} requires an artifact of unknown stage {upstream!r}")
-        folder = Path(run_dir) / folder_name(upstream) if run_dir is not None else None
-        path = folder / "artifacts" / artifact if folder is not None else None
-        out[key] = path if path is not None and (folder / MARKER).exists() and path.exists() else None
+        path = made_by[upstream] / "artifacts" / artifact if upstream in made_by else None
+        out[key] = path if path is not None and path.exists() else None
     return out
 
 
-def resolve_lineage(stage_name: str, run_dir: Path | None) -> list[dict[str, Any]]:
-    """The finished stages of a run before ``stage_name``, in run order: folder, version, config
-    hash, output fingerprint and config (from each one's ``_SUCCESS`` and ``stats.json``). A
-    manifest cites them; a run without a run folder has none."""
-    import json
-
-    from pipelines.marker import MARKER, read_marker
-    from pipelines.stages import STAGES, folder_name
+def resolve_lineage(stage_name: str, upstream: Path | Sequence[Path] | None) -> list[dict[str, Any]]:
+    """The stages the input of ``stage_name`` went through (a run folder, or the input's
+    :func:`upstream_chain`), in run order: folder, version, config hash, output fingerprint and config
+    (from each one's ``_SUCCESS`` and ``stats.json``). A manifest cites them; a folder no stage wrote has none."""
+    from pipelines.marker import read_marker
 
     out: list[dict[str, Any]] = []
-    for name in STAGES:
-        if name == stage_name or run_dir is None:
-            break
-        folder = Path(run_dir) / folder_name(name)
-        marker = read_marker(folder) if (folder / MARKER).exists() else None
-        if not marker:
-            continue
+    for folder in _folders(stage_name, upstream):
+        marker = read_marker(folder) or {}
         try:
-            stats = json.loads((folder / "stats.json").read_text()) if (folder / "stats.json").exists() else {}
+            stats = json.loads((folder / "stats.json").read_text())
         except (OSError, ValueError):
-            continue
+            stats = {}
         out.append({
-            "stage": marker.get("stage", name), "folder": folder.name, "version": marker.get("version"),
-            "config_hash": marker.get("config_hash"), "output_fingerprint": marker.get("output_fingerprint"), "config": stats.get("config"),
+            "stage": _stage_of(folder, marker), "folder": folder.name, "version": marker.get("version"),
+            "config_hash": marker.get("config_hash"), "output_fingerprint": marker.get("output_fingerprint"),
+            "config": stats.get("config") if isinstance(stats, dict) else None,
         })
     return out
+
+
+def skipped_warning(name: str, recipe: dict[str, Any], input_dir: Path, chain: Sequence[Path]) -> str | None:
+    """The warning for a stage fed a folder that skipped some of the recipe's enabled stages before
+    it (none of theirs is on its input's chain): it runs (you iterate), but says which and what that
+    means; None when the input went through all of them."""
+    from pipelines.stages import STAGES, enabled_stages
+
+    order = list(STAGES)
+    before = [n for n in enabled_stages(recipe) if order.index(n) < order.index(name)]
+    stages = chain_stages(chain)
+    skipped = [n for n in before if n not in stages]
+    if not skipped:
+        return None
+    if chain and stages[0] != "ingest":  # the folder its first link was made from is not found
+        return (
+            f"{name}: the chain of stage folders its input {input_dir} was made from stops at {chain[0]} (the folder "
+            f"{stages[0]} read is gone, moved or replaced since), so its lineage cites {', '.join(str(s) for s in stages)} "
+            f"alone and it may not have been through {', '.join(skipped)}; re-run those stages in order if they changed"
+        )
+    return (
+        f"{name}: its input {input_dir} has not been through {', '.join(skipped)} (stages the recipe runs before "
+        f"{name}; none of their folders is on the chain its input was made from): what they remove stays in and what "
+        f"they score is missing; for the recipe's result, give the folder of {before[-1]} made from them as --input"
+    )
 
 
 def check_produces(stage: Any, columns: Any) -> None:

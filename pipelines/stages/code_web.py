@@ -258,10 +258,10 @@ class CodeWebStage(RowStage):
         log.info("code_web: page HTML from %s; code tags from %s", html_dir or "meta.html (no ingest artifacts/html found)",
                  tags_dir or "a parse of every page (no ingest artifacts/code_tags found)")
         if html_dir is None:  # a stage folder outside the run whose ingest kept the pages' HTML
-            log.warning("code_web: no ingest stage beside the input folder (a run has RUN/%s/artifacts/html), so pages are "
-                        "parsed from meta.html, and pages whose HTML ingest kept apart are scored on their text alone: recall "
-                        "and tiers can differ from the recipe's. Give an --input inside the run folder (e.g. RUN/%s) to use "
-                        "the run's ingest", folder_name("ingest"), folder_name("code_quality"))
+            log.warning("code_web: no ingest stage on its input's chain (the folders it was made from; a run has "
+                        "RUN/%s/artifacts/html), so pages are parsed from meta.html, and pages whose HTML ingest kept apart are "
+                        "scored on their text alone: recall and tiers can differ from the recipe's. Give an --input made from "
+                        "the run's ingest (e.g. RUN/%s) to use it", folder_name("ingest"), folder_name("code_quality"))
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
                   "code_tags": tags_dir is not None, "code_text": text_dir is not None}
         scores, hist, totals = scores_and_histogram(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir,

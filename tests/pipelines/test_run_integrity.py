@@ -378,14 +378,19 @@ def test_a_stage_run_alone_into_its_run_folder_cites_the_run_as_the_recipe_does(
 
 def test_code_web_on_a_folder_outside_its_run_says_it_lacks_ingest_html(finished_run, tmp_path, caplog):
     """Stages chained by hand outside the run folder: code_web cannot read ingest's HTML, and says so."""
+    import json
+
     alone = tmp_path / "chain" / "code_quality"
     shutil.copytree(finished_run / "50_code_quality", alone)
+    marker = json.loads((alone / "_SUCCESS").read_text())
+    marker.pop("input", None)  # a folder moved away from the run: the chain back to its ingest is lost
+    (alone / "_SUCCESS").write_text(json.dumps(marker))
     args = ["--scheduler", "synchronous", "--quiet", "--profile", "cpu"]
     assert main(["code-web", "--input", str(alone), "--output", str(tmp_path / "chain" / "code_web"), *args]) == 0
-    assert "code_web: no ingest stage beside the input folder (a run has RUN/00_ingest/artifacts/html)" in caplog.text
+    assert "code_web: no ingest stage on its input's chain" in caplog.text
     caplog.clear()
     assert main(["code-web", "--input", str(finished_run / "50_code_quality"), "--output", str(tmp_path / "cw"), *args]) == 0
-    assert "no ingest stage beside" not in caplog.text
+    assert "no ingest stage on its input's chain" not in caplog.text
 
 
 def test_a_stop_while_run_json_is_written_is_recorded_as_a_stop(tmp_path, monkeypatch):
