@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.discover import READS, InputError, empty_dataset, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.jsonl_head import first_record
+from curation.ingest.notices import unmapped_fields
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import MAGIC
 from curation.ingest.unread import note
@@ -274,7 +275,9 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
 
 
 def _check_columns(path: Path, names: list[str], fields: FieldMap) -> None:
-    """A Parquet file or ``datasets`` folder needs its text column or its HTML column."""
+    """A Parquet file or ``datasets`` folder needs its text column or its HTML column (and a mapping
+    that names a column it lacks is said)."""
+    unmapped_fields(path, list(names), fields)
     if fields.text not in names and fields.html not in names:
         raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); "
                          "map one with ingest.fields.text=<column> or ingest.fields.html=<column>")

@@ -2,12 +2,14 @@
 (another record's id, seen earlier in input order), with examples and how to keep them.
 
 Two shards that each number their rows from 0 lose half their documents this way, and the
-funnel alone does not say that the ids, not the texts, were the same.
+funnel alone does not say that the ids, not the texts, were the same. And, while it plans, a field
+mapping that names no column of a Parquet file or ``datasets`` folder.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pyarrow.parquet as pq
 from curation.schema import DropReason
 
 _DUPLICATE = DropReason.DUPLICATE_ID.value
+log = logging.getLogger(__name__)
 
 
 def duplicate_id_warning(stats: dict[str, Any], ledger: Path, examples: int = 3) -> str | None:
@@ -52,3 +55,23 @@ def duplicate_examples(ledger: Path, limit: int = 3) -> list[str]:
     except (OSError, ValueError, KeyError):  # the warning goes out without examples
         return out
     return out
+
+
+_SAID: set[tuple[str, str]] = set()
+
+
+def unmapped_fields(path: Path, names: list[str], fields: Any) -> None:
+    """Warn (once per setting) when ``ingest.fields`` maps a column to a field a Parquet file or
+    ``datasets`` folder does not have: ``ingest.fields.id=uuid`` for a column ``uid`` left every id a
+    hash, and ``fields.repo=repo_name`` every repo empty, without a word. The defaults (``id``,
+    ``repo`` …) and ``none``, the documented way to turn a field off, are not said."""
+    import dataclasses
+
+    for f in dataclasses.fields(fields):
+        value = getattr(fields, f.name)
+        if f.name in ("text", "html") or value in (f.default, "none") or value in names or (f.name, value) in _SAID:
+            continue
+        _SAID.add((f.name, value))
+        log.warning("%s has no column %r, which ingest.fields.%s names: its %s is left empty (columns: %s); "
+                    "name a column it has, or ingest.fields.%s=none to leave it off on purpose",
+                    path, value, f.name, f.name, ", ".join(names[:20]), f.name)

@@ -151,6 +151,26 @@ def test_an_empty_datasets_split_is_read_as_empty(tmp_path, caplog):
     assert res.stats["in"]["documents"] == 2 and "is an empty dataset (0 rows): no documents" in caplog.text
 
 
+def test_a_mapping_to_a_column_the_file_lacks_is_said(tmp_path, caplog):
+    """ingest.fields.id=uuid for a column uid left every id a hash, and fields.repo=repo_name every
+    repo empty, without a word; the defaults and the documented none are not said."""
+    import curation.ingest.notices as notices
+
+    notices._SAID.clear()
+    pd.DataFrame({"content": ["def f(): pass"], "uid": ["u1"], "repo": ["o/r"]}).to_parquet(tmp_path / "c.parquet")
+    with caplog.at_level("WARNING"):
+        _ingest([tmp_path / "c.parquet"], tmp_path / "out", ["ingest.source=code", "ingest.fields.text=content",
+                                                            "ingest.fields.id=uuid", "ingest.fields.repo=repo_name"])
+    assert "has no column 'uuid', which ingest.fields.id names: its id is left empty" in caplog.text
+    assert "has no column 'repo_name', which ingest.fields.repo names" in caplog.text
+    assert "ingest.fields.url" not in caplog.text and "ingest.fields.path" not in caplog.text  # defaults absent: normal
+    caplog.clear()
+    notices._SAID.clear()
+    with caplog.at_level("WARNING"):
+        _ingest([tmp_path / "c.parquet"], tmp_path / "out2", ["ingest.source=code", "ingest.fields.text=content", "ingest.fields.id=none"])
+    assert "has no column" not in caplog.text
+
+
 def test_chat_records_say_how_to_render_them_to_text(tmp_path):
     """Chat records were refused with "map it with ingest.fields.text=<field>"; following that made
     every record a wrong_type row. The refusal names the turns and a command that renders them."""
