@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -200,7 +201,7 @@ def _map_record(
             extra = {**parsed, **extra} if isinstance(parsed, dict) else {"meta": meta, **extra}
         except (json.JSONDecodeError, RecursionError):  # not JSON, or too deeply nested to parse: kept as the text it is
             extra = {"meta": meta, **extra}
-    row["meta"] = json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str) if extra else None
+    row["meta"] = _meta_json(extra) if extra else None
     text, html = rec.get(fields.text), rec.get(fields.html)
     for name, value in ((fields.text, text), (fields.html, html)):
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
@@ -255,3 +256,22 @@ def _check_source(source: str | None) -> tuple[str | None, str | None]:
     if source not in SOURCES:
         return DropReason.UNKNOWN_SOURCE.value, f"source {source!r} is not one of {list(SOURCES)}"
     return None, None
+
+
+def _meta_json(extra: dict[str, Any]) -> str:
+    """``meta`` as strict JSON: a NaN or infinite value (a pandas column of floats with gaps) is null,
+    where ``json.dumps`` wrote ``NaN``, which strict JSON readers refuse."""
+    try:
+        return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(extra), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value

@@ -171,6 +171,18 @@ def test_a_mapping_to_a_column_the_file_lacks_is_said(tmp_path, caplog):
     assert "has no column" not in caplog.text
 
 
+def test_meta_is_strict_json_when_a_column_has_gaps(tmp_path):
+    """A float column with gaps put NaN into meta, which strict JSON readers refuse."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"text": ["one text", "two text"], "meta": [{"k": 1}, {"k": 2}], "score": [0.5, float("nan")]}),
+                   tmp_path / "f.parquet")
+    _ingest([tmp_path / "f.parquet"], tmp_path / "out", ["ingest.source=web"])
+    metas = [json.loads(m, parse_constant=lambda c: pytest.fail(f"meta holds {c}")) for m in read_parts(tmp_path / "out" / "docs")["meta"]]
+    assert sorted(m["score"] is None for m in metas) == [False, True]
+
+
 def test_chat_records_say_how_to_render_them_to_text(tmp_path):
     """Chat records were refused with "map it with ingest.fields.text=<field>"; following that made
     every record a wrong_type row. The refusal names the turns and a command that renders them."""
