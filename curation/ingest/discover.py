@@ -225,3 +225,12 @@ def empty_dataset(path: Path) -> bool:
         return json.loads((path / "state.json").read_text()).get("_data_files") == []
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def lfs_pointer(path: Path) -> bool:
+    """A Git LFS pointer file standing where the data should be (a clone without ``git lfs pull``)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(40).startswith(b"version https://git-lfs.github.com/spec/")
+    except OSError:
+        return False

@@ -22,8 +22,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from curation.ingest import discover
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
-from curation.ingest.discover import READS, InputError, empty_dataset, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.jsonl_head import first_record
 from curation.ingest.notices import unmapped_fields
 from curation.ingest.records import FieldMap
@@ -202,7 +203,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt == "datasets":
             import datasets
 
-            if empty_dataset(path):  # datasets saves 0 rows as no .arrow file, and its loader fails on that
+            if discover.empty_dataset(path):  # datasets saves 0 rows as no .arrow file, and its loader fails on that
                 log.warning("%s is an empty dataset (0 rows): no documents", path)
                 return [InputSpec(path, fmt, source, fields, 0, 0)]
             ds = datasets.load_from_disk(str(path))
@@ -220,7 +221,8 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
     except InputError:
         raise
     except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot be read ({exc}); check the file's permissions and format") from exc
+        fix = "it is a Git LFS pointer, not the data: fetch it (git lfs pull)" if discover.lfs_pointer(path) else "check the file's permissions and format"
+        raise InputError(f"{path}: cannot be read ({exc}); {fix}") from exc
 
 
 def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:

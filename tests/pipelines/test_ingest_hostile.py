@@ -183,6 +183,15 @@ def test_meta_is_strict_json_when_a_column_has_gaps(tmp_path):
     assert sorted(m["score"] is None for m in metas) == [False, True]
 
 
+def test_a_git_lfs_pointer_says_to_fetch_the_data(tmp_path):
+    """A .parquet that is a Git LFS pointer (a clone without `git lfs pull`) said "check the file's
+    permissions and format"."""
+    f = tmp_path / "d.parquet"
+    f.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 12345\n")
+    with pytest.raises(InputError, match=r"it is a Git LFS pointer, not the data: fetch it \(git lfs pull\)"):
+        _ingest([f], tmp_path / "out")
+
+
 def test_chat_records_say_how_to_render_them_to_text(tmp_path):
     """Chat records were refused with "map it with ingest.fields.text=<field>"; following that made
     every record a wrong_type row. The refusal names the turns and a command that renders them."""
