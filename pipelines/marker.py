@@ -207,6 +207,21 @@ def stage_fingerprint(input_dir: Path) -> str:
     return config_hash(parts)
 
 
+def check_unchanged(name: str, input_dir: Path | None, fingerprint: str) -> None:
+    """Refuse, as an input problem, a stage whose input folder was replaced while it read it (another
+    command re-ran the stage before it into that folder): its counts cannot add up, and that is no
+    bug of the stage (it said so, exit 70)."""
+    if input_dir is None:
+        return
+    try:
+        now = stage_fingerprint(Path(input_dir))
+    except (OSError, InputError, KeyError):
+        now = None
+    if now != fingerprint:
+        raise InputError(f"{input_dir} changed while {name} read it (another command wrote it): nothing of {name} was kept; "
+                         f"run {name} again once that command has finished")
+
+
 def unfinished_stage(path: Path) -> str | None:
     """What to say of a folder a stage was writing when it was stopped (killed: nothing removed its
     traces), or None: its sub-step cache (``.cache/<stage>``, kept in a single stage's --output) or
