@@ -182,3 +182,16 @@ def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
+
+
+def empty_reason(manifest: dict[str, Any]) -> str:
+    """Why a phase replays no token, from its manifest: the phase had no data (a shortfall), or its
+    documents are too long for its share (a plan of a fraction of an epoch shows no whole copy), or
+    its budget is 0. The exports said "its manifest's shortfalls say why" where none did."""
+    budget = manifest.get("budget") or {}
+    if manifest.get("shortfalls"):
+        return "its manifest's shortfalls say why"
+    if budget.get("planned_tokens"):
+        return (f"it plans {budget['planned_tokens']:,} tokens, less than one whole copy of its documents gives (the "
+                "manifest's replay warning names the groups); a larger mixture.scale or budget shows some")
+    return "its budget is 0 (mixture.scale × its tokens, or its budget override)"

@@ -35,7 +35,7 @@ from curation.export.sequences import packed_bins, random_window, repeated, row_
 from curation.ingest.inputs import InputError
 from curation.mixture.groups import stable_hash
 from curation.tokens import token_id
-from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
+from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, empty_reason, read_verified, shard_jobs
 from pipelines.io import write_json
 from pipelines.kit import Artifact
 from pipelines.progress import compute_with_progress
@@ -227,7 +227,7 @@ def phase_figures(manifest: dict[str, Any], files: list[dict[str, Any]], truncat
                    for g, v in sorted(groups.items())},
     }
     if not out["rows"]:
-        out["empty"] = ("the phase replays no token (its manifest's shortfalls say why): its folder holds a dataset of no rows, "
+        out["empty"] = (f"the phase replays no token ({empty_reason(manifest)}): its folder holds a dataset of no rows, "
                         "there is nothing to train on")
     if truncated and out["rows"]:
         out["trained_tokens"] = sum(v["trained_tokens"] for v in groups.values())

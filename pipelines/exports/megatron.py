@@ -36,7 +36,7 @@ from curation.export.megatron_index import IndexedWriter, token_dtype
 from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
 from curation.ingest.inputs import InputError
 from curation.tokens import token_id, vocab_size
-from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, read_verified, shard_jobs
+from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, empty_reason, read_verified, shard_jobs
 from pipelines.io import write_json
 from pipelines.progress import compute_with_progress
 
@@ -63,8 +63,14 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
         mine = [r for r in records if r["phase"] == phase]
         phases[phase] = phase_blend(manifest, mine, Path(output).resolve())
         if not phases[phase]["data_args"]:  # Megatron cannot build a blend of nothing: no file, no flags, and why
-            phases[phase].update(data_args=None, megatron_flags=[], empty="the phase replays no token (its manifest's "
-                                 "shortfalls say why): there is nothing to train on, so no .data-args file was written")
+            phases[phase].update(data_args=None, megatron_flags=[], empty=f"the phase replays no token ({empty_reason(manifest)}): "
+                                 "there is nothing to train on, so no .data-args file was written")
+            continue
+        if not phases[phase]["train_samples"]:  # --train-samples 0 built a blend of length 0: a trainer trained on nothing
+            phases[phase].update(data_args=None, megatron_flags=[], empty=f"the phase replays {phases[phase]['replay_tokens']:,} "
+                                 f"tokens, fewer than one {phases[phase]['seq_length']:,}-token sample: Megatron can draw none, so no "
+                                 ".data-args file was written (the datasets export keeps its rows; a larger mixture.scale or budget "
+                                 "gives samples)")
             continue
         (work / f"{phase}.data-args").write_text(phases[phase]["data_args"] + "\n")
         phases[phase]["data_args"] = f"{phase}.data-args"

@@ -390,3 +390,24 @@ def test_a_document_its_tokenizer_counts_otherwise_ends_in_exit_4_not_an_interna
         check_counts([np.arange(5)], [4], ["doc-1"], "shards/p/web/high/part-00000.parquet")
     code, message = failure(err.value)
     assert code == 4 and "document doc-1 has 5 tokens with this tokenizer, its shard records 4" in message
+
+
+def test_empty_phases_say_their_true_reason_and_no_phase_asks_megatron_for_0_samples(run, tmp_path):
+    """A phase that plans a fraction of one copy replayed nothing, and the exports said "its
+    manifest's shortfalls say why" where it has none; a phase of fewer tokens than one sequence was
+    exported with --train-samples 0, a blend of length 0 (a trainer trained on nothing)."""
+    alone = tmp_path / "mixture"
+    assert curate(["mixture", "--input", str(run / "75_forge_filter"), "--output", str(alone), "--scheduler", "synchronous", "--quiet",
+                   "--profile", "cpu", "mixture.phases.midtrain_long_context_128k.budget={tokens: 100}",
+                   "mixture.phases.pretrain_phase2.budget={tokens: 700}"]) == 0
+    m = json.loads((alone / "manifests" / "midtrain_long_context_128k.json").read_text())
+    assert m["budget"]["planned_tokens"] > 0 and m["budget"]["replay_tokens"] == 0 and m["shortfalls"] == []
+    out = tmp_path / "megatron"
+    assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", "midtrain_long_context_128k",
+                   "--phase", "pretrain_phase2", "--quiet"]) == 0
+    p = json.loads((out / "export.json").read_text())["phases"]
+    assert "less than one whole copy of its documents gives" in p["midtrain_long_context_128k"]["empty"]
+    small = p["pretrain_phase2"]
+    assert 0 < small["replay_tokens"] < 4096 and small["data_args"] is None and small["megatron_flags"] == []
+    assert "fewer than one 4,096-token sample: Megatron can draw none" in small["empty"]
+    assert not (out / "pretrain_phase2.data-args").exists()
