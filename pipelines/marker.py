@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -207,10 +208,11 @@ def stage_fingerprint(input_dir: Path) -> str:
     return config_hash(parts)
 
 
-def check_unchanged(name: str, input_dir: Path | None, fingerprint: str) -> None:
+def check_unchanged(name: str, input_dir: Path | None, fingerprint: str, made: list[Path]) -> None:
     """Refuse, as an input problem, a stage whose input folder was replaced while it read it (another
     command re-ran the stage before it into that folder): its counts cannot add up, and that is no
-    bug of the stage (it said so, exit 70)."""
+    bug of the stage (it said so, exit 70). The sub-steps it ``made`` hold rows of the replacing
+    data under the old input's key: they are removed (a later run reused them, wrong and silent)."""
     if input_dir is None:
         return
     try:
@@ -218,6 +220,8 @@ def check_unchanged(name: str, input_dir: Path | None, fingerprint: str) -> None
     except (OSError, InputError, KeyError):
         now = None
     if now != fingerprint:
+        for step in made:
+            shutil.rmtree(step, ignore_errors=True)
         raise InputError(f"{input_dir} changed while {name} read it (another command wrote it): nothing of {name} was kept; "
                          f"run {name} again once that command has finished")
 

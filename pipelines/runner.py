@@ -187,8 +187,8 @@ def _build_and_write(
             raise
         raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
     summary = with_input_tokens(summarise_counts(counts), recorded)
+    check_unchanged(name, input_dir, fingerprint, ctx.made_steps)  # its input replaced while it read it: no bug of the stage
     if n_in is not None and summary["in"]["documents"] != n_in:
-        check_unchanged(name, input_dir, fingerprint)  # its input replaced while it read it: not a bug of the stage
         raise RuntimeError(f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
                            "this is a bug in the stage, its output was not marked complete")
     stats = {

@@ -64,6 +64,7 @@ class StageContext:
     input_docs: Any = None
     input_files: list[str] = dataclasses.field(default_factory=list)
     exchanges: int = 0  #: file exchanges (``shuffle``) made so far, to name their scratch folders
+    made_steps: list[Path] = dataclasses.field(default_factory=list)  #: made by this run (discarded if its input changed under it)
     #: why this run's output is incomplete for a reason outside curate (a judge that did not answer
     #: every request): the next run re-runs the stage instead of skipping it
     incomplete: str | None = None
@@ -172,13 +173,13 @@ class StageContext:
         log.info("%s: computing %s", self.name, name)
         return tmp
 
-    @staticmethod
-    def _close_step(tmp: Path, final: Path, key: str, figures: dict[str, Any] | None) -> None:
+    def _close_step(self, tmp: Path, final: Path, key: str, figures: dict[str, Any] | None) -> None:
         if figures:
             (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
         (tmp / "_DONE").write_text(key)
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
+        self.made_steps.append(final)
 
     def _use_step(self, name: str, final: Path) -> Artifact:
         if (final / STEP_STATS).exists():
