@@ -202,4 +202,9 @@ def _verify_loose(run_dir: Path, folders: list[Path], manifest_check: Callable[[
 
     for folder in folders:  # in name order, each after the folder it was made from
         check(folder)
+        was = markers[folder].get("input")  # the folder it read: there, but holding another output since
+        now = read_marker(Path(was)) if was and Path(was).is_dir() else None
+        if now is not None and now.get("output_fingerprint") != markers[folder].get("input_fingerprint"):
+            problems.append(f"{folder.name}: made from {was}, which holds another output since (a stage re-run into it): "
+                            "re-run this stage and the ones after it")
     return problems + _manifest_problems(run_dir, folders, manifest_check)

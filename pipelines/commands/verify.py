@@ -10,14 +10,14 @@ log = logging.getLogger("curate.verify")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_dir", type=Path, help="a run folder written by `curate run`")
+    parser.add_argument("run_dir", type=Path, help="a run folder written by `curate run`, a folder of stage folders run one by one, or one stage folder")
 
 
 def main(args: argparse.Namespace) -> int:
     from pipelines.verify import verify_run
 
     if not args.run_dir.exists():  # input missing: exit 4, as stats and export; 1 is for a run with problems
-        raise FileNotFoundError(f"{args.run_dir} does not exist; give a run folder written by `curate run`")
+        raise FileNotFoundError(f"{args.run_dir} does not exist; give a run folder written by `curate run`, or stage folders")
     problems = verify_run(args.run_dir, _manifest_check())
     for p in problems:
         print(f"FAIL {p}")

@@ -78,3 +78,18 @@ def test_verify_checks_stages_run_one_by_one(tmp_path, capsys):
     assert main(["verify", str(steps)]) == 1
     out = capsys.readouterr().out
     assert "dedup: 1 input documents are neither kept nor in the ledger" in out and "run.json" not in out
+
+
+def test_verify_sees_a_stage_folder_re_run_under_the_ones_made_from_it(tmp_path, capsys):
+    """Stages chained by hand, then an earlier one re-run with another setting: the later folders were
+    made from an output that is gone, and verify said OK."""
+    raw = _corpus(tmp_path)
+    steps = tmp_path / "steps"
+    common = ["--scheduler", "synchronous", "--quiet"]
+    assert main(["ingest", "--input", str(raw), "--output", str(steps / "a"), *common]) == 0
+    assert main(["exact-dedup", "--input", str(steps / "a"), "--output", str(steps / "b"), *common]) == 0
+    assert main(["minhash-dedup", "--input", str(steps / "b"), "--output", str(steps / "c"), *common]) == 0
+    assert main(["exact-dedup", "--input", str(steps / "a"), "--output", str(steps / "b"), "keep=longest", *common]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(steps)]) == 1
+    assert f"c: made from {steps / 'b'}, which holds another output since" in capsys.readouterr().out
