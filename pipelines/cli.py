@@ -186,7 +186,7 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.io import docs_columns
     from pipelines.kit.stage import check_requires
     from pipelines.marker import check_input
-    from pipelines.output_guards import check_destination
+    from pipelines.output_guards import check_destination, run_recipe_note
     from pipelines.profile_choice import profile_settings
     from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, resolve_profile
     from pipelines.runner import enabled_stages, run_recipe, run_stage
@@ -226,6 +226,8 @@ def _run(args: argparse.Namespace) -> int:
         check_requires(load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])))  # and one without a column it reads
     if stage is not None:
         check_replaceable(args.output, (stage,))
+        if note := run_recipe_note(args.output, args.config):
+            log.warning("%s", note)
     if args.cache_dir is not None:  # sub-steps are written there: the rules of an output
         check_destination(args.cache_dir, whole_run=True, option="--cache-dir")
         check_overlap(args.cache_dir, args.input if stage in (None, "ingest") else args.input[:1], option="--cache-dir")

@@ -68,3 +68,22 @@ def check_report_output(path: Path, title: str) -> None:
         if title.encode() not in head:
             raise OutputError(f"--output {path} exists and is not a report curate wrote; nothing was changed: "
                               "choose another file name")
+
+
+def run_recipe_note(output: Path, config: str | None) -> str | None:
+    """What to say when a single stage writes into a run folder made with another recipe file than
+    the one this command reads (``--config``, or the shipped one): the stage ran with the shipped
+    settings, silently, where the run's own recipe changed them."""
+    import json
+
+    from pipelines.recipe_schema import default_recipe_path
+
+    try:
+        made = json.loads((Path(output).parent / "run.json").read_text())["recipe"]["recipe_path"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    mine = Path(config) if config else default_recipe_path()
+    if not made or not Path(made).is_file() or Path(made).resolve() == mine.resolve():
+        return None
+    return (f"{Path(output).parent} was made with the recipe {made}; this command reads {mine}: its settings, not the "
+            f"run's, go into {Path(output).name} (pass --config {made} to re-run it with the run's)")

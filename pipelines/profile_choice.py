@@ -3,8 +3,9 @@
 A profile is a set of overrides of the shipped recipe (``pipelines/configs/profiles/<name>.yaml``).
 Applied as they are on top of a user's recipe, they replaced what the user had changed (a recipe's
 ``semdedup.eps: 0.2`` ran at the CPU profile's 0.05) without a word. A value the user's file sets
-and the shipped recipe does not is the user's choice: under ``--profile auto`` it stays (a choice
-made by the machine does not override one written by a person), under a profile named with
+and the shipped recipe does not is the user's choice: under ``--profile auto`` it stays, with the
+rest of that stage's settings (a choice made by the machine does not override one written by a
+person, and a profile's settings of one stage are tuned together), under a profile named with
 ``--profile`` the profile wins; either way a note names the setting.
 
 >>> profile_settings("cpu", "--profile auto: no CUDA device was found", None, None)[1]
@@ -30,16 +31,23 @@ def profile_settings(profile: str, why: str, recipe_path: str | Path | None, sta
         return overrides, []
     yours, shipped = load_recipe(recipe_path, [], stage=stage), load_recipe(None, [], stage=stage)
     auto = why.startswith("--profile auto")
-    apply, notes = [], []
+    apply, notes, rows = [], [], []
     for item in overrides:
         keys, value = parse_override(item)
         mine, base = _value(yours, keys, stage, item), _value(shipped, keys, stage, item)
         name = ".".join(keys) if stage is None else f"{stage}.{'.'.join(keys)}"
-        if mine is _MISSING or mine in (base, value):
+        rows.append((item, value, mine, base, name, mine is not _MISSING and mine not in (base, value)))
+    # a profile's settings of one stage are tuned together (semdedup's eps for its embedder): under auto, a
+    # stage whose settings the user changed keeps all of the recipe's, not a mix of the two
+    kept = {name.split(".")[0] for *_, name, changed in rows if changed} if auto else set()
+    for item, value, mine, base, name, changed in rows:
+        if name.split(".")[0] in kept:
+            if changed:
+                notes.append(f"profile {profile} leaves your recipe's {name}: {mine!r} as it is, and the rest of its "
+                             f"{name.split('.')[0]} settings with it (the profile sets {value!r} in place of the shipped {base!r}, "
+                             f"tuned with its other {name.split('.')[0]} settings; --profile {profile} applies them all)")
+        elif not changed:
             apply.append(item)
-        elif auto:
-            notes.append(f"profile {profile} leaves your recipe's {name}: {mine!r} as it is (the profile sets {value!r} "
-                         f"in place of the shipped {base!r}; --profile {profile} applies it)")
         else:
             apply.append(item)
             notes.append(f"--profile {profile} sets {name}: {value!r} over your recipe's {mine!r} (pass {name}=… on "

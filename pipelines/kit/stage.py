@@ -193,7 +193,7 @@ def skipped_warning(name: str, recipe: dict[str, Any], input_dir: Path, chain: S
         return (
             f"{name}: the chain of stage folders its input {input_dir} was made from stops at {chain[0]} (the folder "
             f"{stages[0]} read is gone, moved or replaced since), so its lineage cites {', '.join(str(s) for s in stages)} "
-            f"alone and it may not have been through {', '.join(skipped)}; re-run those stages in order if they changed"
+            f"alone, and whether it went through {', '.join(skipped)} is not known here; re-run those stages in order if they changed"
         )
     return (
         f"{name}: its input {input_dir} has not been through {', '.join(skipped)} (stages the recipe runs before "

@@ -24,9 +24,12 @@ def test_auto_keeps_what_the_user_wrote_and_says_so(tmp_path):
     chosen, notes = profile_settings("cpu", AUTO, path, None)
     recipe = load_recipe(path, chosen)
     assert recipe["stages"]["semdedup"]["eps"] == 0.2
-    assert recipe["stages"]["semdedup"]["model"] == "minilm-static-bi"  # what the user did not change still follows the profile
-    assert notes == ["profile cpu leaves your recipe's semdedup.eps: 0.2 as it is (the profile sets 0.05 in place of the "
-                     "shipped 0.12; --profile cpu applies it)"]
+    # the profile's semdedup settings are tuned together: the stage the user changed keeps all of the recipe's
+    # (a kept model beside the profile's eps and Chinese settings pruned Chinese pages with the wrong model) ...
+    assert recipe["stages"]["semdedup"]["model"] == "all-MiniLM-L6-v2"
+    assert recipe["stages"]["edu_score"]["scorer"] == "fast"  # ... and the other stages follow the profile
+    assert len(notes) == 1 and notes[0].startswith("profile cpu leaves your recipe's semdedup.eps: 0.2 as it is, and the rest "
+                                                   "of its semdedup settings with it (the profile sets 0.05 in place of the shipped 0.12")
 
 
 def test_a_named_profile_wins_and_says_over_what(tmp_path):
@@ -45,7 +48,7 @@ def test_the_shipped_recipe_and_an_unchanged_copy_take_the_whole_profile(tmp_pat
 def test_a_single_stage_keeps_its_keys_the_same_way(tmp_path):
     path = _recipe(tmp_path)
     chosen, notes = profile_settings("cpu", AUTO, path, "semdedup")
-    assert "eps=0.05" not in chosen and "model=minilm-static-bi" in chosen
+    assert "eps=0.05" not in chosen and "model=minilm-static-bi" not in chosen
     assert notes and "semdedup.eps: 0.2" in notes[0]
     assert load_recipe(path, chosen, stage="semdedup")["stages"]["semdedup"]["eps"] == 0.2
 
