@@ -236,9 +236,10 @@ def test_dry_run_checks_required_columns_against_earlier_stages(tmp_path, caplog
     bare.mkdir(parents=True)
     for p in part:
         pd.read_parquet(p).drop(columns=["n_tokens"]).to_parquet(bare / p.name)
+    # the input folder is what is wrong (exit 4), not a recipe: said before any cluster or plan, dry run or not
     rc = main(["mixture", "--input", str(bare.parent), "--output", str(tmp_path / "mix"), "--dry-run"])
-    assert rc == 2 and "requires columns ['n_tokens']" in caplog.text
-    caplog.clear()  # run for real: the input folder is what is wrong (exit 4), not a recipe
+    assert rc == 4 and "requires columns ['n_tokens']" in caplog.text
+    caplog.clear()
     rc = main(["mixture", "--input", str(bare.parent), "--output", str(tmp_path / "mix"), "--scheduler", "synchronous", "--quiet"])
     assert rc == 4 and "requires columns ['n_tokens']" in caplog.text and not (tmp_path / "mix").exists()
 
