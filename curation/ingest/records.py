@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 
-from curation.errors import nearest
+from curation.errors import json_safe, nearest
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
@@ -264,14 +263,4 @@ def _meta_json(extra: dict[str, Any]) -> str:
     try:
         return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(extra), sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+        return json.dumps(json_safe(extra), sort_keys=True, ensure_ascii=False, default=str)
