@@ -36,20 +36,19 @@ def profile_settings(profile: str, why: str, recipe_path: str | Path | None, sta
         keys, value = parse_override(item)
         mine, base = _value(yours, keys, stage, item), _value(shipped, keys, stage, item)
         name = ".".join(keys) if stage is None else f"{stage}.{'.'.join(keys)}"
-        rows.append((item, value, mine, base, name, mine is not _MISSING and mine not in (base, value)))
+        rows.append((item, value, mine, base, name, name.split(".")[0], mine is not _MISSING and mine not in (base, value)))
     # a profile's settings of one stage are tuned together (semdedup's eps for its embedder): under auto, a
     # stage whose settings the user changed keeps all of the recipe's, not a mix of the two
-    kept = {name.split(".")[0] for *_, name, changed in rows if changed} if auto else set()
-    for item, value, mine, base, name, changed in rows:
-        if name.split(".")[0] in kept:
+    kept = {section for *_, section, changed in rows if changed} if auto else set()
+    for item, value, mine, base, name, section, changed in rows:
+        if section in kept:
             if changed:
                 notes.append(f"profile {profile} leaves your recipe's {name}: {mine!r} as it is, and the rest of its "
-                             f"{name.split('.')[0]} settings with it (the profile sets {value!r} in place of the shipped {base!r}, "
-                             f"tuned with its other {name.split('.')[0]} settings; --profile {profile} applies them all)")
-        elif not changed:
-            apply.append(item)
-        else:
-            apply.append(item)
+                             f"{section} settings with it (the profile sets {value!r} in place of the shipped {base!r}, "
+                             f"tuned with its other {section} settings; --profile {profile} applies them all)")
+            continue
+        apply.append(item)
+        if changed:
             notes.append(f"--profile {profile} sets {name}: {value!r} over your recipe's {mine!r} (pass {name}=… on "
                          "the command line to keep yours)")
     return apply, notes

@@ -51,17 +51,27 @@ def stream_error(fh: Any) -> str | None:
 class Decompressed(io.RawIOBase):
     """A gzip or zstd file's decompressed bytes; a cut or corrupt stream ends (``error`` set) instead of raising."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: str, start: tuple[int, int] = (0, 0)) -> None:
+        """``start``: the (compressed, decompressed) offset of the member to begin at (a reader that
+        goes on past a damaged stretch); offsets are counted from the file's start either way."""
         self._raw = open(path, "rb")  # noqa: SIM115 -- closed by close()
-        self._kind = kind
+        self._raw.seek(start[0])
+        self.kind = kind
         self._dec: Any = None
         self._input = b""  # compressed bytes read and not yet decompressed
-        self._read = 0  # compressed bytes read from the file
+        self._read = start[0]  # compressed bytes read from the file
         self._out = memoryview(b"")  # decompressed bytes not yet returned
         self.pos = 0  # decompressed bytes returned
         self.error: str | None = None
         self.members: list[tuple[int, int]] = []  # (compressed, decompressed) offset of each member / frame start
-        self._made = 0  # decompressed bytes produced
+        self._made = start[1]  # decompressed bytes produced
+
+    @property
+    def junk_at(self) -> int | None:
+        """The compressed byte where data that is not this kind's began, if the stream stopped there."""
+        if not (self.error or "").startswith(f"not {self.kind} data"):
+            return None
+        return self._read - len(self._input)
 
     def readable(self) -> bool:
         return True
@@ -100,10 +110,10 @@ class Decompressed(io.RawIOBase):
                 pass
             start = self._read - len(self._input)
             if not any(self._input.startswith(m) for m in MAGIC):
-                self.error = f"not {self._kind} data at compressed byte {start} (after {self._made} decompressed bytes)"
+                self.error = f"not {self.kind} data at compressed byte {start} (after {self._made} decompressed bytes)"
                 return False
             self.members.append((start, self._made))
-            if self._kind == "gzip":
+            if self.kind == "gzip":
                 self._dec = zlib.decompressobj(31)
             else:
                 import zstandard
@@ -111,19 +121,19 @@ class Decompressed(io.RawIOBase):
                 self._dec = zstandard.ZstdDecompressor().decompressobj()
         if not self._input and not self._more():
             start = self.members[-1][0]
-            self.error = (f"compressed stream cut: the {self._kind} member at compressed byte {start} ends at byte "
+            self.error = (f"compressed stream cut: the {self.kind} member at compressed byte {start} ends at byte "
                           f"{self._read} before its end (after {self._made} decompressed bytes)")
             return False
         try:
-            out = self._dec.decompress(self._input, _READ) if self._kind == "gzip" else self._dec.decompress(self._input)
+            out = self._dec.decompress(self._input, _READ) if self.kind == "gzip" else self._dec.decompress(self._input)
         except Exception as exc:  # zlib.error / ZstdError: corrupt data
-            self.error = f"corrupt {self._kind} data after {self._made} decompressed bytes ({exc})"
+            self.error = f"corrupt {self.kind} data after {self._made} decompressed bytes ({exc})"
             return False
         if self._dec.eof:
             self._input = self._dec.unused_data
             self._dec = None
         else:
-            self._input = self._dec.unconsumed_tail if self._kind == "gzip" else b""
+            self._input = self._dec.unconsumed_tail if self.kind == "gzip" else b""
         self._made += len(out)
         self._out = memoryview(out)
         return True

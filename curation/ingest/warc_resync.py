@@ -23,19 +23,13 @@ _BLOCK = 1 << 20
 def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
     """The decompressed bytes of ``path`` from the gzip member at byte ``compressed``, whose
     ``members`` go on numbering decompressed bytes from ``decompressed``."""
-    raw = Decompressed(path, "gzip")
-    # Decompressed reads from byte 0: start it at the member instead (streams.py has no offset argument)
-    raw._raw.seek(compressed)
-    raw._read, raw._made = compressed, decompressed
-    return io.BufferedReader(raw, buffer_size=1 << 16)
+    return io.BufferedReader(Decompressed(path, "gzip", start=(compressed, decompressed)), buffer_size=1 << 16)
 
 
 def junk_at(fh: Any) -> int | None:
     """Compressed byte where a gzip stream that met bytes that are not gzip data stopped; None if it did not."""
     raw = getattr(fh, "raw", None)
-    if not isinstance(raw, Decompressed) or not (raw.error or "").startswith("not gzip data"):
-        return None
-    return raw._read - len(raw._input)
+    return raw.junk_at if isinstance(raw, Decompressed) and raw.kind == "gzip" else None
 
 
 def next_member(path: Path, after: int) -> int | None:

@@ -37,7 +37,7 @@ def check_requires(stage: Any, input_dir: Path, columns: Iterable[str]) -> None:
     columns = list(columns)
     missing = [c for c in required_columns(stage) if c not in columns]
     if missing:
-        made = "; ".join(f"{c}: {', '.join(_producers(c))}" for c in missing if _producers(c))
+        made = "; ".join(f"{c}: {', '.join(by)}" for c in missing if (by := _producers(c)))
         raise InputError(
             f"stage {stage.name} requires columns {missing} that {input_dir} does not have; "
             f"run the stages that produce them first ({made + '; ' if made else ''}columns present: {columns})"
