@@ -78,13 +78,6 @@ def _repo_units(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
     return np.array([f"repo:{r}" if r else f"doc:{i}" for r, i in zip(_repos(df, mask), ids, strict=True)], dtype=object)
 
 
-def _placed(df: pd.DataFrame, mask: np.ndarray) -> np.ndarray:
-    """``mask`` less the rows that name no repository (:data:`UNPLACED_GROUP`)."""
-    out = mask.copy()
-    out[mask] = [r is not None for r in _repos(df, mask)]
-    return out
-
-
 def _objects(values: np.ndarray) -> pd.Series | np.ndarray:
     """A column of strings as object (``MEMBER_COLUMNS`` keeps it object: no ``str`` inferred and
     undone); other values as they are, for pandas to infer as before (a missing doc id ends as NaN)."""
@@ -129,8 +122,10 @@ def memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: pd.DataFra
         plain = np.isin(kind, list(mixed))
         if spec.builder == "repo_code":
             code = (kind == "code") & ("code" in mixed) & (repeat > 0)
-            placed = _placed(df, code)
-            add(placed, spec.name, REPO_GROUP, _repo_units(df, placed), np.ones(len(df)))
+            repos = _repos(df, code)  # a file naming no repository is left out (UNPLACED_GROUP)
+            placed = code.copy()
+            placed[code] = [r is not None for r in repos]
+            add(placed, spec.name, REPO_GROUP, np.array([f"repo:{r}" for r in repos if r is not None], dtype=object), np.ones(len(df)))
             add(code & ~placed, spec.name, UNPLACED_GROUP, ids[code & ~placed], np.zeros(len(df)))
             threads = (kind == "issues_prs_commits") & ("issues_prs_commits" in mixed)
             add(threads, spec.name, THREADS_GROUP, _repo_units(df, threads), repeat)

@@ -13,7 +13,6 @@ from curation.mixture.groups import (
     REPO_GROUP,
     THREADS_GROUP,
     UNPLACED_GROUP,
-    _placed,
     _repo_units,
     long_source_kinds,
     memberships,
@@ -54,8 +53,11 @@ def reference_memberships(df: pd.DataFrame, specs: Sequence[PhaseSpec], groups: 
         plain = np.isin(kind, list(mixed))
         if spec.builder == "repo_code":
             code = (kind == "code") & ("code" in mixed) & (repeat > 0)
-            placed = _placed(df, code)  # a file with no repository is accounted apart, with repeat 0
-            add(placed, spec.name, REPO_GROUP, _repo_units(df, placed), np.ones(len(df)))
+            units = _repo_units(df, code)  # a file with no repository (doc:<id>) is accounted apart, with repeat 0
+            named = np.array([not u.startswith("doc:") for u in units], dtype=bool)
+            placed = code.copy()
+            placed[code] = named
+            add(placed, spec.name, REPO_GROUP, units[named], np.ones(len(df)))
             add(code & ~placed, spec.name, UNPLACED_GROUP, ids[code & ~placed], np.zeros(len(df)))
             threads = (kind == "issues_prs_commits") & ("issues_prs_commits" in mixed)
             add(threads, spec.name, THREADS_GROUP, _repo_units(df, threads), repeat)
