@@ -78,7 +78,7 @@ def build_report(run: Run, compare: Run | None = None, examples: int = 3) -> str
 
 def run_section(run: Run) -> Section:
     s = Section("run", "Run")
-    rec = run.record or (run.state.record if run.state is not None else {})
+    rec = run.recorded
     s.text("Folder " + run_summary(run, with_state=False))
     if run.state is not None and run.state.status != "complete":
         why = f": {run.state.error}" if run.state.error else ""

@@ -70,6 +70,11 @@ class Run:
         return self.stage(name) is not None
 
     @property
+    def recorded(self) -> dict[str, Any]:
+        """What the run recorded: ``run.json``, else the ``run.progress.json`` of a run that stopped ({} if neither)."""
+        return self.record or (self.state.record if self.state is not None else {})
+
+    @property
     def is_stage_folder(self) -> bool:
         """Whether this is one stage folder (``curate <stage> --output DIR``), not a run folder:
         it records neither a recipe nor the stages before it."""
@@ -181,7 +186,7 @@ def missing_stage_note(run: Run, stage: str) -> str | None:
     if run.is_stage_folder:
         return (f"{stage} is not in {run.name}, which is one stage folder (written by `curate {run.stages[0].name}`) that holds "
                 f"that stage's output only; the stages before it, {stage} among them if it ran, are in the folder its input came from")
-    record = run.record or (run.state.record if run.state is not None else {})
+    record = run.recorded
     planned = [s.get("name") for s in record.get("stages") or [] if isinstance(s, dict)]
     section = (record.get("recipe") or {}).get("stages", {}).get(stage)
     if isinstance(section, dict) and section.get("enabled") is False or (planned and stage not in planned):
@@ -208,7 +213,7 @@ def run_summary(run: Run, with_state: bool = True) -> str:
         st = run.stages[0]
         return (f"{run.path}: one stage folder ({st.name}, written by `curate {st.name}`; {st.stats.get('seconds', '?')} s); "
                 "recipe and run time: not recorded (a stage folder keeps its stage's config only, below)")
-    record = run.record or (run.state.record if run.state is not None else {})
+    record = run.recorded
     recipe = record.get("recipe") or {}
     name = f"{recipe['name']} ({recipe.get('recipe_path') or 'path not recorded'})" if recipe.get("name") else "not recorded"
     status = run.state.status if run.state is not None else "complete"
