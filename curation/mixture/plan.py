@@ -157,9 +157,14 @@ def plan_phase(
     for g in groups:
         g.weight = g.planned_tokens / planned if planned else 0.0
     plan = PhasePlan(spec.name, budget, int(round(nominal)), unique, planned, sigma, groups, shortfalls, redistributed, scale)
+    held = ", ".join(f"{g.group}: {g.documents} documents" for g in groups if g.documents and g.mix > 0 and g.repeat <= 0)
     for s in shortfalls:
         if s["group"] is None:
-            if s["tokens"]:
+            if held:  # its kinds have documents, all in groups it gives no epochs (a repeat of 0)
+                log.warning("mixture: phase %s replays none of its %d tokens: the documents of its mix (%s) are all in groups "
+                            "it gives no epochs (%s); the manifest's excluded_groups say why", spec.name, s["tokens"],
+                            ", ".join(sorted(spec.mix)), held)
+            elif s["tokens"]:
                 log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
                             "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
             else:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from curation.mixture.accounting import language_table
 from curation.mixture.checks import check_edu_bands, check_plans, check_replay, check_values
-from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, unplaced_warnings
+from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, UNPLACED_GROUP, unplaced_warnings
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
 from curation.mixture.phases import DEFAULT_REPEATS, PhaseSpec
@@ -67,7 +67,8 @@ def write_manifests(
         manifest = build_manifest(
             spec, plan, groups, provenance=provenance, fim={**fim_base, "documents": fim_total},
             repeats="materialized" if cfg.materialize_repeats else "weights", tokenizer=cfg.tokenizer,
-            exclusion_reasons={g.group: group_exclusion_reason(g.group, policy) for g in plan.groups if g.weight <= 0},
+            exclusion_reasons={g.group: "no_repo" if g.group == UNPLACED_GROUP else group_exclusion_reason(g.group, policy)
+                               for g in plan.groups if g.weight <= 0},
             languages=langs.get(spec.name, {}), warnings=[w for w in warnings if w["phase"] in (None, spec.name) and (w["check"] != "top_level_epochs" or spec.stage == "pretrain")],
             eod_tokens=EOD_TOKENS,
         )

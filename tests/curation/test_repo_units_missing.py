@@ -66,6 +66,7 @@ def test_the_stage_writes_no_made_up_header_and_accounts_for_every_file(tmp_path
     m = json.loads((out / "manifests" / "midtrain_repo_code_32k.json").read_text())
     excluded = {e["name"]: e for e in m["excluded_groups"]}
     assert excluded[UNPLACED]["documents"] == 2
+    assert excluded[UNPLACED]["reason"] == "no_repo"  # its own reason: they are not dropped, unlike zero_weight groups
     assert [w["documents"] for w in m["warnings"] if w["check"] == "repo_fields"] == [2]  # said in the manifest too
     shards = pd.concat([read_parts(out / "shards" / "midtrain_repo_code_32k" / REPO_GROUP)])
     assert shards["repo"].tolist() == ["org/tool"]
@@ -127,3 +128,14 @@ def test_a_thread_record_without_a_repository_gets_no_made_up_header():
     by_repo = {r: (t, n) for r, t, n in zip(repos, built.frame["text"], built.frame["n_tokens"], strict=True)}
     assert by_repo[None] == ("Crash on empty input", 4)  # not "<|repo_name|>t-lone"
     assert by_repo["o/r"][0].startswith("<|repo_name|>o/r\n")
+
+
+def test_a_repository_phase_of_only_unplaced_files_says_where_its_code_went(caplog):
+    from curation.mixture.plan import GroupStat, plan_phase
+
+    with caplog.at_level("WARNING", logger="curation.mixture.plan"):
+        plan = plan_phase(SPECS[1], {UNPLACED: GroupStat(tokens=900, repeat=0.0, documents=8)}, {})
+    assert [s["reason"] for s in plan.shortfalls] == ["no_data"]
+    (line,) = caplog.messages
+    # not "no document of its mix": it has 8, all in a group it gives no epochs
+    assert "no document" not in line and "code/no_repo: 8 documents" in line and "excluded_groups" in line
