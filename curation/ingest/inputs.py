@@ -26,7 +26,7 @@ from curation.ingest import discover
 from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
 from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.jsonl_head import first_record
-from curation.ingest.notices import unmapped_fields
+from curation.ingest.notices import input_name_warnings, unmapped_fields
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import MAGIC
 from curation.ingest.unread import note
@@ -136,6 +136,8 @@ def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, 
     unique, passed_over = scan_inputs(paths)
     if passed_over:  # neither data nor a sidecar (README, licence, checksums): said once, when ingest runs
         log.warning("%s", note(passed_over, READS))
+    for line in input_name_warnings([f for f, _fmt in unique]):
+        log.warning("%s", line)
     total = files_bytes(unique)
     block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
     rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))

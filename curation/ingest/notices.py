@@ -3,13 +3,15 @@
 
 Two shards that each number their rows from 0 lose half their documents this way, and the
 funnel alone does not say that the ids, not the texts, were the same. And, while it plans, a field
-mapping that names no column of a Parquet file or ``datasets`` folder.
+mapping that names no column of a Parquet file or ``datasets`` folder, and inputs whose names say
+they are a held-out split (``test``, ``validation``) or Hive partitions (``lang=en/``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +77,33 @@ def unmapped_fields(path: Path, names: list[str], fields: Any) -> None:
         log.warning("%s has no column %r, which ingest.fields.%s names: its %s is left empty (columns: %s); "
                     "name a column it has, or ingest.fields.%s=none to leave it off on purpose",
                     path, value, f.name, f.name, ", ".join(names[:20]), f.name)
+
+
+#: split names that mean "not for training" (Hugging Face's, and common ones)
+_HELD_OUT = re.compile(r"(test|validation|valid|val|eval|evaluation|dev|heldout|held[-_]out)([-_]\d+(-of-\d+)?)?")
+_HIVE = re.compile(r"([A-Za-z_][\w.-]*)=[^=]*")
+
+
+def input_name_warnings(files: list[Path], shown: int = 3) -> list[str]:
+    """What the inputs' names say that ingest does not act on: files of a held-out split (a folder or
+    a file named ``test``, ``validation``…, or Hugging Face's ``test-00000-of-00001.parquet``) are read
+    as training data; Hive partition folders' values (``lang=en``) are not columns of the documents.
+
+    >>> [w.split(":")[0] for w in input_name_warnings([Path("d/test-00000-of-00001.parquet"), Path("d/lang=en/a.jsonl")])]
+    ['ingest', 'ingest']
+    """
+    held, keys = [], set()
+    for f in files:
+        names = [f.parent.name.lower(), f.name.split(".")[0].lower()]  # its folder (a split folder) and its name
+        if any(_HELD_OUT.fullmatch(n) for n in names):
+            held.append(f)
+        keys.update(m.group(1) for n in f.parts[:-1] if (m := _HIVE.fullmatch(n)))
+    out = []
+    if held:
+        eg = ", ".join(str(f) for f in held[:shown]) + (", …" if len(held) > shown else "")
+        out.append(f"ingest: {len(held):,} input file(s) are named as a held-out split ({eg}) and are read as training "
+                   "data like the others; give only the splits you train on (a model trained on its test set scores falsely well)")
+    if keys:
+        out.append(f"ingest: the input folders are Hive partitions ({', '.join(sorted(k + '=…' for k in keys))}): the values in "
+                   "folder names are not columns of the documents; write them into the files to keep them")
+    return out

@@ -357,3 +357,29 @@ def test_a_file_compressed_twice_is_refused_and_one_of_nothing_is_said(tmp_path,
         _ingest([empty, good], tmp_path / "out2")
     assert "empty.jsonl.gz decompresses to nothing (0 bytes): no documents" in caplog.text
     assert read_parts(tmp_path / "out2" / "docs")["doc_id"].tolist() == ["g"]
+
+
+def test_a_held_out_split_and_hive_folders_are_said(tmp_path, caplog):
+    """A DatasetDict's test split, Hugging Face's test-00000-of-00001.parquet and Hive folders
+    (lang=en/) were read without a word: the test set as training data, the folder values lost.
+    Both are read as before, and said."""
+    import datasets
+
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict({"text": ["train text"], "id": ["t1"]}),
+                          "test": datasets.Dataset.from_dict({"text": ["test text"], "id": ["x1"]})}).save_to_disk(str(tmp_path / "hf"))
+    (tmp_path / "hub").mkdir()
+    pd.DataFrame({"text": ["hub test text"], "id": ["h1"]}).to_parquet(tmp_path / "hub" / "test-00000-of-00001.parquet")
+    pd.DataFrame({"text": ["hub train text"], "id": ["h2"]}).to_parquet(tmp_path / "hub" / "train-00000-of-00001.parquet")
+    (tmp_path / "hive" / "lang=en").mkdir(parents=True)
+    _write_jsonl(tmp_path / "hive" / "lang=en" / "a.jsonl", [{"id": "e1", "text": "hive text"}])
+    with caplog.at_level("WARNING"):
+        _ingest([tmp_path / "hf", tmp_path / "hub", tmp_path / "hive"], tmp_path / "out", ["ingest.source=web"])
+    assert sorted(read_parts(tmp_path / "out" / "docs")["doc_id"]) == ["e1", "h1", "h2", "t1", "x1"]  # read as before
+    (held,) = [r.message for r in caplog.records if "held-out split" in r.message]
+    assert held.startswith("ingest: 2 input file(s)") and "test-00000-of-00001.parquet" in held and str(tmp_path / "hf" / "test") in held
+    assert "train-00000" not in held
+    assert any("Hive partitions (lang=…)" in r.message for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        _ingest([tmp_path / "hub" / "train-00000-of-00001.parquet"], tmp_path / "out2", ["ingest.source=web"])
+    assert "held-out" not in caplog.text and "Hive" not in caplog.text
