@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from curation.errors import json_safe
 from curation.files import atomic_path, part_name, read_parquet
 from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
@@ -288,6 +289,7 @@ def partition_counts(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_json(path: Path, payload: Any) -> None:
-    """Write JSON atomically with sorted keys."""
+    """Write JSON atomically with sorted keys; a NaN or infinite figure (a correlation of constant scores)
+    is written null: strict JSON, which jq, JavaScript and ``json.load(parse_constant=…)`` read."""
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(payload, indent=2, sort_keys=True, default=str) + "\n")
+        tmp.write_text(json.dumps(json_safe(payload), indent=2, sort_keys=True, default=str, allow_nan=False) + "\n")
