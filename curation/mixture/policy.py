@@ -41,7 +41,8 @@ from curation.schema import DropReason
 UNKNOWN_LANG = "und"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")  # group names are folder names and manifest keys
 #: The sub-group column of each kind (``all`` when the column is missing or null).
-SUB_COLUMN = {"web": "quality_level", "web_edu": "edu_band", "code": "code_tier", "code_web": "code_tier", "math_science": "edu_band"}
+SUB_COLUMN = {"web": "quality_level", "web_edu": "edu_band", "code": "code_tier", "code_web": "code_tier", "math_science": "edu_band",
+              "papers": "edu_band"}
 #: Ledger reason of an excluded group (repeat 0 in the table) per kind: the recipe's rule.
 EXCLUSION_REASON = {
     "web": DropReason.LOW_QUALITY, "web_edu": DropReason.LOW_QUALITY,

@@ -98,3 +98,18 @@ def test_shard_assignment_is_stable_and_keeps_a_unit_together():
     s2 = assign_shards(m.iloc[::-1].reset_index(drop=True), {("p", "code/repo_level"): 7}, seed=1)[::-1]
     assert (s1 == s2).all() and s1.max() < 7
     assert len(set(s1[m["unit"] == "repo:a"])) == 1
+
+
+def test_papers_are_grouped_by_their_edu_band_with_the_math_science_factors():
+    """The recipe scores papers (math & science material) with edu_score, but every paper went to
+    papers/all at one epoch: the score never reached the mixture. They take their band, as math_science
+    does, and the recipe's factors; a paper edu_score did not score stays papers/all."""
+    from curation.mixture.phases import DEFAULT_REPEATS
+    from pipelines.recipe import load_recipe
+
+    df = frame([{"doc_id": f"p{b}", "text": "x", "source": "papers", "edu_band": b} for b in ("high", "medium", "low", None)])
+    recipe = load_recipe("pipelines/configs/glm45.yaml")["stages"]["mixture"]["repeat"]
+    for table in (DEFAULT_REPEATS, recipe):
+        g = doc_groups(df, table)
+        assert g["group"].tolist() == ["papers/high", "papers/medium", "papers/low", "papers/all"]
+        assert g["repeat"].tolist() == [table["math_science/high"], table["math_science/medium"], table["math_science/low"], 1.0]
