@@ -54,9 +54,7 @@ def read_yaml(src: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise ConfigError(f"recipe {src} is not valid YAML ({yaml_problem(exc)}); fix the file") from exc
     if recipe is None:
-        raise ConfigError(
-            f"recipe {src} is empty; copy {default_recipe_path()} and edit it"
-        )
+        raise ConfigError(f"recipe {src} is empty; copy {default_recipe_path()} and edit it")
     if not isinstance(recipe, dict):
         raise ConfigError(f"recipe {src} must be a mapping (name, seed, stages: …), not {type(recipe).__name__}")
     return recipe
@@ -84,11 +82,13 @@ def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
 
 
 def _top_hint(key: str, base: dict[str, Any], options: set[str]) -> str:
-    """What an unknown top-level key likely means: a stage's key without its stage (``phases`` for
-    ``mixture.phases``), a profile's dotted setting in a file given as the recipe, or the nearest key."""
+    """What an unknown top-level key likely means: a stage's key without its stage (``phases`` for ``mixture.phases``),
+    a stage's section outside ``stages:``, a profile's dotted setting in a file given as the recipe, or the nearest key."""
     if owners := sorted(s for s, sec in (base.get("stages") or {}).items() if isinstance(sec, dict) and key in sec):
         return f"; {key} is a key of stage {owners[0]}: write {owners[0]}.{key}"
-    if "." in key and key.split(".", 1)[0] in set(stage_names()):
+    if key in (stages := set(stage_names())):  # a stage's section written at the top of a recipe file
+        return f"; {key} is a stage: put its section under stages: (stages:\n  {key}:\n    key: value)"
+    if "." in key and key.split(".", 1)[0] in stages:
         return "; a dotted key is a setting (key=value on the command line), not a recipe key: apply a profile with --profile cpu|gpu"
     return hint(key, options)
 

@@ -408,3 +408,12 @@ def test_a_profile_given_as_the_recipe_says_how_profiles_are_applied(tmp_path, c
     profile = Path(default_recipe_path()).parent / "profiles" / "cpu.yaml"
     assert main(["run", str(profile), "--input", str(_corpus(tmp_path)), "--output", str(tmp_path / "run"), "--dry-run"]) == 2
     assert "a dotted key is a setting (key=value on the command line), not a recipe key: apply a profile with --profile cpu|gpu" in caplog.text
+
+
+def test_a_stage_section_at_the_top_of_a_recipe_file_says_to_put_it_under_stages(tmp_path, caplog):
+    """The stage pages speak of the "recipe section code_quality"; written at the top of a file it said
+    "unknown top-level key 'code_quality'; did you mean 'code_quality'?"."""
+    recipe = tmp_path / "mine.yaml"
+    recipe.write_text("code_quality:\n  tier_high: 85\n")
+    assert main(["run", str(recipe), "--input", str(_corpus(tmp_path)), "--output", str(tmp_path / "run"), "--dry-run"]) == 2
+    assert "code_quality is a stage: put its section under stages:" in caplog.text and "did you mean" not in caplog.text
