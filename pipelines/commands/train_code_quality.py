@@ -59,6 +59,7 @@ def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, di
     """Scores from the LLM annotator (NaN where it failed) and what produced them."""
     from classifiers.annotation import get_annotator  # the annotators edu_score uses
     from classifiers.rubrics import get_rubric
+    from pipelines.commands.judge_failures import check_judge
 
     rubric = get_rubric("code_quality")
     config = json.loads(args.annotator)
@@ -67,6 +68,7 @@ def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, di
     warn_if_local(config, len(texts))
     annotator = get_annotator(config)
     result = annotator.annotate(texts, rubric)
+    check_judge("train-classifier code-quality", result, config, needed=10)
     model_id = getattr(annotator, "model_id", None) or getattr(getattr(annotator, "inner", None), "model_id", None)
     return np.asarray(result.scores, dtype=np.float64), {"annotator": model_id or config.get("backend"),
                                                          "rubric": rubric.name, "rubric_version": rubric.version}

@@ -83,6 +83,7 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator
     from classifiers.rubrics import get_rubric
+    from pipelines.commands.judge_failures import check_judge
     from pipelines.commands.train_code_quality import warn_if_local
 
     cfg = json.loads(args.annotator)
@@ -92,6 +93,7 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
     annotator = get_annotator(cfg)
     rubric = get_rubric(args.rubric)
     res = annotator.annotate(docs["text"].tolist(), rubric)
+    check_judge("train-classifier web-embedding", res, cfg, needed=10)
     failed = sum(f is not None for f in res.failures)
     return np.asarray(res.scores, dtype=np.float64), {
         "annotator": getattr(annotator, "model_id", cfg.get("backend")), "rubric": rubric.name,
