@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from curation.dedup.minhash import MinHashParams, signatures_from_hashes
+from curation.dedup.shingle_batch import shingle_hashes
+from curation.dedup.shingles import ShingleSpec
 
 
 def in_sample(ids: Any, seed: int, fraction: float) -> np.ndarray:
@@ -107,6 +109,20 @@ def bigram_sketches(texts: Sequence[str], num_perm: int = SKETCH_PERM, seed: int
         offsets.append(offsets[-1] + len(g))
     hv = np.concatenate(grams) if grams else np.zeros(0, np.uint64)
     return signatures_from_hashes(hv, np.asarray(offsets, dtype=np.int64), MinHashParams(num_perm=num_perm, seed=seed))
+
+
+def word_sketches(texts: Sequence[str], num_perm: int = SKETCH_PERM, seed: int = 1) -> np.ndarray:
+    """``(len(texts), num_perm)`` MinHash signatures of each text's set of words (MinHash dedup's
+    words: NFKC, lower-cased, runs of word characters; digit runs masked to ``0`` first, as
+    :func:`bigram_sketches` does): the whole text, where the embedder saw its first window only.
+
+    >>> a = word_sketches(["Price 59 EUR, ships from Porto", "price 1299 eur ships from porto", "Another page"])
+    >>> [float(sketch_jaccard(a[0], b)) for b in a[1:]]
+    [1.0, 0.0]
+    """
+    masked = [_DIGITS.sub("0", t) if isinstance(t, str) else "" for t in texts]
+    h64, offsets = shingle_hashes(masked, ShingleSpec("word", 1))
+    return signatures_from_hashes(h64 >> np.uint64(32), offsets, MinHashParams(num_perm=num_perm, seed=seed))
 
 
 def sketch_jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:

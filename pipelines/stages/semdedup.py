@@ -14,7 +14,10 @@ similarity pass, and nothing ever embeds twice for the same model settings:
   (keep order) and which one; ``sweep.json`` holds the removal count for every ε of ``eps_sweep``.
   For ``text_check_languages`` a pair above the language's bar counts only when the two pages'
   character bigrams overlap (``clusters/`` then holds their sketches), so for those languages the
-  pass depends on their ε and the sweep's counts above it include unchecked pairs.
+  pass depends on their ε and the sweep's counts above it include unchecked pairs. With
+  ``window_check`` a pair where a page was cut by the embedder's window (``n_tokens`` >
+  ``max_seq_length``) counts only when the whole texts share words (word sketches, ``cut`` in
+  ``clusters/``), checked above the widest ε reported: :mod:`pipelines.stages.semdedup_check`.
 - ``removals/``    the duplicates at ``eps``, grouped by input partition (``pipelines.removal``).
 
 The steps and their partition functions are in :mod:`pipelines.stages.semdedup_steps`; the
@@ -71,6 +74,8 @@ class SemDedupConfig(StageConfig):
     eps_by_language: dict[str, float] = dataclasses.field(default_factory=dict)  # ε of these languages' pages instead of eps
     text_check_languages: tuple[str, ...] = ()  # languages whose pairs above the bar must also share text (bigram Jaccard)
     text_check_jaccard: float = 0.6
+    window_check: bool = True  # a pair above the bar with a page cut by the window counts only when the whole texts share words
+    window_check_jaccard: float = 0.5
     eps_sweep: tuple[float, ...] = (0.01, 0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
     block_rows: int = 1024
 
@@ -106,6 +111,7 @@ class SemDedupConfig(StageConfig):
         check_range(self, "eps", 1e-6, 1.0)
         check_range(self, "static_weight", 0.0, 1.0)
         check_range(self, "text_check_jaccard", 0.0, 1.0)
+        check_range(self, "window_check_jaccard", 0.0, 1.0)
         for lang, e in self.eps_by_language.items():
             if not isinstance(e, (int, float)) or not 0.0 < e <= 1.0:
                 raise ConfigError(f"SemDedupConfig.eps_by_language[{lang!r}] = {e!r} must be a number in (0, 1]")
@@ -123,11 +129,23 @@ class SemDedupConfig(StageConfig):
                 "max_seq_length": self.max_seq_length, "mask_digits": self.mask_digits}
 
     def text_check(self) -> steps.TextCheck | None:
-        """The text check of :func:`curation.dedup.semantic.max_similarity_to_earlier` (None: no language checked)."""
-        if not self.text_check_languages:
+        """The pair checks of the similarity pass (:mod:`pipelines.stages.semdedup_check`; None: neither)."""
+        if not self.text_check_languages and not self.window_check:
             return None
         eps = {lang: float(self.eps_by_language.get(lang, self.eps)) for lang in self.text_check_languages}
-        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard))
+        if not self.window_check:
+            return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard))
+        # The window check applies above the widest ε the stage reports, so the pass (and the sweep) hold
+        # for every ε up to it and a changed eps re-runs the decision alone.
+        widest = max([self.eps, *self.eps_sweep, *self.eps_by_language.values()])
+        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard), float(widest),
+                               window_jaccard=float(self.window_check_jaccard))
+
+    def sketches(self) -> steps.Sketches:
+        """The pages the clusters step sketches for :meth:`text_check`."""
+        window = tuple(sorted(self.prune_sources)) if self.window_check else ()
+        return steps.Sketches(tuple(sorted(self.text_check_languages)), window, tuple(sorted(self.pruned_languages())),
+                              int(self.max_seq_length))
 
     def combines_static(self) -> bool:
         """Whether pruning mixes in the static embedder's cosine (``static_weight`` > 0, another model)."""
@@ -136,7 +154,9 @@ class SemDedupConfig(StageConfig):
 
 class SemDedupStage(GroupStage):
     name = "semdedup"
-    version = "2"  # 2: the k-means sample is drawn per document, not per partition
+    version = "3"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check
+    #: The embed step's own version: the vectors did not change with the stage's version 3.
+    embed_version = "2"
     config_cls = SemDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {CLUSTER_COLUMN: "int64"}
@@ -178,11 +198,10 @@ class SemDedupStage(GroupStage):
         want = sample_size(k, n, cfg.kmeans_sample)
         cent = ctx.step("centroids", {"vectors": vectors.tag(), "k": k, "iter": cfg.kmeans_iter, "sample": want, "seed": seed},
                         lambda out: steps.centroids_step(vectors, nparts, n, k, want, cfg.kmeans_iter, seed, ctx, out))
-        check = cfg.text_check()
-        sketched = tuple(sorted(cfg.text_check_languages))
+        check, sketches = cfg.text_check(), cfg.sketches()
         clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang",
-                                         "sketch": list(sketched)},
-                            lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketched))
+                                         "sketch": sketches.key()},
+                            lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketches))
         languages = cfg.pruned_languages()
         sims = ctx.step("similarity", {"clusters": clusters.path.name, "prune_sources": sorted(cfg.prune_sources),
                                        "prune_languages": sorted(languages), "sweep": list(cfg.eps_sweep), "version": self.version,
@@ -204,7 +223,7 @@ class SemDedupStage(GroupStage):
         """The embeddings of ``model`` (the step is keyed by the settings that change the vectors,
         never by device or batch size, so nothing embeds twice)."""
         params = {"embedder": {"model": model, "max_seq_length": cfg.max_seq_length, "mask_digits": cfg.mask_digits},
-                  "sources": sorted(cfg.sources), "store_dtype": cfg.store_dtype, "version": self.version}
+                  "sources": sorted(cfg.sources), "store_dtype": cfg.store_dtype, "version": self.embed_version}
         if model in self.model_paths(cfg).values():  # a folder of the user's: its files, not its name (retrained in place)
             params["embedder"]["files"] = model_fingerprint(Path(model).expanduser())
         return ctx.step("static_embeddings" if figure == "static_embedding" else "embeddings", params,

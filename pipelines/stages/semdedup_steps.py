@@ -20,25 +20,21 @@ import pandas as pd
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
 from curation.dedup.kmeans import assign, train_kmeans
-from curation.dedup.semantic import (
-    check_bars,
-    decide,
-    empty_similarity,
-    fold_sweep,
-    keep_key,
-    similarity_pass,
-    sweep_counts,
-)
-from curation.dedup.vectors import SKETCH_PERM, bigram_sketches, decode_vectors, in_sample, mix_static
+from curation.dedup.semantic import decide, empty_similarity, fold_sweep, keep_key, sweep_counts
+from curation.dedup.vectors import decode_vectors, in_sample, mix_static
 from curation.files import read_parquet
 from pipelines.kit import Artifact, StageContext
 from pipelines.removal import REMOVAL_META, write_removals
+from pipelines.stages.semdedup_check import Sketches, TextCheck, checked_pass
+
+__all__ = ["Sketches", "TextCheck", "Vectors"]  # the checks' types are the stage's too
+NO_SKETCHES = Sketches()
 
 STATS_META = pd.DataFrame({k: pd.Series(dtype="float64") for k in ("documents", "tokens", "truncated", "seconds", "dim")})
 MEMBERS_META = pd.DataFrame({
     "doc_id": pd.Series(dtype=object), "_part": pd.Series(dtype="int64"), "source": pd.Series(dtype=object),
     "cluster": pd.Series(dtype="int64"), "keep_key": pd.Series(dtype="float64"), "vector": pd.Series(dtype=object),
-    "lang": pd.Series(dtype=object), "sketch": pd.Series(dtype=object),
+    "lang": pd.Series(dtype=object), "sketch": pd.Series(dtype=object), "cut": pd.Series(dtype=bool),
 })
 SWEEP_META = pd.DataFrame({"source": pd.Series(dtype=object), "key": pd.Series(dtype=object), "count": pd.Series(dtype="int64")})
 
@@ -63,23 +59,6 @@ class Vectors:
     def tag(self) -> list[Any]:
         """What identifies these vectors in a step's parameters."""
         return [self.main.path.name, self.static.path.name if self.static else None, self.weight, list(self.languages)]
-
-
-@dataclasses.dataclass(frozen=True)
-class TextCheck:
-    """In ``languages``, a pair above its language's cosine bar counts only when the two pages'
-    character bigrams overlap (estimated Jaccard ≥ ``min_jaccard``): where a static model cannot
-    tell two pages on one topic from two copies of one template, the copies' shared text can."""
-
-    eps: tuple[tuple[str, float], ...] = ()  # (language, its ε) for each checked language
-    min_jaccard: float = 0.6
-
-    @property
-    def languages(self) -> tuple[str, ...]:
-        return tuple(lang for lang, _ in self.eps)
-
-    def bars(self, langs: np.ndarray) -> np.ndarray:
-        return check_bars(langs, self.languages, 1.0, dict(self.eps))
 
 
 def read_vectors(vectors: Vectors, number: int, langs: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -160,11 +139,11 @@ def _sample_part(number: int, seed: int, vectors: Vectors, fraction: float) -> p
 
 
 def clusters_step(docs: dd.DataFrame, vectors: Vectors, centroids: Artifact, keep: str, ctx: StageContext, out: Path,
-                  sketch_languages: tuple[str, ...] = ()) -> None:
-    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key (and, with
-    ``sketch_languages``, ``sketch``: the :func:`bigram_sketch` bytes of those languages' pages)."""
+                  sketches: Sketches = NO_SKETCHES) -> None:
+    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key (and the pages'
+    ``sketch`` and ``cut`` for the pair checks: :class:`Sketches`)."""
     graph = ctx.map_parts(docs, _assign_part, vectors, str(centroids.path / "centroids.npy"), keep, Artifact(out),
-                          sketch_languages, meta=pd.Series(dtype="int64"))
+                          sketches, meta=pd.Series(dtype="int64"))
     ctx.compute(graph, "assign clusters")
 
 
@@ -180,7 +159,7 @@ def _langs(rows: pd.DataFrame) -> np.ndarray:
 
 
 def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str, keep: str, out: Artifact,
-                 sketch_languages: tuple[str, ...] = ()) -> pd.Series:
+                 sketches: Sketches = NO_SKETCHES) -> pd.Series:
     ids, _ = read_embedding_part(vectors.main.part_path(number))
     rows = df.set_index(df["doc_id"].astype(str)).loc[list(ids)] if len(ids) else df.iloc[:0]
     langs = _langs(rows)
@@ -191,10 +170,8 @@ def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str
         "lang": pd.Series(langs, dtype=object),
         "cluster": labels, "centroid_sim": sims, "keep_key": keep_key(rows, sims, keep),
     })
-    if sketch_languages:
-        wanted = np.isin(langs, list(sketch_languages))
-        sketches = iter(bigram_sketches(rows["text"].to_numpy(dtype=object)[wanted].tolist()))
-        frame["sketch"] = pd.Series([next(sketches).tobytes() if w else b"" for w in wanted], dtype=object)
+    for name, column in sketches.columns(rows, langs).items():
+        frame[name] = column
     out.write_part(number, frame)
     return pd.Series([len(frame)], dtype="int64")
 
@@ -235,6 +212,7 @@ def _members_part(number: int, vectors: Vectors, clusters: Artifact, sources: tu
         "lang": pd.Series(asg["lang"].to_numpy(dtype=object)[keep] if "lang" in asg.columns else [None] * int(keep.sum()), dtype=object),
         "sketch": pd.Series(asg["sketch"].to_numpy(dtype=object)[keep] if "sketch" in asg.columns else [b""] * int(keep.sum()),
                             dtype=object),
+        "cut": asg["cut"].to_numpy(dtype=bool)[keep] if "cut" in asg.columns else np.zeros(int(keep.sum()), dtype=bool),
     })
 
 
@@ -243,26 +221,11 @@ def _similarity_part(number: int, df: pd.DataFrame, out: Artifact, block_rows: i
     if len(df):
         vecs = decode_vectors(df["vector"].tolist(), np.float16)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        bars = sketches = None
-        if check is not None and check.languages:
-            bars = check.bars(df["lang"].to_numpy(dtype=object))
-            sketches = decode_sketches(df["sketch"].tolist())
-        sims = similarity_pass(df.drop(columns=["vector", "sketch"]), vecs, block_rows=block_rows, bars=bars, sketches=sketches,
-                               min_jaccard=check.min_jaccard if check is not None else 0.0)
+        sims = checked_pass(df, vecs, check, block_rows)
     else:
         sims = empty_similarity()
     out.write_part(number, sims)
     return sweep_counts(sims, sweep)
-
-
-def decode_sketches(blobs: list[bytes]) -> np.ndarray:
-    """Rows of :func:`bigram_sketch` bytes → (n, SKETCH_PERM) uint32; an empty blob (a page outside the
-    checked languages) gives a zero row, never compared."""
-    out = np.zeros((len(blobs), SKETCH_PERM), dtype=np.uint32)
-    for i, blob in enumerate(blobs):
-        if blob:
-            out[i] = np.frombuffer(blob, dtype=np.uint32)
-    return out
 
 
 def removals_step(sims: Artifact, eps: float, ctx: StageContext, out: Path, eps_by_language: dict[str, float] | None = None) -> dict[str, Any]:
