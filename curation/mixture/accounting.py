@@ -12,7 +12,7 @@ and :func:`language_table` gives the manifests' per-language figures.
 >>> agg[["group", "documents", "tokens", "zero_tokens"]].values.tolist()
 [['web/high', 1, 5, 0], ['web/low', 0, 0, 7]]
 >>> group_stats(agg)["p"]["web/high"]
-GroupStat(tokens=5, repeat=4.0, documents=1)
+GroupStat(tokens=5, repeat=4.0, documents=1, max_doc_tokens=5)
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ from curation.tokens import count_tokens
 AGG_META = pd.DataFrame({
     "phase": pd.Series(dtype=object), "group": pd.Series(dtype=object), "lang": pd.Series(dtype=object), "documents": pd.Series(dtype="int64"),
     "tokens": pd.Series(dtype="int64"), "chars": pd.Series(dtype="int64"), "repeat_tokens": pd.Series(dtype="float64"),
-    "zero_documents": pd.Series(dtype="int64"), "zero_tokens": pd.Series(dtype="int64"),
+    "zero_documents": pd.Series(dtype="int64"), "zero_tokens": pd.Series(dtype="int64"), "max_tokens": pd.Series(dtype="int64"),
 })
-SUMS = list(AGG_META.columns[3:])
+SUMS = list(AGG_META.columns[3:-1])
+#: how each column adds up across partitions: the sums, and the largest document (repeat > 0)
+COMBINE = {**dict.fromkeys(SUMS, "sum"), "max_tokens": "max"}
 
 
 def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: RepoHeaders | None = None,
@@ -52,23 +54,24 @@ def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: R
     m = m.assign(
         documents=pos.astype("int64"), tokens=np.where(pos, m["n_tokens"], 0), chars=np.where(pos, m["chars"], 0),
         repeat_tokens=m["repeat"] * m["n_tokens"], zero_documents=(~pos).astype("int64"), zero_tokens=np.where(pos, 0, m["n_tokens"]),
+        max_tokens=np.where(pos, m["n_tokens"], 0),
     )
-    out = m.groupby(["phase", "group", "lang"], sort=True)[SUMS].sum().reset_index()
+    out = m.groupby(["phase", "group", "lang"], sort=True).agg(COMBINE).reset_index()
     return out.astype(AGG_META.dtypes.to_dict())
 
 
 def sum_accounts(parts: pd.DataFrame) -> pd.DataFrame:
     """The partitions' sums added up: one row per (phase, group, language)."""
-    return parts.groupby(["phase", "group", "lang"], sort=True)[SUMS].sum().reset_index()
+    return parts.groupby(["phase", "group", "lang"], sort=True).agg(COMBINE).reset_index()
 
 
 def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
     """phase → group → GroupStat from the accounting sums (zero-weight groups keep their size, repeat 0)."""
     out: dict[str, dict[str, GroupStat]] = {}
-    agg = agg.groupby(["phase", "group"], sort=True)[SUMS].sum().reset_index()
+    agg = agg.groupby(["phase", "group"], sort=True).agg(COMBINE).reset_index()
     for r in agg.itertuples(index=False):
         if r.tokens > 0:
-            st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents))
+            st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents), int(r.max_tokens))
         else:
             st = GroupStat(int(r.zero_tokens), 0.0, int(r.zero_documents))
         out.setdefault(r.phase, {})[r.group] = st

@@ -4,7 +4,8 @@
   The plan computes those epochs from the budgets (15T : 7T × scale), the repeat factors and the
   caps; where the data cannot give them while keeping the phases' proportions, say so.
 - **concentration**: a group of few documents that takes a large share of a phase (two pages
-  holding most of phase 1's tokens) is a mixture nobody meant; warn, or fail when configured.
+  holding most of phase 1's tokens), or one document of a large group that does (a 12 MB page of
+  repeated text), is a mixture nobody meant; warn, or fail when configured.
 - **replay**: a group whose shards replay more than 2 % off its planned tokens (whole copies of
   few or long documents cannot reach a fractional epoch), and the phase when its total does.
 
@@ -87,6 +88,15 @@ def check_plans(
                     "message": (f"phase {name}: {g.documents} document(s) of {g.group} take {g.weight:.1%} of its tokens "
                                 f"(more than {max_share:.0%} for ≤ {max_documents} documents): lower that group's repeat or cap, "
                                 "or add data"),
+                })
+            top = g.max_doc_tokens * g.epochs / plan.planned_tokens if plan.planned_tokens else 0.0
+            if g.documents > max_documents and top > max_share:  # one document of a large group (a small one is said above)
+                warnings.append({
+                    "check": "concentration", "phase": name, "group": g.group, "value": round(top, 6), "limit": max_share,
+                    "documents": 1,
+                    "message": (f"phase {name}: one document of {g.group} ({g.max_doc_tokens:,} tokens × {g.epochs:.2f} epochs) takes "
+                                f"{top:.1%} of its tokens (more than {max_share:.0%}): find it (the group's largest), cut or drop it "
+                                "(ingest.max_chars), or add data"),
                 })
     for w in warnings:
         log.warning("mixture: %s", w["message"])

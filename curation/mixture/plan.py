@@ -45,6 +45,7 @@ class GroupStat:
     tokens: int
     repeat: float
     documents: int = 0
+    max_doc_tokens: int = 0  #: the group's largest document (one document's share of a phase is checked)
 
 
 @dataclasses.dataclass
@@ -61,6 +62,7 @@ class GroupPlan:
     planned_tokens: int = 0
     weight: float = 0.0
     shortfall_tokens: int = 0
+    max_doc_tokens: int = 0  #: the group's largest document
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -129,7 +131,8 @@ def plan_phase(
         st = stats[name]
         mix = float(spec.mix.get(kind_of(name), 0.0))
         cap = lookup(caps, name, math.inf)
-        groups.append(GroupPlan(name, kind_of(name), int(st.tokens), int(st.documents), float(st.repeat), mix, mix * float(st.repeat), max(cap, 0.0)))
+        groups.append(GroupPlan(name, kind_of(name), int(st.tokens), int(st.documents), float(st.repeat), mix, mix * float(st.repeat),
+                                max(cap, 0.0), max_doc_tokens=int(st.max_doc_tokens)))
     nominal = sum(g.nominal_epochs * g.tokens for g in groups)
     unique = sum(g.tokens for g in groups if g.nominal_epochs > 0)
     budget = spec.budget_tokens(scale)
