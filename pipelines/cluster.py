@@ -246,6 +246,8 @@ def open_client(
     # every default distributed registered when it was imported inside the block
     from distributed import Client, LocalCluster
 
+    from pipelines.cluster_env import check_same_code
+
     with dask.config.set({**frames, **WORKER_ENVIRON}):
         # distributed sets its loggers to INFO on import; keep the console for our progress.
         logging.getLogger("distributed").setLevel(logging.WARNING)
@@ -256,6 +258,7 @@ def open_client(
             client = _connect(scheduler)
             try:
                 _await_workers(client, scheduler)
+                check_same_code(client, scheduler)  # an old or missing curate on a process of it: one line, not a traceback
             except BaseException:
                 client.close()
                 raise

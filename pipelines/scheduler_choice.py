@@ -10,6 +10,7 @@ with ``"synchronous"``). The command says which, and why, on its first lines and
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     if args.scheduler is not None and args.workers is not None:
         raise ConfigError(f"--workers {args.workers} and --scheduler {args.scheduler}: choose one (--workers sizes the "
                           "embedded cluster, --scheduler runs elsewhere: in this process or on a cluster of its own)")
+    if args.scheduler is not None and cluster.get("workers") is not None:  # a recipe's default for runs without --scheduler
+        logging.getLogger("curate").warning("cluster.workers = %s sizes the embedded cluster; --scheduler %s runs elsewhere, "
+                                            "so it is not used here", cluster["workers"], args.scheduler)
     limit = check_min_input_mb(MIN_INPUT_MB if cluster.get("min_input_mb") is None else cluster["min_input_mb"])
     options = (("--scheduler", args.scheduler), ("--workers", args.workers), ("cluster.workers", cluster.get("workers")),
                ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))

@@ -83,8 +83,9 @@ def stalled(client: Any) -> str | None:
 
 @contextlib.contextmanager
 def watch_workers(client: Any, label: str) -> Iterator[None]:
-    """While the block waits on ``client``'s cluster, warn when no task can run for :data:`STALL_S`
-    (a cluster that cannot run the work would otherwise leave the run waiting, silent)."""
+    """While the block waits on ``client``'s cluster, warn when no task can run for :data:`STALL_S`,
+    and again each time the wait doubles (a cluster that cannot run the work would otherwise leave
+    the run waiting, silent; one line said once covered a 9-minute wait)."""
     if client is None:
         yield
         return
@@ -92,14 +93,14 @@ def watch_workers(client: Any, label: str) -> Iterator[None]:
 
     def watch() -> None:
         since: float | None = None
-        said = False
+        next_at = STALL_S
         while not done.wait(WATCH_EVERY_S):
             why = stalled(client)
             since = (since or time.monotonic()) if why else None
-            if why and not said and time.monotonic() - since >= STALL_S:
+            next_at = next_at if why else STALL_S
+            if why and time.monotonic() - since >= next_at:
                 log.warning("%s: waiting %.0f s and counting: %s", label, time.monotonic() - since, why)
-                said = True
-            said = said and why is not None
+                next_at *= 2
 
     thread = threading.Thread(target=watch, name="curate-watch-workers", daemon=True)
     thread.start()

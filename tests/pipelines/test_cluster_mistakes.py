@@ -93,7 +93,8 @@ def test_a_compute_that_no_worker_can_run_is_said_not_silent(caplog):
         finally:
             worker_loss.WATCH_EVERY_S, worker_loss.STALL_S = old
     assert "demo: step: waiting" in caplog.text and "the scheduler has no worker" in caplog.text
-    assert caplog.text.count("demo: step: waiting") == 1  # said once, not every poll
+    # said again each time the wait doubles (0.5, 1, 2 s), not at every poll (~10) nor only once
+    assert caplog.text.count("demo: step: waiting") in (2, 3)
 
 
 def test_a_lost_scheduler_is_exit_9_with_one_line():

@@ -83,6 +83,13 @@ def test_workers_and_a_scheduler_together_are_refused(tmp_path, caplog, no_clust
     assert rc == 2 and "--workers 2 and --scheduler synchronous: choose one" in caplog.text
 
 
+def test_the_recipes_cluster_workers_with_a_scheduler_is_said_unused(tmp_path, caplog, no_cluster):
+    """cluster.workers=3 with --scheduler was dropped without a word (run.json said "chosen with --scheduler")."""
+    rc = main(["run", str(default_recipe_path()), "--input", "sample_data", "--output", str(tmp_path / "run"),
+               "--scheduler", "synchronous", "--dry-run", "cluster.workers=3"])
+    assert rc == 0 and "cluster.workers = 3 sizes the embedded cluster; --scheduler synchronous runs elsewhere, so it is not used" in caplog.text
+
+
 def test_libraries_chatty_at_info_are_held_to_warnings(tmp_path, caplog, no_cluster):
     """faiss logs each CPU build it tries to load at INFO (eight lines in the middle of a run)."""
     import logging

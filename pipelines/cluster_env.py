@@ -1,0 +1,84 @@
+"""That the scheduler and every worker of a ``--scheduler`` cluster run this command's curate.
+
+A long-lived cluster outlives upgrades: a worker started from another checkout ran the first stages
+on old code without a word and then left the run waiting; one that could not import curate failed
+the plugin registration as "a bug in curate" (exit 70, a page of traceback); a scheduler holding old
+modules could not read the new task graph. The driver asks each of them, before anything runs,
+which curate it imports (its source digest) and stops with one line naming the process and the fix
+(:class:`pipelines.cluster.SchedulerError`, exit 9). An embedded LocalCluster's workers are this
+process's own environment, so it is not asked.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any
+
+#: the packages whose code runs on the workers
+PACKAGES = ("curation", "pipelines", "classifiers")
+
+
+@functools.lru_cache(maxsize=1)
+def code_identity() -> dict[str, str]:
+    """This process's curate: the digest of its packages' Python sources (names and bytes) and where they are."""
+    import curation
+
+    root = Path(curation.__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for package in PACKAGES:
+        for f in sorted((root / package).rglob("*.py")):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return {"digest": h.hexdigest()[:16], "where": str(root)}
+
+
+def _probe() -> Any:
+    """A function that runs on a worker or the scheduler and returns its :func:`code_identity`, or
+    the import error. Defined inside this one so that it is pickled by value: a process that cannot
+    import curate still runs it and says so."""
+
+    def identity() -> dict[str, str]:
+        import importlib
+
+        try:
+            return importlib.import_module("pipelines.cluster_env").code_identity()
+        except Exception as exc:  # noqa: BLE001 -- any import failure is the answer
+            return {"error": f"{type(exc).__name__}: {exc}"}
+
+    return identity
+
+
+def mismatches(mine: dict[str, str], theirs: dict[str, Any]) -> list[str]:
+    """One phrase per process of ``theirs`` (name → identity, or an exception) that does not run ``mine``.
+
+    >>> mismatches({"digest": "a", "where": "/x"}, {"w1": {"digest": "a", "where": "/y"}, "w2": {"digest": "b", "where": "/old"},
+    ...                                            "w3": {"error": "ModuleNotFoundError: No module named 'pipelines'"}})
+    ['w2 runs another curate (/old, source b; this command: /x, source a)', "w3 cannot import curate (ModuleNotFoundError: No module named 'pipelines')"]
+    """
+    out = []
+    for name, ident in sorted(theirs.items()):
+        if isinstance(ident, BaseException):
+            out.append(f"{name} did not answer ({type(ident).__name__}: {ident})")
+        elif "error" in ident:
+            out.append(f"{name} cannot import curate ({ident['error']})")
+        elif ident.get("digest") != mine["digest"]:
+            out.append(f"{name} runs another curate ({ident.get('where')}, source {ident.get('digest')}; "
+                       f"this command: {mine['where']}, source {mine['digest']})")
+    return out
+
+
+def check_same_code(client: Any, scheduler: str) -> None:
+    """Raise SchedulerError when the scheduler or a worker does not run this command's curate."""
+    from pipelines.cluster import SchedulerError
+
+    probe = _probe()
+    theirs: dict[str, Any] = dict(client.run(probe, on_error="return"))
+    try:
+        theirs["the scheduler"] = client.run_on_scheduler(probe)
+    except Exception as exc:  # noqa: BLE001 -- said as a mismatch
+        theirs["the scheduler"] = exc
+    bad = mismatches(code_identity(), theirs)
+    if bad:
+        raise SchedulerError(f"--scheduler {scheduler}: {'; '.join(bad)}: install this curate (the same checkout or version) "
+                             "where the scheduler and every worker run, and restart them")
