@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--annotator", default='{"backend": "local", "doc_tokens": 768}',
                         help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU judge: for trying "
                              "the path; a real model needs an openai or vllm backend, or --labels)")
-    parser.add_argument("--cache", type=Path, default=None, help="annotation cache folder")
+    parser.add_argument("--cache-dir", "--cache", dest="cache", type=Path, default=None,
+                        help="annotation cache folder (--cache-dir as in the other commands; --cache too)")
     parser.add_argument("--sample", type=positive_int, default=2000, help="files to annotate (default %(default)s)")
     parser.add_argument("--sources", nargs="+", default=["code"])
     parser.add_argument("--n-features", type=positive_int, default=2**18)

@@ -220,6 +220,7 @@ def phase_figures(manifest: dict[str, Any], files: list[dict[str, Any]], truncat
     truncated = truncation == "random" and manifest["packing"]["mode"] == "none"
     out: dict[str, Any] = {
         "folder": manifest["phase"], "rows": sum(f["rows"] for f in files), "files": [f["path"] for f in files],
+        "tokens": sum(v["tokens"] for v in groups.values()),  # the rows' n_tokens: the manifest's replay_tokens
         "seq_length": manifest["seq_length"], "packing": manifest["packing"]["mode"],
         "truncation": "random" if truncated else "none",
         "planned_tokens": manifest["budget"]["planned_tokens"],

@@ -74,6 +74,9 @@ class CodeWebConfig(StageConfig):
                 raise ConfigError(f"CodeWebConfig.recall: unknown method {r!r}; choose html_tags and/or classifier")
         check_range(self, "classifier_threshold", 0.0, 1.0)
         check_range(self, "score_floor", 0.0, 1.0)
+        if self.score_floor != 0.2:  # accepted (recipes name it) but said: it changes nothing the stage does
+            log.warning("code_web.score_floor = %g has no effect: code blocks come from ingest and only recalled pages are "
+                        "re-parsed; leave it out (recall, min_code_blocks and classifier_threshold choose the pages)", self.score_floor)
         check_range(self, "min_code_blocks", 0, None)
         check_range(self, "min_code_chars", 0, None)
         try:

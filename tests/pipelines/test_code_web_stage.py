@@ -69,3 +69,16 @@ def test_low_tier_pages_are_annotated_not_removed_and_decided_without_rescoring(
     kept, _ = assert_conservation(inp, tmp_path / "c")
     assert pd.isna(kept.set_index("doc_id").loc["txt", "code_web_recall"])
     assert len(calls) == 4  # the recall rule picks the pages re-parsed: part of the scores step's key
+
+
+def test_score_floor_is_said_to_have_no_effect(caplog):
+    """Documented as no effect, score_floor=0.9 was accepted without a word (and re-ran the stage)."""
+    from pipelines.stages.code_web import CodeWebConfig
+
+    with caplog.at_level("WARNING"):
+        CodeWebConfig(score_floor=0.9).validate()
+    assert "code_web.score_floor = 0.9 has no effect" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        CodeWebConfig().validate()
+    assert "score_floor" not in caplog.text

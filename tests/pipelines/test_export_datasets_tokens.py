@@ -18,6 +18,7 @@ def test_a_best_fit_phase_counts_its_documents_tokens_not_their_eods(finished_ru
         m = json.loads((finished_run / "80_mixture" / "manifests" / f"{phase}.json").read_text())
         replay = {g["name"]: g["replay_tokens"] for g in m["groups"] if g["replay_tokens"]}
         assert {g: v["tokens"] for g, v in phases[phase]["groups"].items()} == replay  # as docs/export.md says
+        assert phases[phase]["tokens"] == m["budget"]["replay_tokens"] == sum(replay.values())  # the phase's too (it had none)
         rows = datasets.load_from_disk(str(out / phase)).to_pandas()
         if len(rows):  # the bins hold those tokens and one EOD per document shown
             held = rows.groupby("group")["input_ids"].apply(lambda x: int(x.map(len).sum())).to_dict()

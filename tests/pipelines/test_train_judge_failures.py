@@ -16,7 +16,7 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize(("kind", "cache"), [("code-quality", "--cache"), ("web-embedding", "--cache-dir")])
+@pytest.mark.parametrize(("kind", "cache"), [("code-quality", "--cache"), ("code-quality", "--cache-dir"), ("web-embedding", "--cache-dir")])
 def test_an_unreachable_judge_is_exit_10_with_the_fix(tmp_path, caplog, kind, cache):
     base = f"http://127.0.0.1:{_closed_port()}/v1"
     judge = json.dumps({"backend": "openai", "base_url": base, "model": "judge", "max_retries": 0})
