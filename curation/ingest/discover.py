@@ -4,6 +4,7 @@ folders, globs and ``@list`` files, each real file once; FIFOs, devices and sock
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import os
@@ -77,6 +78,8 @@ def read_list(arg: Path) -> list[tuple[Path, Path]]:
     """``@inputs.txt``: one path a line, relative to the list's folder, never outside it (symlinks
     resolved); each entry comes with that root, which files found inside listed folders must keep."""
     listing = Path(str(arg)[1:])
+    if listing.is_dir():
+        raise InputError(f"input list {listing} is a folder, not a list file: give it without '@' to read the files in it")
     if not listing.is_file():
         raise InputError(f"input list {listing} does not exist")
     root = listing.parent.resolve()
@@ -89,6 +92,8 @@ def read_list(arg: Path) -> list[tuple[Path, Path]]:
         if not target.is_relative_to(root):
             raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
         out.append((target, root))
+    if not out:
+        raise InputError(f"input list {listing} names no file (only blank lines and # comments); list one path a line")
     return out
 
 
@@ -133,6 +138,9 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
         elif child.is_file() and fmt:  # a pretty-printed .json (a dataset's metadata.json): no records
             passed["other"].append(child)
         elif child.is_symlink() and not child.exists() and (_format(child) or kind(child.name) == "data"):
+            if _loops(child):
+                raise InputError(f"{child}: symlink loop (it links to {os.readlink(child)}, and the links go round without reaching a file); "
+                                 "point the link at a real file or remove it")
             # a git-annex or Hugging Face cache folder whose data was not fetched: its documents would be lost unsaid
             raise InputError(f"{child} is a link to {os.readlink(child)}, which does not exist: fetch the data it points "
                              "to (git annex get, huggingface-cli download) or remove the link")
@@ -141,11 +149,20 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
     return out
 
 
+def _loops(path: Path) -> bool:
+    """Whether resolving the link ``path`` goes round in a loop (ELOOP), rather than to nothing."""
+    try:
+        path.stat()
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def _discover(path: Path, passed: dict[str, list[Path]]) -> list[tuple[Path, str]]:
     try:
         path.stat()
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
+        if exc.errno == errno.ELOOP:
             raise InputError(f"{path}: symlink loop; point the link at a real file or folder") from exc
         raise InputError(f"{path} does not exist{' (a dangling symlink)' if path.is_symlink() else ''}") from exc
     if path.is_dir():

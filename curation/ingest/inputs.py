@@ -23,12 +23,12 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from curation.ingest import discover
-from curation.ingest.chunks import compressed_chunks, plain_chunks, row_chunks
+from curation.ingest.chunks import Stop, row_chunks
 from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
-from curation.ingest.jsonl_head import first_record
+from curation.ingest.jsonl_plan import jsonl_chunks
 from curation.ingest.notices import input_name_warnings, unmapped_fields
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import MAGIC
+from curation.ingest.streams import magic_kind
 from curation.ingest.unread import note
 from curation.ingest.warc_plan import Cut, warc_chunks
 
@@ -61,6 +61,7 @@ class InputSpec:
     cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
     docs: int = -1  # warc: document records the planning pass counted in this chunk (-1: not counted)
     label: str = ""  # how ledgers and artifacts name the file (:func:`input_label`); "" for ``str(path)``
+    damaged: Stop | None = None  # jsonl: the member that failed its check, where the file's last chunk ends (its ledger row)
 
     @property
     def name(self) -> str:
@@ -254,33 +255,18 @@ def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: F
 
 
 def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    comp = next((c for m, c in MAGIC.items() if head.startswith(m)), None)
-    if path.name.endswith((".gz", ".zst")) and comp is None and head:
-        raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
-    first = first_record(path)
-    if first is not None and fields.text not in first and fields.html not in first:
-        nested = "." in fields.text and isinstance(first.get(fields.text.split(".")[0]), dict)
-        chat = next((k for k, v in first.items() if isinstance(v, list) and v and all(isinstance(t, dict) and "content" in t for t in v)), None)
-        fix = (f"fields are read at the top level only: flatten the records first (jq -c '{{text: .{fields.text}, source}}')" if nested
-               else f"{chat!r} holds chat turns, which ingest does not read: render each conversation to one text (your "
-                    f"chat template, or jq -c '{{id, text: ([.{chat}[] | .role + \": \" + .content] | join(\"\\n\\n\")), source}}') "
-                    "and map that field" if chat
-               else "map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
-        raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); {fix}")
-    if comp is not None:
-        chunks, size = compressed_chunks(path, block)
-        if size == 0:  # as a 0-byte file is said
-            log.warning("%s decompresses to nothing (0 bytes): no documents", path)
-    else:
-        chunks, size = plain_chunks(path, block), path.stat().st_size
-    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s) for s, e, n in chunks]
+    chunks, size, damaged = jsonl_chunks(path, fields, block)
+    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s,
+                      damaged=damaged if k == len(chunks) - 1 else None) for k, (s, e, n) in enumerate(chunks)]
 
 
 def _check_columns(path: Path, names: list[str], fields: FieldMap) -> None:
     """A Parquet file or ``datasets`` folder needs its text column or its HTML column (and a mapping
     that names a column it lacks is said)."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:  # rows are read as dicts, where the last column of a name would silently win
+        raise InputError(f"{path}: repeated column name{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
+                         f"(columns: {names}); write the file with unique column names")
     unmapped_fields(path, list(names), fields)
     if fields.text not in names and fields.html not in names:
         raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); "
@@ -295,5 +281,8 @@ def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
 def _check_crawl_file(path: Path, fmt: str) -> None:
     with open(path, "rb") as fh:
         head = fh.read(8)
-    if fmt == "warc" and head and not (head.startswith(b"WARC/") or any(head.startswith(m) for m in MAGIC)):
+    if fmt == "warc" and head and not (head.startswith(b"WARC/") or magic_kind(head)):
         raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
+    if fmt == "warc" and magic_kind(head) == "zstd" and not head.startswith(b"\x28\xb5\x2f\xfd"):  # FastWARC reads no skippable frame
+        raise InputError(f"{path}: opens with a zstd skippable frame (pzstd, seekable zstd), which the WARC reader does not "
+                         f"read; recompress it (zstd -dc {path.name} | zstd -o {path.stem}.re.zst)")

@@ -2,7 +2,8 @@
 
 JSONL lines are streamed (a partition's bytes are never held whole; a chunk of a compressed file
 starts by decompressing up to its first line) and a truncated compressed
-stream becomes a ledger row (``truncated_input``) after the records read before it; Parquet row
+stream becomes a ledger row (``truncated_input``) after the records read before it (a member that
+failed its check, found when the run was planned, after the records of the members before it); Parquet row
 groups, dataset shards and crawl files (WARC/WET, HTML) go through the same row builders.
 """
 
@@ -118,8 +119,14 @@ def _jsonl_records(spec: InputSpec) -> tuple[list, list, list[int]]:
     """Decoded records of a JSONL spec, with a ``truncated_input`` record after the last complete one of a cut file."""
     lines = Lines(spec)
     records, errors, numbers = decode_jsonl_lines(lines, spec.first_line)
-    if lines.error is not None:
-        error = f"{lines.error}; the records before decompressed byte {lines.offset} were kept, later records could not be read; re-create the file"
+    if spec.damaged is not None:  # the planning pass found a member that failed its check: this chunk ends before it
+        stop = spec.damaged
+        records.append(None)
+        errors.append((DropReason.TRUNCATED_INPUT.value, stop.row(), {"offset": stop.offset, "member": stop.member[0] if stop.member else 0}))  # type: ignore[arg-type]
+        numbers.append(spec.first_line + lines.count)
+    elif lines.error is not None:
+        error = (f"{lines.error}; the complete records before decompressed byte {lines.offset} are kept (unless on_error=fail), "
+                 "later records could not be read; re-create the file")
         records.append(None)
         errors.append((DropReason.TRUNCATED_INPUT.value, error, {"offset": lines.offset}))  # type: ignore[arg-type]
         numbers.append(spec.first_line + lines.count)

@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from curation.errors import json_safe, nearest
+from curation.errors import nearest
+from curation.ingest.record_meta import id_text, merged_meta, meta_json
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
@@ -90,7 +91,10 @@ def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[di
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             records.append(None)
-            errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} (column {exc.colno})"))
+            if line[exc.pos : exc.pos + 1] == "\x00":  # a raw NUL byte (JSON writes one as \u0000): said as what it is
+                errors.append((DropReason.NUL_BYTE.value, f"a raw NUL byte at column {exc.colno} (JSON escapes it as \\u0000)"))
+            else:
+                errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} (column {exc.colno})"))
             continue
         except RecursionError:  # ~1,000 nested objects or arrays: deeper than Python's parser goes
             records.append(None)
@@ -181,7 +185,7 @@ def _map_record(
         assert err is not None
         return row, err[0], err[1]
     raw_id = _utf8(rec.get(fields.id))
-    row["doc_id"] = str(raw_id) if raw_id not in (None, "") and not isinstance(raw_id, (dict, list, bool)) else None
+    row["doc_id"] = id_text(raw_id) if not isinstance(raw_id, (dict, list, bool)) else None
     source = _utf8(rec.get(fields.source)) or default_source
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
@@ -190,17 +194,8 @@ def _map_record(
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
-    meta = rec.get(fields.meta)
-    extra = {k: v for k, v in rec.items() if k not in mapped}
-    if isinstance(meta, dict):
-        extra = {**meta, **extra}
-    elif isinstance(meta, str) and meta:
-        try:
-            parsed = json.loads(meta)
-            extra = {**parsed, **extra} if isinstance(parsed, dict) else {"meta": meta, **extra}
-        except (json.JSONDecodeError, RecursionError):  # not JSON, or too deeply nested to parse: kept as the text it is
-            extra = {"meta": meta, **extra}
-    row["meta"] = _meta_json(extra) if extra else None
+    extra = merged_meta(rec.get(fields.meta), {k: v for k, v in rec.items() if k not in mapped})
+    row["meta"] = meta_json(extra) if extra else None
     text, html = rec.get(fields.text), rec.get(fields.html)
     for name, value in ((fields.text, text), (fields.html, html)):
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
@@ -217,6 +212,10 @@ def _map_record(
                 return row, DropReason.TOO_LARGE.value, f"{len(html)} characters of HTML > max_chars {max_chars}"
         if text is None:
             return row, *_check_source(source)  # text comes from the extract step
+    if text is None and html is not None:  # a page field that holds no page, and no text
+        if isinstance(html, str):
+            return row, DropReason.EMPTY_TEXT.value, f"no {fields.text!r} and {fields.html!r} is empty or whitespace only"
+        return row, DropReason.WRONG_TYPE.value, f"{fields.html!r} is {_JSON_KIND.get(type(html), 'a ' + type(html).__name__)}, not a string"
     if fields.text not in rec or text is None:
         return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field" if fields.text not in rec else f"{fields.text!r} is null"
     if not isinstance(text, str):
@@ -255,12 +254,3 @@ def _check_source(source: str | None) -> tuple[str | None, str | None]:
     if source not in SOURCES:
         return DropReason.UNKNOWN_SOURCE.value, f"source {source!r} is not one of {list(SOURCES)}"
     return None, None
-
-
-def _meta_json(extra: dict[str, Any]) -> str:
-    """``meta`` as strict JSON: a NaN or infinite value (a pandas column of floats with gaps) is null,
-    where ``json.dumps`` wrote ``NaN``, which strict JSON readers refuse."""
-    try:
-        return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
-    except ValueError:
-        return json.dumps(json_safe(extra), sort_keys=True, ensure_ascii=False, default=str)

@@ -28,11 +28,26 @@ MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
 _READ = 1 << 16
 
 
+def magic_kind(head: bytes) -> str | None:
+    """``gzip``, ``zstd`` or None from a file's first 4 bytes: a zstd file may open with a skippable
+    frame (``5? 2a 4d 18``: pzstd, seekable-zstd writers), which a reader skips.
+
+    >>> magic_kind(bytes([0x1F, 0x8B, 8, 0])), magic_kind(bytes([0x5A, 0x2A, 0x4D, 0x18])), magic_kind(b"{}")
+    ('gzip', 'zstd', None)
+    """
+    return next((c for m, c in MAGIC.items() if head.startswith(m)), None) or ("zstd" if _skippable(head) else None)
+
+
+def _skippable(head: bytes) -> bool:
+    """A zstd skippable frame's magic number, 0x184D2A50 to 0x184D2A5F (little-endian)."""
+    return len(head) >= 4 and head[0] & 0xF0 == 0x50 and head[1:4] == b"\x2a\x4d\x18"
+
+
 def compression(path: Path) -> str | None:
     """``gzip``, ``zstd`` or None, from the file's first bytes (never its name)."""
     with open(path, "rb") as fh:
         head = fh.read(4)
-    return next((c for m, c in MAGIC.items() if head.startswith(m)), None)
+    return magic_kind(head)
 
 
 def open_input(path: Path) -> io.BufferedReader:
@@ -65,6 +80,7 @@ class Decompressed(io.RawIOBase):
         self.error: str | None = None
         self.members: list[tuple[int, int]] = []  # (compressed, decompressed) offset of each member / frame start
         self._made = start[1]  # decompressed bytes produced
+        self.corrupt = False  # the error is data that failed to decompress or its check (not a cut, not junk after a member)
 
     @property
     def junk_at(self) -> int | None:
@@ -96,29 +112,47 @@ class Decompressed(io.RawIOBase):
         self._input += chunk
         return bool(chunk)
 
-    def _fill(self) -> bool:
-        """Decompress some more into ``_out``; False at the end of the stream (clean or not)."""
-        if self.error is not None:
-            return False
-        if self._dec is None:  # between members: skip gzip's zero padding, then start the next one
+    def _next_member(self) -> bool:
+        """Start the next member / frame, past gzip's zero padding and zstd's skippable frames; False at
+        the end of the stream, or (``error`` set) at bytes that are not this kind's."""
+        while True:
             while not self._input.lstrip(b"\x00"):
                 self._input = b""
                 if not self._more():
                     return False
             self._input = self._input.lstrip(b"\x00")
-            while len(self._input) < 4 and self._more():
+            while len(self._input) < 8 and self._more():
                 pass
             start = self._read - len(self._input)
-            if not any(self._input.startswith(m) for m in MAGIC):
-                self.error = f"not {self.kind} data at compressed byte {start} (after {self._made} decompressed bytes)"
-                return False
-            self.members.append((start, self._made))
-            if self.kind == "gzip":
-                self._dec = zlib.decompressobj(31)
-            else:
-                import zstandard
+            if not (self.kind == "zstd" and _skippable(self._input)):
+                break
+            need = 8 + int.from_bytes(self._input[4:8], "little")  # magic, size, payload: never decompressed
+            while need > len(self._input):
+                need -= len(self._input)
+                self._input = b""
+                if not self._more():
+                    self.error = (f"compressed stream cut: the zstd skippable frame at compressed byte {start} ends at byte "
+                                  f"{self._read} before its end (after {self._made} decompressed bytes)")
+                    return False
+            self._input = self._input[need:]
+        if magic_kind(self._input[:4]) != self.kind or _skippable(self._input):
+            self.error = f"not {self.kind} data at compressed byte {start} (after {self._made} decompressed bytes)"
+            return False
+        self.members.append((start, self._made))
+        if self.kind == "gzip":
+            self._dec = zlib.decompressobj(31)
+        else:
+            import zstandard
 
-                self._dec = zstandard.ZstdDecompressor().decompressobj()
+            self._dec = zstandard.ZstdDecompressor().decompressobj()
+        return True
+
+    def _fill(self) -> bool:
+        """Decompress some more into ``_out``; False at the end of the stream (clean or not)."""
+        if self.error is not None:
+            return False
+        if self._dec is None and not self._next_member():
+            return False
         if not self._input and not self._more():
             start = self.members[-1][0]
             self.error = (f"compressed stream cut: the {self.kind} member at compressed byte {start} ends at byte "
@@ -126,8 +160,9 @@ class Decompressed(io.RawIOBase):
             return False
         try:
             out = self._dec.decompress(self._input, _READ) if self.kind == "gzip" else self._dec.decompress(self._input)
-        except Exception as exc:  # zlib.error / ZstdError: corrupt data
+        except Exception as exc:  # zlib.error / ZstdError: corrupt data (a cut stream never raises)
             self.error = f"corrupt {self.kind} data after {self._made} decompressed bytes ({exc})"
+            self.corrupt = True
             return False
         if self._dec.eof:
             self._input = self._dec.unused_data

@@ -109,7 +109,7 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "4"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns
+    version = "5"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
