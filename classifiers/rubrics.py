@@ -33,6 +33,8 @@ RUBRICS: dict[str, str] = {"edu": "edu.md", "web_quality": "web_quality.md", "co
 #: Average characters per token, used to truncate when no tokenizer is given.
 CHARS_PER_TOKEN = 4
 
+#: A score as an answer line writes it: ``3``, ``2.5``, ``3/5`` (the denominator is group 2).
+_NUMBER = r"(\d+(?:\.\d+)?)\s*(?:/\s*(\d+))?"
 _SECTION = re.compile(r"^# (system|user)\s*$", re.MULTILINE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _DELIMITER = re.compile(r"<\s*/?\s*document\s*>", re.IGNORECASE)
@@ -47,6 +49,9 @@ class ParsedScore:
 
     score: float | None
     failure: str | None = None
+    #: the score as written ("3", "2.5"): a caller that reads it from token log-probabilities can
+    #: tell a one-token integer from a number written in several tokens
+    written: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +102,12 @@ class Rubric:
         A document quoted earlier in the answer, or a model that changes its mind after a
         score line, can therefore never decide the score. Accepted last lines:
         ``Educational score: 3``, ``**Educational score: 3/5**``, or a bare ``3`` when it is
-        the whole answer (guided choice).
+        the whole answer (guided choice). A denominator other than the scale's top is refused:
+        "4/10" on a 0–5 rubric is ``out_of_range``, not a 4.
+
+        >>> r = get_rubric("edu")
+        >>> r.parse("Educational score: 2.5").score, r.parse("Educational score: 4/10").failure
+        (2.5, 'out_of_range')
         """
         # NFKC: a model answering in Chinese writes full-width colons and digits (评分：３ → 3)
         lines = [unicodedata.normalize("NFKC", ln).strip() for ln in (response or "").strip().splitlines() if ln.strip()]
@@ -105,15 +115,16 @@ class Rubric:
             return ParsedScore(None, "empty_response")
         last = lines[-1].strip("*_`#> \t")
         prefix = re.escape(self.answer_prefix.rstrip(":").strip())
-        m = re.fullmatch(rf"{prefix}\s*[*_]*\s*:\s*[*_]*\s*(\d+(?:\.\d+)?)\s*(?:/\s*\d+)?\s*[*_]*\s*[.!]?", last, re.IGNORECASE)
+        m = re.fullmatch(rf"{prefix}\s*[*_]*\s*:\s*[*_]*\s*{_NUMBER}\s*[*_]*\s*[.!]?", last, re.IGNORECASE)
         if m is None and len(lines) == 1:
-            m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*[.!]?", last)
+            m = re.fullmatch(rf"{_NUMBER}\s*[.!]?", last)
         if m is None:
             return ParsedScore(None, "no_final_score")
         value = float(m.group(1))
-        if not self.scale[0] <= value <= self.scale[1]:
-            return ParsedScore(None, "out_of_range")
-        return ParsedScore(value, None)
+        out_of = m.group(2)
+        if not self.scale[0] <= value <= self.scale[1] or (out_of is not None and int(out_of) != self.scale[1]):
+            return ParsedScore(None, "out_of_range", m.group(1))
+        return ParsedScore(value, None, m.group(1))
 
 
 def get_rubric(name: str) -> Rubric:

@@ -35,7 +35,8 @@ from curation.text import text_hash
 log = logging.getLogger(__name__)
 
 #: Failures that come from the answer itself (the same request would fail the same way).
-CACHEABLE_FAILURES = frozenset({"no_final_score", "out_of_range", "empty_response", "no_score_mass"})
+#: ``truncated`` (an answer cut by ``max_tokens`` before its score line) is one: ``max_tokens`` is in the model id.
+CACHEABLE_FAILURES = frozenset({"no_final_score", "out_of_range", "empty_response", "no_score_mass", "truncated"})
 #: Answers received that are written together (one transaction), at the latest after
 #: :data:`WRITE_SECONDS`: a process killed outright (a worker's SIGKILL) loses at most that much.
 WRITE_EVERY = 32

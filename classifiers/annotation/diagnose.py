@@ -117,14 +117,26 @@ def served_models(base_url: str, api_key_env: str | None = None, timeout_s: floa
         return None
 
 
-def unreadable_fix(counts: dict[str, int], rubric: Any) -> str:
-    """What to check when the judge answered but its answers cannot be read with ``rubric``."""
+def unreadable_fix(counts: dict[str, int], rubric: Any, config: dict[str, Any] | None = None) -> str:
+    """What to check when the judge answered but its answers cannot be read with ``rubric``
+    (``config``: the judge's backend settings).
+
+    >>> from classifiers.rubrics import get_rubric
+    >>> unreadable_fix({"truncated": 3}, get_rubric("edu"), {"max_tokens": 256})
+    'answers were cut at annotator_max_tokens = 256 before their score line: raise annotator_max_tokens (a reasoning model needs 1024 or more; the cache key changes with it), or set annotator_prefill=true for a one-token answer'
+    """
     lo, hi = rubric.scale
+    if set(counts) == {"truncated"}:
+        return (f"answers were cut at annotator_max_tokens = {(config or {}).get('max_tokens', 256)} before their score line: "
+                "raise annotator_max_tokens (a reasoning model needs 1024 or more; the cache key changes with it), or set "
+                "annotator_prefill=true for a one-token answer")
     what = []
+    if "truncated" in counts:
+        what.append(f"answers cut by max_tokens need a higher annotator_max_tokens (now {(config or {}).get('max_tokens', 256)})")
     if "no_final_score" in counts or "empty_response" in counts:
         what.append(f"an answer must end with the line '{rubric.answer_prefix} N'")
     if "out_of_range" in counts:
-        what.append(f"N must be on the rubric's scale {lo}–{hi}")
+        what.append(f"N must be on the rubric's scale {lo}–{hi} (written N or N/{hi})")
     if "no_score_mass" in counts:
         what.append(f"the token after '{rubric.answer_prefix}' must be a score {lo}–{hi}")
     return (f"{'; '.join(what)}: check annotator_model (an instruction-tuned model that follows the prompt?), the rubric "

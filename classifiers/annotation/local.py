@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from classifiers.annotation.base import MIN_SCORE_MASS, AnnotationResult, AnnotationStats
+from classifiers.annotation.identity import model_fingerprint
 from classifiers.rubrics import Rubric, truncate_with
 
 log = logging.getLogger(__name__)
@@ -158,7 +159,8 @@ class LocalAnnotator:
         self.threads = threads
         self.doc_tokens = doc_tokens
         budget = f":doc{doc_tokens}" if doc_tokens else ""
-        self.model_id = f"local:{Path(self.model_path).name}:logprobs{budget}"
+        # the content too: fine-tuned models live in folders all named `final` or `checkpoint-N`
+        self.model_id = f"local:{Path(self.model_path).name}@{model_fingerprint(self.model_path)}:logprobs{budget}"
         self._prefixes: dict[str, tuple[list[int], Any, list[int]]] = {}  # rubric version → (prefix ids, its cache, tail ids)
 
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:

@@ -43,6 +43,7 @@ import numpy as np
 
 from classifiers.annotation import openai_answers
 from classifiers.annotation.base import AnnotationResult, AnnotationStats, Answer, AnswerHook
+from classifiers.annotation.identity import server_of
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.annotation.pacing import Breaker, RateLimiter, breaker_threshold
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
@@ -132,7 +133,9 @@ class OpenAIAnnotator:
         mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
         extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
         budget = f":doc{doc_tokens}" if doc_tokens else ""
-        self.model_id = f"openai:{model}:{mode}{':logprobs' if logprobs else ''}:t{self.temperature:g}:{prompt_format}{budget}{extra}"
+        cut = f":max{self.max_tokens}" if mode == "chat" else ""  # where the answer may reason, max_tokens can cut it
+        self.model_id = (f"openai:{model}:{mode}{':logprobs' if logprobs else ''}:t{self.temperature:g}{cut}:{prompt_format}"
+                         f"{budget}{extra}@{server_of(self.base_url)}")  # the server too: two may serve one model name
 
     def __repr__(self) -> str:  # the key itself is never held, only the variable's name
         return f"OpenAIAnnotator(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r}, api_key_env={self.api_key_env!r})"
@@ -192,7 +195,7 @@ class OpenAIAnnotator:
             except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a JSON object, not a completion
                 score, raw, failure = None, json.dumps(response)[:2000], "bad_response"
             total.score, total.raw, total.failure = score, raw, failure
-            if failure is None:
+            if failure is None or (failure == "truncated" and self.temperature == 0):  # cut again at the same place
                 return total
             log.debug("unusable answer (%s), attempt %d", failure, attempt + 1)
         return total

@@ -35,8 +35,9 @@ def read_answer(response: dict[str, Any], rubric: Rubric, endpoint: str, prefill
         return _from_steps(text, steps, chosen, rubric, prefixed=True)
     parsed = rubric.parse(text)
     if parsed.failure is not None:
-        return None, text, parsed.failure
-    step = _score_step(text, chosen)
+        cut = choice.get("finish_reason") == "length" and parsed.failure in ("no_final_score", "empty_response")
+        return None, text, "truncated" if cut else parsed.failure  # cut by max_tokens before its score line
+    step = _score_step(text, chosen, parsed.written or "", rubric)
     if step is not None and step < len(steps):
         p_zero = _p_zero_after_one(steps, chosen, step) if rubric.scale[1] >= 10 else None
         score, _mass = expected_score(logprobs_to_probs(steps[step]), rubric.scale, p_zero)
@@ -103,25 +104,51 @@ def _from_steps(
     text: str, steps: list[dict[str, float]], chosen: list[str], rubric: Rubric, prefixed: bool
 ) -> tuple[float | None, str, str | None]:
     """Score of an answer that starts right after the answer prefix."""
+    parsed = rubric.parse(f"{rubric.answer_prefix} {text.strip()}" if prefixed else text)
+    written = parsed.written or ""
+    if "." in written or (parsed.failure == "out_of_range" and rubric.scale[0] <= float(written) <= rubric.scale[1]):
+        return parsed.score, text, parsed.failure  # "2.5" is three tokens; "4/10" on a 0–5 scale is off it
     if steps:
         p_zero = _p_zero_after_one(steps, chosen, 0) if rubric.scale[1] >= 10 else None
         score, mass = expected_score(logprobs_to_probs(steps[0]), rubric.scale, p_zero)
         raw = text + "\t" + json.dumps(steps[0], sort_keys=True)
         return (score, raw, None) if score is not None else (None, raw, "no_score_mass")
-    parsed = rubric.parse(f"{rubric.answer_prefix} {text.strip()}" if prefixed else text)
     return parsed.score, text, parsed.failure
 
 
-def _score_step(text: str, chosen: list[str]) -> int | None:
-    """Index of the generated token that holds the final score's first digit, if tokens add up to ``text``."""
-    matches = list(re.finditer(r"\d+", text))
-    m = matches[-1] if matches else None
-    if m is None or "".join(chosen) != text:
+def _score_step(text: str, chosen: list[str], written: str, rubric: Rubric) -> int | None:
+    """Index of the generated token that is the final score, when the score is one integer token.
+
+    The score is the first number after the answer prefix on the answer's last line (the line
+    :meth:`Rubric.parse` read), never a denominator ("3/5") or a decimal digit ("2.5"). Its
+    distribution gives Σ k·p(k) only when one token holds the whole integer ("10" may be "1"
+    then "0" on a 0–10 scale: see :func:`_p_zero_after_one`); a score written in several tokens
+    ("2.5") is read as written.
+
+    >>> from classifiers.rubrics import get_rubric
+    >>> EDU = get_rubric("edu")
+    >>> _score_step("Fine.\\nEducational score: 3/5", ["Fine.\\n", "Educational", " score", ":", " ", "3", "/", "5"], "3", EDU)
+    5
+    >>> _score_step("Educational score: 2.5", ["Educational", " score", ":", " ", "2", ".", "5"], "2.5", EDU) is None
+    True
+    """
+    if not written or "." in written or "".join(chosen) != text:
+        return None
+    end = len(text.rstrip())
+    start = text.rfind("\n", 0, end) + 1
+    words = re.escape(rubric.answer_prefix.rstrip(":").strip()).replace(r"\ ", r"\s+")
+    found = list(re.finditer(words, text[start:end], re.IGNORECASE))
+    at = start + (found[-1].end() if found else 0)
+    m = re.compile(r"\d+").search(text, at, end)
+    if m is None:
         return None
     pos = 0
     for i, tok in enumerate(chosen):
         if pos <= m.start() < pos + len(tok):
-            return i if tok.strip() and tok.strip()[0].isdigit() else None
+            piece = tok.strip()
+            whole = piece.startswith(m.group(0)) and not any(c.isdigit() for c in piece[len(m.group(0)):])
+            ten = m.group(0) == "10" and piece == "1" and rubric.scale[1] >= 10
+            return i if (whole or ten) and pos + len(tok) - len(tok.lstrip()) == m.start() else None
         pos += len(tok)
     return None
 

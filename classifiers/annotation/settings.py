@@ -30,14 +30,27 @@ class AnnotatorSettings(Config):
     batch_size: int = 8  #: documents per forward pass (local)
     threads: int = 0  #: torch threads (local; 0 = torch's default)
     doc_tokens: int = 0  #: tokens of a document shown to the judge (0 = the rubric's default)
+    # openai only: how the judge is asked (docs/annotation.md, "openai options"); all in the cache key but parse_retries
+    max_tokens: int = 256  #: chat: tokens the answer may take (a reasoning judge needs 1024 or more)
+    temperature: float = 0.0
+    logprobs: bool = True  #: score from the score token's distribution when the server returns it
+    top_logprobs: int = 20
+    prefill: bool = False  #: chat: write the answer prefix for the model, one token (vLLM's continue_final_message)
+    prompt_format: str = "chatml"  #: completions: chatml | plain | hf:<tokenizer folder>
+    tokenizer: str = "qwen"  #: truncation to doc_tokens: qwen | chars | a tokenizer.json
+    parse_retries: int = 1  #: an unreadable answer is asked again this many times
+    extra_body: dict[str, Any] = dataclasses.field(default_factory=dict)  #: merged into every request (guided_choice)
 
     def validate(self) -> None:
         check_choice(self, "endpoint", ("chat", "completions"))
-        for key in ("doc_tokens", "threads", "max_retries"):
+        for key in ("doc_tokens", "threads", "max_retries", "top_logprobs", "parse_retries"):
             check_range(self, key, 0, None)
-        for key in ("concurrency", "batch_size"):
+        for key in ("concurrency", "batch_size", "max_tokens"):
             check_range(self, key, 1, None)
         check_range(self, "rate_limit_rps", 0, None)
+        check_range(self, "temperature", 0, None)
+        if self.prompt_format not in ("chatml", "plain") and not self.prompt_format.startswith("hf:"):
+            raise ConfigError(f"annotator_prompt_format = {self.prompt_format!r}; choose chatml, plain or hf:<tokenizer folder>")
         if not self.timeout_s > 0:  # 0 failed every request as a timeout; urllib refuses a negative one mid-run
             raise ConfigError(f"annotator_timeout_s = {self.timeout_s!r}: a request needs a timeout above 0 seconds; "
                               "set annotator_timeout_s=<seconds> (default 120)")
@@ -56,4 +69,10 @@ class AnnotatorSettings(Config):
             "endpoint": self.endpoint, "api_key_env": self.api_key_env,
             "concurrency": self.concurrency, "timeout_s": self.timeout_s,
             "max_retries": self.max_retries, "rate_limit_rps": self.rate_limit_rps, **budget,
+            **{k: getattr(self, k) for k in OPENAI_ONLY},
         }
+
+
+#: Settings only the ``openai`` backend takes (passed through as its keyword arguments).
+OPENAI_ONLY = ("max_tokens", "temperature", "logprobs", "top_logprobs", "prefill", "prompt_format", "tokenizer",
+               "parse_retries", "extra_body")

@@ -16,11 +16,13 @@ import functools
 import logging
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from classifiers.annotation.base import AnnotationResult, AnnotationStats, expected_score, logprobs_to_probs
+from classifiers.annotation.identity import model_fingerprint
 from classifiers.rubrics import Rubric, truncate_with
 
 log = logging.getLogger(__name__)
@@ -98,7 +100,8 @@ class VLLMAnnotator:
         self.top_logprobs = int(top_logprobs)
         self.doc_tokens = doc_tokens
         budget = f":doc{doc_tokens}" if doc_tokens else ""
-        self.model_id = f"vllm:{model}:logprobs{budget}"
+        local = f"@{model_fingerprint(model)}" if Path(model).expanduser().exists() else ""  # a folder: its content, not its name
+        self.model_id = f"vllm:{model}{local}:logprobs{budget}"
 
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:
         vllm = require_vllm()

@@ -75,13 +75,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 def check_spread(scores: pd.Series, source: Any) -> None:
-    """ConfigError (exit 2) when every score is the same: a model fit to one value learns nothing,
-    and its card (F1 0, MAE 0, no Spearman) looked perfect."""
-    values = scores.dropna().unique()
-    if len(values) == 1:
-        raise ConfigError(f"{source}: every one of its {int(scores.notna().sum())} score(s) is {float(values[0]):g}: labels "
-                          "with no spread train a model that says nothing; add documents scored lower and higher "
-                          "(the edu rubric's 0–5)")
+    """ConfigError (exit 2) when the scores have no spread (all one value, or all within half a rubric
+    point; the same rule ``edu_score`` distils by): a model fit to them learns nothing, and its card
+    (F1 0, MAE 0, no Spearman) looked perfect."""
+    from pipelines.stages.edu_score_distil import spread_problem
+
+    problem = spread_problem(scores)
+    if problem is not None:
+        raise ConfigError(f"{source}: {problem}: labels with no spread train a model that says nothing; add documents "
+                          "scored lower and higher (the edu rubric's 0–5)")
 
 
 def read_labels(path: Path) -> pd.DataFrame:

@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 ANNOTATORS = ("none", "local", "openai", "vllm")
 DISTIL_KINDS = ("head", "hashed", "none")
 SCORER_CHOICES = ("auto", "default", "fast", "distilled")
+EDU_SCALE = (0, 5)  #: the scale of edu_score, its bands and threshold: a judge's rubric must be on it
 PRODUCES: dict[str, Any] = {"edu_score": "float64", "edu_band": object, "edu_rich": "boolean"}
 
 
@@ -98,7 +99,9 @@ class EduScoreConfig(StageConfig):
         check_choice(self, "sample_allocation", ("equal", "proportional"))
         check_choice(self, "on_annotation_failure", ("ledger", "keep"))
         if self.scorer not in SCORER_CHOICES and not Path(self.scorer).expanduser().is_dir():
-            raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r}; choose {', '.join(SCORER_CHOICES)} or a model folder")
+            what = "is a file, not a model folder" if Path(self.scorer).expanduser().exists() else "is no folder that exists"
+            raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r} {what}; choose {', '.join(SCORER_CHOICES)} or a model "
+                              "folder (curate train-classifier edu writes one)")
         if self.scorer == "distilled" and (self.annotator == "none" or self.distil == "none"):
             raise ConfigError("EduScoreConfig.scorer = 'distilled' needs an annotator and distil: head or hashed")
         if self.annotator in ("openai", "vllm") and not self.annotation.model:
@@ -128,6 +131,8 @@ class EduScoreStage(RowStage):
             check_model("edu_score.scorer", cfg.scorer, ("hashed_linear", "embedding_head", "ensemble"), "regression",
                         how="train one with `curate train-classifier edu`")
         need_device("edu_score.embed_device", cfg.embed_device)
+        if cfg.annotator != "none":
+            check_rubric(cfg.rubric)
         if cfg.annotator == "vllm":  # the offline engine: refused here, not on a worker after the sample ran
             from classifiers.annotation.vllm import check_available
 
@@ -166,7 +171,8 @@ class EduScoreStage(RowStage):
         if annotations is not None and cfg.distil != "none":
             # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed here.
             dist_key = {"annotations": annotations.name, "answers": distil.answers_digest(annotations), "kind": cfg.distil,
-                        "holdout": cfg.holdout_fraction, "min": cfg.min_annotations, "vectors": vectors_key}
+                        "holdout": cfg.holdout_fraction, "min": cfg.min_annotations, "vectors": vectors_key,
+                        "spread": distil.MIN_SPREAD}
             distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
             figures |= StageFigures({"distillation": distil.distillation_report(distilled, cfg.threshold)})
         scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
@@ -204,6 +210,23 @@ class EduScoreStage(RowStage):
         return annotations.path
 
 
+def check_rubric(name: str) -> None:
+    """ConfigError unless ``name`` is a rubric on the 0–5 scale: ``edu_score``, its bands, threshold and
+    shipped scorers are on that scale, and a 0–10 judge's 9 was clipped to 5 for every document."""
+    from classifiers.rubrics import get_rubric
+
+    try:
+        rubric = get_rubric(name)
+    except (KeyError, OSError, ValueError) as exc:
+        raise ConfigError(f"edu_score.rubric = {name!r}: {exc}") from None
+    if rubric.scale != EDU_SCALE:
+        lo, hi = EDU_SCALE
+        raise ConfigError(f"edu_score.rubric = {name!r} scores on {rubric.scale[0]}–{rubric.scale[1]}, but edu_score is a "
+                          f"{lo}–{hi} column: its band_edges, threshold and shipped scorers are on {lo}–{hi}, and a score "
+                          f"above {hi} would be clipped to {hi}; write the rubric on {lo}–{hi} (scale: [{lo}, {hi}] and "
+                          "criteria adding up to it), as the shipped edu rubric is")
+
+
 def _agreement(annotations: Path | None, scores: Path, scorer_dir: Path, distilled: Path | None, cfg: EduScoreConfig) -> StageFigures:
     """How well the scorer in use agrees with the judge's annotations of the sample."""
     if annotations is None:
@@ -220,11 +243,11 @@ def _unused_head(cfg: EduScoreConfig, scorer_dir: Path, head: Path | None, disti
     """Why the head distilled from the judge does not score, and how to make it (a warning where a real judge's head is left out)."""
     real = cfg.annotator in ("openai", "vllm")
     if head is None:
-        why = "distil: none" if cfg.distil == "none" else f"distillation was skipped ({distil.skip_reason(distilled)})"
-        return (logging.WARNING if real and cfg.distil != "none" else logging.INFO), f"no distilled head ({why}), {scorer_dir.name} scores"
+        why = "distil: none" if cfg.distil == "none" else f"distillation was skipped: {distil.skip_reason(distilled)}"
+        return (logging.WARNING if real and cfg.distil != "none" else logging.INFO), f"no distilled head, so {scorer_dir.name} scores ({why})"
     if not real:
         return logging.INFO, (f"{scorer_dir.name} scores; the head distilled from the {cfg.annotator} judge is reported but "
-                              "not used (scorer: auto uses it only for an openai/vllm judge: the small CPU judge ranks worse than chance)")
+                              "not used (scorer: auto uses it only for an openai/vllm judge: the small CPU judge ranks near chance, AUC 0.54)")
     profile = " (--profile cpu, which --profile auto picks on a machine without a GPU, sets scorer: fast)" if cfg.scorer == "fast" else ""
     return (logging.WARNING if cfg.scorer == "fast" else logging.INFO), (
         f"scorer: {cfg.scorer if cfg.scorer in SCORER_CHOICES else 'a model folder'}{profile} scores with {scorer_dir.name}, "

@@ -42,6 +42,12 @@ def distil(annotations: Path, cfg: Any, vectors: VectorSource, out: Path) -> dic
         report["skipped"] = f"{len(ok)} usable annotations, fewer than min_annotations = {cfg.min_annotations}"
         write_json(out / "distillation.json", report)
         return {}
+    flat = spread_problem(ok["score"])
+    if flat is not None:  # a head fit to one value puts every document there; its card read F1 1.0
+        report["skipped"] = (f"the judge has no spread: {flat}, so a head distilled from it says nothing; check the judge "
+                             "(annotator_model, annotator_temperature, the rubric's answer line) or annotate more varied documents")
+        write_json(out / "distillation.json", report)
+        return {}
     card = {"name": "edu_distilled", "version": "1", "trained_on": "LLM annotations of a stratified sample of the run",
             "annotator": meta["annotator"], "rubric": meta["rubric"], "n_annotations": len(ok)}
     held = _heldout(ok["doc_id"].tolist(), cfg.holdout_fraction)
@@ -71,6 +77,28 @@ def distil(annotations: Path, cfg: Any, vectors: VectorSource, out: Path) -> dic
     report["metrics"] = metrics
     write_json(out / "distillation.json", report)
     return {}
+
+
+#: Annotations that all lie within this many rubric points of each other have no spread to learn from.
+MIN_SPREAD = 0.5
+
+
+def spread_problem(scores: pd.Series) -> str | None:
+    """What makes ``scores`` useless to learn from (all one value, or all within :data:`MIN_SPREAD`), else None.
+
+    ``train-classifier edu`` refuses such labels; ``edu_score`` does not distil from them.
+
+    >>> spread_problem(pd.Series([4.0, 4.0, 4.0])), spread_problem(pd.Series([3.9, 4.1, None]))
+    ('every one of its 3 scores is 4', 'its 2 scores all lie within 3.9–4.1')
+    >>> spread_problem(pd.Series([1.0, 4.0])) is None
+    True
+    """
+    values = pd.to_numeric(scores, errors="coerce").dropna()
+    if values.empty or values.max() - values.min() >= MIN_SPREAD:
+        return None
+    if values.nunique() == 1:
+        return f"every one of its {len(values)} scores is {float(values.iloc[0]):g}"
+    return f"its {len(values)} scores all lie within {float(values.min()):g}–{float(values.max()):g}"
 
 
 def distillation_report(distilled: Path, threshold: float) -> dict[str, Any]:
@@ -158,7 +186,7 @@ def check_annotations(annotations: Path, cfg: Any, judge: dict[str, Any]) -> int
     if n_unreadable and (n_unreadable == answered or n_unreadable > answered / 2):
         rubric = get_rubric(cfg.rubric)
         message = (f"edu_score: {n_unreadable} of the judge's {answered} answers cannot be read "
-                   f"({diagnose.describe(unreadable, examples)}): {diagnose.unreadable_fix(unreadable, rubric)}")
+                   f"({diagnose.describe(unreadable, examples)}): {diagnose.unreadable_fix(unreadable, rubric, judge)}")
         if n_unreadable == answered:
             raise ServiceError(f"{message}. Nothing was learned from the judge; the unreadable answers are cached, so change "
                                "one of these before re-running")
@@ -199,12 +227,13 @@ def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
 
         return fast_model_dir()
     if cfg.scorer == "distilled":
-        if model is None:
+        if model is None:  # exit 2, as train-classifier edu refuses the same annotations
+            how = "" if "no spread" in skip_reason(distilled) else "raise sample_size or lower min_annotations, or "
             raise ConfigError(f"edu_score.scorer = 'distilled', but distillation was skipped: {skip_reason(distilled)}; "
-                              "raise sample_size or lower min_annotations, or use scorer=auto")
+                              f"{how}use scorer=auto (the shipped default scores when there is no head)")
         return model
     if cfg.scorer == "auto":
-        # The small CPU judge ranks real documents worse than chance: its head is trained and
+        # The small CPU judge ranks real documents near chance (AUC 0.54): its head is trained and
         # reported, but only a real LLM's distilled head replaces the shipped default.
         return model if cfg.annotator in ("openai", "vllm") and model is not None else default
     return Path(cfg.scorer).expanduser()

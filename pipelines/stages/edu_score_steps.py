@@ -94,7 +94,8 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     _annotator.cache_clear()  # this process's judges start afresh: an earlier run's tripped breaker asks the server again
     graph = dd.from_map(annotate_task, list(enumerate(starts)), args=(str(path), size, shared, rubric, parts),
                         meta=ANNOTATE_META, enforce_metadata=False)
-    done = ctx.compute(graph, "annotate", costs=task_costs(path, size, config.get("doc_tokens") or rubric.doc_tokens))
+    # one delayed per task: the progress counts the tasks the summary names (a dataframe added a task gathering them)
+    done = ctx.compute(graph.to_delayed(), "annotate", costs=task_costs(path, size, config.get("doc_tokens") or rubric.doc_tokens))
     stats = AnnotationStats()
     for item in done.sort_values("task")["stats"]:
         stats = stats + AnnotationStats(**json.loads(item))

@@ -36,6 +36,8 @@ def test_version_changes_when_the_template_changes():
         ("Reasoning...\n\neducational SCORE:2.", 2.0),
         ("5", 5.0),
         ("Educational score: 0", 0.0),
+        ("Educational score: 2.5", 2.5),
+        ("Educational score: 4 / 5.", 4.0),
     ],
 )
 def test_parser_reads_the_final_score_line(answer, score):
@@ -50,6 +52,8 @@ def test_parser_reads_the_final_score_line(answer, score):
         ("I think it is good.", "no_final_score"),
         ("Educational score: 4\nBut on reflection it deserves less.", "no_final_score"),
         ("Educational score: 9", "out_of_range"),
+        ("Educational score: 4/10", "out_of_range"),  # a denominator that is not the scale's top: read as 4 before
+        ("**Educational score: 2/3**", "out_of_range"),
         ("Educational score: -1", "no_final_score"),
         ("Educational score: four", "no_final_score"),
         ("Score 3 of 5 maybe\n3 points", "no_final_score"),
