@@ -116,13 +116,17 @@ def _remove_ours(path: Path, keys: set[str]) -> None:
 def remove_other_stages(output: Path, planned: list[str]) -> list[str]:
     """Remove the stage folders in ``output`` that the recipe does not run (stale: a later run, a
     stats reader or a manifest would take them for this recipe's), and every stage's half-written
-    ``.NN_<stage>.inprogress`` / ``.old`` folder. Only curate's own folders go (marker written by
-    curate, no file it did not write); another folder is left alone and named. Returns the removed."""
+    ``.NN_<stage>.inprogress`` / ``.old`` folder, and the run's own half-written files (``.run.json.<pid>.tmp``:
+    a process killed while it wrote one; the caller holds the folder's lock, so no writer is alive).
+    Only curate's own folders go (marker written by curate, no file it did not write); another folder
+    is left alone and named. Returns the removed."""
     from pipelines.stages import STAGES, folder_name
 
     output = Path(output)
     names = {folder_name(s) for s in STAGES}
     removed = []
+    for stray in output.glob(".run*.json.*.tmp"):
+        stray.unlink(missing_ok=True)
     for name in sorted(names):
         for leftover in (output / f".{name}.inprogress", output / f".{name}.old"):
             if leftover.is_dir() and not leftover.is_symlink():

@@ -432,3 +432,18 @@ def test_an_interrupted_single_stage_says_a_folder_it_would_replace_is_kept(tmp_
     assert main(["exact-dedup", "--input", str(inp), "--output", str(tmp_path / "out"), "--scheduler", "synchronous", "--quiet"]) == 130
     assert "interrupted: what the stage had written was removed and a finished folder it would replace is kept as it was" in caplog.text
     assert "the stage under way" not in caplog.text
+
+
+def test_a_rerun_removes_the_half_written_run_files_of_a_killed_process(tmp_path):
+    """A SIGKILL while run.json or run.progress.json was being written leaves `.run.json.<pid>.tmp`
+    (the writer's cleanup is a `finally`, which SIGKILL skips); the re-run, holding the lock, removed
+    only stage leftovers, so they stayed for good."""
+    raw = _corpus(tmp_path)
+    out = tmp_path / "run"
+    args = ["run", str(RECIPE), "--input", str(raw), "--output", str(out), "--scheduler", "synchronous", "--quiet", *FOUNDATION]
+    assert main(args) == 0
+    (out / ".run.progress.json.99999.tmp").write_text('{"x":')
+    (out / ".run.json.99998.tmp").write_text("{}")
+    (out / "notes.tmp").write_text("the user's")  # not curate's: left alone
+    assert main(args) == 0
+    assert sorted(p.name for p in out.iterdir() if p.name.endswith(".tmp")) == ["notes.tmp"]
