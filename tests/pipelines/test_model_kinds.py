@@ -153,7 +153,7 @@ def test_labels_with_one_value_are_refused(tmp_path, caplog):
     pd.DataFrame({"text": [f"{t} ({i})" for i in range(5) for t in GOOD + BAD], "score": 1.0}).to_parquet(path)
     assert curate(["train-classifier", "edu", "--labels", str(path), "--kind", "hashed", "--output", str(tmp_path / "m")]) == 2
     message = _error(caplog)
-    assert message.startswith(str(path)) and "every one of its 40 score(s) is 1" in message
+    assert message.startswith(str(path)) and "every one of its 40 scores is 1" in message
     assert not (tmp_path / "m").exists()
 
 
