@@ -18,7 +18,7 @@ which thresholds ``triu(X Xᵀ, 1).max(0)``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -127,21 +127,33 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
     the keep order in the group. ``bars``, ``sketches`` and ``min_jaccard`` (row-aligned too): the
     text check of :func:`max_similarity_to_earlier`.
     """
-    if len(members) != len(vectors):
-        raise ValueError(f"{len(members)} members for {len(vectors)} vectors")
+    checked = bars is not None and sketches is not None
+
+    def group_max(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
+                                         sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
+
+    return grouped_pass(members, len(vectors), group_max)
+
+
+def grouped_pass(members: pd.DataFrame, n_vectors: int,
+                 group_max: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> pd.DataFrame:
+    """:data:`SIMILARITY_COLUMNS` of ``members`` (row-aligned with ``n_vectors`` vectors): each
+    (source, cluster) group in keep order (``keep_key``, ties by ``doc_id``), ``group_max(positions)``
+    giving each member's max similarity to an earlier member of the group and that member's index in
+    it (-1: none). The pass of :func:`similarity_pass` and of a pass with another pair check."""
+    if len(members) != n_vectors:
+        raise ValueError(f"{len(members)} members for {n_vectors} vectors")
     frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
     if "lang" not in frame.columns:
         frame["lang"] = None
     frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
-    checked = bars is not None and sketches is not None
     outs = []
     # one BLAS thread: a multi-threaded sgemm sums in another order, so a one-process run (all cores)
     # and a cluster's workers (Dask sets OMP_NUM_THREADS=1) differed in max_sim's last bits
     with threadpool_limits(1, user_api="blas"):
         for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
-            pos = group["_pos"].to_numpy()
-            sims, near = max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
-                                                   sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
+            sims, near = group_max(group["_pos"].to_numpy())
             ids = group["doc_id"].to_numpy(dtype=object)
             outs.append(pd.DataFrame({
                 "doc_id": pd.Series(ids, dtype=object),

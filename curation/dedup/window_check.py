@@ -22,15 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
-from curation.dedup.semantic import (
-    GROUP_COLUMNS,
-    MAX_BLOCK_ELEMENTS,
-    PAIRS_PER_CHECK,
-    SIMILARITY_COLUMNS,
-    empty_similarity,
-)
+from curation.dedup.semantic import MAX_BLOCK_ELEMENTS, PAIRS_PER_CHECK, grouped_pass
 from curation.dedup.vectors import sketch_jaccard
 
 
@@ -88,29 +81,9 @@ def checked_similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, bars:
                             min_jaccard: np.ndarray, always: np.ndarray, cut: np.ndarray, block_rows: int = 1024) -> pd.DataFrame:
     """:func:`curation.dedup.semantic.similarity_pass` with :func:`checked_max_similarity` in each
     (source, cluster) group; every array is row-aligned with ``members``."""
-    if len(members) != len(vectors):
-        raise ValueError(f"{len(members)} members for {len(vectors)} vectors")
-    frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
-    if "lang" not in frame.columns:
-        frame["lang"] = None
-    frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
-    outs = []
-    with threadpool_limits(1, user_api="blas"):  # one BLAS thread: the same sums on one process or many
-        for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
-            pos = group["_pos"].to_numpy()
-            sims, near = checked_max_similarity(vectors[pos], bars=bars[pos], sketches=sketches[pos], min_jaccard=min_jaccard[pos],
-                                                always=always[pos], cut=cut[pos], block_rows=block_rows)
-            ids = group["doc_id"].to_numpy(dtype=object)
-            outs.append(pd.DataFrame({
-                "doc_id": pd.Series(ids, dtype=object),
-                "_part": group["_part"].to_numpy(dtype=np.int64),
-                "source": pd.Series(group["source"].to_numpy(dtype=object), dtype=object),
-                "cluster": group["cluster"].to_numpy(dtype=np.int64),
-                "rank": np.arange(len(group), dtype=np.int64),
-                "max_sim": sims,
-                "nearest": pd.Series(np.where(near >= 0, ids[np.maximum(near, 0)], None), dtype=object),
-                "lang": pd.Series(group["lang"].to_numpy(dtype=object), dtype=object),
-            }))
-    if not outs:
-        return empty_similarity()
-    return pd.concat(outs, ignore_index=True)[list(SIMILARITY_COLUMNS)]
+
+    def group_max(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return checked_max_similarity(vectors[pos], bars=bars[pos], sketches=sketches[pos], min_jaccard=min_jaccard[pos],
+                                      always=always[pos], cut=cut[pos], block_rows=block_rows)
+
+    return grouped_pass(members, len(vectors), group_max)
