@@ -187,10 +187,13 @@ def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
 def empty_reason(manifest: dict[str, Any]) -> str:
     """Why a phase replays no token, from its manifest: the phase had no data (a shortfall), or its
     documents are too long for its share (a plan of a fraction of an epoch shows no whole copy), or
-    its budget is 0. The exports said "its manifest's shortfalls say why" where none did."""
+    its budget is 0; with shortfalls, what they say. The exports said "its manifest's shortfalls say why"."""
     budget = manifest.get("budget") or {}
-    if manifest.get("shortfalls"):
-        return "its manifest's shortfalls say why"
+    if shortfalls := manifest.get("shortfalls"):  # said, not pointed at
+        said = {"no_data": "no document of its mix reached the mixture", "epoch_cap": "its groups are held at their epoch caps",
+                "budget": "its budget is short"}
+        reasons = dict.fromkeys(said.get(s.get("reason"), str(s.get("reason"))) for s in shortfalls)
+        return "; ".join(reasons) + " (the manifest's shortfalls)"
     if budget.get("planned_tokens"):
         return (f"it plans {budget['planned_tokens']:,} tokens, less than one whole copy of its documents gives (the "
                 "manifest's replay warning names the groups); a larger mixture.scale or budget shows some")

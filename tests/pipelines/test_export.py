@@ -411,3 +411,15 @@ def test_empty_phases_say_their_true_reason_and_no_phase_asks_megatron_for_0_sam
     assert 0 < small["replay_tokens"] < 4096 and small["data_args"] is None and small["megatron_flags"] == []
     assert "fewer than one 4,096-token sample: Megatron can draw none" in small["empty"]
     assert not (out / "pretrain_phase2.data-args").exists()
+
+
+def test_an_empty_phase_with_shortfalls_says_them():
+    """A phase whose mix found no document was said as "its manifest's shortfalls say why": the export
+    pointed at the manifest instead of saying the reason it holds."""
+    from pipelines.exports.common import empty_reason
+
+    m = {"budget": {"planned_tokens": 0}, "shortfalls": [{"group": None, "reason": "no_data", "tokens": 133337}]}
+    assert empty_reason(m) == "no document of its mix reached the mixture (the manifest's shortfalls)"
+    m["shortfalls"] += [{"group": "web/high", "reason": "epoch_cap", "tokens": 5}, {"group": "web/low", "reason": "epoch_cap", "tokens": 1}]
+    assert empty_reason(m) == ("no document of its mix reached the mixture; its groups are held at their epoch caps "
+                               "(the manifest's shortfalls)")
