@@ -59,7 +59,9 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
         return 6, str(exc)
     if isinstance(exc, SchedulerError):
         return 9, str(exc)
-    if isinstance(exc, ConfigError):
+    from curation.mixture.checks import ConcentrationError
+
+    if isinstance(exc, (ConfigError, ConcentrationError)):  # the recipe asked to stop on a concentration (on_concentration: fail)
         return 2, short(str(exc), 2000)
     if isinstance(exc, ServiceError):
         return 10, short(str(exc), 2000)

@@ -37,3 +37,19 @@ def test_one_document_of_a_large_group_that_takes_most_of_a_phase_is_said(caplog
 
 def test_a_group_of_even_documents_is_not_a_concentration():
     assert not [w for w in check_plans(plans_of([100] * 41), [SPEC], min_top_epochs=0) if w["check"] == "concentration"]
+
+
+def test_on_concentration_fail_stops_the_mixture_with_one_line_exit_2(tmp_path, caplog):
+    """It stopped the run as "internal error (a bug in curate, exit code 70)" with a traceback."""
+    from pipelines.cli import main as curate
+    from tests.helpers import docs_frame, make_stage_dir
+
+    rows = [{"doc_id": f"w{i}", "text": "word " * 30, "source": "web", "quality_level": "high"} for i in range(40)]
+    rows.append({"doc_id": "huge", "text": "word " * 5000, "source": "web", "quality_level": "high"})
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows), nparts=2)
+    rc = curate(["mixture", "--input", str(inp), "--output", str(tmp_path / "out"), "--scheduler", "synchronous", "--quiet",
+                 "on_concentration=fail"])
+    assert rc == 2
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "one document of web/high (5,000 tokens" in errors[0] and "(mixture.on_concentration: fail)" in errors[0]
+    assert "Traceback" not in caplog.text and not (tmp_path / "out").exists()
