@@ -67,7 +67,20 @@ def scan_inputs(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[Path]]:
     first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
     for f, fmt in files:
         first.setdefault(f.resolve(), (f, fmt))
+    for f in first.values():
+        _check_name(f[0])
     return list(first.values()), passed["other"]
+
+
+def _check_name(path: Path) -> None:
+    """Refuse a file name that is not UTF-8, before any output: a file's name goes into its
+    documents' labels and ids (it crashed ingest with exit 70 as it reached the fingerprint)."""
+    try:
+        str(path).encode()
+    except UnicodeEncodeError:
+        shown = os.fsencode(path).decode(errors="backslashreplace")
+        raise InputError(f"{shown}: the file name is not UTF-8; rename it (e.g. convmv -f latin1 -t utf8 --notest FILE): "
+                         "a file's name goes into its documents' labels and ids") from None
 
 
 def _more(items: list[str]) -> str:
@@ -84,8 +97,12 @@ def read_list(arg: Path) -> list[tuple[Path, Path]]:
         raise InputError(f"input list {listing} does not exist")
     root = listing.parent.resolve()
     out = []
-    for n, line in enumerate(listing.read_text().splitlines(), 1):
-        line = line.strip()
+    for n, raw in enumerate(listing.read_bytes().splitlines(), 1):
+        try:
+            line = raw.decode().strip()
+        except UnicodeDecodeError:
+            raise InputError(f"{listing} line {n}: {raw.decode(errors='backslashreplace')!r} is not UTF-8; write the list "
+                             "in UTF-8 and rename files whose names are not (convmv -f latin1 -t utf8 --notest FILE)") from None
         if not line or line.startswith("#"):
             continue
         target = (root / line).resolve()

@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -116,17 +115,9 @@ class IngestStage:
     reads_raw = True
 
     def input_files(self, paths: list[Any], cfg: IngestConfig) -> list[Path]:
-        """The files ``plan_inputs`` would read (what the runner fingerprints), found without reading them;
-        a name that is not UTF-8 is refused here, before any output (it would go into every label and id)."""
-        files = [f for f, _fmt in find_inputs([Path(p) for p in paths])]
-        for f in files:
-            try:
-                str(f).encode()
-            except UnicodeEncodeError:
-                shown = os.fsencode(f).decode(errors="backslashreplace")
-                raise InputError(f"{shown}: the file name is not UTF-8; rename it (e.g. convmv -f latin1 -t utf8 --notest "
-                                 "FILE): a file's name goes into its documents' labels and ids") from None
-        return files
+        """The files ``plan_inputs`` would read (what the runner fingerprints), found without reading them
+        (a name that is not UTF-8 is refused there, before any output)."""
+        return [f for f, _fmt in find_inputs([Path(p) for p in paths])]
 
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[tuple[InputSpec, ...]]:
         return plan_partitions([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
