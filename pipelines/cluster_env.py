@@ -5,8 +5,10 @@ on old code without a word and then left the run waiting; one that could not imp
 the plugin registration as "a bug in curate" (exit 70, a page of traceback); a scheduler holding old
 modules could not read the new task graph. The driver asks each of them, before anything runs,
 which curate it imports (its source digest) and stops with one line naming the process and the fix
-(:class:`pipelines.cluster.SchedulerError`, exit 9). An embedded LocalCluster's workers are this
-process's own environment, so it is not asked.
+(:class:`pipelines.cluster.SchedulerError`, exit 9). A worker that joins later (autoscaling, a
+restarted job) is asked before and after each compute (:func:`check_joined`): one of another
+curate stops the run, and the compute it took part in is not kept. An embedded LocalCluster's
+workers are this process's own environment, so they are not asked.
 """
 
 from __future__ import annotations
@@ -82,3 +84,22 @@ def check_same_code(client: Any, scheduler: str) -> None:
     if bad:
         raise SchedulerError(f"--scheduler {scheduler}: {'; '.join(bad)}: install this curate (the same checkout or version) "
                              "where the scheduler and every worker run, and restart them")
+    client._curate_checked = {name for name in theirs if name != "the scheduler"}
+
+
+def check_joined(client: Any) -> None:
+    """:func:`check_same_code` for the workers of a ``--scheduler`` client that joined since its last
+    check (none for other clients). Raises SchedulerError when one runs another curate or none."""
+    from pipelines.cluster import SchedulerError
+
+    known = getattr(client, "_curate_checked", None)
+    if known is None:
+        return
+    new = sorted(set(client.scheduler_info().get("workers", {})) - known)
+    if not new:
+        return
+    bad = mismatches(code_identity(), dict(client.run(_probe(), workers=new, on_error="return")))
+    if bad:
+        raise SchedulerError(f"a worker joined the cluster mid-run: {'; '.join(bad)}: stop it, install this curate where it "
+                             "runs and restart it; the stage under way is not kept, re-run the same command")
+    known.update(new)

@@ -18,6 +18,7 @@ import dask.dataframe as dd
 import pandas as pd
 from dask.callbacks import Callback
 
+from pipelines.cluster_env import check_joined
 from pipelines.worker_loss import watch_workers
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
     frame_like = isinstance(collection, (dd.DataFrame, dd.Series))
     several = isinstance(collection, list)
     parts = collection.to_delayed() if frame_like else (collection if several else [collection])
+    check_joined(client)  # a worker of another curate that joined since the last compute gets no task of this one
     if costs is not None and len(costs) == len(parts) > 1:
         futures = _largest_first(client, parts, costs)
     else:
@@ -44,6 +46,7 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
     with watch_workers(client, label):
         _track(futures, label, quiet=quiet, tty=tty)
         results = client.gather(futures)
+    check_joined(client)  # nor does one that joined during it: its results are not kept
     if frame_like:
         frames = [r for r in results if r is not None]
         return pd.concat(frames) if frames else collection._meta
