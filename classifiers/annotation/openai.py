@@ -239,9 +239,13 @@ class OpenAIAnnotator:
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # an HTTP 200 whose body is not JSON text
                 reason, retryable, detail = "bad_response", True, f"{type(exc).__name__} reading {excerpt(reply)}"
             if not retryable or attempt == self.max_retries:
-                log.warning("request to %s%s failed for good: %s after %d attempt(s): %s", self.base_url, path, reason,
-                            attempt + 1, detail)
-                self.breaker.failed(reason, detail)
+                in_a_row = self.breaker.failed(reason, detail)
+                # said for the first of a run of failures and when the breaker opens, not for each (a dead
+                # judge printed 16 identical lines before the stage's one-line diagnosis)
+                say = log.warning if in_a_row in (1, self.breaker.threshold) else log.debug
+                say("request to %s%s failed for good: %s after %d attempt(s): %s%s", self.base_url, path, reason, attempt + 1,
+                    detail, f" ({in_a_row} in a row: the rest are not sent until one is answered)"
+                    if in_a_row == self.breaker.threshold else "")
                 raise RequestFailed(reason, attempt + 1, detail)
             delay = min(self.backoff_max_s, self.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
             if wait_at_least is not None:

@@ -13,10 +13,10 @@ keeps being asked. A batch that starts a cool-down (60 s) or more after the brea
 between runs (a long-lived Dask worker, a notebook) asks a server that came back.
 
 >>> b = Breaker(threshold=2, cooldown_s=0)
->>> b.failed("connection_error", "[Errno 111] Connection refused"); b.tripped() is None
-True
->>> b.failed("connection_error", "[Errno 111] Connection refused"); b.tripped()
-('connection_error', 'not sent: the 2 requests before it failed for good; the last: [Errno 111] Connection refused')
+>>> b.failed("connection_error", "[Errno 111] Connection refused"), b.tripped() is None
+(1, True)
+>>> b.failed("connection_error", "[Errno 111] Connection refused"), b.tripped()
+(2, ('connection_error', 'not sent: the 2 requests before it failed for good; the last: [Errno 111] Connection refused'))
 >>> b.probe(); b.tripped() is None
 True
 >>> b.answered(); b.tripped() is None
@@ -83,12 +83,14 @@ class Breaker:
         with self._lock:
             self._in_a_row = 0
 
-    def failed(self, reason: str, detail: str) -> None:
+    def failed(self, reason: str, detail: str) -> int:
+        """Count a request that failed for good; returns how many in a row have now."""
         with self._lock:
             self._in_a_row += 1
             self._last = (reason, detail)
             if self._in_a_row == self.threshold:
                 self._tripped_at = time.monotonic()
+            return self._in_a_row
 
     def probe(self) -> None:
         """A new batch (a chunk, a task of a run, a later run in a process that keeps its judge): a

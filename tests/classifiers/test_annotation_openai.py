@@ -286,14 +286,18 @@ def test_connection_refused_is_a_failure(server):
     assert res.failures == ["connection_error"] and np.isnan(res.scores[0])
 
 
-def test_a_judge_that_keeps_failing_is_not_asked_again_and_again(server):
+def test_a_judge_that_keeps_failing_is_not_asked_again_and_again(server, caplog):
     # a server that answers 500 to everything: after breaker_threshold(2) = 8 requests failed for good
     # in a row, the rest fail at once without being sent (60 documents would be 120 requests)
     server.broken = True
     docs = [f"energy {i} [[500-while-broken]]" for i in range(60)]
     ann = make(server, concurrency=2, max_retries=1)
     ann.breaker.cooldown_s = 0  # each batch may try again at once (60 s in a run)
-    res = ann.annotate(docs, EDU)
+    with caplog.at_level("WARNING", logger="classifiers.annotation.openai"):
+        res = ann.annotate(docs, EDU)
+    # said for the first failure and when the breaker opens, not for each of the 8 (16 lines with 16)
+    said = [r.getMessage() for r in caplog.records if "failed for good" in r.getMessage()]
+    assert len(said) == 2 and "(8 in a row: the rest are not sent until one is answered)" in said[1]
     assert res.failures == ["http_500"] * 60 and np.isnan(res.scores).all()
     sent = len(server.requests)
     assert 16 <= sent <= (8 + 2) * 2  # 8 failed for good (2 attempts each), at most 2 more in flight
