@@ -83,6 +83,11 @@ class Decompressed(io.RawIOBase):
         self.corrupt = False  # the error is data that failed to decompress or its check (not a cut, not junk after a member)
 
     @property
+    def unit(self) -> str:
+        """What one piece of this kind's stream is called: gzip's member, zstd's frame."""
+        return "member" if self.kind == "gzip" else "frame"
+
+    @property
     def junk_at(self) -> int | None:
         """The compressed byte where data that is not this kind's began, if the stream stopped there."""
         if not (self.error or "").startswith(f"not {self.kind} data"):
@@ -155,7 +160,7 @@ class Decompressed(io.RawIOBase):
             return False
         if not self._input and not self._more():
             start = self.members[-1][0]
-            self.error = (f"compressed stream cut: the {self.kind} member at compressed byte {start} ends at byte "
+            self.error = (f"compressed stream cut: the {self.kind} {self.unit} at compressed byte {start} ends at byte "
                           f"{self._read} before its end (after {self._made} decompressed bytes)")
             return False
         try:

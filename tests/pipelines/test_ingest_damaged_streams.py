@@ -108,3 +108,13 @@ def test_a_zstd_file_opening_with_a_skippable_frame_is_read(tmp_path: Path) -> N
     warc.write_bytes(skip + zstandard.ZstdCompressor().compress(b"WARC/1.0\r\n"))
     with pytest.raises(InputError, match="zstd skippable frame"):
         plan_inputs([warc])
+
+
+def test_a_cut_zstd_file_names_its_frame_not_a_member(tmp_path: Path) -> None:
+    """zstd's pieces are frames (the corruption message said so; the cut one said "zstd member")."""
+    blob = zstandard.ZstdCompressor().compress(b"".join(_lines(0, 2000)))
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(blob[: len(blob) // 2])
+    _ingest([cut], tmp_path / "out", ["ingest.source=web"])
+    (detail,) = read_parts(tmp_path / "out" / "ledger")["detail"]
+    assert "the zstd frame at compressed byte 0" in detail and "member" not in json.loads(detail)["error"].split(";")[0]
