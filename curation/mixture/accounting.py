@@ -12,7 +12,7 @@ and :func:`language_table` gives the manifests' per-language figures.
 >>> agg[["group", "documents", "tokens", "zero_tokens"]].values.tolist()
 [['web/high', 1, 5, 0], ['web/low', 0, 0, 7]]
 >>> group_stats(agg)["p"]["web/high"]
-GroupStat(tokens=5, repeat=4.0, documents=1, max_doc_tokens=5)
+GroupStat(tokens=5, repeat=4.0, documents=1, max_doc_tokens=5, max_doc='a')
 """
 
 from __future__ import annotations
@@ -35,10 +35,17 @@ AGG_META = pd.DataFrame({
     "phase": pd.Series(dtype=object), "group": pd.Series(dtype=object), "lang": pd.Series(dtype=object), "documents": pd.Series(dtype="int64"),
     "tokens": pd.Series(dtype="int64"), "chars": pd.Series(dtype="int64"), "repeat_tokens": pd.Series(dtype="float64"),
     "zero_documents": pd.Series(dtype="int64"), "zero_tokens": pd.Series(dtype="int64"), "max_tokens": pd.Series(dtype="int64"),
+    "max_doc": pd.Series(dtype=object),
 })
-SUMS = list(AGG_META.columns[3:-1])
-#: how each column adds up across partitions: the sums, and the largest document (repeat > 0)
-COMBINE = {**dict.fromkeys(SUMS, "sum"), "max_tokens": "max"}
+SUMS = list(AGG_META.columns[3:-2])
+
+
+def _combine(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Rows of ``frame`` added up per ``keys``: the sums, and the largest document (repeat > 0) with its
+    id (``max_doc``; ties to the smallest id, so the partitioning does not change it)."""
+    out = frame.groupby(keys, sort=True)[SUMS].sum()
+    top = frame.sort_values(["max_tokens", "max_doc"], ascending=[False, True], kind="stable").drop_duplicates(keys)
+    return out.join(top.set_index(keys)[["max_tokens", "max_doc"]]).reset_index()
 
 
 def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: RepoHeaders | None = None,
@@ -55,23 +62,23 @@ def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: R
         documents=pos.astype("int64"), tokens=np.where(pos, m["n_tokens"], 0), chars=np.where(pos, m["chars"], 0),
         repeat_tokens=m["repeat"] * m["n_tokens"], zero_documents=(~pos).astype("int64"), zero_tokens=np.where(pos, 0, m["n_tokens"]),
         max_tokens=np.where(pos, m["n_tokens"], 0),
+        max_doc=np.where(pos, df["doc_id"].astype(str).to_numpy()[m["row"].to_numpy()], ""),
     )
-    out = m.groupby(["phase", "group", "lang"], sort=True).agg(COMBINE).reset_index()
-    return out.astype(AGG_META.dtypes.to_dict())
+    return _combine(m, ["phase", "group", "lang"]).astype(AGG_META.dtypes.to_dict())
 
 
 def sum_accounts(parts: pd.DataFrame) -> pd.DataFrame:
     """The partitions' sums added up: one row per (phase, group, language)."""
-    return parts.groupby(["phase", "group", "lang"], sort=True).agg(COMBINE).reset_index()
+    return _combine(parts, ["phase", "group", "lang"])
 
 
 def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
     """phase → group → GroupStat from the accounting sums (zero-weight groups keep their size, repeat 0)."""
     out: dict[str, dict[str, GroupStat]] = {}
-    agg = agg.groupby(["phase", "group"], sort=True).agg(COMBINE).reset_index()
+    agg = _combine(agg, ["phase", "group"])
     for r in agg.itertuples(index=False):
         if r.tokens > 0:
-            st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents), int(r.max_tokens))
+            st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents), int(r.max_tokens), str(r.max_doc))
         else:
             st = GroupStat(int(r.zero_tokens), 0.0, int(r.zero_documents))
         out.setdefault(r.phase, {})[r.group] = st

@@ -94,8 +94,8 @@ def check_plans(
                 warnings.append({
                     "check": "concentration", "phase": name, "group": g.group, "value": round(top, 6), "limit": max_share,
                     "documents": 1,
-                    "message": (f"phase {name}: one document of {g.group} ({g.max_doc_tokens:,} tokens × {g.epochs:.2f} epochs) takes "
-                                f"{top:.1%} of its tokens (more than {max_share:.0%}): find it (the group's largest), cut or drop it "
+                    "message": (f"phase {name}: one document of {g.group}, {g.max_doc!r} ({g.max_doc_tokens:,} tokens × "
+                                f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): cut or drop it "
                                 "(ingest.max_chars), or add data"),
                 })
     for w in warnings:

@@ -46,6 +46,7 @@ class GroupStat:
     repeat: float
     documents: int = 0
     max_doc_tokens: int = 0  #: the group's largest document (one document's share of a phase is checked)
+    max_doc: str = ""  #: its id
 
 
 @dataclasses.dataclass
@@ -63,6 +64,7 @@ class GroupPlan:
     weight: float = 0.0
     shortfall_tokens: int = 0
     max_doc_tokens: int = 0  #: the group's largest document
+    max_doc: str = ""  #: its id
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -132,7 +134,7 @@ def plan_phase(
         mix = float(spec.mix.get(kind_of(name), 0.0))
         cap = lookup(caps, name, math.inf)
         groups.append(GroupPlan(name, kind_of(name), int(st.tokens), int(st.documents), float(st.repeat), mix, mix * float(st.repeat),
-                                max(cap, 0.0), max_doc_tokens=int(st.max_doc_tokens)))
+                                max(cap, 0.0), max_doc_tokens=int(st.max_doc_tokens), max_doc=st.max_doc))
     nominal = sum(g.nominal_epochs * g.tokens for g in groups)
     unique = sum(g.tokens for g in groups if g.nominal_epochs > 0)
     budget = spec.budget_tokens(scale)

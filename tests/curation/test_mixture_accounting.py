@@ -48,7 +48,7 @@ def test_partition_sums_add_up_to_the_whole_corpus_sums():
 
 def test_group_stats_keep_the_size_of_zero_weight_groups_with_repeat_zero():
     stats = group_stats(account(corpus(), SPECS, POLICY))
-    assert stats["p1"]["web/high"] == GroupStat(40, 4.0, 1, max_doc_tokens=40)
+    assert stats["p1"]["web/high"] == GroupStat(40, 4.0, 1, max_doc_tokens=40, max_doc="a")
     assert stats["p1"]["web/low"] == GroupStat(60, 0.0, 1)
     assert set(stats["p2"]) == {"web/high", "web/medium", "web/low", "agent/all"}
 

@@ -30,7 +30,7 @@ def test_one_document_of_a_large_group_that_takes_most_of_a_phase_is_said(caplog
     warnings = check_plans(plans, [SPEC], min_top_epochs=0)
     (w,) = [w for w in warnings if w["check"] == "concentration"]
     assert (w["group"], w["documents"]) == ("web/high", 1) and w["value"] == pytest.approx(30_000 / 34_000, abs=1e-4)
-    assert "one document of web/high (30,000 tokens" in w["message"] and "88.2%" in w["message"]
+    assert "one document of web/high, 'd20-0' (30,000 tokens" in w["message"] and "88.2%" in w["message"]  # named
     with pytest.raises(ConcentrationError):
         check_plans(plans, [SPEC], min_top_epochs=0, on_concentration="fail")
 
@@ -51,5 +51,5 @@ def test_on_concentration_fail_stops_the_mixture_with_one_line_exit_2(tmp_path, 
                  "on_concentration=fail"])
     assert rc == 2
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert len(errors) == 1 and "one document of web/high (5,000 tokens" in errors[0] and "(mixture.on_concentration: fail)" in errors[0]
+    assert len(errors) == 1 and "one document of web/high, 'huge' (5,000 tokens" in errors[0] and "(mixture.on_concentration: fail)" in errors[0]
     assert "Traceback" not in caplog.text and not (tmp_path / "out").exists()
