@@ -74,23 +74,38 @@ def has_details(scorer: Any) -> bool:
     return hasattr(scorer, "score_details")
 
 
-def model_fingerprint(path: str | Path) -> str:
+def model_fingerprint(path: str | Path, sample_above: int | None = None) -> str:
     """sha256 (16 hex) of a model file, or of a folder's files (relative names and contents,
-    sub-folders included, hidden files left out): a retrained model changes every cache key.
+    sub-folders included, hidden files and folders left out): a retrained model changes every cache
+    key. With ``sample_above``, a file larger than that many bytes is read as its size and
+    :data:`SLICES` slices of 64 KiB spread over it (an LLM's weights: ~1 MiB read, not gigabytes);
+    content only, never times, so two copies of one model agree.
 
     >>> import tempfile; d = Path(tempfile.mkdtemp()); _ = (d / "w.bin").write_bytes(b"1")
     >>> a = model_fingerprint(d); _ = (d / "w.bin").write_bytes(b"2"); a != model_fingerprint(d)
     True
     """
-    root = Path(path)
-    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")) if root.is_dir() else [root]
+    root = Path(path).expanduser()
+    files = [root] if not root.is_dir() else sorted(
+        p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
     h = hashlib.sha256()
     for f in files:
         h.update(str(f.relative_to(root) if root.is_dir() else f.name).encode() + b"\0")
+        size = f.stat().st_size
         with open(f, "rb") as fh:
+            if sample_above is not None and size > sample_above:
+                h.update(f"{size}\0".encode())
+                for k in range(SLICES):
+                    fh.seek((size - SLICE) * k // (SLICES - 1))
+                    h.update(fh.read(SLICE))
+                continue
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     return h.hexdigest()[:16]
+
+
+#: A sampled file (``model_fingerprint``'s ``sample_above``) is read as this many slices of this size.
+SLICES, SLICE = 16, 64 << 10
 
 
 #: What a damaged model file's message ends with: the model, not a run, wrote it.

@@ -19,27 +19,19 @@ model agree on it (a modification time would differ between copies).
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import urllib.parse
 from pathlib import Path
 
-#: Files up to this size are hashed whole; larger ones by :data:`SLICES` slices of :data:`SLICE` bytes.
+from classifiers.scorer import model_fingerprint as content_fingerprint
+
+#: Files up to this size are hashed whole; larger ones (weights) are sampled.
 SMALL_FILE = 1 << 20
-SLICE = 64 << 10
-SLICES = 16
 
 
 def model_fingerprint(path: str | Path) -> str:
-    """12 hex digits naming the content of a model file or folder (see the module docstring)."""
-    p = Path(path).expanduser().resolve()
-    files = [p] if p.is_file() else sorted(f for f in p.rglob("*") if f.is_file() and not _hidden(f, p))
-    digest = hashlib.blake2b(digest_size=6)
-    for f in files:
-        stat = f.stat()
-        digest.update(f"{f.relative_to(p) if f != p else f.name}\0{stat.st_size}\0".encode())
-        digest.update(_file_digest(str(f), stat.st_size, stat.st_mtime_ns))
-    return digest.hexdigest()
+    """12 hex digits naming the content of a model file or folder (see the module docstring):
+    :func:`classifiers.scorer.model_fingerprint`, its weights sampled."""
+    return content_fingerprint(Path(path).resolve(), sample_above=SMALL_FILE)[:12]
 
 
 def server_of(base_url: str) -> str:
@@ -50,23 +42,3 @@ def server_of(base_url: str) -> str:
     if parts.port is not None:
         netloc += f":{parts.port}"
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, "")).rstrip("/")
-
-
-def _hidden(f: Path, root: Path) -> bool:
-    """Files under a dot-folder (``.cache/``, ``.git/``) or dot-files: not part of the model."""
-    return any(part.startswith(".") for part in f.relative_to(root).parts)
-
-
-@functools.lru_cache(maxsize=256)
-def _file_digest(path: str, size: int, mtime_ns: int) -> bytes:
-    """Digest of a file's content, whole when small, else sampled; cached per (path, size, mtime)."""
-    h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        if size <= SMALL_FILE:
-            h.update(fh.read())
-        else:
-            for k in range(SLICES):
-                fh.seek((size - SLICE) * k // (SLICES - 1))
-                h.update(fh.read(SLICE))
-    return h.digest()
-
