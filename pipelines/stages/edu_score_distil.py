@@ -39,7 +39,8 @@ def distil(annotations: Path, cfg: Any, vectors: VectorSource, out: Path) -> dic
     ok = ann[ann["score"].notna()].reset_index(drop=True)
     report: dict[str, Any] = {"kind": cfg.distil, "annotator": meta["annotator"], "rubric": meta["rubric"], "n_annotated": len(ok)}
     if len(ok) < cfg.min_annotations:
-        report["skipped"] = f"{len(ok)} usable annotations, fewer than min_annotations = {cfg.min_annotations}"
+        report["skipped"] = (f"{len(ok)} usable annotations, fewer than min_annotations = {cfg.min_annotations}: raise "
+                             "sample_size or lower min_annotations")
         write_json(out / "distillation.json", report)
         return {}
     flat = spread_problem(ok["score"])
@@ -228,9 +229,8 @@ def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
         return fast_model_dir()
     if cfg.scorer == "distilled":
         if model is None:  # exit 2, as train-classifier edu refuses the same annotations
-            how = "" if "no spread" in skip_reason(distilled) else "raise sample_size or lower min_annotations, or "
             raise ConfigError(f"edu_score.scorer = 'distilled', but distillation was skipped: {skip_reason(distilled)}; "
-                              f"{how}use scorer=auto (the shipped default scores when there is no head)")
+                              "or use scorer=auto (the shipped default scores when there is no head)")
         return model
     if cfg.scorer == "auto":
         # The small CPU judge ranks real documents near chance (AUC 0.54): its head is trained and
