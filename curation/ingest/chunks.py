@@ -44,17 +44,18 @@ class Stop:
     byte ``offset`` (line ``line``, a line start) on is kept. ``member``: the (compressed,
     decompressed) start of the gzip member (zstd frame) whose data failed to decompress or failed its
     check; None for a stream that is cut (or followed by bytes that are not its kind's), whose
-    complete records before the cut are sound."""
+    complete records before the cut are sound. ``unit``: what that member is called."""
 
     error: str
     offset: int
     line: int
     member: tuple[int, int] | None = None
+    unit: str = "gzip member"
 
     def row(self) -> str:
         """The ``truncated_input`` ledger row's text for a damaged member (true whatever ``on_error`` is)."""
         c, d = self.member or (0, 0)
-        unit = "zstd frame" if self.error.startswith("corrupt zstd") else "gzip member"
+        unit = self.unit
         before = (f"it is the file's first {unit}, so none of the file's records is kept" if d == 0 else
                   f"the records before line {self.line}, in earlier {unit}s, passed their checks (kept unless on_error=fail)")
         return (f"{self.error}: the {unit} at compressed byte {c} (decompressed byte {d}) failed its check, so its "
@@ -102,7 +103,7 @@ def compressed_chunks(path: Path, block: int) -> tuple[list[tuple[int, int, int]
         error = stream_error(fh)
         stop = None if error is None else Stop(error, *last)
         if error is not None and getattr(fh.raw, "corrupt", False):
-            stop = Stop(error, *at_member, members[-1])
+            stop = Stop(error, *at_member, members[-1], f"{fh.raw.kind} {fh.raw.unit}")
             pos = at_member[0]
     if pos <= block:
         return [(0, pos if stop and stop.member else -1, 1)], pos, stop
