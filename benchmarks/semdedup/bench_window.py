@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import twins  # noqa: E402
 
 from classifiers.embedding import get_embedder, resolve_model_path  # noqa: E402
-from curation.dedup.semantic import decide, keep_key  # noqa: E402
+from curation.dedup.semantic import decide, keep_key, similarity_pass  # noqa: E402
 from curation.dedup.vectors import sketch_jaccard, word_sketches  # noqa: E402
-from curation.dedup.window_check import checked_similarity_pass, is_cut  # noqa: E402
+from curation.dedup.window_check import is_cut  # noqa: E402
 from curation.tokens import count_tokens  # noqa: E402
 
 EPS = 0.12
@@ -76,8 +76,8 @@ def library_path(frame: pd.DataFrame, vecs: np.ndarray, sk: np.ndarray, cut: np.
     members = pd.DataFrame({"doc_id": frame["doc_id"].to_numpy(), "_part": 0, "source": "web", "cluster": 0,
                             "keep_key": keep_key(frame, csim, "farthest")})
     n = len(frame)
-    sims = checked_similarity_pass(members, vecs, bars=np.full(n, 1 - EPS if thr is not None else np.nan), sketches=sk,
-                                   min_jaccard=np.full(n, thr or 0.0), always=np.zeros(n, bool), cut=cut)
+    sims = similarity_pass(members, vecs, bars=np.full(n, 1 - EPS if thr is not None else np.nan), sketches=sk,
+                           min_jaccard=np.full(n, thr or 0.0), always=np.zeros(n, bool), cut=cut)
     return decide(sims, EPS)
 
 

@@ -18,7 +18,7 @@ which thresholds ``triu(X Xᵀ, 1).max(0)``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -78,7 +78,8 @@ def keep_key(docs: pd.DataFrame, centroid_sim: np.ndarray, keep: str) -> np.ndar
 
 def max_similarity_to_earlier(
     vectors: np.ndarray, *, block_rows: int = 1024, max_elements: int = MAX_BLOCK_ELEMENTS,
-    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float = 0.0,
+    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float | np.ndarray = 0.0,
+    cut: np.ndarray | None = None, always: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For row ``i`` of unit ``vectors``: max cosine to rows ``< i`` and its row (-1.0 / -1 for row 0).
 
@@ -87,8 +88,10 @@ def max_similarity_to_earlier(
 
     With ``bars`` (one cosine per row, NaN = no check) and ``sketches`` (:func:`bigram_sketch` rows),
     a pair of row ``i`` above ``bars[i]`` counts only when the two texts' estimated bigram Jaccard is
-    at least ``min_jaccard``; a pair that fails is left out of the maximum. Pairs at or below the bar
-    keep their cosine: they decide nothing at that bar.
+    at least ``min_jaccard`` (one value, or one per row ``i``); a pair that fails is left out of the
+    maximum. Pairs at or below the bar keep their cosine: they decide nothing at that bar. With
+    ``cut`` (the window check, :mod:`curation.dedup.window_check`) only the pairs above the bar where
+    ``always[i]``, ``cut[i]`` or ``cut[j]`` is true are checked; the others stand on their cosine.
 
     >>> v = np.array([[1, 0], [0.6, 0.8], [0.8, 0.6]], dtype=np.float32)
     >>> s, j = max_similarity_to_earlier(v, block_rows=1)
@@ -100,6 +103,9 @@ def max_similarity_to_earlier(
     best = np.full(n, -1.0, dtype=np.float32)
     nearest = np.full(n, -1, dtype=np.int64)
     rows = int(max(1, min(block_rows, max_elements // max(n, 1))))
+    floor = np.broadcast_to(np.asarray(min_jaccard, dtype=np.float64), (n,))
+    if cut is not None:
+        always = np.zeros(n, dtype=bool) if always is None else always
     for a in range(1, n, rows):  # row 0 has no earlier member
         b = min(n, a + rows)
         s = x[a:b] @ x[:b].T
@@ -108,9 +114,12 @@ def max_similarity_to_earlier(
         s[later] = -np.inf
         if bars is not None and sketches is not None:
             rr, cc = np.nonzero(s > np.nan_to_num(bars[a:b], nan=np.inf)[:, None])
+            if cut is not None:
+                need = always[a + rr] | cut[a + rr] | cut[cc]
+                rr, cc = rr[need], cc[need]
             for c in range(0, len(rr), PAIRS_PER_CHECK):  # bounded memory however many pairs pass the bar
                 r, col = rr[c : c + PAIRS_PER_CHECK], cc[c : c + PAIRS_PER_CHECK]
-                fails = sketch_jaccard(sketches[a + r], sketches[col]) < min_jaccard
+                fails = sketch_jaccard(sketches[a + r], sketches[col]) < floor[a + r]
                 s[r[fails], col[fails]] = -np.inf
         j = np.argmax(s, axis=1)
         best[a:b] = np.maximum(s[np.arange(b - a), j], -1.0)
@@ -119,41 +128,33 @@ def max_similarity_to_earlier(
 
 
 def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: int = 1024,
-                    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float = 0.0) -> pd.DataFrame:
+                    bars: np.ndarray | None = None, sketches: np.ndarray | None = None, min_jaccard: float | np.ndarray = 0.0,
+                    cut: np.ndarray | None = None, always: np.ndarray | None = None) -> pd.DataFrame:
     """Max similarity of each member to an earlier member of its (source, cluster) group.
 
     ``members`` has ``doc_id``, ``_part``, ``source``, ``cluster``, ``keep_key`` and optionally
     ``lang`` (row-aligned with ``vectors``); the result has :data:`SIMILARITY_COLUMNS`, ``rank`` being
-    the keep order in the group. ``bars``, ``sketches`` and ``min_jaccard`` (row-aligned too): the
-    text check of :func:`max_similarity_to_earlier`.
+    the keep order in the group. ``bars``, ``sketches``, ``min_jaccard``, ``cut`` and ``always``
+    (row-aligned too): the pair checks of :func:`max_similarity_to_earlier`.
     """
-    checked = bars is not None and sketches is not None
-
-    def group_max(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return max_similarity_to_earlier(vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None,
-                                         sketches=sketches[pos] if checked else None, min_jaccard=min_jaccard)
-
-    return grouped_pass(members, len(vectors), group_max)
-
-
-def grouped_pass(members: pd.DataFrame, n_vectors: int,
-                 group_max: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]) -> pd.DataFrame:
-    """:data:`SIMILARITY_COLUMNS` of ``members`` (row-aligned with ``n_vectors`` vectors): each
-    (source, cluster) group in keep order (``keep_key``, ties by ``doc_id``), ``group_max(positions)``
-    giving each member's max similarity to an earlier member of the group and that member's index in
-    it (-1: none). The pass of :func:`similarity_pass` and of a pass with another pair check."""
-    if len(members) != n_vectors:
-        raise ValueError(f"{len(members)} members for {n_vectors} vectors")
+    if len(members) != len(vectors):
+        raise ValueError(f"{len(members)} members for {len(vectors)} vectors")
     frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
     if "lang" not in frame.columns:
         frame["lang"] = None
     frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
+    checked = bars is not None and sketches is not None
+    per_row = np.ndim(min_jaccard) > 0
     outs = []
     # one BLAS thread: a multi-threaded sgemm sums in another order, so a one-process run (all cores)
     # and a cluster's workers (Dask sets OMP_NUM_THREADS=1) differed in max_sim's last bits
     with threadpool_limits(1, user_api="blas"):
         for _, group in frame.groupby(list(GROUP_COLUMNS), sort=True):
-            sims, near = group_max(group["_pos"].to_numpy())
+            pos = group["_pos"].to_numpy()
+            sims, near = max_similarity_to_earlier(
+                vectors[pos], block_rows=block_rows, bars=bars[pos] if checked else None, sketches=sketches[pos] if checked else None,
+                min_jaccard=np.asarray(min_jaccard)[pos] if per_row else min_jaccard,
+                cut=cut[pos] if cut is not None else None, always=always[pos] if always is not None else None)
             ids = group["doc_id"].to_numpy(dtype=object)
             outs.append(pd.DataFrame({
                 "doc_id": pd.Series(ids, dtype=object),

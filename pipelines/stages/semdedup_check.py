@@ -23,7 +23,7 @@ import pandas as pd
 
 from curation.dedup.semantic import check_bars, similarity_pass
 from curation.dedup.vectors import SKETCH_PERM, bigram_sketches, word_sketches
-from curation.dedup.window_check import checked_similarity_pass, is_cut
+from curation.dedup.window_check import is_cut
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,13 +103,13 @@ def checked_pass(df: pd.DataFrame, vecs: np.ndarray, check: TextCheck | None, bl
         return similarity_pass(members, vecs, block_rows=block_rows)
     langs = df["lang"].to_numpy(dtype=object)
     sketches = decode_sketches(df["sketch"].tolist())
-    if not check.window:  # the text check alone decides per row: the library's own pass
+    if not check.window:  # the text check alone: every pair above a row's bar is checked
         return similarity_pass(members, vecs, block_rows=block_rows, bars=check.bars(langs), sketches=sketches,
                                min_jaccard=check.min_jaccard)
     always = np.isin(langs, list(check.languages))
-    return checked_similarity_pass(members, vecs, bars=check.bars(langs), sketches=sketches,
-                                   min_jaccard=np.where(always, check.min_jaccard, check.window_jaccard), always=always,
-                                   cut=df["cut"].to_numpy(dtype=bool), block_rows=block_rows)
+    return similarity_pass(members, vecs, block_rows=block_rows, bars=check.bars(langs), sketches=sketches,
+                           min_jaccard=np.where(always, check.min_jaccard, check.window_jaccard), always=always,
+                           cut=df["cut"].to_numpy(dtype=bool))
 
 
 def decode_sketches(blobs: list[bytes]) -> np.ndarray:

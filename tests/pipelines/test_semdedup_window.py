@@ -12,7 +12,6 @@ import pytest
 from curation.config import ConfigError
 from curation.dedup.semantic import similarity_pass
 from curation.dedup.vectors import word_sketches
-from curation.dedup.window_check import checked_similarity_pass
 from pipelines.stages.semdedup import SemDedupConfig
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one
 
@@ -101,14 +100,14 @@ def test_the_check_is_per_pair_and_off_it_is_the_plain_pass():
     args = {"bars": np.full(3, 0.9), "sketches": sk, "min_jaccard": np.full(3, 0.3), "always": np.zeros(3, bool)}
     plain = similarity_pass(members, vecs)
     # no page cut: the cosine alone, exactly the plain pass
-    none_cut = checked_similarity_pass(members, vecs, cut=np.zeros(3, bool), **args)
+    none_cut = similarity_pass(members, vecs, cut=np.zeros(3, bool), **args)
     pd.testing.assert_frame_equal(none_cut, plain)
     # "a" cut: every pair with "a" is checked. "b" shares no word with it: no earlier copy is left;
     # "c" passes with "a", but its pair with "b" (neither cut) is taken on the cosine and is closer
-    a_cut = checked_similarity_pass(members, vecs, cut=np.array([True, False, False]), **args).set_index("doc_id")
+    a_cut = similarity_pass(members, vecs, cut=np.array([True, False, False]), **args).set_index("doc_id")
     assert a_cut.loc["b", "nearest"] is None and a_cut.loc["c", "nearest"] == "b"
     # "b" cut: "b" against "a" and "c" against "b" fail; "c" against "a" (neither cut) stands on its cosine
-    b_cut = checked_similarity_pass(members, vecs, cut=np.array([False, True, False]), **args).set_index("doc_id")
+    b_cut = similarity_pass(members, vecs, cut=np.array([False, True, False]), **args).set_index("doc_id")
     assert b_cut.loc["b", "nearest"] is None and b_cut.loc["c", "nearest"] == "a"
     assert b_cut.loc["c", "max_sim"] == pytest.approx(float(vecs[2] @ vecs[0]))
 
