@@ -61,9 +61,10 @@ def read_scores(folders: Scores, number: int, signals: bool = False) -> pd.DataF
 def signal_columns(folders: Scores, with_details: list[str]) -> list[str]:
     """The ``quality_signal_*`` columns of the first scorer in ``with_details`` that wrote any."""
     for name in with_details:
-        files = folders[name].parts()
-        if files:
-            return [c for c in pq.read_schema(files[0]).names if c.startswith("quality_signal_")]
+        for f in folders[name].parts():  # a partition with no in-scope page has no signal columns
+            cols = [c for c in pq.read_schema(f).names if c.startswith("quality_signal_")]
+            if cols:
+                return cols
     return []
 
 

@@ -66,6 +66,16 @@ def test_conserves_and_passes_other_sources_through(tmp_path: Path) -> None:
     assert "low" in set(web["quality_level"]) and res.stats["extra"]["levels"]["low"]["documents"] > 0
 
 
+def test_signal_columns_are_kept_when_the_first_partition_has_no_web_page(tmp_path: Path) -> None:
+    web = corpus()
+    web = web[web["source"] == "web"]
+    code = docs_frame([{"doc_id": f"c{i}", "text": f"def f{i}():\n    return {i}\n", "source": "code"} for i in range(len(web))])
+    _, kept, _ = run(tmp_path, "out", df=pd.concat([code, web], ignore_index=True))  # partition 0: code only
+    assert "quality_signal_stop_word_frac" in kept.columns
+    assert kept.loc[kept["source"] == "web", "quality_signal_stop_word_frac"].notna().all()
+    assert kept.loc[kept["source"] == "code", "quality_signal_stop_word_frac"].isna().all()
+
+
 def test_prose_ranks_above_menus(tmp_path: Path) -> None:
     _, kept, _ = run(tmp_path, "out")
     menus = {f"w{i:02d}" for i in range(0, 40, 2)}
