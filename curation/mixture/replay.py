@@ -5,8 +5,11 @@ for a subset of the documents that holds the nearest to ``(e − ⌊e⌋) × T``
 hashed, token-weighted choice: documents are taken in the order of a seeded hash of their id while
 they fit under the target (so the choice does not depend on how the input was partitioned), then
 one more document if it brings the total nearer — never "at least one each" (a 0.01-epoch group of
-one long document is shown 0 times, not once). Where that lands more than 0.5 % off (a group of a
-few long documents), the longest-first order is tried too and the nearer choice kept. A shard holds 10⁴–10⁵ documents at full scale, so
+one long document is shown 0 times, not once). Where that lands more than 0.5 % off (a group with a
+few long documents), the long documents are chosen for their share first and the short ones fill
+the rest in hash order, so the short ones still get about their share of copies (choosing longest
+first over the whole group would land as near but show only the long ones); the longest-first
+order is the last resort. A shard holds 10⁴–10⁵ documents at full scale, so
 its replay is within a few tokens of its share of the plan; on a tiny sample it is within one
 document.
 
@@ -106,7 +109,12 @@ def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room
         else:
             chosen = order[extra_choice(tokens[order], rest, upper)]
         if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
-            # few or long documents: the longest first reaches a fraction that the hash order misses
+            # a few long documents: each part of the group gets its share, the long ones first
+            other = order[long_first(tokens[order], rest, upper, rest / total)]
+            if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
+                chosen = other
+        if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
+            # still off: the longest first reaches a fraction that the hash order misses
             longest = order[np.argsort(-tokens[order], kind="stable")]
             other = longest[extra_choice(tokens[longest], rest, upper)]
             if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
@@ -144,6 +152,35 @@ def best_subset(tokens: np.ndarray, target: float, upper: float) -> np.ndarray:
     if not np.isfinite(cost[i, j]):
         return np.zeros(n, dtype=bool)
     return np.concatenate([(i >> np.arange(half)) & 1, (j >> np.arange(n - half)) & 1]).astype(bool)
+
+
+def long_first(tokens: np.ndarray, target: float, upper: float, fraction: float) -> np.ndarray:
+    """Mask of the documents (in the order given) that get one more copy when a few long ones make
+    the hash order miss: the long documents (each over :data:`CLOSE_ENOUGH` of ``target``, too
+    coarse to land near it) are chosen for ``fraction`` of their tokens (the nearest subset of a
+    few; of many, in the order given or, if that lands farther, longest first), then the short
+    ones, in the order given, for what is left of ``target``. The short ones then get about their
+    share of copies, where the longest-first order over the whole group shows only the long ones.
+
+    >>> long_first(np.array([3, 900, 2, 4, 1000, 5, 3]), 1010, 2000, 0.5).tolist()  # 1000, then 3 + 2 + 4
+    [True, False, True, True, True, False, False]
+    """
+    long = tokens > CLOSE_ENOUGH * target
+    big, small = np.flatnonzero(long), np.flatnonzero(~long)
+    orders = [big] if len(big) <= EXACT_UP_TO else [big, big[np.argsort(-tokens[big], kind="stable")]]
+    best, miss = np.zeros(len(tokens), dtype=bool), math.inf
+    for idx in orders:
+        chosen = np.zeros(len(tokens), dtype=bool)
+        pick = best_subset if len(idx) <= EXACT_UP_TO else extra_choice
+        chosen[idx[pick(tokens[idx], fraction * int(tokens[idx].sum()), upper)]] = True
+        got = int(tokens[chosen].sum())
+        if len(small) and target > got:
+            chosen[small[extra_choice(tokens[small], target - got, upper - got)]] = True
+        if abs(int(tokens[chosen].sum()) - target) < miss:
+            best, miss = chosen, abs(int(tokens[chosen].sum()) - target)
+        if miss <= CLOSE_ENOUGH * target:
+            break
+    return best
 
 
 def extra_choice(tokens: np.ndarray, target: float, upper: float) -> np.ndarray:
