@@ -175,6 +175,22 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
             stage.preflight(cfg)
     if "mixture" in names:
         _check_same_tokenizer(recipe, loader or load_stage)
+    _check_text_rewrites(recipe, names, loader or load_stage)
+
+
+def _check_text_rewrites(recipe: dict[str, Any], names: list[str], loader: Any) -> None:
+    """A stage that rewrites ``text`` (names it in ``produces``) before one that rebuilds the text of
+    some pages from ingest's HTML (``rebuilds_text``: code_web with ``reparse``) is undone on them."""
+    rewriters: list[str] = []
+    for name in names:
+        stage = loader(name)
+        rebuilds = getattr(stage, "rebuilds_text", None)
+        if rewriters and rebuilds and getattr(stage_config(recipe, name, stage.config_cls), rebuilds, False):
+            raise ConfigError(f"stage {rewriters[0]} rewrites text before {name}, which rebuilds the text of the pages it "
+                              f"takes from ingest's HTML ({rebuilds}: true) and would undo the rewrite on them: place "
+                              f"{rewriters[0]} after {name} in STAGES, or set {name}.{rebuilds}=false")
+        if "text" in (getattr(stage, "produces", None) or {}):
+            rewriters.append(name)
 
 
 def _check_same_tokenizer(recipe: dict[str, Any], loader: Any) -> None:

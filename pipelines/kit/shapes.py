@@ -230,15 +230,23 @@ class GroupStage(StageShape):
 
 def join_scores(df: pd.DataFrame, scores: pd.DataFrame | None, columns: dict[str, Any]) -> pd.DataFrame:
     """``df`` with ``columns`` (name → dtype) from ``scores`` (``doc_id`` + those columns) by ``doc_id``.
+    A column ``df`` has already (a stage that rewrites ``text`` and ``n_tokens`` of its sources)
+    keeps its value on the rows that were not scored; a new one is missing there.
 
-    >>> join_scores(pd.DataFrame({"doc_id": ["a", "b"]}), pd.DataFrame({"doc_id": ["b"], "x": [0.5]}), {"x": "float64"})["x"].tolist()
-    [nan, 0.5]
+    >>> df = pd.DataFrame({"doc_id": ["a", "b"], "text": ["A", "B"]})
+    >>> out = join_scores(df, pd.DataFrame({"doc_id": ["b"], "x": [0.5], "text": ["b"]}), {"x": "float64", "text": object})
+    >>> out["x"].tolist(), out["text"].tolist()
+    ([nan, 0.5], ['A', 'b'])
     """
     df = df.copy()
     by_id = scores.drop_duplicates("doc_id").set_index("doc_id") if scores is not None and len(scores) else None
+    scored = df["doc_id"].isin(by_id.index).to_numpy() if by_id is not None else np.zeros(len(df), dtype=bool)
     for column, dtype in columns.items():
         values = by_id[column].reindex(df["doc_id"].to_numpy()) if by_id is not None else pd.Series([None] * len(df))
-        df[column] = pd.Series(values.to_numpy(), index=df.index).astype(dtype)
+        values = pd.Series(values.to_numpy(), index=df.index)
+        if column in df.columns:  # rewritten on the scored rows only
+            values = values.where(scored, df[column])
+        df[column] = values.astype(dtype)
     return df
 
 

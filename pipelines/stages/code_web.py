@@ -245,6 +245,7 @@ class CodeWebStage(RowStage):
     requires = ("doc_id", "text", "source", "meta")
     requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags"), "code_text": ("ingest", "code_text")}
     settings = {"tokenizer": "ingest.tokenizer"}
+    rebuilds_text = "reparse"  # the config key under which recalled pages' text is rebuilt from ingest's HTML
     produces: dict[str, Any] = {"code_web_recall": object, "code_tier": object, "code_score_structural": "float64",
                                 "code_web_score": "float64"}
 
