@@ -241,9 +241,23 @@ def get_scorer(name: str, options: Mapping[str, Any] | None = None) -> Any:
 def _cached_scorer(name: str, frozen: str) -> Any:
     opts = json.loads(frozen)
     kind = opts.pop("kind", name)
-    if kind not in _FACTORIES:
-        raise ValueError(f"scorer {name!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}")
+    factory = _FACTORIES.get(kind) or (_imported(name, kind) if ":" in kind else None)
+    if factory is None:
+        raise ValueError(f"scorer {name!r}: unknown kind {kind!r}; kinds: {', '.join(KINDS)}, or module:factory for "
+                         "your own (a callable importable on every worker, called as factory(name, **options))")
     try:
-        return _FACTORIES[kind](name, **opts)
+        return factory(name, **opts)
     except TypeError as exc:
         raise ValueError(f"scorer {name!r} ({kind}): bad options {sorted(opts)}: {exc}") from exc
+
+
+def _imported(name: str, kind: str) -> Any:
+    """The factory ``module:attr`` names (a scorer of the user's own, outside this package)."""
+    import importlib
+
+    module, _, attr = kind.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"scorer {name!r}: kind {kind!r} names {attr!r} in module {module!r}, which cannot be imported "
+                         f"({exc}); put the module on PYTHONPATH of the driver and of every worker") from exc
