@@ -161,11 +161,12 @@ class Lines:
                 if not line.endswith(b"\n") and stream_error(fh) is not None:
                     cut = True  # the partial record at a cut
                     break
-                at, pos = pos, pos + len(line)
+                pos += len(line)
                 left = max(left - len(line), 0) if left > 0 else -1
                 self.count += 1
-                # a UTF-8 byte order mark opens files some Windows tools write: not part of the record
-                yield (line.removeprefix(BOM) if at == 0 else line).rstrip(b"\n")
+                # a UTF-8 byte order mark opens files some Windows tools write, and opens a line in the
+                # middle of files joined with cat: never part of a record (no JSON value starts with it)
+                yield line.removeprefix(BOM).rstrip(b"\n")
             # a chunk's read-ahead may reach a cut that belongs to a later chunk: only the open-ended last one reports it
             if cut or spec.end < 0:
                 self.error, self.offset = stream_error(fh), pos
