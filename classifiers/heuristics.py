@@ -19,7 +19,10 @@ words" or "short lines" mean what they mean in that language. With ``penalty_onl
 subtracts (``min(w·z, 0)``): like the published rules, which are floors and ceilings, a page is
 marked down for being worse than typical good text of its language, never rewarded for being
 "more" (a Chinese tutorial has fewer function words than a chatty review and is not worse for it).
-Other languages use the English terms. A NaN signal (no stop-word list for the language) adds 0.
+Other languages use the English terms. A signal that is not defined for a page's language (NaN:
+the stop-word signals of a language without a stop-word list) is left out of that page's score:
+the sum runs over the defined terms and is divided by their ``Σ|w|`` alone, so the page is judged
+on what can be measured in its language, never marked as if it had no stop words.
 
 >>> scorer = HeuristicModel.default()
 >>> good = "The committee met on Tuesday. It reviewed the budget and approved it after a long debate.\\n" * 3
@@ -45,6 +48,9 @@ from classifiers.heuristics_signals import SIGNAL_NAMES, signal_matrix
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent / "models" / "web_heuristics"
 CLIP_Z = 3.0
+#: The rule of :meth:`HeuristicModel.combine`, part of the scorer's version (so of the cache key of
+#: its scores): "c2" leaves a signal undefined for the page's language out of the page's score.
+COMBINE_RULE = "c2"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +100,6 @@ class HeuristicModel:
         self.terms = tuple(terms)
         self.version = f"heuristics-{version}"
         self.card = card or {}
-        self._norm = float(sum(abs(t.weight) for t in self.terms)) or 1.0
         self._index = {n: i for i, n in enumerate(SIGNAL_NAMES)}
         #: {lang: {signal: (center, scale)}} and the penalty-only languages, from the ``languages`` block
         blocks = self.card.get("languages") or {}
@@ -134,16 +139,18 @@ class HeuristicModel:
         x = signals.to_numpy(dtype=np.float64) if isinstance(signals, pd.DataFrame) else np.asarray(signals, dtype=np.float64)
         lang_arr = np.asarray(list(langs), dtype=object) if langs is not None else np.full(len(x), "en", dtype=object)
         penalty = np.isin(lang_arr, list(self.penalty_only)) if self.penalty_only else np.zeros(len(x), dtype=bool)
-        total = np.zeros(len(x))
+        total, norm = np.zeros(len(x)), np.zeros(len(x))
         for t in self.terms:
             center, scale = np.full(len(x), t.center), np.full(len(x), t.scale)
             for lang, per in self.languages.items():
                 if t.signal in per:
                     mask = lang_arr == lang
                     center[mask], scale[mask] = per[t.signal]
-            part = t.weight * t.z(x[:, self._index[t.signal]], center, scale)
+            values = x[:, self._index[t.signal]]
+            part = t.weight * t.z(values, center, scale)  # 0 where the signal is undefined (NaN)
             total += np.where(penalty, np.minimum(part, 0.0), part)
-        return total / self._norm
+            norm += np.where(np.isnan(values), 0.0, abs(t.weight))  # an undefined signal is left out of the mean
+        return np.divide(total, norm, out=np.zeros(len(x)), where=norm > 0)
 
     def predict(self, texts: Sequence[str], langs: Sequence[str] | None = None) -> np.ndarray:
         """Scores of ``texts`` (higher = better), float64; ``langs``: each text's ``lang`` (default en)."""

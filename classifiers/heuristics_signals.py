@@ -4,8 +4,8 @@ Words are whitespace-separated, except in languages written without spaces (``zh
 ``th``, …: :data:`UNSPACED_LANGS`), where every character of those scripts is a word and the
 runs of other non-space characters between them are words too (FineWeb-2 segments such
 languages before applying the same rules). Stop words are the language's
-(:data:`STOP_WORDS_BY_LANG`); for a language without a list the stop-word signals are NaN, which
-the heuristic combination treats as neutral.
+(:data:`STOP_WORDS_BY_LANG`); for a language without a list the stop-word signals are NaN
+(undefined), and the heuristic combination leaves them out of the page's score.
 
 Each signal is a number per document; none decides anything. The rule that uses it and the
 threshold the rule applies are in :data:`SIGNALS` (documentation: ``lo``/``hi``, the published

@@ -74,11 +74,11 @@ class HeuristicsScorer:
     needs = frozenset({"text", "language"})
 
     def __init__(self, name: str, model: str | None = None) -> None:
-        from classifiers.heuristics import DEFAULT_MODEL_DIR
+        from classifiers.heuristics import COMBINE_RULE, DEFAULT_MODEL_DIR
 
         self.name = name
         self.path = _need(model, f"scorer {name!r}") if model else DEFAULT_MODEL_DIR
-        self.version = f"heuristics-{model_fingerprint(self.path)}"
+        self.version = f"heuristics-{model_fingerprint(self.path)}-{COMBINE_RULE}"  # the model and how it combines
 
     @functools.cached_property
     def model(self) -> Any:

@@ -156,7 +156,7 @@ def decide(
 
 
 #: The group of documents whose language has too few documents for buckets of its own (the stage
-#: buckets them against the whole corpus).
+#: ranks them among themselves when they are enough together, else against the whole corpus).
 OTHER_LANGS = "*"
 
 

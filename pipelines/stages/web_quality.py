@@ -14,7 +14,8 @@ level's exclusion with ledger reason ``low_quality``), so no later scorer is sta
 
 Languages (``per_language``): the sketches are kept per ``lang``; every language with at least
 ``language_min_docs`` in-scope documents gets its own thresholds (its own 20 token-weighted buckets
-and its own high level); pages of smaller languages are bucketed against the whole corpus (``*``). A scorer trained on some languages only
+and its own high level); pages of smaller languages share one group (``*``), ranked among its own
+pages once it holds ``language_min_docs`` of them (else against the whole corpus). A scorer trained on some languages only
 (``scorer_languages``, e.g. the shipped English linear model) scores those; elsewhere the
 combination uses the other scorers. A scorer not listed there keeps the languages its model was
 trained on (``explanatory``: English, ``explanatory_zh``: Chinese; the others: every language).

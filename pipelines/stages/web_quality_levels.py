@@ -27,12 +27,14 @@ Scores = dict[str, Artifact]  # scorer -> its scores artifact
 @dataclasses.dataclass(frozen=True)
 class Cuts:
     """What deciding a partition needs, in plain (picklable) form: the groups with their own
-    thresholds, per group the scorers' cut points and sketches, and the mean-rank cut points."""
+    thresholds, per group the scorers' cut points and sketches, and the mean-rank cut points.
+    ``pooled``: the ``*`` group is ranked among its own pages (else against the whole corpus)."""
 
     own: list[str]
     thresholds: dict[str, dict[str, list[float]]]
     sketches: dict[str, dict[str, dict[str, Any]]]
     combined: dict[str, list[float] | None] | None = None
+    pooled: bool = False
 
     def decision(self, s: pd.DataFrame, cfg: Any) -> Any:
         """The decision for the rows of a scores frame, each bucketed within its language group."""
@@ -114,7 +116,7 @@ def _part_combined(folders: Scores, cuts: Cuts, cfg: Any, number: int) -> dict[s
         return out
     groups = language_groups(s["lang"].to_numpy(), cuts.own)
     for g in cuts.sketches:
-        rows = s if g == OTHER_LANGS else s[groups == g]  # "*": ranks over the whole corpus
+        rows = s if g == OTHER_LANGS and not cuts.pooled else s[groups == g]  # "*" too few to pool: the whole corpus
         if rows.empty:
             continue
         sk = {n: QuantileSketch.from_dict(v) for n, v in cuts.sketches[g].items()}
@@ -138,15 +140,23 @@ def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext,
     first = next(iter(by_lang.values()), {})  # every scorer's sketches count the same documents
     docs_per_lang = {lang: n for lang, (_, n) in first.items()}
     own = own_languages(docs_per_lang, cfg.language_min_docs) if cfg.per_language else []
+    # the small languages are ranked among themselves (as each large one is) once they hold language_min_docs
+    # pages together: their scores are not calibrated against English ones (no stop-word lists, English-only
+    # scorers); fewer pages than that are too few for 20 buckets and are bucketed against the whole corpus
+    pooled = bool(own) and sum(n for lang, n in docs_per_lang.items() if lang not in own) >= cfg.language_min_docs
     sketches: dict[str, dict[str, QuantileSketch]] = {g: {} for g in [*own, OTHER_LANGS]}
-    for name, langs in by_lang.items():  # "*" is the whole corpus, against which small languages are bucketed
+    whole: dict[str, QuantileSketch] = {}
+    for name, langs in by_lang.items():
+        whole[name] = merge_sketches([sk for sk, _ in langs.values()]) if langs else QuantileSketch.empty(cfg.sketch_capacity)
         for g in sketches:
-            parts = [sk for lang, (sk, _) in langs.items() if (lang == g or g == OTHER_LANGS)]
-            sketches[g][name] = merge_sketches(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)
+            parts = [sk for lang, (sk, _) in langs.items() if lang == g or (g == OTHER_LANGS and lang not in own)]
+            sketches[g][name] = (merge_sketches(parts) if parts else QuantileSketch.empty(cfg.sketch_capacity)) \
+                if g != OTHER_LANGS or pooled else whole[name]
     grid = percentile_grid(cfg.n_buckets)
     thresholds = {g: {n: np.asarray(cfg.thresholds[n], dtype=np.float64) if n in cfg.thresholds else sk[n].thresholds(grid)
                       for n in cfg.scorers} for g, sk in sketches.items()}
-    cuts = Cuts(own, {g: {n: np.asarray(t).tolist() for n, t in per.items()} for g, per in thresholds.items()}, _plain(sketches))
+    cuts = Cuts(own, {g: {n: np.asarray(t).tolist() for n, t in per.items()} for g, per in thresholds.items()}, _plain(sketches),
+                pooled=pooled)
     combined: dict[str, QuantileSketch] | None = None
     if cfg.combine == "mean":
         n_parts = len(next(iter(folders.values())).parts())
@@ -158,7 +168,7 @@ def cuts_and_figures(folders: Scores, cfg: Any, ctx: StageContext,
         if "combined" in cfg.thresholds:
             combined_th = {g: [float(x) for x in cfg.thresholds["combined"]] for g in combined}
         cuts = dataclasses.replace(cuts, combined=combined_th)
-    return cuts, _figures(folders, cuts, thresholds, sketches, combined, docs_per_lang, cfg, ctx)
+    return cuts, _figures(folders, cuts, thresholds, sketches, whole, combined, docs_per_lang, cfg, ctx)
 
 
 def _constant(value: Any) -> Any:
@@ -187,8 +197,8 @@ def _level_counts(folders: Scores, cuts: Cuts, cfg: Any, number: int) -> pd.Data
 
 
 def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.ndarray]],
-             sketches: dict[str, dict[str, QuantileSketch]], combined: dict[str, QuantileSketch] | None,
-             docs_per_lang: dict[str, int], cfg: Any, ctx: StageContext) -> StageFigures:
+             sketches: dict[str, dict[str, QuantileSketch]], whole: dict[str, QuantileSketch],
+             combined: dict[str, QuantileSketch] | None, docs_per_lang: dict[str, int], cfg: Any, ctx: StageContext) -> StageFigures:
     """Thresholds (whole corpus, and per language group), rank-error bounds, token share per level
     and per bucket of each scorer, level shares per language; marks: pages of the high and low levels."""
     own, combined_th = cuts.own, cuts.combined
@@ -197,7 +207,6 @@ def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.nda
     group_docs[OTHER_LANGS] = sum(n for lang, n in docs_per_lang.items() if lang not in own)
     live = [g for g in sketches if group_docs.get(g, 0) > 0] or [OTHER_LANGS]
     main = max(live, key=lambda g: group_docs.get(g, 0))
-    whole = sketches[OTHER_LANGS]
     shared = _constant(cuts)
     parts = [dask.delayed(_level_counts)(folders, shared, cfg, i) for i in range(len(next(iter(folders.values())).parts()))]
     counts = (ctx.compute(dask.delayed(list)(parts), "level counts") if parts
@@ -220,6 +229,7 @@ def _figures(folders: Scores, cuts: Cuts, thresholds: dict[str, dict[str, np.nda
         "thresholds_fixed": sorted(cfg.thresholds),  # "combined": the mean-rank cut points were fixed too
         "per_language": cfg.per_language,
         "language_groups": {g: group_docs.get(g, 0) for g in live},  # group -> in-scope documents
+        "small_languages_ranked_against": "their own pages" if cuts.pooled else "the whole corpus",  # the "*" group
         "thresholds_by_lang": {g: {n: [float(x) for x in thresholds[g][n]] for n in cfg.scorers} for g in live},
         "combine": cfg.combine,
         "combined_thresholds": combined_th[main] if combined_th is not None else None,  # the largest group's

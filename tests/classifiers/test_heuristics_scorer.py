@@ -132,3 +132,28 @@ def test_hf_sequence_classification_folder(tmp_path: Path) -> None:
     assert p.shape == (3,) and ((p > 0) & (p < 1)).all()
     low = get_scorer("fwedu0", {"kind": "hf", "model": str(tmp_path / "clf"), "label": 0, "device": "cpu"}).score(Batch(["good text"]))
     np.testing.assert_allclose(low + p[:1], [1.0], rtol=1e-5)
+
+
+ES_PROSE = (
+    "El ayuntamiento aprobó la nueva biblioteca después de un largo debate. Abrirá el próximo año.\n"
+    "El antiguo edificio se convertirá en un museo de historia local, según explicó la alcaldesa.\n"
+    "Los vecinos dijeron que estaban contentos con el plan, aunque algunos pidieron más aparcamiento.\n"
+    "La obra costará tres millones de euros y la pagarán a medias la región y el municipio.\n"
+)
+
+
+def test_a_signal_undefined_for_the_language_is_left_out_not_counted_as_zero() -> None:
+    """Spanish has no stop-word list: its score is the weighted mean of the other terms alone, the
+    score of the same model without the stop-word terms; English keeps every term."""
+    full = HeuristicModel.default()
+    stop = {"stop_word_frac", "gopher_stop_words"}
+    rest = HeuristicModel([t for t in full.terms if t.signal not in stop], "rest", full.card)
+    es = full.signals([ES_PROSE], ["es"])
+    assert es[list(stop)].isna().all(axis=None)  # undefined, not 0
+    np.testing.assert_allclose(full.combine(es, ["es"]), rest.combine(es, ["es"]), rtol=1e-12)
+    assert full.combine(es, ["es"])[0] > 0  # clean prose is above the median page, not dragged down
+    en = full.signals([PROSE], ["en"])  # English: every term, over Σ|w| of every term
+    assert en.notna().all(axis=None)
+    x = en.to_numpy()
+    terms = sum(t.weight * t.z(x[:, SIGNAL_NAMES.index(t.signal)]) for t in full.terms)
+    np.testing.assert_allclose(full.combine(en, ["en"]), terms / sum(abs(t.weight) for t in full.terms), rtol=1e-12)
