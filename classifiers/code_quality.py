@@ -35,7 +35,7 @@ from classifiers.scorer import Batch, Scorer, model_fingerprint
 
 log = logging.getLogger(__name__)
 
-#: Component weights of structural_v2 (they sum to 1). Changing them changes the scorer version.
+#: Component weights of the structural score (they sum to 1). Changing them, or the features, changes the scorer version.
 WEIGHTS: dict[str, float] = {
     "documentation": 0.20,
     "function_length": 0.15,
@@ -101,7 +101,7 @@ class StructuralScorer:
     """Language-aware structural score (``ast`` for Python, lexical scans for the others)."""
 
     name = "structural"
-    version = "structural_v2"
+    version = "structural_v3"
     needs = frozenset({"text", "language", "path"})
 
     def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> list[dict[str, Any]]:

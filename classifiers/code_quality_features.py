@@ -1,7 +1,9 @@
 """Structural features of a source file, per language family (the inputs of the structural score).
 
-Python is parsed with :mod:`ast` (functions, docstrings, control-flow nesting, parse errors);
-the other families use :mod:`classifiers.code_quality_scan` (comments and strings masked, brace
+Python is parsed with :mod:`ast` (functions, docstrings, control-flow nesting, parse errors); a
+dialect of the family that :mod:`ast` cannot read (Cython's ``cdef``/``cimport``) is read by its
+indentation instead, with no parse check (an unreadable dialect is not broken Python); the other
+families use :mod:`classifiers.code_quality_scan` (comments and strings masked, brace
 depth, brace-bodied definitions). Every family yields the same feature names, so one score
 formula serves all.
 
@@ -18,7 +20,7 @@ import warnings
 from itertools import compress
 from typing import Any
 
-from classifiers.code_quality_scan import BRACE_FAMILIES, function_spans, scan
+from classifiers.code_quality_scan import BRACE_FAMILIES, function_spans, indented_blocks, scan
 from curation.quality.code_language import language_family
 
 #: family → definition header (name in group ``name``), up to the opening brace.
@@ -52,6 +54,9 @@ NAMING: dict[str, re.Pattern[str]] = {
     "javascript": re.compile(r"^[_$]?[a-z][A-Za-z0-9$]*$|^[A-Z][A-Za-z0-9]*$"),
     "java": re.compile(r"^[a-z][A-Za-z0-9]*$|^[A-Z][A-Za-z0-9]*$"),
 }
+#: languages of the ``python`` family whose syntax :mod:`ast` does not read (a failed parse tells nothing)
+PARSER_DIALECTS = frozenset({"Cython"})
+_CLASS = re.compile(r"[ \t]*(?:cdef[ \t]+(?:\w+[ \t]+)*)?class\b")
 TEST_PATH = re.compile(
     r"(?:^|/)(?:tests?|testing|testdata|spec|specs|__tests__|examples?|samples?|demos?|benchmarks?)/"
     r"|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$|Tests?\.(?:java|kt|cs|swift)$|(?:^|/)conftest\.py$",
@@ -91,7 +96,7 @@ def structural_features(text: str, language: str | None, path: str | None = None
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
     }
     if family == "python":
-        feats.update(_python_features(text, lines, stripped))
+        feats.update(_python_features(text, lines, stripped, dialect=language in PARSER_DIALECTS))
     else:
         feats.update(_scanned_features(text, family, lines, stripped))
     names = feats.pop("_names")
@@ -149,7 +154,7 @@ def duplicate_fraction(stripped: list[str], min_len: int = 12) -> float:
     return 1.0 - len(set(body)) / len(body)
 
 
-def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[str, Any]:
+def _python_features(text: str, lines: list[str], stripped: list[str], dialect: bool = False) -> dict[str, Any]:
     s = scan(text, "python")
     comment = len(s.comment_lines)
     out: dict[str, Any] = {"_code": s.code}
@@ -158,6 +163,9 @@ def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[s
             warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes in old code
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if dialect:
+            out.update(_indented_features(s, lines))
+            return out
         out.update(parse_error=1, comment_fraction=comment / max(len(s.code_lines) + comment, 1), documented_fraction=0.0,
                    mean_function_lines=-1.0, max_function_lines=-1, max_nesting=_indent_nesting(lines, stripped), _names=[])
         return out
@@ -205,6 +213,33 @@ def _python_features(text: str, lines: list[str], stripped: list[str]) -> dict[s
         _names=names,
     )
     return out
+
+
+def _indented_features(s: Any, lines: list[str]) -> dict[str, Any]:
+    """:func:`_python_features` of a dialect :mod:`ast` cannot read (``s``: its scan): definitions, docstrings
+    and block nesting from the indentation, ``parse_error`` 0 (unknown, as for the families never parsed)."""
+    defs, nesting = indented_blocks(s.code)
+    code = s.code.split("\n")
+    docs = [_docstring_lines(lines, code, body) for _n, _f, _l, body in defs]
+    documented = sum(bool(doc) or _comment_above(lines, d[1]) for doc, d in zip(docs, defs, strict=True))
+    doc_lines = sum(docs) + _docstring_lines(lines, code, 0)
+    # functions (classes, ``cdef struct``/``enum`` blocks have no parameter list) as in the ast walk
+    spans = [last - first + 1 for _n, first, last, _b in defs if "(" in code[first] and not _CLASS.match(code[first])]
+    code_lines, comment = max(len(s.code_lines) - doc_lines, 1), len(s.comment_lines)
+    return {"parse_error": 0, "comment_fraction": (comment + doc_lines) / max(code_lines + comment + doc_lines, 1),
+            "documented_fraction": documented / len(defs) if defs else -1.0, "mean_function_lines": sum(spans) / len(spans) if spans else -1.0,
+            "max_function_lines": max(spans) if spans else -1, "max_nesting": nesting, "_names": [d[0] for d in defs]}
+
+
+def _docstring_lines(lines: list[str], code: list[str], at: int) -> int:
+    """Lines of the docstring that opens at line ``at`` or the first code line after it (0 when none)."""
+    j = next((k for k in range(at, len(code)) if code[k].strip()), None)
+    if j is None or not code[j].strip().startswith('""'):
+        return 0
+    quote = next((q for q in ('"""', "'''") if q in lines[j]), None)
+    if quote is None or lines[j].count(quote) >= 2:
+        return 1
+    return next((k - j + 1 for k in range(j + 1, len(lines)) if quote in lines[k]), 1)
 
 
 _BLOCKS = frozenset((ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try) + (

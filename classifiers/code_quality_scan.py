@@ -178,3 +178,55 @@ def _body_end(depth: np.ndarray, open_line: int, base: int) -> tuple[int, int]:
     body = rest[: out[0]] if len(out) else rest
     last = open_line + int(out[0]) if len(out) else len(depth) - 1
     return last, max(int(body.max()) - base - 1, 0) if len(body) else 0
+
+
+#: a definition header of the Python family, Cython's included (``def``, ``class``, ``cpdef`` and
+#: ``cdef`` functions, ``cdef class``); ``cdef int x`` declares a variable and does not match
+INDENTED_DEFINITION = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def[ \t]+|class[ \t]+|cp?def[ \t][^=\n:(]*?\b)(\w+)[ \t]*[(:]", re.MULTILINE)
+_CONTROL = re.compile(r"[ \t]*(?:if|elif|else|for|while|with|try|except|finally|match|case|async[ \t]+(?:for|with))\b")
+
+
+def indented_blocks(code: str) -> tuple[list[tuple[str, int, int, int]], int]:
+    """Definitions of indentation-structured code (masked by :func:`scan` for ``python``) without a parser.
+
+    Returns ((name, header line, last body line, first body line) of each definition with a body,
+    deepest nesting of control-flow blocks). A header ends on the first line ending in ``:``; a
+    declaration without a body (a ``.pxd`` prototype) is no definition.
+
+    >>> defs, nesting = indented_blocks("cdef class A:\\n    cpdef int f(self, int n):\\n        if n:\\n            return 1\\n")
+    >>> defs, nesting
+    ([('A', 0, 3, 1), ('f', 1, 3, 2)], 1)
+    """
+    lines = code.split("\n")
+    indents = [len(ln) - len(ln.lstrip(" \t")) if ln.strip() else -1 for ln in lines]
+    offsets = np.cumsum([0] + [len(ln) + 1 for ln in lines])
+    levels = np.array(indents)
+    nonblank = levels >= 0
+    defs = []
+    for m in INDENTED_DEFINITION.finditer(code):
+        first = int(np.searchsorted(offsets, m.start(), side="right")) - 1
+        base, end = indents[first], first
+        while not lines[end].rstrip().endswith(":"):
+            end += 1
+            if end >= len(lines) or end - first > 20 or 0 <= indents[end] <= base:
+                end = -1
+                break
+        body = [j for j in range(end + 1, len(lines)) if indents[j] != -1][:1] if end >= 0 else []
+        if not body or indents[body[0]] <= base:
+            continue
+        # the body ends before the next non-blank line indented no deeper than the header
+        after = np.flatnonzero(nonblank[body[0]:] & (levels[body[0]:] <= base))
+        stop = body[0] + int(after[0]) if len(after) else len(lines)
+        last = int(np.flatnonzero(nonblank[:stop])[-1])
+        defs.append((m.group(2), first, last, body[0]))
+    nesting, stack = 0, []  # stack: (indent, control-flow depth) of the open blocks
+    for ln, ind in zip(lines, indents, strict=True):
+        if ind < 0:
+            continue
+        while stack and stack[-1][0] >= ind:
+            stack.pop()
+        depth = stack[-1][1] if stack else 0
+        if ln.rstrip().endswith(":"):
+            stack.append((ind, depth + bool(_CONTROL.match(ln))))
+            nesting = max(nesting, stack[-1][1])
+    return defs, nesting

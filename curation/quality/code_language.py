@@ -218,7 +218,8 @@ def language_kind(language: str | None) -> str:
 
 
 def tier_group(language: str | None) -> str:
-    """The group a rare language's tier cuts fall back to: its family, or its kind when not code.
+    """The group a rare language's tier cuts fall back to: its family, or its kind when not code
+    (a kind in :data:`UNPOOLED_GROUPS` calibrates nothing: a rare one of its formats is medium).
 
     >>> tier_group("TypeScript"), tier_group("Markdown"), tier_group("YAML")
     ('javascript', 'prose', 'data')
@@ -227,7 +228,8 @@ def tier_group(language: str | None) -> str:
     return language_family(language) if kind in ("programming", "unknown") else kind
 
 
-#: tier groups that are not calibrated on the pooled (mostly source-code) scores
+#: tier groups whose rare formats are tiered medium: neither the pooled (mostly source-code) scores nor
+#: another format of the group calibrate them (TOML scores above JSON, YAML between)
 UNPOOLED_GROUPS = frozenset({"data", "markup", "prose"})
 
 

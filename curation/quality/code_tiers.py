@@ -89,9 +89,9 @@ def thresholds(hist: pd.DataFrame, default: TierRule, overrides: Mapping[str, Ti
 
     Percentile rules read the language's own histogram when it has ``min_files`` files, else
     its group's (``group:<name>`` rows, see :func:`score_histogram`) when that has enough,
-    else the pooled one — except for languages whose group is in ``unpooled`` (e.g. prose or
-    data files, which code cannot calibrate): those get no cut, every file medium. Absolute
-    rules are their scores.
+    else the pooled one — except for languages whose group is in ``unpooled`` (data, markup and
+    prose formats, which neither source code nor another format calibrates: each scores on a
+    scale of its own): those get no cut, every file medium. Absolute rules are their scores.
 
     >>> h = score_histogram(np.array(["Go"] * 100), np.linspace(0, 9.9, 100))
     >>> thresholds(h, TierRule(high=80, low=10), min_files=10)["Go"]
@@ -113,13 +113,10 @@ def thresholds(hist: pd.DataFrame, default: TierRule, overrides: Mapping[str, Ti
         if g is None or g["count"].sum() < min_files:
             group = group_of(lang) if group_of is not None else None
             grp = by_lang.get(f"group:{group}")
-            if grp is not None and grp["count"].sum() >= min_files:
-                g = grp
-            elif group in unpooled:
+            if group in unpooled:  # one data format does not calibrate another (TOML scores above JSON)
                 out[lang] = (float("-inf"), float("inf"))
                 continue
-            else:
-                g = pooled
+            g = grp if grp is not None and grp["count"].sum() >= min_files else pooled
         if g is None:
             out[lang] = (float("-inf"), float("inf"))
             continue
@@ -181,8 +178,8 @@ class TierPolicy(Config):
     """How scores become tiers (a stage's ``tiers`` sub-config; flat keys ``tier_<name>``).
 
     ``weights`` combine the ``code_score_<name>`` columns; ``min_files``: fewer scored files in a
-    language and its cuts come from its family, else from all files pooled; ``overrides``: per
-    language ``{mode, high, low}``.
+    language and its cuts come from its family, else from all files pooled (a rare data, markup or
+    prose format is medium); ``overrides``: per language ``{mode, high, low}``.
 
     >>> TierPolicy.from_dict({"mode": "absolute", "high": 7.5, "low": 4}).rules()[0]
     TierRule(mode='absolute', high=7.5, low=4.0)
