@@ -11,7 +11,7 @@ raw Common Crawl WET pages and 400 WCXB page texts; ``--mix pages`` adds 300 rev
 (20 other reviews each, one a line); ``--mix en`` is the English pages alone (what English gets
 when no other language shares its buckets). ``--write-lang-ids`` / ``--keep-ids`` restrict a
 run to the pages identified as English, so the language-blind peer can be run on them too. The web_quality stage runs with the recipe's defaults (synchronous). Reported per kind:
-share of documents in the lowest level (discarded as ``low_quality``) and mean percentile.
+share of documents in the lowest level (which the mixture excludes as ``low_quality``) and mean percentile.
 """
 
 from __future__ import annotations
@@ -100,8 +100,11 @@ def main() -> None:
         secs = time.perf_counter() - t0
         parts = [pd.read_parquet(p, columns=["doc_id", "quality_level", "quality_percentile"]) for p in sorted((Path(tmp) / "out" / "docs").glob("*.parquet"))]
         kept = pd.concat(parts)
-        ledger = pd.concat([pd.read_parquet(p) for p in sorted((Path(tmp) / "out" / "ledger").glob("*.parquet"))])
-    low = set(ledger.loc[ledger["reason"] == "low_quality", "doc_id"])
+        ledgers = [pd.read_parquet(p) for p in sorted((Path(tmp) / "out" / "ledger").glob("*.parquet"))]
+    # web_quality annotates and removes nothing (the mixture excludes the low level as low_quality);
+    # older checkouts (a peer) dropped the low level in the stage's own ledger
+    low = set(kept.loc[kept["quality_level"] == "low", "doc_id"])
+    low |= {d for led in ledgers for d in led.loc[led["reason"] == "low_quality", "doc_id"]}
     pct = dict(zip(kept["doc_id"], kept["quality_percentile"], strict=True))
     rows = []
     for kind, g in df.groupby("kind", sort=True):
