@@ -6,7 +6,7 @@
 >>> get_scorer("mine", {"kind": "nope"})
 Traceback (most recent call last):
 ...
-ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, explanatory, explanatory_zh, embedding, hf, fasttext
+ValueError: scorer 'mine': unknown kind 'nope'; kinds: heuristics, linear, explanatory, explanatory_zh, embedding, hf, fasttext, or module:factory ...
 
 Every scorer implements :class:`classifiers.scorer.Scorer`: ``name``, ``version`` (the model's
 fingerprint: it goes into cache keys), ``needs`` and ``score(batch)``; the heuristics also give
