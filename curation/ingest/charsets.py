@@ -10,6 +10,8 @@ real windows-1252 text that happens to be valid UTF-8 with non-ASCII bytes is va
 
 >>> charset_label(' "ISO-8859-1" '), charset_label("GB2312"), charset_label("utf-8"), charset_label("''")
 ('windows-1252', 'gbk', 'utf-8', None)
+>>> charset_label("iso8859-2"), charset_label("cp1250"), charset_label("iso8859_9"), charset_label("utf_8")
+('iso-8859-2', 'windows-1250', 'windows-1254', 'utf-8')
 >>> codec("windows-1252"), codec("shift_jis"), codec("gbk"), codec("utf-8")
 ('cp1252', 'cp932', 'gb18030', 'utf-8')
 >>> prefer_utf8("cp1252", "Café".encode()), prefer_utf8("cp1252", "Caf\\xe9".encode("cp1252")), prefer_utf8("cp932", "①".encode())
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import re
 
 #: label → WHATWG's encoding name, for the labels whose name differs (WHATWG's label table)
 _NAMES = {
@@ -34,6 +37,8 @@ _NAMES = {
     **dict.fromkeys(("euckr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "ksc_5601", "korean", "cseuckr", "iso-ir-149",
                      "windows-949", "cp949"), "euc-kr"),
 }
+_ISO = re.compile(r"iso[-_ ]?8859[-_ ]?(\d{1,2})")
+_WINDOWS = re.compile(r"(?:cp|windows[-_]?)(125\d)")
 #: WHATWG encoding name → the Python codec that decodes it as browsers do (its vendor superset)
 _CODECS = {"windows-1252": "cp1252", "windows-1254": "cp1254", "windows-874": "cp874", "shift_jis": "cp932",
            "gbk": "gb18030", "big5": "big5hkscs", "euc-kr": "cp949"}
@@ -43,7 +48,12 @@ def charset_label(label: str | None) -> str | None:
     """The encoding a charset label names: whitespace and quotes dropped, lower case, WHATWG's name
     where it has another; None if empty."""
     cs = (label or "").strip().strip("\"'").strip().lower()
-    return _NAMES.get(cs, cs) or None
+    cs = _NAMES.get(cs, cs)
+    if m := _ISO.fullmatch(cs):  # Python's codec names (what detection returns): iso8859_2 → iso-8859-2
+        cs = _NAMES.get(f"iso-8859-{m[1]}", f"iso-8859-{m[1]}")
+    elif m := _WINDOWS.fullmatch(cs):
+        cs = _NAMES.get(f"windows-{m[1]}", f"windows-{m[1]}")
+    return {"utf8": "utf-8", "utf_8": "utf-8"}.get(cs, cs) or None
 
 
 def codec(name: str) -> str:
