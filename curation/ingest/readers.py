@@ -26,7 +26,7 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
     """Parse one partition spec into schema rows (with drop reasons)."""
     label = spec.name
     if spec.fmt in ("warc", "html"):
-        if spec.start == spec.end == 0:  # an empty file
+        if spec.start == spec.end == 0 and spec.cut is None:  # an empty file (a damaged first record has a row)
             return crawl_frame(iter(()), spec.source)
         if spec.fmt == "html":
             return crawl_frame(read_html_file(spec.path, max_chars, label), spec.source)

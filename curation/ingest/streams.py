@@ -88,6 +88,11 @@ class Decompressed(io.RawIOBase):
         return "member" if self.kind == "gzip" else "frame"
 
     @property
+    def made(self) -> int:
+        """Decompressed bytes produced so far (some may still be buffered by a reader)."""
+        return self._made
+
+    @property
     def junk_at(self) -> int | None:
         """The compressed byte where data that is not this kind's began, if the stream stopped there."""
         if not (self.error or "").startswith(f"not {self.kind} data"):

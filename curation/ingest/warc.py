@@ -81,8 +81,9 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     """One dict per response/conversion/resource record: id, url, date, meta, and html or text or an error.
 
     ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``);
-    ``expected``: its document records as the planning pass counted them. A file FastWARC cannot read
-    on (a damaged gzip member, a wrong ``Content-Length``, a header over 32 KiB) ends with one
+    ``expected``: its document records as the planning pass counted them (which also ends a partition
+    before a damaged stretch of a ``.warc.gz``). A file FastWARC cannot read on (junk after the last
+    gzip member, a wrong ``Content-Length`` in a file not planned record by record, a header over 32 KiB) ends with one
     ``truncated_input`` row after the records read so far; one where nothing could be read at all is
     :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
     ``label``: how rows name the file (``str(path)`` if None).
@@ -160,6 +161,9 @@ def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_w
         return {**out, "error": (DropReason.TRUNCATED_INPUT, f"record truncated ({why}) after {len(payload)} bytes")}
     if status is not None and not 200 <= status < 300:
         return {**out, "error": (DropReason.HTTP_STATUS, f"HTTP status {status}")}
+    declared = (http.get("Content-Length") or "").strip() if http is not None and not chunked else ""
+    if declared.isdecimal() and int(declared) != len(payload):  # the body is cut, or holds bytes of what follows it
+        return {**out, "error": (DropReason.TRUNCATED_INPUT, f"the body has {len(payload)} bytes, its HTTP Content-Length says {declared}")}
     if http is not None and http.get("Content-Encoding"):
         payload, err = decode_content(payload, http.get("Content-Encoding"), max_bytes)
         if err is not None:

@@ -9,21 +9,26 @@ ceil(size / block) near-equal parts of its decompressed size, the rule JSONL fol
 
 A file that ends inside a record (its header or its payload) is :class:`Cut`: the reader keeps the
 records before it and ledgers that record as ``truncated_input``. In a ``.warc.gz`` a record without
-a usable ``Content-Length``, or bytes that start no record or are not gzip data, is a :class:`Gap`:
-one ``truncated_input`` row, and reading goes on at the next gzip member that starts a record
-(:mod:`curation.ingest.warc_resync`); a plain ``.warc`` is not read past it, and its row says how
-many bytes were not read.
+a usable ``Content-Length`` or whose ``Content-Length`` does not end it (the bytes after its block
+are neither the blank lines that end a record nor the next record's start), a gzip member that
+fails to decompress or fails its check, or bytes that start no record or are not gzip data, is a
+:class:`Gap`: one ``truncated_input`` row, and reading goes on at the next gzip member that starts
+a record (:mod:`curation.ingest.warc_resync`); a plain ``.warc`` is not read past it, and its row
+says how many bytes were not read. A damaged or cut file is said in one warning.
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import logging
 from pathlib import Path
 from typing import Any
 
 from curation.ingest.streams import compression, open_input, stream_error
-from curation.ingest.warc_resync import junk_at, next_member, open_at, skip_to_member
+from curation.ingest.warc_resync import Damage, damaged, junk_at, next_member, open_at, skip_to_member
+
+log = logging.getLogger(__name__)
 
 #: WARC-Type of the records that become rows (``curation.ingest.warc.iter_warc`` reads these).
 DOC_TYPES = (b"response", b"conversion", b"resource")
@@ -40,6 +45,7 @@ class Cut:
     id: str | None = None
     url: str | None = None
     final: bool = True  # nothing after it is read; False: a damaged stretch (:class:`Gap`) skipped, reading went on
+    doc: bool = True  # the record is a document record (or of a type not read)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +78,8 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
     if compression(path) == "zstd":  # frames do not follow records: one partition
         return [WarcChunk(0, -1, 1, path.stat().st_size)]
     starts, total, cut, members, ndocs, gaps = _scan(path)
+    if gaps or cut is not None:
+        log.warning("%s", _warning(path, gaps, cut))
     candidates = [(d, members[d], docs) for d, docs in starts if d in members]  # (decompressed, compressed, documents before)
     n = max(-(-total // block), 1)
     cuts = [(0, 0, 0)]
@@ -92,6 +100,18 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
     return chunks
 
 
+def _warning(path: Path, gaps: list[Gap], cut: Cut | None) -> str:
+    """What the run says when it plans a damaged or cut WARC file (visible with --quiet)."""
+    said = []
+    if gaps:
+        first = next((g.cut.error for g in gaps if g.cut is not None), "a record that is not a document")
+        said.append(f"{len(gaps)} damaged stretch(es) skipped, reading went on after each (the first: {first})")
+    if cut is not None:
+        said.append(f"reading ended at document record {cut.line}: {cut.error}")
+    rows = sum(g.cut is not None for g in gaps) + (cut is not None)
+    return f"{path}: {'; '.join(said)}; {rows} truncated_input ledger row(s) name the records; re-create the file"
+
+
 def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int, int], int, list[Gap]]:
     """(decompressed offset of each record start, documents before it), the decompressed size, the
     cut, the compressed offset of each decompressed offset that starts a gzip member, the number of
@@ -102,6 +122,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
     gaps: list[Gap] = []
     pos, docs = 0, 0
     fh = open_input(path)
+    final: Cut | None = None  # the row of a damaged member no later member comes after
     try:
         while True:
             pos, docs, stop = _records(fh, starts, pos, docs)
@@ -115,7 +136,23 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
                 fh.close()
                 fh = open_at(path, resume, pos)
                 continue
-            if not (isinstance(stop, _Bad) and gz and stop.start in members):
+            bad = _damage(fh, starts, docs, pos, stop, members) if gz else None
+            if bad is not None:  # a corrupt member, or a Content-Length that does not end its record
+                docs, at = bad.docs, _member(members, bad.start)
+                if (resume := next_member(path, bad.member)) is None:
+                    rest = f"no later gzip member starts a record: the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
+                    final = Cut(bad.docs + 1, at, f"{bad.why}; {rest}", bad.id, bad.url)
+                    break
+                end = members[bad.start] if bad.start in members else min((c for d, c in members.items() if d > bad.start), default=resume)
+                skipped = f"{bad.why}: {resume - end} compressed bytes skipped, reading went on at the next gzip member that starts a record (byte {resume})"
+                row = Cut(docs + 1, at, skipped, bad.id, bad.url, final=False) if bad.doc or bad.start not in members else None
+                pos = fh.raw.made + 1  # past every byte this stream decompressed: the offsets after it stay unique
+                gaps.append(Gap(bad.start, end, docs, pos, resume, row))
+                docs += row is not None
+                fh.close()
+                fh = open_at(path, resume, pos)
+                continue
+            if not (isinstance(stop, _Bad) and gz and stop.start in members and not stop.lie):
                 break
             nxt, pos = skip_to_member(fh, stop.end)
             if nxt is None:
@@ -130,10 +167,12 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
         error, junk = stream_error(fh), junk_at(fh)
     finally:
         fh.close()
+    if final is not None:
+        return starts, pos, final, members, docs, gaps
     if not gz:
         members = {d: d for d, _ in starts}
     if isinstance(stop, _Bad):
-        at = members.get(stop.start, stop.start) if gz else stop.start
+        at = _member(members, stop.start) if gz else stop.start
         rest = f"the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
         if not stop.doc or not stop.length:  # bytes where no record starts: FastWARC decides what they are
             return starts, pos, None, members, docs, gaps
@@ -159,6 +198,21 @@ class _Bad:
     length: bool = True  # False: bytes where no record starts
     id: str | None = None
     url: str | None = None
+    lie: bool = False  # its Content-Length does not end it: the bytes after its block are not a record's end
+
+
+def _damage(fh: Any, starts: list[tuple[int, int]], docs: int, pos: int, stop: Cut | _Bad | None,
+            members: dict[int, int]) -> Damage | None:
+    """The record a ``.warc.gz`` loses to a corrupt member or to a ``Content-Length`` that does not end it; None if neither."""
+    current = None  # the record being read when the stream stopped
+    if isinstance(stop, Cut):
+        current = Damage(stop.offset, docs, 0, "", stop.doc, stop.id, stop.url)
+    elif isinstance(stop, _Bad) and stop.length:
+        current = Damage(stop.start, docs, 0, stop.why, stop.doc, stop.id, stop.url)
+    bad = damaged(fh, starts, docs, pos, current)
+    if bad is None and isinstance(stop, _Bad) and stop.lie:
+        bad = dataclasses.replace(current, member=_member(members, stop.start))
+    return bad
 
 
 def _member(members: dict[int, int], d: int) -> int:
@@ -172,12 +226,21 @@ def _records(fh: Any, starts: list[tuple[int, int]], pos: int, docs: int) -> tup
     """Read record headers, skip payloads (appending to ``starts``): ``(pos, docs, stop)`` at the end
     (``stop`` None), at a cut (:class:`Cut`, its offset decompressed), or at a record this pass cannot
     skip or bytes where no record starts (:class:`_Bad`)."""
+    prev = None  # the last record this call read whole: (start, documents before it, is a document, id, url, Content-Length)
     while True:
+        blank = b""
         while fh.peek(1)[:1] in (b"\r", b"\n"):  # the blank lines that end the previous record
-            pos += len(fh.read(1))
+            blank += fh.read(1)[: 4 - len(blank)]
+            pos += 1
         first = fh.readline(_LINE)
         if not first:
             return pos, docs, None
+        if not first.startswith(b"WARC/") and prev is not None and not blank.startswith(b"\r\n\r\n"):
+            start, docs, is_doc, rid, url, length = prev  # its block does not end where a record ends: its length is wrong
+            starts.pop()
+            why = (f"record {docs + 1}'s Content-Length ({length}) does not end it: the bytes after its block (decompressed "
+                   f"byte {pos}) are neither the blank lines that end a record nor the next record's start")
+            return pos + len(first), docs, _Bad(start, pos + len(first), why, is_doc, id=rid, url=url, lie=True)
         if not first.startswith(b"WARC/"):  # not where a record should start
             why = f"bytes that start no WARC record at decompressed byte {pos} (after document record {docs})"
             return pos + len(first), docs, _Bad(pos, pos + len(first), why, True, length=False)
@@ -205,8 +268,9 @@ def _records(fh: Any, starts: list[tuple[int, int]], pos: int, docs: int) -> tup
         read = _skip(fh, length)
         if read < length:
             why = f"cut inside the record payload after {read} of {length} bytes"
-            return start + size + read, docs, Cut(docs + 1, start, _why(fh, why), rid, url)
+            return start + size + read, docs, Cut(docs + 1, start, _why(fh, why), rid, url, doc=is_doc)
         starts.append((start, docs))
+        prev = (start, docs, is_doc, rid, url, length)
         docs += is_doc
         pos = start + size + length
 

@@ -5,10 +5,17 @@ Common Crawl writes one gzip member per record, so a record FastWARC cannot read
 the planning pass (:mod:`curation.ingest.warc_plan`) ends a partition before it and starts the next
 at the next member whose data starts ``WARC/``. A plain ``.warc`` has no such marks (a payload may
 hold ``WARC/1.0`` lines): there the rest of the file is not read, and its row says how much.
+
+A gzip member whose data fails to decompress or fails its check (:func:`damaged`) is dropped whole,
+as JSONL drops one (gzip checks a member's CRC only at its end, so what it gave may be garbled), and
+so is a record whose ``Content-Length`` does not end it: reading goes on at the next member that
+starts a record after it.
 """
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import io
 import zlib
 from pathlib import Path
@@ -79,3 +86,42 @@ def skip_to_member(fh: Any, pos: int) -> tuple[tuple[int, int] | None, int]:
             return None, pos
         if not any(d >= pos for _c, d in raw.members):  # else the peek started one: taken above
             pos += len(fh.read(len(data)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Damage:
+    """A record of a ``.warc.gz`` that cannot be read: its decompressed start, the document records
+    before it, the compressed byte of the member where it went wrong (the next member that starts a
+    record is looked for after it), why, and what is known of it."""
+
+    start: int
+    docs: int
+    member: int
+    why: str
+    doc: bool = True  # a document record, or one whose type is unknown: it gets a row
+    id: str | None = None
+    url: str | None = None
+
+
+def damaged(fh: Any, starts: list[tuple[int, int]], docs: int, pos: int, current: Damage | None) -> Damage | None:
+    """The record a corrupt gzip member of ``fh`` takes with it (None if no member is corrupt):
+    the record that holds the member's first byte, or the one that starts there. ``starts`` (record
+    starts read whole, with the documents before each) loses the records from it on; ``current``:
+    the record being read when the stream stopped, if any; ``pos``: where the stream stopped."""
+    raw = getattr(fh, "raw", None)
+    if not getattr(raw, "corrupt", False):
+        return None
+    c, d = raw.members[-1]
+    why = f"{raw.error}: the gzip member at compressed byte {c} (decompressed byte {d}) failed its check, so its records may be garbled"
+    if current is not None and current.start <= d:  # every record read whole ended before it
+        return dataclasses.replace(current, docs=docs, member=c, why=why)
+    i = bisect.bisect_right(starts, (d, 1 << 62)) - 1
+    after = starts[i + 1][0] if i + 1 < len(starts) else current.start if current is not None else pos
+    if i >= 0 and (starts[i][0] == d or after > d):  # it starts at the member, or runs into it
+        start, before = starts[i]
+        is_doc = (starts[i + 1][1] if i + 1 < len(starts) else docs) > before
+        del starts[i:]
+        return Damage(start, before, c, why, is_doc)
+    before = starts[i + 1][1] if i + 1 < len(starts) else docs
+    del starts[i + 1:]
+    return Damage(d, before, c, why)  # the member gave no record's start before it failed: an unknown record

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from curation.ingest.inputs import plan_inputs
+from curation.ingest.readers import read_spec
 from curation.ingest.warc import iter_warc, until_cut
 from curation.ingest.warc_plan import warc_chunks
 from curation.schema import DropReason
-from tests.curation.test_warc_damaged import ok, write
+from tests.curation.test_warc_damaged import ok, page, rec, write
 
 
 def no_length(tag: str) -> bytes:
@@ -68,3 +70,58 @@ def test_junk_in_a_plain_warc_row_counts_the_bytes_not_read(tmp_path: Path) -> N
     rows = read(f, 1 << 30)
     assert [r["line"] for r in rows] == [1, 2] and rows[1]["error"][0] == DropReason.TRUNCATED_INPUT
     assert "bytes of the file after byte 0" in rows[1]["error"][1]
+
+
+def _damage(member: bytes, crc_only: bool) -> bytes:
+    b = bytearray(member)
+    b[-8 if crc_only else len(b) // 2] ^= 0xFF  # the CRC32 trailer, or a byte of the deflate data
+    return bytes(b)
+
+
+@pytest.mark.parametrize("block", [1 << 30, 1 << 12])
+@pytest.mark.parametrize("crc_only", [False, True])
+def test_a_corrupt_member_costs_its_record_only(tmp_path: Path, block: int, crc_only: bool) -> None:
+    members = [gzip.compress(r) for r in (ok("a"), ok("b"), ok("c"), ok("d"), ok("e"))]
+    members[2] = _damage(members[2], crc_only)
+    f = tmp_path / "c.warc.gz"
+    f.write_bytes(b"".join(members))
+    rows = read(f, block)
+    assert summary(rows) == [(1, "a"), (2, "b"), (3, "truncated_input"), (4, "d"), (5, "e")]
+    at, resume = len(members[0]) + len(members[1]), len(members[0]) + len(members[1]) + len(members[2])
+    assert rows[2]["offset"] == at and "corrupt gzip data" in rows[2]["error"][1]
+    assert f"{resume - at} compressed bytes skipped, reading went on at the next gzip member that starts a record (byte {resume})" in rows[2]["error"][1]
+
+
+@pytest.mark.parametrize("block", [1 << 30, 1 << 15])
+def test_a_corrupt_member_of_several_records_is_dropped_whole(tmp_path: Path, block: int) -> None:
+    """Members of three ~30 KB records each: the damaged one gives some records before its error (its
+    CRC is checked at its end, so they may be garbled): none of them is kept, one row says so."""
+    recs = [rec(f"p{i}", page(f"p{i}") + bytes(range(65, 91)) * (1000 + 37 * i)) for i in range(9)]
+    members = [gzip.compress(b"".join(recs[k:k + 3])) for k in (0, 3, 6)]
+    members[1] = _damage(members[1], crc_only=True)
+    f = tmp_path / "m.warc.gz"
+    f.write_bytes(b"".join(members))
+    rows = read(f, block)
+    assert summary(rows) == [(1, "p0"), (2, "p1"), (3, "p2"), (4, "truncated_input"), (5, "p6"), (6, "p7"), (7, "p8")]
+    assert rows[3]["offset"] == len(members[0]) and "failed its check" in rows[3]["error"][1]
+
+
+def test_a_corrupt_last_member_says_how_much_was_not_read(tmp_path: Path) -> None:
+    members = [gzip.compress(r) for r in (ok("a"), ok("b"), ok("c"))]
+    members[2] = _damage(members[2], crc_only=False)
+    f = tmp_path / "l.warc.gz"
+    f.write_bytes(b"".join(members))
+    rows = read(f, 1 << 30)
+    at = len(members[0]) + len(members[1])
+    assert summary(rows) == [(1, "a"), (2, "b"), (3, "truncated_input")]
+    assert f"the {len(members[2])} bytes of the file from byte {at} on were not read" in rows[2]["error"][1]
+
+
+def test_a_corrupt_first_member_is_a_row_and_the_file_is_read_on(tmp_path: Path) -> None:
+    members = [gzip.compress(r) for r in (ok("a"), ok("b"), ok("c"))]
+    members[0] = _damage(members[0], crc_only=True)
+    f = tmp_path / "f.warc.gz"
+    f.write_bytes(b"".join(members))
+    frames = [read_spec(s, 1 << 20) for s in plan_inputs([f])]
+    assert [(r.url, r.drop_reason) for df in frames for r in df.itertuples()] == [
+        (None, "truncated_input"), ("http://a.example/b", None), ("http://a.example/c", None)]

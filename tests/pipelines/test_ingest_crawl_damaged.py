@@ -39,3 +39,22 @@ def test_a_warc_nothing_can_be_read_from_is_exit_4(tmp_path: Path, caplog: pytes
     f = write(tmp_path / "z.warc.gz", [rec("z", page("z"), b"Set-Cookie: " + b"a" * 40000 + b"\r\n")])
     assert ingest([f], tmp_path / "out") == 4
     assert "z.warc.gz" in caplog.text and "Traceback" not in caplog.text
+
+
+def test_a_corrupt_member_costs_its_record_only_and_is_said_with_quiet(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    members = [gzip.compress(ok(f"p{i}")) for i in range(6)]
+    bad = bytearray(members[2])
+    bad[len(bad) // 2] ^= 0xFF
+    members[2] = bytes(bad)
+    f = tmp_path / "c.warc.gz"
+    f.write_bytes(b"".join(members))
+    run = subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(f), "--output", str(tmp_path / "o"),
+                          "--quiet", "ingest.tokenizer=whitespace"], capture_output=True, text=True, cwd=Path(__file__).parents[2])
+    assert run.returncode == 0, run.stderr
+    assert f"{f}: 1 damaged stretch(es) skipped" in run.stderr and "corrupt gzip data" in run.stderr
+    kept, ledger = read_parts(tmp_path / "o" / "docs"), read_parts(tmp_path / "o" / "ledger")
+    assert sorted(kept["url"]) == [f"http://a.example/p{i}" for i in (0, 1, 3, 4, 5)]
+    assert ledger["reason"].tolist() == ["truncated_input"] and json.loads(ledger["detail"].iloc[0])["line"] == 3
