@@ -167,6 +167,23 @@ _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 _FLAT = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "p", "li", "dt", "dd", "td", "th", "tr", "option"])
 
 
+#: elements (open tags) past which a page gets Resiliparse's main content whatever the extractor:
+#: trafilatura's main extractor is quadratic in elements (``"<p>ab</p>" * n`` in an ``<article>``:
+#: 30k 0.9 s, 100k 10 s, 1M ~20 min), jusText worse (30k: 68 s), ``resiliparse_routed``'s line filter
+#: costs ~27 s at 1M lines; Resiliparse alone reads 1M in ~1.5 s. The 2,129 real pages of
+#: ``web/web_docs.parquet`` have at most 16k (99.9 % under 12.2k).
+MAX_ELEMENTS = 30_000
+
+
+def elements(html: str) -> int:
+    """Open tags in ``html`` (``<`` less ``</``; a bare ``<`` in text counts too): a bound on its elements, read at C speed.
+
+    >>> elements("<p>a</p><p>b<br>")
+    3
+    """
+    return html.count("<") - html.count("</")
+
+
 def too_deep(html: str, limit: int = MAX_DEPTH) -> bool:
     """Whether ``html`` nests more than ``limit`` elements deep (open tags less close tags, counting
     only elements that nest); a page of fewer than :data:`SCAN_FROM` open tags is not scanned.
@@ -174,7 +191,7 @@ def too_deep(html: str, limit: int = MAX_DEPTH) -> bool:
     >>> too_deep("<div>" * 12000 + "x"), too_deep("<p>a" * 12000), too_deep("<div>x</div>" * 12000)
     (True, False, False)
     """
-    if html.count("<") - html.count("</") < max(SCAN_FROM, limit):
+    if elements(html) < max(SCAN_FROM, limit):
         return False
     depth = 0
     for m in _TAG.finditer(html):
@@ -200,7 +217,9 @@ def extract_page(html: str, extractor: str) -> tuple[str, Any]:
     """:func:`extract_text` and the tree it parsed ``html`` into: lxml's (:func:`page_tree`) for the
     trafilatura extractors and the pages ``resiliparse_routed`` sends to trafilatura, Resiliparse's
     ``HTMLTree`` for ``resiliparse`` and the pages ``resiliparse_routed`` keeps; None for jusText or
-    HTML trafilatura does not take.
+    HTML trafilatura does not take. A page of more than :data:`MAX_ELEMENTS` elements gets
+    Resiliparse's main content and tree whatever the extractor; one that nests more than
+    :data:`MAX_DEPTH` deep gets ``""``.
 
     >>> text, tree = extract_page("<html><body><article><p>" + "Real sentence here. " * 20 + "</p></article></body></html>", "trafilatura")
     >>> text.startswith("Real sentence here."), len(tree.xpath("//p"))
@@ -212,12 +231,13 @@ def extract_page(html: str, extractor: str) -> tuple[str, Any]:
         raise ValueError(f"unknown extractor {extractor!r}; choose one of {sorted(EXTRACTORS)}") from None
     if isinstance(html, str) and too_deep(html):  # extraction is quadratic in nesting: hours for a hostile page
         return "", None
-    tree = page_tree(html) if extractor in LXML_EXTRACTORS and html else None
+    big = isinstance(html, str) and elements(html) > MAX_ELEMENTS  # trafilatura and the line filter: minutes for such a page
+    tree = page_tree(html) if extractor in LXML_EXTRACTORS and html and not big else None
     try:
-        if extractor == "resiliparse_routed":
-            text, tree = routed_page(html)
-        elif extractor == "resiliparse":
+        if extractor == "resiliparse" or big:
             text, tree = resiliparse_page(html)
+        elif extractor == "resiliparse_routed":
+            text, tree = routed_page(html)
         elif tree is None:
             text = fn(html)
         elif extractor == "hybrid":

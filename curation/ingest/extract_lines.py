@@ -7,7 +7,8 @@ small gradient-boosted trees (``LINE_TREES`` of ``extract_lines_model.json``: le
 position, neighbours, boilerplate words, ...) and keeps the lines that score
 its ``LINE_KEEP`` or more, and the page's first ``<h1>``. A second set of
 trees scores the page from its lines (kept share, link share, score spread, ...); a page above
-its ``ROUTE_AT`` (about one in eight), or one where nothing is kept, is left to
+its ``ROUTE_AT`` (about one in eight), and one that keeps too little (:func:`too_little_kept`: nothing but
+its title, or under half of a long page) or is longer than the trees were fitted for, is left to
 ``trafilatura_fast``. Both were fitted on the tune half of the real pages (split by host hash;
 ``benchmarks/extract/train_line_filter.py``); the figures on the other half are in BENCHMARKS.md.
 
@@ -32,6 +33,24 @@ from typing import Any, NamedTuple
 import numpy as np
 
 MODEL = Path(__file__).with_name("extract_lines_model.json")
+#: a page whose lines scoring ``LINE_KEEP`` hold under this share of its characters counts as "nothing
+#: kept" and goes to trafilatura (an article whose body the trees dropped keeps only its ``<h1>``)
+MIN_KEPT_SHARE = 0.05
+#: the trees score a page's size (characters, lines) and saw few long pages (the tune pages' 90th
+#: percentile is 22k characters, their last split 58k): they drop the body of long plain articles
+#: (``<h1>`` + 100 ``<p>``, 35k: 12 % kept). A page of more than ``LONG_CHARS`` that keeps under half
+#: of them, and every page of more than ``TOO_LONG_CHARS``, goes to trafilatura (the router sends every
+#: real page of the first kind there anyway; the second are 1 in 50)
+LONG_CHARS, TOO_LONG_CHARS = 20_000, 40_000
+
+
+def too_little_kept(total: int, kept: int) -> bool:
+    """Whether a page of ``total`` characters whose kept lines hold ``kept`` goes to trafilatura whatever the router says.
+
+    >>> too_little_kept(10_000, 400), too_little_kept(30_000, 12_000), too_little_kept(30_000, 20_000), too_little_kept(50_000, 50_000)
+    (True, True, False, True)
+    """
+    return kept < MIN_KEPT_SHARE * total or (total > LONG_CHARS and kept < total / 2) or total > TOO_LONG_CHARS
 
 
 class Line(NamedTuple):
@@ -232,8 +251,11 @@ def filtered_page(html: str) -> tuple[str, bool, Any]:
         return "", True, tree
     scores = tree_scores(shipped("LINE_TREES"), line_features(lines))
     route = tree_scores(shipped("ROUTE_TREES"), page_features(lines, scores, len(html))[None, :])[0]
-    kept = kept_lines(lines, scores, model()["LINE_KEEP"])
-    return render(kept), bool(route >= model()["ROUTE_AT"] or not kept), tree
+    keep_at = model()["LINE_KEEP"]
+    lens = np.array([len(x.text) for x in lines])
+    total, body = int(lens.sum()), int(lens[scores >= keep_at].sum())
+    doubtful = route >= model()["ROUTE_AT"] or too_little_kept(total, body)
+    return render(kept_lines(lines, scores, keep_at)), bool(doubtful), tree
 
 
 def kept_lines(lines: list[Line], scores: np.ndarray, keep_at: float) -> list[Line]:

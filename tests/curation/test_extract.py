@@ -67,3 +67,21 @@ def test_default_extractor_finds_most_snippets_on_real_pages() -> None:
     recall = pd.Series([r for r, _ in scores], dtype=float).mean()
     precision = pd.Series([p for _, p in scores], dtype=float).mean()
     assert recall > 0.7 and precision > 0.85, (recall, precision)
+
+
+@pytest.mark.parametrize("name", sorted(EXTRACTORS))
+def test_a_page_of_too_many_elements_gets_resiliparse_text_in_a_second(name: str) -> None:
+    """``"<p>ab</p>" * n`` in an ``<article>``: trafilatura is quadratic in elements (1M: ~20 minutes), the
+    line filter and jusText are slow too; past MAX_ELEMENTS every extractor gives Resiliparse's text and tree."""
+    import time
+
+    from resiliparse.parse.html import HTMLTree
+
+    from curation.ingest.extract import extract_page, resiliparse_text
+
+    n = 30_001  # MAX_ELEMENTS + 1
+    bomb = "<html><body><article>" + "<p>ab</p>" * n + "</article></body></html>"
+    t0 = time.process_time()
+    text, tree = extract_page(bomb, name)
+    assert isinstance(tree, HTMLTree) and text == resiliparse_text(bomb) and text.count("ab") == n
+    assert time.process_time() - t0 < 3, time.process_time() - t0

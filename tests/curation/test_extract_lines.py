@@ -118,3 +118,48 @@ def test_the_first_h1_is_kept_whatever_its_score() -> None:
     lines = el.page_lines("<h1>Title one</h1>\n\n<p>Body text.</p>\n\n<h1>Title two</h1>")
     assert [x.text for x in el.kept_lines(lines, np.array([0.0, 0.9, 0.0]), 0.35)] == ["Title one", "Body text."]
     assert "Willows for the river banks" in el.filtered_text(PAGE)[0]
+
+
+def _article(n: int, sentences: int) -> tuple[str, list[str]]:
+    """``<article><h1>Chapter</h1>`` and ``n`` plain paragraphs of ``sentences`` varied sentences each."""
+    import random
+
+    who = ["The committee", "Each volunteer", "The water authority", "An engineer from the county", "The mayor", "Most residents"]
+    did = ["measured", "described", "questioned", "planned", "reviewed", "compared", "recorded", "explained"]
+    what = ["how fast the banks erode in summer", "the cost of planting willows along the stretch", "the results of earlier projects upstream",
+            "why the soil moves after heavy rain", "the schedule for the next season", "the depth of the river at the old mill"]
+    when = ["before the end of the month", "in a report to the council", "with help from the university", "during the spring floods"]
+    paras = []
+    for i in range(n):
+        r = random.Random(i)
+        paras.append(" ".join(f"{r.choice(who)} {r.choice(did)} {r.choice(what)} {r.choice(when)}." for _ in range(sentences)))
+    return "<html><body><article><h1>Chapter</h1>" + "".join(f"<p>{p}</p>" for p in paras) + "</article></body></html>", paras
+
+
+@pytest.mark.parametrize(("n", "sentences"), [(97, 4), (120, 3), (150, 5), (400, 5)])
+def test_a_long_plain_article_keeps_its_body(n: int, sentences: int) -> None:
+    """35k–190k characters of plain paragraphs: the trees keep only the title or a few of them (pages
+    longer than most they were fitted on), so the page goes to trafilatura, which keeps them all."""
+    page, paras = _article(n, sentences)
+    kept_by_filter, doubtful, _ = el.filtered_page(page)
+    text = extract_text(page, "resiliparse_routed")
+    assert doubtful and len(kept_by_filter) < sum(map(len, paras)) / 2
+    assert sum(p in text for p in paras) >= 0.98 * n and text.startswith("Chapter")
+
+
+def test_only_the_title_kept_counts_as_nothing_kept() -> None:
+    assert el.too_little_kept(10_000, 0) and el.too_little_kept(10_000, 499) and not el.too_little_kept(10_000, 500)
+    assert el.too_little_kept(el.LONG_CHARS + 1, el.LONG_CHARS // 2) and not el.too_little_kept(el.LONG_CHARS, 0.4 * el.LONG_CHARS)
+    assert el.too_little_kept(el.TOO_LONG_CHARS + 1, el.TOO_LONG_CHARS + 1)
+    text, doubtful = el.filtered_text(PAGE)  # a short page that keeps its body stays with the filter
+    assert not doubtful and PARAGRAPHS[3] in text
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/data is absent (real pages)")
+def test_a_long_real_article_keeps_its_body() -> None:
+    """pmc.ncbi.nlm.nih.gov/articles/PMC11298280 (held out, 45.6k characters of reference text)."""
+    import pandas as pd
+
+    df = pd.read_parquet(DATA, columns=["url", "html", "text"])
+    page = df[df["url"].str.contains("PMC11298280", regex=False)].iloc[0]
+    assert len(extract_text(page["html"], "resiliparse_routed")) > 0.9 * len(page["text"])
