@@ -211,6 +211,19 @@ def token_id(name: str, token: str) -> int:
     return int(tid)
 
 
+def special_tokens(name: str) -> list[str]:
+    """The added tokens the tokenizer file marks ``special``, in id order: those no ordinary text is
+    split into, the only ones an end-of-document token can be.
+
+    >>> special_tokens("qwen")[:3], "<|fim_prefix|>" in special_tokens("qwen")
+    (['<|endoftext|>', '<|im_start|>', '<|im_end|>'], False)
+    """
+    if name == "whitespace":
+        return []
+    added = json.loads(_tokenizer_file(name).read_text(encoding="utf-8")).get("added_tokens") or []
+    return [t["content"] for t in sorted(added, key=lambda t: t.get("id", 0)) if t.get("special")]
+
+
 def vocab_size(name: str) -> int:
     """Ids the tokenizer can produce (its vocabulary with the added tokens).
 

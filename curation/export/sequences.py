@@ -36,14 +36,15 @@ class EodInDocumentError(TokenCountError):
     can be matched as that token, in the counts the run planned with too (``curate export`` exits 4)."""
 
 
-def with_eod(ids: Sequence[np.ndarray | None], eod: int) -> list[np.ndarray | None]:
+def with_eod(ids: Sequence[np.ndarray | None], eod: int, doc_ids: Sequence[str] | None = None, where: str = "") -> list[np.ndarray | None]:
     """Each document's ids followed by the end-of-document id (``None``, a row left untokenized, stays):
-    exactly one EOD per document, at its end (:class:`EodInDocumentError` when its ids hold one).
+    exactly one EOD per document, at its end (:class:`EodInDocumentError` when its ids hold one, naming
+    the document by its ``doc_ids`` and the shard by ``where``, its phase and path).
 
-    >>> with_eod([np.array([5, 0, 6])], eod=0)
+    >>> with_eod([np.array([5, 0, 6])], eod=0, doc_ids=["web-7"], where="phase p1, shard shards/p1/web/high/part-00000.parquet")
     Traceback (most recent call last):
     ...
-    curation.export.sequences.EodInDocumentError: row 0 holds the end-of-document id 0 at token 1 of 3: its text holds the EOD token's text; export with --eod-token <|endoftext|> (its text is encoded as text)
+    curation.export.sequences.EodInDocumentError: phase p1, shard shards/p1/web/high/part-00000.parquet: document web-7 (row 0) holds the end-of-document id 0 at token 1 of 3: its text holds the EOD token's text; export with --eod-token <|endoftext|> (its text is encoded as text)
     """
     out: list[np.ndarray | None] = []
     for row, x in enumerate(ids):
@@ -55,8 +56,10 @@ def with_eod(ids: Sequence[np.ndarray | None], eod: int) -> list[np.ndarray | No
         if len(inside):
             from curation.tokens import EOD_TEXT
 
-            raise EodInDocumentError(f"row {row} holds the end-of-document id {eod} at token {int(inside[0])} of {len(x)}: its text "
-                                     f"holds the EOD token's text; export with --eod-token {EOD_TEXT} (its text is encoded as text)")
+            doc = f"document {doc_ids[row]} (row {row})" if doc_ids is not None else f"row {row}"
+            raise EodInDocumentError(f"{where + ': ' if where else ''}{doc} holds the end-of-document id {eod} at token {int(inside[0])} "
+                                     f"of {len(x)}: its text holds the EOD token's text; export with --eod-token {EOD_TEXT} (its "
+                                     "text is encoded as text)")
         out.append(np.append(x, np.int64(eod)))
     return out
 

@@ -23,8 +23,12 @@ log = logging.getLogger("curate.export")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=("megatron", "datasets"), help="megatron (.bin/.idx + data-args) or datasets (load_from_disk)")
     parser.add_argument("run_dir", type=Path, help="a run folder written by `curate run`")
-    parser.add_argument("--output", type=Path, required=True, help="the export folder (replaced only if an earlier export wrote it)")
-    parser.add_argument("--phase", action="append", default=None, help="export this phase only (repeat for several; default: all)")
+    parser.add_argument("--output", type=Path, required=True,
+                        help="the export folder; an earlier export of the same run and settings there keeps the phases this one does not write")
+    parser.add_argument("--replace", action="store_true",
+                        help="replace an earlier export in --output whole (another format, run or setting; its other phases are removed)")
+    parser.add_argument("--phase", action="append", default=None, help="export this phase only (repeat for several; default: all); an earlier "
+                        "export of the run in --output keeps its other phases")
     parser.add_argument("--eod-token", default="<|endoftext|>", help="the end-of-document token after every document (default <|endoftext|>)")
     parser.add_argument("--truncation", choices=("none", "random"), default="none",
                         help="datasets, pre-training phases: cut documents longer than seq_length at a seeded random offset (adds input_ids)")
@@ -39,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
     from pipelines.exports.common import export_folder, open_run
+    from pipelines.exports.earlier import keep_phases, plan_earlier
     from pipelines.scheduler_choice import command_scheduler
 
     if args.truncation != "none" and args.format != "datasets":
@@ -52,6 +57,8 @@ def main(args: argparse.Namespace) -> int:
     _check_eod(run.tokenizer, args.eod_token)
     if args.format == "megatron":
         _check_blend_path(args.output)
+    settings = {"eod_token": args.eod_token, **({"truncation": args.truncation} if args.format == "datasets" else {})}
+    earlier = plan_earlier(args.output, run, args.format, settings, args.replace)  # refused here: nothing computed, nothing changed
     workers = check_workers(args.workers)
     scheduler, choice = command_scheduler(args, [run.stage_dir / "shards"])
     if not args.quiet:
@@ -65,30 +72,54 @@ def main(args: argparse.Namespace) -> int:
             from pipelines.exports.hf_datasets import export_datasets
 
             out = export_datasets(run, work, client, eod_token=args.eod_token, truncation=args.truncation, quiet=args.quiet)
+        empty = {ph: p for ph, p in out["phases"].items() if p.get("empty")}
+        if len(empty) == len(out["phases"]):  # a trainer given this export would train on nothing: no export, exit 4
+            from curation.ingest.inputs import InputError
+
+            raise InputError(f"{args.run_dir}: no phase exported has anything to train on, so nothing was written ("
+                             + "; ".join(f"{ph}: {p['empty']}" for ph, p in empty.items()) + ")")
+        kept = keep_phases(earlier, work, out)
     for phase, p in out["phases"].items():
+        if phase in kept:
+            continue
         if p.get("empty"):
             log.warning("%s: %s", phase, p["empty"])
         else:
             log.info("%s: %s", phase, args.output / (p.get("data_args") or p["folder"]))
         for warning in p.get("warnings", []):
             log.warning("%s", warning)
-    empty = [ph for ph, p in out["phases"].items() if p.get("empty")]
-    written = ", ".join(ph for ph in out["phases"] if ph not in empty) or "no phase with data"
+    written = ", ".join(ph for ph in out["phases"] if ph not in empty and ph not in kept)
     how = "left out" if args.format == "megatron" else "a dataset of no rows"
-    written += f" (no data, {how}: {', '.join(empty)})" if empty else ""
+    written += f"; {how}: " + ", ".join(f"{ph} ({left_out(p)})" for ph, p in empty.items()) if empty else ""
+    written += f"; kept from the earlier export: {', '.join(kept)}" if kept else ""
     print(f"wrote {args.output}: {written} ({args.format}); see {args.output / 'export.json'}")
     return 0
 
 
+def left_out(phase: dict) -> str:
+    """Why a phase has nothing to train on, in a few words (``export.json``'s ``empty`` says it whole)."""
+    replayed, samples = phase.get("replay_tokens"), phase.get("train_samples")
+    if samples == 0 and replayed:
+        return f"{replayed:,} tokens, fewer than one {phase['seq_length']:,}-token sample"
+    return "replays no token"
+
+
 def _check_eod(tokenizer: str, eod_token: str) -> None:
-    """The run's tokenizer has ids and an ``--eod-token``: a bad option, said before anything is written."""
+    """The run's tokenizer has ids and ``--eod-token`` is one of its special tokens: a bad option, said
+    before anything is written. An ordinary token (``hello``) is what documents' own text encodes to:
+    Megatron would cut every document that holds it (the export would stop at the first, exit 4)."""
     from curation.config import ConfigError
-    from curation.tokens import token_id
+    from curation.tokens import special_tokens, token_id
 
     try:
         token_id(tokenizer, eod_token)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    special = special_tokens(tokenizer)
+    if eod_token not in special:
+        raise ConfigError(f"--eod-token {eod_token!r} is not a special token of tokenizer {tokenizer!r} but one that ordinary text "
+                          f"encodes to, so documents would hold it; its special tokens are {', '.join(special)} "
+                          "(the default is <|endoftext|>)")
 
 
 def _check_blend_path(output: Path) -> None:

@@ -5,7 +5,8 @@ recorded) and every shard it reads is checked against its manifest's sha256 on t
 else is one line and exit code 4, with nothing written. It writes into ``.<output>.inprogress``
 beside the output folder and renames it into place when every phase is done, so an interrupted
 export leaves nothing that loads as complete; an existing output folder is replaced only when its
-``_SUCCESS`` says curate wrote it (the rules of every ``curate`` command).
+``_SUCCESS`` says curate wrote it (the rules of every ``curate`` command), and an earlier export's
+phases are kept or refused, never removed without a word (:mod:`pipelines.exports.earlier`).
 """
 
 from __future__ import annotations
@@ -177,7 +178,8 @@ def export_folder(output: Path, run: RunExport, kind: str) -> Iterator[Path]:
             yield work
             write_json(work / MARKER, {"writer": WRITER, "stage": f"export_{kind}", "run": str(run.run_dir.resolve()),
                                        "mixture": read_marker(run.stage_dir).get("output_fingerprint"),
-                                       "phases": sorted(run.manifests), "files": file_records(work)})
+                                       "phases": sorted(read_json_file(work / "export.json")["phases"]),  # kept ones too
+                                       "files": file_records(work)})
             swap_into_place(work, output)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)

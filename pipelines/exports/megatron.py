@@ -21,6 +21,9 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
 Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase. A weighted blend's flags
 build as they are: where megatron-core's default ``mid_level_dataset_surplus`` is too small for the blend to draw
 ``train_samples`` (:func:`blend_surplus`), they carry the smallest ``--mid-level-dataset-surplus`` that is enough.
+Every ``.bin``/``.idx`` left in the export is a prefix a ``.data-args`` reads: a shard of no document or of no weight,
+and every file of a phase left out (no token, or fewer than one sample), is removed with the folders it leaves
+empty. Whole samples round a phase down: :func:`draw_warnings` says where that leaves much of it, or a group, undrawn.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from pipelines.progress import compute_with_progress
 PACKED_FLAGS = ["--reset-attention-mask", "--reset-position-ids", "--eod-mask-loss"]
 MEGATRON_SURPLUS = 0.005  # megatron-core's GPTDatasetConfig.mid_level_dataset_surplus (Megatron-LM's --mid-level-dataset-surplus) by default
 SURPLUS_STEP = 0.001  # a surplus the flags list is a multiple of this
+UNDRAWN = 0.05  # the share of a pre-training phase's planned tokens that rounding to whole samples may leave out unsaid
 SIMULATE_MAX = 5_000_000  # blend draws x prefixes up to which the blend's index is replayed exactly (above: its proven bound)
 
 
@@ -54,26 +58,29 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, eod, vocab, seq, mode, dask_key_name=f"megatron-{i}")
              for i, (job, seq, mode) in enumerate(jobs)]
     records = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job.bytes for job, _, _ in jobs]) if tasks else []
-    for r in records:  # a shard of no document (a group that replays none) makes an empty .bin megatron-core cannot map
-        if not r["sequences"]:
-            for suffix in (".bin", ".idx"):
-                (work / f"{r['prefix']}{suffix}").unlink(missing_ok=True)
     phases = {}
     for phase, manifest in run.manifests.items():
         mine = [r for r in records if r["phase"] == phase]
-        phases[phase] = phase_blend(manifest, mine, Path(output).resolve())
-        if not phases[phase]["data_args"]:  # Megatron cannot build a blend of nothing: no file, no flags, and why
-            phases[phase].update(data_args=None, megatron_flags=[], empty=f"the phase replays no token ({empty_reason(manifest)}): "
-                                 "there is nothing to train on, so no .data-args file was written")
+        phases[phase] = p = phase_blend(manifest, mine, Path(output).resolve())
+        if not p["data_args"]:  # Megatron cannot build a blend of nothing: no file, no flags, and why
+            p.update(empty=f"the phase replays no token ({empty_reason(manifest)}): there is nothing to train on, so no "
+                     ".data-args file was written")
+        elif not p["train_samples"]:  # --train-samples 0 built a blend of length 0: a trainer trained on nothing
+            p.update(empty=f"the phase replays {p['replay_tokens']:,} tokens, fewer than one {p['seq_length']:,}-token sample: "
+                     "Megatron can draw none, so no .data-args file and none of its .bin/.idx files were written (the datasets "
+                     "export keeps its rows; a larger mixture.scale or budget gives samples)")
+        if p.get("empty"):
+            p.update(data_args=None, megatron_flags=[])
+            p.pop("warnings", None)
+            for g in p["groups"].values():
+                g["prefixes"] = []
             continue
-        if not phases[phase]["train_samples"]:  # --train-samples 0 built a blend of length 0: a trainer trained on nothing
-            phases[phase].update(data_args=None, megatron_flags=[], empty=f"the phase replays {phases[phase]['replay_tokens']:,} "
-                                 f"tokens, fewer than one {phases[phase]['seq_length']:,}-token sample: Megatron can draw none, so no "
-                                 ".data-args file was written (the datasets export keeps its rows; a larger mixture.scale or budget "
-                                 "gives samples)")
-            continue
-        (work / f"{phase}.data-args").write_text(phases[phase]["data_args"] + "\n")
-        phases[phase]["data_args"] = f"{phase}.data-args"
+        (work / f"{phase}.data-args").write_text(p["data_args"] + "\n")
+        p["data_args"] = f"{phase}.data-args"
+    listed = {x for p in phases.values() for g in p["groups"].values() for x in g["prefixes"]}
+    for r in records:  # a shard of no document (megatron-core cannot map an empty .bin), of no weight, or of a phase left out
+        if r["prefix"] not in listed:
+            drop_prefix(work, r["prefix"])
     out = {
         "kind": "curation.export", "format": "megatron", "run": str(run.run_dir.resolve()), "tokenizer": tok,
         "eod_token": eod_token, "eod_id": eod, "dtype": token_dtype(vocab).name, "phases": phases,
@@ -82,19 +89,30 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     return out
 
 
+def drop_prefix(work: Path, prefix: str) -> None:
+    """Remove a prefix's ``.bin``/``.idx`` that no blend reads, and the folders it leaves empty."""
+    for suffix in (".bin", ".idx"):
+        (work / f"{prefix}{suffix}").unlink(missing_ok=True)
+    folder = (work / prefix).parent
+    while folder != work and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
 def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vocab: int, seq_length: int, mode: str) -> dict[str, Any]:
     """Tokenize one shard and write its indexed dataset; its figures."""
     table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS)
     texts, docs = table.column("text").to_pylist(), table.column("doc_id").to_pylist()
     n_tokens = table.column("n_tokens").to_numpy()
     rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix}
+    where = f"phase {job.phase}, shard {job.path}"  # a document that holds the EOD id is named by it
     with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
         if mode == "best_fit":
             if job.packing_path is None or job.packing_sha256 is None:
                 raise InputError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
             spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
             ids = shard_ids(texts, n_tokens, docs, tok, job.path, rows=spans["row"].to_numpy())
-            bins = [bin_ids for bin_ids, _lengths, _docs in packed_bins(with_eod(ids, eod), spans, seq_length)]
+            bins = [b for b, _lengths, _docs in packed_bins(with_eod(ids, eod, docs, where), spans, seq_length)]
             if bins:
                 # the file's bins as ONE sequence, padded to seq_length each, and one EOD after the last:
                 # Megatron's samples step by seq_length through a sequence and read one token past it, so
@@ -105,7 +123,7 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
             rec.update(sequences=len(writer.lengths), tokens=sum(len(b) for b in bins), samples=len(bins))
         else:
             ids = shard_ids(texts, n_tokens, docs, tok, job.path)
-            for x in with_eod(ids, eod):
+            for x in with_eod(ids, eod, docs, where):
                 writer.add(x)
             first = table.column("copy").to_numpy() == 0
             rec.update(sequences=len(writer.lengths), tokens=int((n_tokens + 1).sum()),
@@ -137,7 +155,7 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
     groups: dict[str, dict[str, Any]] = {}
     for r in records:
         g = groups.setdefault(r["group"], {"prefixes": [], "weight": 0.0, "tokens": 0, "sequences": 0})
-        g["prefixes"] += [r["prefix"]] if r["sequences"] else []  # only prefixes that were written
+        g["prefixes"] += [r["prefix"]] if r["prefix"] in weights else []  # only prefixes the blend reads
         g["weight"] += weights.get(r["prefix"], 0.0)
         g["tokens"] += r["tokens"]
         g["sequences"] += r["sequences"]  # Megatron's sequences: a best-fit file's bins are one
@@ -157,13 +175,41 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
     # and blends them by their sizes, so every bin is drawn once. With weights it builds each for its
     # share plus a 0.5 % surplus (mid_level_dataset_surplus): two passes, whose samples a file of 2 or 3
     # bins shuffles together (3 of 27 bins drawn twice, 3 never, in a phase of 14 such files)
+    warnings = [] if packed else draw_warnings(manifest["phase"], weights, {r["prefix"]: r["group"] for r in records}, total, samples, seq)
     return {
         "data_args": " ".join(str(root / p) if packed else f"{w:.12g} {root / p}" for p, w in weights.items()),
         "seq_length": seq, "packing": manifest["packing"]["mode"], "train_samples": samples,
         "tokens": int(sum(r["tokens"] for r in records)),
         "planned_tokens": manifest["budget"]["planned_tokens"], "replay_tokens": manifest["budget"]["replay_tokens"],
-        "groups": dict(sorted(groups.items())), "megatron_flags": flags,
+        "groups": dict(sorted(groups.items())), "megatron_flags": flags, **({"warnings": warnings} if warnings else {}),
     }
+
+
+def draw_warnings(phase: str, weights: dict[str, float], group_of: dict[str, str], total: float, samples: int, seq: int) -> list[str]:
+    """What rounding a pre-training phase's planned tokens (``total``, with their EODs) down to whole
+    samples leaves out: more than :data:`UNDRAWN` of them never drawn (Megatron drops the last partial
+    sample), or a group the blend draws no sample from in ``samples`` (megatron-core's greedy index,
+    :func:`blend_draws`; a group of less than one sample's share)."""
+    if not samples or not weights:
+        return []
+    out, undrawn = [], 1 - samples * seq / total
+    if undrawn > UNDRAWN:
+        out.append(f"{phase}: --train-samples {samples:,} of {seq:,} tokens draw {samples * seq:,} of the phase's {round(total):,} "
+                   f"planned tokens (with their EODs): Megatron drops the last partial sample, so {undrawn:.0%} of the plan is "
+                   "never drawn; a shorter seq_length or a larger budget leaves less out")
+    w = [float(f"{x:.12g}") for x in weights.values()]  # as Megatron reads them from the .data-args
+    w = [x / math.fsum(w) for x in w]
+    drawn = blend_draws(w, samples) if samples * len(w) <= SIMULATE_MAX else [x * samples for x in w]  # above: the expected draws
+    per_group: dict[str, list[float]] = {}
+    for p, x, d in zip(weights, w, drawn, strict=True):
+        g = per_group.setdefault(group_of[p], [0.0, 0.0])
+        g[0], g[1] = g[0] + x, g[1] + d
+    missing = [f"{g} (weight {x:.3g})" for g, (x, d) in sorted(per_group.items()) if d < 1]
+    if missing:
+        out.append(f"{phase}: of its {samples:,} samples of {seq:,} tokens, Megatron's blend draws none from {', '.join(missing)}: "
+                   "a group of less than one sample's share is not trained on in this phase; a shorter seq_length or a larger "
+                   "budget gives it samples")
+    return out
 
 
 def blend_surplus(weights: list[float], tokens: list[int], samples: int, seq_length: int) -> float | None:

@@ -343,7 +343,7 @@ def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path,
     out = tmp_path / "megatron"
     assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", "midtrain_reasoning_32k",
                    "--phase", "midtrain_repo_code_32k", "--quiet"]) == 0
-    assert "midtrain_repo_code_32k (no data, left out: midtrain_reasoning_32k) (megatron)" in capsys.readouterr().out
+    assert "midtrain_repo_code_32k; left out: midtrain_reasoning_32k (replays no token) (megatron)" in capsys.readouterr().out
     p = json.loads((out / "export.json").read_text())["phases"]
     assert p["midtrain_reasoning_32k"]["data_args"] is None and p["midtrain_reasoning_32k"]["megatron_flags"] == []
     assert not (out / "midtrain_reasoning_32k.data-args").exists() and "there is nothing to train on" in caplog.text
@@ -354,8 +354,11 @@ def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path,
     capsys.readouterr()
     caplog.clear()
     hf = tmp_path / "datasets"
-    assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", "midtrain_reasoning_32k", "--quiet"]) == 0
-    assert "no phase with data (no data, a dataset of no rows: midtrain_reasoning_32k)" in capsys.readouterr().out
+    assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", "midtrain_reasoning_32k", "--quiet"]) == 4
+    assert "no phase exported has anything to train on" in caplog.text and not hf.exists()  # alone: nothing to train on
+    assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", "midtrain_reasoning_32k",
+                   "--phase", "midtrain_repo_code_32k", "--quiet"]) == 0
+    assert "a dataset of no rows: midtrain_reasoning_32k (replays no token)" in capsys.readouterr().out
     assert "there is nothing to train on" in caplog.text
     assert json.loads((hf / "export.json").read_text())["phases"]["midtrain_reasoning_32k"]["empty"]
     assert len(datasets.load_from_disk(str(hf / "midtrain_reasoning_32k"))) == 0
@@ -404,13 +407,13 @@ def test_empty_phases_say_their_true_reason_and_no_phase_asks_megatron_for_0_sam
     assert m["budget"]["planned_tokens"] > 0 and m["budget"]["replay_tokens"] == 0 and m["shortfalls"] == []
     out = tmp_path / "megatron"
     assert curate(["export", "megatron", str(alone), "--output", str(out), "--phase", "midtrain_long_context_128k",
-                   "--phase", "pretrain_phase2", "--quiet"]) == 0
+                   "--phase", "pretrain_phase2", "--phase", "midtrain_repo_code_32k", "--quiet"]) == 0  # one with samples: written
     p = json.loads((out / "export.json").read_text())["phases"]
     assert "less than one whole copy of its documents gives" in p["midtrain_long_context_128k"]["empty"]
     small = p["pretrain_phase2"]
     assert 0 < small["replay_tokens"] < 4096 and small["data_args"] is None and small["megatron_flags"] == []
     assert "fewer than one 4,096-token sample: Megatron can draw none" in small["empty"]
-    assert not (out / "pretrain_phase2.data-args").exists()
+    assert not (out / "pretrain_phase2.data-args").exists() and not (out / "pretrain_phase2").exists()
 
 
 def test_an_empty_phase_with_shortfalls_says_them():

@@ -4,6 +4,7 @@ EOD, at its end (Megatron's --reset-attention-mask --reset-position-ids --eod-ma
 EOD), and the export's ids are the counts the run planned with."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,7 @@ def test_another_eod_token_held_by_a_document_stops_the_export(quoting_run, tmp_
     assert curate(["export", "datasets", str(quoting_run), "--output", str(out), "--phase", PHASE, "--eod-token", "<|im_end|>",
                    "--scheduler", "synchronous", "--quiet"]) == 4
     assert "holds the end-of-document id 151645" in caplog.text and not out.exists()
+    # where: the phase, the shard and the document, one the shards hold with that token
+    said = re.search(rf"phase {PHASE}, shard (shards/{PHASE}/\S+\.parquet): document (\S+) \(row \d+\) holds", caplog.text)
+    assert said and "<|im_end|>" in shard_texts(quoting_run)[said[2]]
+    assert said[2] in pd.read_parquet(quoting_run / "80_mixture" / said[1])["doc_id"].tolist()

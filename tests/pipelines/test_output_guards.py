@@ -40,7 +40,11 @@ def test_an_export_and_a_stage_replace_only_their_own_kind_of_folder(run, tmp_pa
                    "--scheduler", "synchronous", "--quiet"]) == 0
     exported = _files(export)
     assert curate(["export", "megatron", str(run), "--output", str(export), "--phase", "midtrain_reasoning_32k",
-                   "--scheduler", "synchronous", "--quiet"]) == 0  # an earlier export of either format is replaced
+                   "--scheduler", "synchronous", "--quiet"]) == 5  # another format's export is not replaced unasked
+    assert "holds a datasets export of midtrain_reasoning_32k; this megatron export would replace it" in caplog.text
+    assert _files(export) == exported
+    assert curate(["export", "megatron", str(run), "--output", str(export), "--phase", "midtrain_reasoning_32k",
+                   "--scheduler", "synchronous", "--quiet", "--replace"]) == 0  # asked: replaced whole
     assert _files(export) != exported
     caplog.clear()
     assert curate(["ingest", "--input", str(SAMPLE / "web"), "--output", str(export), "--scheduler", "synchronous", "--quiet"]) == 5
