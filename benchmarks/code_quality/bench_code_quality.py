@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +25,10 @@ WORK = ROOT / "benchmarks" / "_work" / "code_quality"
 DATA = ROOT / ".." / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
-from classifiers.code_content import CodeContentClassifier  # noqa: E402
+from classifiers.code_content import CodeContentClassifier, windows  # noqa: E402
 from classifiers.code_quality import StructuralScorer, structural_score  # noqa: E402
 from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group  # noqa: E402
+from curation.quality.code_pages import code_evidence, enough_evidence  # noqa: E402
 from curation.quality.code_rules import decide_rule, failed_rules, rule_signals  # noqa: E402
 from curation.quality.code_tiers import assign_tiers, score_histogram, thresholds  # noqa: E402
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html  # noqa: E402
@@ -130,7 +132,11 @@ def bench_web() -> dict:
     t = time.process_time()
     html["clf"] = clf.predict(texts)
     clf_cpu = time.process_time() - t
-    threshold = stage_config(load_recipe(None), "code_web", CodeWebConfig).classifier_threshold  # type: ignore[attr-defined]
+    cfg = stage_config(load_recipe(None), "code_web", CodeWebConfig)
+    threshold, min_chars = cfg.classifier_threshold, cfg.classifier_min_code_chars  # type: ignore[attr-defined]
+    per_page = [windows(t, clf.window_lines, min_chars=clf.min_chars) for t in texts]
+    chars, lines = np.array([code_evidence(ws, q, threshold) for ws, q in zip(per_page, clf.predict_pages(per_page)[1], strict=True)]).T
+    html["clf_recall"] = (html["clf"] >= threshold) & enough_evidence(chars, lines, min_chars)  # the recipe's classifier recall
     has_text = html["text"].fillna("").str.len() > 200
     tagged = html[html["tag_recall"] & has_text]
     # the reference texts of some pages leave code out: judge the classifier only where the text holds a block
@@ -146,6 +152,11 @@ def bench_web() -> dict:
         "classifier_recall_of_tag_pages_from_text": round(float((tagged["clf"] >= threshold).mean()), 4),
         "classifier_recall_of_tag_pages_whose_text_has_code": round(float((tagged_code["clf"] >= threshold).mean()), 4),
         "classifier_flag_rate_on_untagged_pages": round(float((untagged["clf"] >= threshold).mean()), 4),
+        # the same three with the recipe's code evidence (classifier_min_code_chars) as well as the threshold
+        "classifier_min_code_chars": min_chars,
+        "classifier_recall_of_tag_pages_from_text_with_evidence": round(float(tagged["clf_recall"].mean()), 4),
+        "classifier_recall_of_tag_pages_whose_text_has_code_with_evidence": round(float(tagged_code["clf_recall"].mean()), 4),
+        "classifier_flag_rate_on_untagged_pages_with_evidence": round(float(untagged["clf_recall"].mean()), 4),
         "n_tagged_with_text": len(tagged), "n_tagged_text_has_code": len(tagged_code), "n_untagged_with_text": len(untagged),
     }
     # re-parse on documentation pages with <pre>: indented code lines kept verbatim (ours vs lxml text_content)

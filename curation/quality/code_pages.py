@@ -1,7 +1,7 @@
 """Code-related web pages: page scores, recall decisions and the annotation of recalled pages.
 
-A page is recalled by its HTML code tags and/or by a code-content classifier's probability
-(:func:`recall_method`); recalled pages are tiered together (group ``code_web``) and get their
+A page is recalled by its HTML code tags and/or by a code-content classifier's probability, with
+code-like characters in the windows it calls code (:func:`recall_method`); recalled pages are tiered together (group ``code_web``) and get their
 re-parsed text (:func:`annotate_pages`). Scorers are passed in as functions: this module knows
 nothing of models.
 
@@ -72,17 +72,57 @@ def main_language(langs: Sequence[str | None], sizes: Sequence[float]) -> str | 
     return max(blocks, key=lambda lang: tuple(blocks[lang])) if blocks else None
 
 
+#: bytes that are not code-like characters: ASCII controls, space and DEL (what is left is ``[!-~]``)
+_NOT_CODE_LIKE = bytes(range(33)) + b"\x7f"
+
+
+def code_evidence(windows: Sequence[str], probs: Sequence[float], threshold: float) -> tuple[int, int]:
+    """The code evidence a classifier-only recall needs: the code-like characters (ASCII letters,
+    digits and punctuation, ``[!-~]``) in the windows whose probability is at least ``threshold``,
+    and the lines of those windows that hold any. Source code is written in them whatever the
+    language of its comments; CJK, Cyrillic, full-width punctuation and whitespace do not count.
+
+    >>> code_evidence(["x = f(1)\\n很好", "很好，推荐！", "for i in range(3): print(i)"], [0.9, 0.9, 0.2], 0.7)
+    (6, 1)
+    """
+    chars = lines = 0
+    for w, q in zip(windows, probs, strict=True):
+        if q >= threshold:
+            for line in w.split("\n"):
+                n = len(line.encode("ascii", "ignore").translate(None, _NOT_CODE_LIKE))
+                chars += n
+                lines += n > 0
+    return chars, lines
+
+
+def enough_evidence(chars: Any, lines: Any, min_chars: float) -> Any:
+    """:func:`code_evidence` that a classifier-only recall accepts: ``min_chars`` code-like
+    characters, or half as many on two lines or more (a one-line text needs them all).
+
+    >>> enough_evidence(np.array([45, 28, 28, 0]), np.array([1, 4, 1, 0]), 40).tolist()
+    [True, True, False, False]
+    """
+    return (chars >= min_chars) | ((chars >= min_chars / 2) & (lines >= 2))
+
+
 def recall_method(s: pd.DataFrame, recall: Sequence[str], min_code_blocks: int, min_code_chars: int,
-                  classifier_threshold: float) -> np.ndarray:
+                  classifier_threshold: float, classifier_min_code_chars: int = 0) -> np.ndarray:
     """``html_tags`` | ``classifier`` | None per scored page (tags first when both apply).
 
-    >>> s = pd.DataFrame({"pre_blocks": [2, 0, 0], "highlighted": [0, 0, 0], "code_chars": [90, 0, 0],
-    ...                   "content_prob": [0.1, 0.9, 0.2], "score": [5.0, 4.0, 3.0]})
-    >>> recall_method(s, ("html_tags", "classifier"), 1, 40, 0.7).tolist()
-    ['html_tags', 'classifier', None]
+    The classifier recalls a page whose probability reaches ``classifier_threshold`` and whose
+    windows at that probability hold ``classifier_min_code_chars`` code-like characters, or half
+    as many on two lines or more (``content_code_chars``, ``content_code_lines``: :func:`code_evidence`).
+
+    >>> s = pd.DataFrame({"pre_blocks": [2, 0, 0, 0, 0], "highlighted": [0] * 5, "code_chars": [90, 0, 0, 0, 0],
+    ...                   "content_prob": [0.1, 0.9, 0.2, 0.9, 0.9], "content_code_chars": [0, 120, 0, 2, 28],
+    ...                   "content_code_lines": [0, 4, 0, 1, 4], "score": [5.0, 4.0, 3.0, 4.0, 4.0]})
+    >>> recall_method(s, ("html_tags", "classifier"), 1, 40, 0.7, 40).tolist()
+    ['html_tags', 'classifier', None, None, 'classifier']
     """
     tags = (s["pre_blocks"] + s["highlighted"] >= max(min_code_blocks, 1)) & (s["code_chars"] >= min_code_chars)
     clf = s["content_prob"] >= classifier_threshold
+    if classifier_min_code_chars > 0:
+        clf &= enough_evidence(s["content_code_chars"], s["content_code_lines"], classifier_min_code_chars)
     out = np.full(len(s), None, dtype=object)
     if "classifier" in recall:
         out[clf.to_numpy()] = "classifier"

@@ -1,11 +1,12 @@
 """``code_web``: recall code-related web pages, re-parse them with code formatting, tier them.
 
 score (per web page, cached: HTML code-tag counts — read by ingest from the tree its extractor
-parsed, ``artifacts/code_tags`` — and code-content probability; for the pages the recall rule
+parsed, ``artifacts/code_tags`` — and code-content probability with the code-like characters of the
+windows at the threshold; for the pages the recall rule
 takes, the re-parsed text and the structural score of its code blocks + surrounding text; only
 those pages' HTML is read and parsed here, but for the pages ingest rendered while it counted their
 tags, ``artifacts/code_text``) → decide (recall by tags and/or the classifier
-threshold; tier cuts over recalled pages). The recall rule is part of the score step's key: a
+threshold with ``classifier_min_code_chars`` of code evidence; tier cuts over recalled pages). The recall rule is part of the score step's key: a
 change of it re-runs the re-parse of the pages it takes. Every web page is a candidate (web_quality
 removes none before this stage) and none is removed here: recalled pages keep
 ``source = "web"`` and get ``code_web_recall``, ``code_tier`` and the re-parsed text; the mixture
@@ -34,6 +35,7 @@ from classifiers.code_content import MAX_WINDOWS, CodeContentClassifier, all_win
 from classifiers.code_quality import StructuralScorer, structural_score
 from classifiers.scorer import model_fingerprint
 from curation.config import ConfigError, StageConfig, check_range
+from curation.quality import code_pages
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
 from curation.quality.code_tiers import TierRule, thresholds, tier_rules
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
@@ -57,6 +59,9 @@ class CodeWebConfig(StageConfig):
     min_code_chars: int = 40
     classifier_model: str | None = None
     classifier_threshold: float = 0.7
+    #: code evidence a classifier-only recall needs: code-like characters ([!-~]) in the windows at the threshold
+    #: (half as many on two lines or more; 0: the probability alone)
+    classifier_min_code_chars: int = 40
     #: no effect since code tags come from ingest and only recalled pages are re-parsed; kept so that
     #: recipes naming it, and the config hash manifests cite, stay as they are
     score_floor: float = 0.2
@@ -79,6 +84,7 @@ class CodeWebConfig(StageConfig):
                         "re-parsed; leave it out (recall, min_code_blocks and classifier_threshold choose the pages)", self.score_floor)
         check_range(self, "min_code_blocks", 0, None)
         check_range(self, "min_code_chars", 0, None)
+        check_range(self, "classifier_min_code_chars", 0, None)
         try:
             self.tier_rule()
         except ValueError as exc:
@@ -89,7 +95,8 @@ class CodeWebConfig(StageConfig):
 
     def recalled(self, s: pd.DataFrame) -> np.ndarray:
         """:func:`~curation.quality.code_pages.recall_method` with this config's rules."""
-        return recall_method(s, self.recall, self.min_code_blocks, self.min_code_chars, self.classifier_threshold)
+        return recall_method(s, self.recall, self.min_code_blocks, self.min_code_chars, self.classifier_threshold,
+                             self.classifier_min_code_chars)
 
     def score_params(self, tokenizer: str) -> dict[str, Any]:
         """The ``scores`` step's key: the recall rule picks the pages it re-parses."""
@@ -97,9 +104,10 @@ class CodeWebConfig(StageConfig):
         # a model of the user's by its files too: its card's version stays "1" when it is retrained in place
         files = model_fingerprint(Path(self.classifier_model).expanduser()) if self.classifier_model else None
         return {"sources": list(self.sources), "classifier": clf.version, **({"classifier_files": files} if files else {}),
-                "scores": 2, "recall": list(self.recall),
+                "scores": 3, "recall": list(self.recall),
                 "min_code_blocks": self.min_code_blocks, "min_code_chars": self.min_code_chars,
-                "classifier_threshold": self.classifier_threshold, "reparse": self.reparse, "tokenizer": tokenizer,
+                "classifier_threshold": self.classifier_threshold,
+                "classifier_min_code_chars": self.classifier_min_code_chars, "reparse": self.reparse, "tokenizer": tokenizer,
                 "structural": StructuralScorer.version}
 
 
@@ -109,7 +117,7 @@ def block_score(code: str, language: str | None) -> float:
 
 
 SCORE_COLUMNS = ["doc_id", "has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob",
-                 "reparsed", "score", "language", "n_tokens", "html_parsed"]
+                 "content_code_chars", "content_code_lines", "reparsed", "score", "language", "n_tokens", "html_parsed"]
 
 
 def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dict[str, str] | None = None,
@@ -133,7 +141,10 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         page_windows.append(sample_windows(full))
         n_windows.append(len(full))
     probs, window_probs = clf.predict_pages(page_windows) if texts else (np.zeros(0), [])
+    evidence = np.array([code_pages.code_evidence(ws, q, cfg.classifier_threshold)  # (characters, lines) per page
+                         for ws, q in zip(page_windows, window_probs, strict=True)], dtype="int64").reshape(-1, 2)
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
+                      "content_code_chars": evidence[:, 0], "content_code_lines": evidence[:, 1],
                       "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
     roots: dict[str, Any] = {}
     if tags is not None:
@@ -227,7 +238,7 @@ def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, ht
 
 
 #: what the recall rule and the tier score read of the scores (not the re-parsed text)
-HIST_COLUMNS = ["pre_blocks", "highlighted", "code_chars", "content_prob", "score"]
+HIST_COLUMNS = ["pre_blocks", "highlighted", "code_chars", "content_prob", "content_code_chars", "content_code_lines", "score"]
 
 
 def _hist(s: pd.DataFrame, cfg: CodeWebConfig) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from classifiers.code_content import CodeContentClassifier, all_windows, sample_windows, windows
-from curation.quality.code_pages import page_html, page_score
+from curation.quality.code_pages import code_evidence, page_html, page_score
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.stages.code_web import CODE_WINDOW, SCORE_COLUMNS, CodeWebConfig, block_score, score_frame
@@ -48,7 +48,11 @@ def reference_score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str) 
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     probs = reference_predict(clf, texts) if texts else np.zeros(0)
+    per_page = [reference_windows(t, clf.window_lines, min_chars=clf.min_chars) for t in texts]
+    evidence = np.array([code_evidence(ws, clf.predict_windows(ws) if ws else np.zeros(0), cfg.classifier_threshold)
+                         for ws in per_page], dtype="int64").reshape(-1, 2)
     s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
+                      "content_code_chars": evidence[:, 0], "content_code_lines": evidence[:, 1],
                       "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
     roots = {}
     for col in TAG_COLUMNS:

@@ -18,7 +18,8 @@ def _scores(n: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame({
         "doc_id": [f"d{i}" for i in range(n)], "has_html": rng.random(n) < 0.8,
         "pre_blocks": rng.integers(0, 3, n), "code_elements": rng.integers(0, 5, n), "highlighted": rng.integers(0, 2, n),
-        "code_chars": rng.integers(0, 200, n), "content_prob": rng.random(n),
+        "code_chars": rng.integers(0, 200, n), "content_prob": rng.random(n), "content_code_chars": rng.integers(0, 80, n),
+        "content_code_lines": rng.integers(0, 5, n),
         "reparsed": [None if i % 3 else "x = 1\n中文 😀" for i in range(n)], "score": score,
         "language": [None if i % 2 else "python" for i in range(n)], "n_tokens": rng.integers(-1, 50, n),
         "html_parsed": rng.random(n) < 0.5,

@@ -67,7 +67,8 @@ def test_code_web_parses_only_the_pages_it_recalls_and_recalls_what_a_parse_of_e
     peer = score_frame(docs, cfg, "whitespace", pages).set_index("doc_id").sort_index()
     assert peer["html_parsed"].sum() == len(pages) == len(docs)
     scores = scores.sort_index()
-    cols = ["has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob", "reparsed", "score", "n_tokens"]
+    cols = ["has_html", "pre_blocks", "code_elements", "highlighted", "code_chars", "content_prob", "content_code_chars",
+            "content_code_lines", "reparsed", "score", "n_tokens"]
     def plain(f: pd.DataFrame) -> pd.DataFrame:
         return f[cols].astype(object).where(f[cols].notna(), None)
 
