@@ -12,8 +12,6 @@ import bisect
 import dataclasses
 from pathlib import Path
 
-from curation.ingest.streams import open_input, stream_error
-
 
 def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
     """(start, end, first line) of ceil(size / block) near-equal chunks, each cut after a newline."""
@@ -40,27 +38,48 @@ def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
 
 @dataclasses.dataclass(frozen=True)
 class Stop:
-    """Why a compressed JSONL stream ends early, from the planning pass: nothing from decompressed
-    byte ``offset`` (line ``line``, a line start) on is kept. ``member``: the (compressed,
-    decompressed) start of the gzip member (zstd frame) whose data failed to decompress or failed its
-    check; None for a stream that is cut (or followed by bytes that are not its kind's), whose
-    complete records before the cut are sound. ``unit``: what that member is called."""
+    """Why a compressed JSONL stream ends early, or goes on past a damaged member, from the planning
+    pass: nothing from decompressed byte ``offset`` (line ``line``, a line start) on is kept (to the
+    end of the damaged member when reading went on). ``member``: the (compressed, decompressed) start
+    of the gzip member (zstd frame) whose data failed to decompress or failed its check; None for a
+    stream that is cut (or followed by bytes that are not its kind's), whose complete records before
+    the cut are sound. ``unit``: what that member is called. ``resumed``: the compressed byte of the
+    member reading went on at, and the decompressed offset and line its lines are numbered from;
+    ``partial``: that stream's first line was passed over (it does not parse as a JSON object)."""
 
     error: str
     offset: int
     line: int
     member: tuple[int, int] | None = None
     unit: str = "gzip member"
+    resumed: tuple[int, int, int] | None = None
+    partial: bool = False
 
     def row(self) -> str:
         """The ``truncated_input`` ledger row's text for a damaged member (true whatever ``on_error`` is)."""
         c, d = self.member or (0, 0)
         unit = self.unit
+        said = (f"{self.error}: the {unit} at compressed byte {c} (decompressed byte {d}) failed its check, so its "
+                f"records may be garbled")
+        if self.resumed is not None:
+            r, rd, rl = self.resumed
+            first = ("its first line, which does not parse as a JSON object (the end of a record that began before), is "
+                     "not kept" if self.partial else "its first line parses as a JSON object and is read as a record")
+            return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) to the end of that {unit} is "
+                    f"kept; {r - c} compressed bytes skipped, reading went on at the next {unit} that decompresses "
+                    f"(compressed byte {r}), its lines numbered from line {rl} (decompressed byte {rd}); {first}; "
+                    "re-create the file")
         before = (f"it is the file's first {unit}, so none of the file's records is kept" if d == 0 else
                   f"the records before line {self.line}, in earlier {unit}s, passed their checks (kept unless on_error=fail)")
-        return (f"{self.error}: the {unit} at compressed byte {c} (decompressed byte {d}) failed its check, so its "
-                f"records may be garbled: no record from line {self.line} (decompressed byte {self.offset}) on is kept, "
-                f"and the file is not read past it; {before}; re-create the file")
+        return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) on is kept, "
+                f"and the file is not read past it (no later {unit} decompresses); {before}; re-create the file")
+
+    def detail(self) -> dict[str, int]:
+        """The ledger row's detail beside its text: where the damaged stretch is, and where reading went on."""
+        out = {"offset": self.offset, "member": self.member[0] if self.member else 0}
+        if self.resumed is not None:
+            out.update(skipped_bytes=self.resumed[0] - out["member"], resumed_at=self.resumed[0])
+        return out
 
     def warning(self, path: Path) -> str:
         """What the run says when it plans the file (visible with --quiet)."""
@@ -70,53 +89,27 @@ class Stop:
         return f"{path}: {self.row()} (a truncated_input ledger row says so)"
 
 
-def compressed_chunks(path: Path, block: int) -> tuple[list[tuple[int, int, int]], int, Stop | None]:
-    """Like :func:`plain_chunks` in decompressed bytes: one streaming pass notes a line start per
-    64 KiB read; the cuts are the first noted line starts past k/n of the size. A stream that
-    ends early is cut the same way over the bytes that decompress, its last chunk open-ended
-    (end -1: to the end of the stream, where its reader ledgers the truncation). A member that
-    fails to decompress or fails its check (:class:`Stop` with a ``member``) is dropped whole: the
-    chunks cover only the lines before it, the last one ends there (its reader ledgers it from the
-    spec). Also returns the decompressed size (of those lines, for a damaged member) and the stop."""
-    marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
-    pos, line = 0, 1
-    last = (0, 1)  # the last line start read, and its line number
-    at_member = (0, 1)  # the last line start at or before the latest member's start
-    seen = 0  # members whose line start is noted
-    with open_input(path) as fh:
-        members = getattr(fh.raw, "members", [])
-        while chunk := fh.read(1 << 16):
-            end = pos + len(chunk)
-            while seen < len(members) and members[seen][1] <= end:  # a member's bytes start in this chunk
-                i = chunk.rfind(b"\n", 0, max(members[seen][1] - pos, 0))
-                at_member = (pos + i + 1, line + chunk.count(b"\n", 0, i + 1)) if i >= 0 else last
-                seen += 1
-            i = chunk.find(b"\n")
-            if i >= 0:
-                marks.append((pos + i + 1, line + 1))
-                j = chunk.rfind(b"\n")
-                last = (pos + j + 1, line + chunk.count(b"\n"))
-            line += chunk.count(b"\n")
-            pos = end
-        if seen < len(members):  # a member that failed before giving a byte starts where the stream stopped
-            at_member = last
-        error = stream_error(fh)
-        stop = None if error is None else Stop(error, *last)
-        if error is not None and getattr(fh.raw, "corrupt", False):
-            stop = Stop(error, *at_member, members[-1], f"{fh.raw.kind} {fh.raw.unit}")
-            pos = at_member[0]
-    if pos <= block:
-        return [(0, pos if stop and stop.member else -1, 1)], pos, stop
-    n = -(-pos // block)
-    cuts = [(0, 1)]
+def segment_chunks(marks: list[tuple[int, int]], start: int, end: int, line: int, block: int,
+                   open_end: bool, damaged: bool = False) -> list[tuple[int, int, int]]:
+    """Like :func:`plain_chunks` over decompressed bytes ``[start, end)`` of a compressed stream (the
+    whole file, or the part of it read between damaged members), first line ``line``: the cuts are
+    the first noted line starts (``marks``) past k/n of its size. ``open_end``: a stream that ends
+    early, its last chunk read to the end of the stream (where its reader ledgers the truncation);
+    ``damaged``: it ends before a damaged member, where its last chunk ends. A stream of one chunk
+    that is neither reads to its end (-1)."""
+    size = end - start
+    if size <= block:
+        return [(start, end if damaged else -1, line)]
+    n = -(-size // block)
+    cuts = [(start, line)]
     for k in range(1, n):
-        i = bisect.bisect_left(marks, (k * pos // n, 0))
-        if i < len(marks) and cuts[-1][0] < marks[i][0] < pos:
+        i = bisect.bisect_left(marks, (start + k * size // n, 0))
+        if i < len(marks) and cuts[-1][0] < marks[i][0] < end:
             cuts.append(marks[i])
-    out = [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (pos, 0)], strict=True)]
-    if stop is not None and stop.member is None:
+    out = [(s, e, ln) for (s, ln), (e, _) in zip(cuts, [*cuts[1:], (end, 0)], strict=True)]
+    if open_end:
         out[-1] = (out[-1][0], -1, out[-1][2])
-    return out, pos, stop
+    return out
 
 
 def row_chunks(num_rows: int, nbytes: int, block: int) -> list[tuple[int, int]]:

@@ -61,7 +61,8 @@ class InputSpec:
     cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
     docs: int = -1  # warc: document records the planning pass counted in this chunk (-1: not counted)
     label: str = ""  # how ledgers and artifacts name the file (:func:`input_label`); "" for ``str(path)``
-    damaged: Stop | None = None  # jsonl: the member that failed its check, where the file's last chunk ends (its ledger row)
+    damaged: Stop | None = None  # jsonl: the member that failed its check, where this chunk ends (its ledger row)
+    resume: tuple[int, int] | None = None  # jsonl: the (compressed, decompressed) offset of the member its stream opens at, past a damaged one
 
     @property
     def name(self) -> str:
@@ -255,9 +256,9 @@ def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: F
 
 
 def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:
-    chunks, size, damaged = jsonl_chunks(path, fields, block)
-    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s,
-                      damaged=damaged if k == len(chunks) - 1 else None) for k, (s, e, n) in enumerate(chunks)]
+    chunks, size = jsonl_chunks(path, fields, block)
+    return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s, damaged=damaged, resume=resume)
+            for s, e, n, resume, damaged in chunks]
 
 
 def _check_columns(path: Path, names: list[str], fields: FieldMap) -> None:

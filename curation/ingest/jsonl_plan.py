@@ -1,11 +1,12 @@
 """Planning one JSONL file (plain, gzip or zstd): its first record checked, its chunks found, and
-a compressed stream that ends early or is corrupt said when the run is planned.
+a compressed stream that ends early or is damaged said when the run is planned.
 
-A cut stream keeps its complete records (:func:`~curation.ingest.chunks.compressed_chunks`); a
-gzip member (zstd frame) whose data fails to decompress or fails its check is dropped whole,
-since gzip checks a member's CRC only at its end: the records decompressed before the error may
-be garbled. Either way a warning names the file (visible with ``--quiet``) and the file's last
-chunk ledgers one ``truncated_input`` row.
+A cut stream keeps its complete records; a gzip member (zstd frame) whose data fails to decompress
+or fails its check is dropped whole, since gzip checks a member's CRC only at its end: the records
+decompressed before the error may be garbled. Reading goes on at the next member that decompresses
+(:mod:`curation.ingest.jsonl_resync`). Either way a warning names the file (visible with
+``--quiet``), and each damaged member, or the cut, is one ``truncated_input`` ledger row, made by
+the chunk that ends before it (the file's last chunk for a cut).
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from curation.ingest.chunks import Stop, compressed_chunks, plain_chunks
+from curation.ingest.chunks import plain_chunks
 from curation.ingest.discover import InputError
 from curation.ingest.jsonl_head import first_record
+from curation.ingest.jsonl_resync import Chunk, compressed_chunks, warning
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import magic_kind
 
 log = logging.getLogger(__name__)
 
 
-def jsonl_chunks(path: Path, fields: FieldMap, block: int) -> tuple[list[tuple[int, int, int]], int, Stop | None]:
-    """(start, end, first line) of the file's chunks, the bytes they hold (decompressed) and, for a
-    compressed file that fails its check, where its kept lines end (the last chunk's ledger row)."""
+def jsonl_chunks(path: Path, fields: FieldMap, block: int) -> tuple[list[Chunk], int]:
+    """The file's chunks (:data:`~curation.ingest.jsonl_resync.Chunk`: start, end and first line, the
+    member a chunk's stream is opened at, the damaged member it ends before) and the (decompressed)
+    offset where the last one ends."""
     with open(path, "rb") as fh:
         head = fh.read(4)
     comp = magic_kind(head)
@@ -32,13 +35,13 @@ def jsonl_chunks(path: Path, fields: FieldMap, block: int) -> tuple[list[tuple[i
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
     _check_first_record(path, fields)
     if comp is None:
-        return plain_chunks(path, block), path.stat().st_size, None
-    chunks, size, stop = compressed_chunks(path, block)
-    if stop is not None:
-        log.warning("%s", stop.warning(path))
-    elif size == 0:  # as a 0-byte file is said
+        return [(s, e, n, None, None) for s, e, n in plain_chunks(path, block)], path.stat().st_size
+    chunks, end, kept, stops = compressed_chunks(path, block)
+    if stops:
+        log.warning("%s", warning(path, stops))
+    elif kept == 0:  # as a 0-byte file is said
         log.warning("%s decompresses to nothing (0 bytes): no documents", path)
-    return chunks, size, stop if stop is not None and stop.member is not None else None
+    return chunks, end
 
 
 def _check_first_record(path: Path, fields: FieldMap) -> None:

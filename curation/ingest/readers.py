@@ -122,7 +122,7 @@ def _jsonl_records(spec: InputSpec) -> tuple[list, list, list[int]]:
     if spec.damaged is not None:  # the planning pass found a member that failed its check: this chunk ends before it
         stop = spec.damaged
         records.append(None)
-        errors.append((DropReason.TRUNCATED_INPUT.value, stop.row(), {"offset": stop.offset, "member": stop.member[0] if stop.member else 0}))  # type: ignore[arg-type]
+        errors.append((DropReason.TRUNCATED_INPUT.value, stop.row(), stop.detail()))  # type: ignore[arg-type]
         numbers.append(spec.first_line + lines.count)
     elif lines.error is not None:
         error = (f"{lines.error}; the complete records before decompressed byte {lines.offset} are kept (unless on_error=fail), "
@@ -147,14 +147,14 @@ class Lines:
 
     def __iter__(self) -> Iterator[bytes]:
         spec = self.spec
-        with open_input(spec.path) as fh:
-            if spec.start:  # a chunk: skip to its first line (a compressed stream is decompressed up to it)
+        with open_input(spec.path, spec.resume) as fh:  # past a damaged member: at the member reading went on at
+            if skip := spec.start - (spec.resume[1] if spec.resume else 0):  # a chunk: skip to its first line
                 if fh.seekable():
-                    fh.seek(spec.start)
-                else:
-                    for _ in range(spec.start >> 20):
+                    fh.seek(skip)
+                else:  # a compressed stream is decompressed up to it
+                    for _ in range(skip >> 20):
                         fh.read(1 << 20)
-                    fh.read(spec.start & ((1 << 20) - 1))
+                    fh.read(skip & ((1 << 20) - 1))
             left, pos = spec.end - spec.start if spec.end >= 0 else -1, spec.start  # -1: to the end of the stream
             cut = False
             while left and (line := fh.readline(left)):

@@ -50,12 +50,13 @@ def compression(path: Path) -> str | None:
     return magic_kind(head)
 
 
-def open_input(path: Path) -> io.BufferedReader:
-    """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name."""
+def open_input(path: Path, start: tuple[int, int] | None = None) -> io.BufferedReader:
+    """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name; ``start``:
+    the (compressed, decompressed) offset of a member (frame) to begin at (:class:`Decompressed`)."""
     kind = compression(path)
     if kind is None:
         return open(path, "rb")
-    return io.BufferedReader(Decompressed(path, kind), buffer_size=_READ)
+    return io.BufferedReader(Decompressed(path, kind, start or (0, 0)), buffer_size=_READ)
 
 
 def stream_error(fh: Any) -> str | None:

@@ -1,5 +1,6 @@
 """Damaged compressed JSONL (issue s59): a member (frame) that fails its check is dropped whole in
-every chunk, a cut stream keeps its complete records, both are said in a warning and one ledger row."""
+every chunk and reading goes on at the next member, a cut stream keeps its complete records, both
+are said in a warning and one ledger row."""
 
 from __future__ import annotations
 
@@ -31,10 +32,10 @@ def _flip(blob: bytes, at: int) -> bytes:
     return bytes(b)
 
 
-def _three_members(tmp_path: Path, lines: list[bytes], zstd: bool = False) -> tuple[Path, int]:
-    """A file of three members (frames) whose second one is damaged in its middle; member 2 starts
-    inside a record (as bgzip cuts), so the record across the boundary is not kept either.
-    Returns the file and the number of records wholly inside member 1."""
+def _three_members(tmp_path: Path, lines: list[bytes], zstd: bool = False) -> tuple[Path, int, int]:
+    """A file of three members (frames) whose second one is damaged in its middle; members 2 and 3
+    start inside a record (as bgzip cuts), so the record across each boundary is not kept either.
+    Returns the file, the number of records wholly inside member 1 and the first record wholly inside member 3."""
     data = b"".join(lines)
     cuts = [len(data) // 3 + 17, 2 * len(data) // 3 + 5]
     parts = [data[: cuts[0]], data[cuts[0] : cuts[1]], data[cuts[1] :]]
@@ -43,24 +44,26 @@ def _three_members(tmp_path: Path, lines: list[bytes], zstd: bool = False) -> tu
     members[1] = _flip(members[1], len(members[1]) // 2)
     f = tmp_path / ("d.jsonl.zst" if zstd else "d.jsonl.gz")
     f.write_bytes(b"".join(members))
-    return f, data[: cuts[0]].count(b"\n")
+    return f, data[: cuts[0]].count(b"\n"), data[: cuts[1]].count(b"\n") + 1
 
 
 @pytest.mark.parametrize("zstd", [False, True])
 def test_a_member_that_fails_its_check_is_dropped_whole_in_every_chunk(tmp_path: Path, zstd: bool) -> None:
     lines = _lines(0, 9000)  # ~4 MB decompressed: chunks of 1 MB, several of them inside the damaged member
-    f, whole = _three_members(tmp_path, lines, zstd)
+    f, whole, after = _three_members(tmp_path, lines, zstd)
     specs = plan_inputs([f], source="web", blocksize_mb=1, min_block_mb=1)
-    assert len(specs) >= 2 and all(s.end >= 0 for s in specs) and [s.damaged is not None for s in specs][-1]
+    assert len(specs) >= 3 and sum(s.damaged is not None for s in specs) == 1 and specs[-1].resume is not None
     _ingest([f], tmp_path / "out", ["ingest.blocksize_mb=1", "ingest.min_block_mb=1"])
     kept = read_parts(tmp_path / "out" / "docs")
-    assert kept["doc_id"].tolist() == [f"r{i}" for i in range(whole)]  # not one record of member 2, nor the one across
-    assert kept["text"].tolist() == [json.loads(x)["text"] for x in lines[:whole]]
+    # not one record of member 2, nor the two across its ends; every record wholly inside member 3 is kept
+    assert kept["doc_id"].tolist() == [f"r{i}" for i in [*range(whole), *range(after, 9000)]]
+    assert kept["text"].tolist() == [json.loads(x)["text"] for x in lines[:whole] + lines[after:]]
     ledger = read_parts(tmp_path / "out" / "ledger")
     assert ledger["reason"].tolist() == ["truncated_input"]
     detail = json.loads(ledger["detail"].iloc[0])
     assert detail["line"] == whole + 1 and detail["offset"] == len(b"".join(lines[:whole]))
     assert "failed its check" in detail["error"] and f"no record from line {whole + 1}" in detail["error"] and "were kept" not in detail["error"]
+    assert "is not kept" in detail["error"] and detail["resumed_at"] == detail["member"] + detail["skipped_bytes"]
 
 
 def test_a_crc_error_is_said_as_corrupt_not_empty_and_a_cut_file_is_said(tmp_path: Path, caplog) -> None:

@@ -1,0 +1,56 @@
+"""A multi-member .jsonl.gz of real records with one damaged member in the middle: what ingest keeps.
+
+Recompresses a real JSONL file as bgzip does (a gzip member per 64 KiB of decompressed bytes, cut
+anywhere, mid-record too), flips one byte in the middle member, and runs ``curate ingest`` on it
+and on the sound file: documents kept, ledger rows and CPU seconds of the command (this process's
+children). Run it from the checkout whose code is measured.
+
+    python benchmarks/ingest/bench_damaged_member.py ../shared/data/zh/zh_reviews.jsonl.gz --out /tmp/dm
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+def _members(data: bytes, size: int = 1 << 16) -> list[bytes]:
+    return [gzip.compress(data[k : k + size], mtime=0) for k in range(0, len(data), size)]
+
+
+def _run(path: Path, out: Path) -> tuple[int, int, float]:
+    before = os.times()
+    subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(path), "--output", str(out), "--source", "web",
+                    "--quiet", "ingest.tokenizer=whitespace"], check=True, capture_output=True)
+    after = os.times()
+    count = lambda d: sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(d.glob("*.parquet"))) if d.exists() else 0  # noqa: E731
+    return count(out / "docs"), count(out / "ledger"), (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("input", type=Path)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    members = _members(gzip.decompress(args.input.read_bytes()))
+    sound, bad = args.out / "sound.jsonl.gz", args.out / "damaged.jsonl.gz"
+    sound.write_bytes(b"".join(members))
+    mid = len(members) // 2
+    flipped = bytearray(members[mid])
+    flipped[len(flipped) // 2] ^= 0xFF
+    bad.write_bytes(b"".join([*members[:mid], bytes(flipped), *members[mid + 1 :]]))
+    print(f"{len(members)} members, member {mid} damaged")
+    for name, path in (("sound", sound), ("damaged", bad)):
+        docs, rows, cpu = _run(path, args.out / f"run_{name}")
+        print(f"{name}: {docs} documents, {rows} ledger rows, {cpu:.1f} CPU-s")
+
+
+if __name__ == "__main__":
+    main()

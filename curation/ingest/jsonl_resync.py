@@ -1,0 +1,185 @@
+"""The planning pass of a compressed JSONL file, going on past a damaged gzip member (zstd frame).
+
+One streaming pass notes a line start per 64 KiB read. A member whose data fails to decompress or
+fails its check is dropped whole (gzip checks a member's CRC only at its end: what it gave may be
+garbled), and reading goes on at the next member (frame) after it whose first bytes decompress
+(:func:`next_unit`): the file is read as segments, each a stream opened at a member, cut into
+chunks like a whole file (:func:`~curation.ingest.chunks.segment_chunks`).
+
+The first line of a resumed stream may be the end of a record that began in the damaged member: it
+is kept only if it parses as a JSON object (a record's tail never does, unless it is the whole
+record: the damaged member ended at a line end), else it is passed over, its line number unused.
+Lines after a damaged member cannot be numbered exactly (its line count is unknown): they are
+numbered on from what was decompressed before the stream stopped, plus one, and their decompressed
+offsets likewise, so ids made from file and line stay unique.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+from curation.ingest.chunks import Stop, segment_chunks
+from curation.ingest.streams import BOM, open_input, stream_error
+
+_HEADS = {"gzip": b"\x1f\x8b\x08", "zstd": b"\x28\xb5\x2f\xfd"}
+_BLOCK = 1 << 20
+_PROBE = 1 << 16  # compressed bytes a candidate member must decompress without an error
+
+
+@dataclasses.dataclass(frozen=True)
+class Segment:
+    """Lines ``[start, end)`` (decompressed offsets, numbered on past damaged members) of a stream
+    opened at ``resume`` (None: the file's start), the first numbered ``line``; ``marks``: its noted
+    line starts. ``open_end``: a stream that ends early (a cut), read to its end by its last chunk;
+    ``damaged``: the member it ends before."""
+
+    start: int
+    end: int
+    line: int
+    resume: tuple[int, int] | None
+    marks: list[tuple[int, int]]
+    open_end: bool
+    damaged: Stop | None
+
+
+def segments(path: Path) -> tuple[list[Segment], Stop | None]:
+    """The file's segments and why reading ended early, if it did (a cut, or a damaged member no
+    member that decompresses follows)."""
+    out: list[Segment] = []
+    resume, start, line, skip = None, 0, 1, 0  # skip: the bytes of a passed-over first line
+    while True:
+        with open_input(path, resume) as fh:
+            fh.read(skip)
+            marks, pos, nline, last, at_member = _read(fh, start, line)
+            raw, error = fh.raw, stream_error(fh)
+        if error is None or not raw.corrupt:
+            stop = None if error is None else Stop(error, *last)
+            if out and pos == start and stop is None:  # a resumed stream of nothing but a passed-over line
+                return out, None
+            out.append(Segment(start, pos, line, resume, marks, stop is not None, None))
+            return out, stop
+        member, unit = raw.members[-1], f"{raw.kind} {raw.unit}"
+        nxt = next_unit(path, raw.kind, member[0])
+        if nxt is None:
+            stop = Stop(error, *at_member, member, unit)
+            out.append(Segment(start, at_member[0], line, resume, marks, False, stop))
+            return out, stop
+        base, based = raw.made + 1, nline + 1  # past every byte and line decompressed: offsets and line numbers stay unique
+        first, whole = _first_line(path, (nxt, base))
+        stop = Stop(error, *at_member, member, unit, (nxt, base, based), not whole)
+        out.append(Segment(start, at_member[0], line, resume, marks, False, stop))
+        resume, skip = (nxt, base), 0 if whole else len(first)
+        start, line = base + skip, based + (not whole and first.endswith(b"\n"))
+
+
+def _read(fh: Any, pos: int, line: int) -> tuple[list[tuple[int, int]], int, int, tuple[int, int], tuple[int, int]]:
+    """Read ``fh`` (at decompressed byte ``pos``, line ``line``) to its end: the noted line starts,
+    the end and its line, the last line start read and the last line start at or before the latest
+    member's start."""
+    marks: list[tuple[int, int]] = []  # (decompressed offset of a line start, its line number)
+    last = (pos, line)  # the last line start read, and its line number
+    at_member = last  # the last line start at or before the latest member's start
+    seen = 0  # members whose line start is noted
+    members = getattr(fh.raw, "members", [])
+    while chunk := fh.read(1 << 16):
+        end = pos + len(chunk)
+        while seen < len(members) and members[seen][1] <= end:  # a member's bytes start in this chunk
+            i = chunk.rfind(b"\n", 0, max(members[seen][1] - pos, 0))
+            at_member = (pos + i + 1, line + chunk.count(b"\n", 0, i + 1)) if i >= 0 else last
+            seen += 1
+        i = chunk.find(b"\n")
+        if i >= 0:
+            marks.append((pos + i + 1, line + 1))
+            j = chunk.rfind(b"\n")
+            last = (pos + j + 1, line + chunk.count(b"\n"))
+        line += chunk.count(b"\n")
+        pos = end
+    if seen < len(members):  # a member that failed before giving a byte starts where the stream stopped
+        at_member = last
+    return marks, pos, line, last, at_member
+
+
+def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
+    """The first line of the stream opened at ``resume``, and whether it is a whole line: it parses as
+    a JSON object (a line the stream stops in never is)."""
+    with open_input(path, resume) as fh:
+        first = fh.readline()
+        if not first.endswith(b"\n") and stream_error(fh) is not None:
+            return first, False
+    try:
+        return first, isinstance(json.loads(first.removeprefix(BOM)), dict)
+    except (ValueError, RecursionError):
+        return first, False
+
+
+def next_unit(path: Path, kind: str, after: int) -> int | None:
+    """Compressed byte of the first gzip member (zstd frame) after byte ``after`` whose first bytes decompress."""
+    head = _HEADS[kind]
+    with open(path, "rb") as fh:
+        pos = after + 1
+        while True:
+            fh.seek(pos)
+            block = fh.read(_BLOCK + len(head))
+            if len(block) < len(head):
+                return None
+            at = block.find(head)
+            while 0 <= at < _BLOCK:
+                if _decompresses(path, pos + at, kind):
+                    return pos + at
+                at = block.find(head, at + 1)
+            pos += _BLOCK
+
+
+def _decompresses(path: Path, offset: int, kind: str) -> bool:
+    """Whether the member (frame) at ``offset`` decompresses its first bytes without an error."""
+    import zstandard
+
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(_PROBE)
+    try:
+        if kind == "gzip":
+            zlib.decompressobj(31).decompress(data, 1 << 18)
+        else:
+            zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(1 << 18)
+    except (zlib.error, zstandard.ZstdError):
+        return False
+    return True
+
+
+#: A chunk of a compressed JSONL file: (start, end, first line) as :func:`~curation.ingest.chunks.plain_chunks`
+#: gives, the (compressed, decompressed) offset of the member its stream is opened at (None: the file's start)
+#: and the damaged member it ends before (its last chunk's ledger row).
+Chunk = tuple[int, int, int, tuple[int, int] | None, Stop | None]
+
+
+def compressed_chunks(path: Path, block: int) -> tuple[list[Chunk], int, int, list[Stop]]:
+    """The file's chunks, the decompressed offset where its last one ends, the decompressed bytes
+    kept, and the stops: each damaged member, then a cut (a stream that ends early, its complete
+    records kept), if any."""
+    segs, stop = segments(path)
+    chunks: list[Chunk] = []
+    for seg in segs:
+        cut = segment_chunks(seg.marks, seg.start, seg.end, seg.line, block, seg.open_end, seg.damaged is not None)
+        chunks += [(s, e, n, seg.resume, seg.damaged if k == len(cut) - 1 else None) for k, (s, e, n) in enumerate(cut)]
+    stops = [seg.damaged for seg in segs if seg.damaged is not None]
+    if stop is not None and stop.member is None:
+        stops.append(stop)
+    return chunks, segs[-1].end, sum(seg.end - seg.start for seg in segs), stops
+
+
+def warning(path: Path, stops: list[Stop]) -> str:
+    """What the run says when it plans a file that is damaged or cut (visible with --quiet): one line."""
+    went_on = [s for s in stops if s.resumed is not None]
+    if not went_on:
+        return stops[0].warning(path)
+    said = (f"{path}: {len(went_on)} damaged {went_on[0].unit}(s) skipped, reading went on after each (the first: "
+            f"{went_on[0].row()})")
+    if len(stops) > len(went_on):
+        said += f"; then {stops[-1].warning(path).removeprefix(f'{path}: ')}"
+    return f"{said}; {len(stops)} truncated_input ledger row(s) say so"
