@@ -106,6 +106,7 @@ def _on_batches(scorer: Scorer) -> Callable[..., np.ndarray]:
 
 class CodeQualityStage(RowStage):
     name = "code_quality"
+    version = "2"  # 2: Cython read by indentation, rare data/markup/prose formats tiered medium
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}

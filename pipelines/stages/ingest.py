@@ -108,7 +108,8 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "5"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids
+    version = "6"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}

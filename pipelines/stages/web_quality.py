@@ -114,7 +114,7 @@ MODEL_KINDS = {"linear": "hashed_linear", "explanatory": "hashed_linear", "expla
 
 class WebQualityStage(RowStage):
     name = "web_quality"
-    version = "2"  # 2: lang in the score artifacts, per-language signals and percentiles
+    version = "3"  # 2: lang in the score artifacts, per-language signals and percentiles; 3: small languages pooled
     config_cls = WebQualityConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
