@@ -5,11 +5,12 @@ for a subset of the documents that holds the nearest to ``(e − ⌊e⌋) × T``
 hashed, token-weighted choice: documents are taken in the order of a seeded hash of their id while
 they fit under the target (so the choice does not depend on how the input was partitioned), then
 one more document if it brings the total nearer — never "at least one each" (a 0.01-epoch group of
-one long document is shown 0 times, not once). Where that lands more than 0.5 % off (a group with a
-few long documents), the long documents are chosen for their share first and the short ones fill
-the rest in hash order, so the short ones still get about their share of copies (choosing longest
-first over the whole group would land as near but show only the long ones); the longest-first
-order is the last resort. A shard holds 10⁴–10⁵ documents at full scale, so
+one long document is shown 0 times, not once). In a group where some documents are long (each
+over 0.5 % of the target) and others short, the long ones are chosen for their share first and
+the short ones fill the rest in hash order, so each kind gets about its share of copies (in hash
+order alone, the back-fill after the first long document that does not fit goes to the short
+ones; choosing longest first shows only the long ones); the plain hash order is kept where it
+lands nearer, and the longest-first order is the last resort. A shard holds 10⁴–10⁵ documents at full scale, so
 its replay is within a few tokens of its share of the plan; on a tiny sample it is within one
 document.
 
@@ -104,15 +105,19 @@ def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room
     if rest > 0.5:
         upper = max(room, 0.0) - whole * total
         order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
+        long = tokens > CLOSE_ENOUGH * rest
         if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
             chosen = order[best_subset(tokens[order], rest, upper)]
+        elif long.any() and not long.all():
+            # long documents among short ones: each kind gets its share, the long ones first (in hash order
+            # alone the back-fill after the first long document that does not fit goes to the short ones)
+            chosen = order[long_first(tokens[order], rest, upper, rest / total)]
+            if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest:
+                other = order[extra_choice(tokens[order], rest, upper)]
+                if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
+                    chosen = other
         else:
             chosen = order[extra_choice(tokens[order], rest, upper)]
-        if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
-            # a few long documents: each part of the group gets its share, the long ones first
-            other = order[long_first(tokens[order], rest, upper, rest / total)]
-            if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
-                chosen = other
         if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
             # still off: the longest first reaches a fraction that the hash order misses
             longest = order[np.argsort(-tokens[order], kind="stable")]
