@@ -78,7 +78,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--input", nargs="+", required=True, help="files, folders, globs or @list.txt (one path a line); a stage folder for later stages")
+    p.add_argument("--input", nargs="+", action="extend", required=True,
+                   help="files, folders, globs or @list.txt (one path a line; --input may be repeated); a stage folder for later stages")
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
     p.add_argument("--source", default=None, help="ingest: the source of inputs that carry none (web, code, math_science, …)")
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")

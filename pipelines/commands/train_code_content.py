@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", nargs="+", required=True, type=Path, help="stage folders (docs/) or parquet files")
+    parser.add_argument("--input", nargs="+", action="extend", required=True, type=Path, help="stage folders (docs/) or parquet files")
     parser.add_argument("--output", required=True, type=Path, help="model folder to write (model.json + weights.npz)")
     parser.add_argument("--positive-sources", nargs="+", default=["code"])
     parser.add_argument("--negative-sources", nargs="+", default=["web", "math_science"])

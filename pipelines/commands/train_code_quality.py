@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", nargs="+", required=True, type=Path, help="stage folders (docs/) or parquet files")
+    parser.add_argument("--input", nargs="+", action="extend", required=True, type=Path, help="stage folders (docs/) or parquet files")
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--labels", type=Path, default=None, help="JSONL with doc_id and score (0–10) instead of an annotator")
     parser.add_argument("--annotator", default='{"backend": "local", "doc_tokens": 768}',

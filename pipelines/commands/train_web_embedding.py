@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", nargs="+", required=True, type=Path, help="stage folders or parquet/jsonl files with doc_id, text")
+    parser.add_argument("--input", nargs="+", action="extend", required=True, type=Path, help="stage folders or parquet/jsonl files with doc_id, text")
     parser.add_argument("--output", required=True, type=Path, help="head folder (head.npz + model.json)")
     parser.add_argument("--embeddings", type=Path, default=None, help="stored embeddings folder (semdedup's artifacts/embeddings)")
     parser.add_argument("--embedder-model", default="all-MiniLM-L6-v2", help="when there is no store: the model to embed with")

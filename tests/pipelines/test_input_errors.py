@@ -186,3 +186,15 @@ def test_an_output_on_a_file_system_that_takes_no_files_is_not_writable(tmp_path
     rc = main([*args, "--output", "/proc/curate-test-output", "--scheduler", "synchronous", "--quiet"])
     where = "/proc/curate-test-output" if command == "run" else "/proc/.curate-test-output.curate.lock"
     assert rc == 7 and f"cannot write {where}" in caplog.text  # not "input missing" (4)
+
+
+def test_a_repeated_input_option_adds_its_paths(tmp_path):
+    """``--input a --input b`` reads both (argparse kept the last one only: a silently smaller run)."""
+    import pandas as pd
+
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_text(f'{{"id": "{name}", "text": "document {name} text", "source": "web"}}\n')
+    assert main(["ingest", "--input", str(tmp_path / "a.jsonl"), "--input", str(tmp_path / "b.jsonl"),
+                 "--output", str(tmp_path / "out"), "--quiet"]) == 0
+    docs = pd.concat([pd.read_parquet(p) for p in sorted((tmp_path / "out" / "docs").glob("*.parquet"))])
+    assert sorted(docs["doc_id"]) == ["a", "b"]
