@@ -166,7 +166,9 @@ class Lines:
                 self.count += 1
                 # a UTF-8 byte order mark opens files some Windows tools write, and opens a line in the
                 # middle of files joined with cat: never part of a record (no JSON value starts with it)
-                yield line.removeprefix(BOM).rstrip(b"\n")
+                while line.startswith(BOM):  # files joined with cat more than once
+                    line = line[len(BOM):]
+                yield line.rstrip(b"\n")
             # a chunk's read-ahead may reach a cut that belongs to a later chunk: only the open-ended last one reports it
             if cut or spec.end < 0:
                 self.error, self.offset = stream_error(fh), pos

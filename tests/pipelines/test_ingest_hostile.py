@@ -92,7 +92,7 @@ def test_a_utf8_byte_order_mark_and_crlf_line_ends_are_not_part_of_the_records(t
     record. The same bytes before a later record (files joined with ``cat``) are not part of it
     either: no JSON value starts with them."""
     lines = [json.dumps({"id": f"r{i}", "text": f"record {i}", "source": "web"}).encode() + b"\r" for i in range(4)]
-    f = _write_jsonl(tmp_path / name, [b"\xef\xbb\xbf" + lines[0], lines[1], b"\xef\xbb\xbf" + lines[2], lines[3]])
+    f = _write_jsonl(tmp_path / name, [b"\xef\xbb\xbf" + lines[0], lines[1], b"\xef\xbb\xbf" * 2 + lines[2], lines[3]])
     _ingest([f], tmp_path / "out")
     docs = read_parts(tmp_path / "out" / "docs")
     assert docs["doc_id"].tolist() == ["r0", "r1", "r2", "r3"]
