@@ -24,10 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.chunks import Stop, segment_chunks
-from curation.ingest.streams import BOM, open_input, stream_error
+from curation.ingest.streams import BOM, find_unit, open_input, stream_error
 
 _HEADS = {"gzip": b"\x1f\x8b\x08", "zstd": b"\x28\xb5\x2f\xfd"}
-_BLOCK = 1 << 20
 _PROBE = 1 << 16  # compressed bytes a candidate member must decompress without an error
 
 
@@ -119,20 +118,7 @@ def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
 
 def next_unit(path: Path, kind: str, after: int) -> int | None:
     """Compressed byte of the first gzip member (zstd frame) after byte ``after`` whose first bytes decompress."""
-    head = _HEADS[kind]
-    with open(path, "rb") as fh:
-        pos = after + 1
-        while True:
-            fh.seek(pos)
-            block = fh.read(_BLOCK + len(head))
-            if len(block) < len(head):
-                return None
-            at = block.find(head)
-            while 0 <= at < _BLOCK:
-                if _decompresses(path, pos + at, kind):
-                    return pos + at
-                at = block.find(head, at + 1)
-            pos += _BLOCK
+    return find_unit(path, _HEADS[kind], after, lambda at: _decompresses(path, at, kind))
 
 
 def _decompresses(path: Path, offset: int, kind: str) -> bool:

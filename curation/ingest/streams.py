@@ -218,3 +218,25 @@ class Window(io.RawIOBase):
     def close(self) -> None:
         self._f.close()
         super().close()
+
+
+def find_unit(path: Path, head: bytes, after: int, accept: Any) -> int | None:
+    """Byte offset of the first occurrence of ``head`` (a gzip member's or zstd frame's magic)
+    after byte ``after`` for which ``accept(offset)`` holds: where a reader goes on past a damaged
+    stretch. Read in 1 MiB blocks; None when no such offset is left in the file."""
+    with open(path, "rb") as fh:
+        pos = after + 1
+        while True:
+            fh.seek(pos)
+            block = fh.read(_SCAN + len(head))
+            if len(block) < len(head):
+                return None
+            at = block.find(head)
+            while 0 <= at < _SCAN:
+                if accept(pos + at):
+                    return pos + at
+                at = block.find(head, at + 1)
+            pos += _SCAN
+
+
+_SCAN = 1 << 20

@@ -21,10 +21,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from curation.ingest.streams import Decompressed
+from curation.ingest.streams import Decompressed, find_unit
 
 _GZIP_HEAD = b"\x1f\x8b\x08"
-_BLOCK = 1 << 20
 
 
 def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
@@ -41,19 +40,7 @@ def junk_at(fh: Any) -> int | None:
 
 def next_member(path: Path, after: int) -> int | None:
     """Compressed byte of the first gzip member after byte ``after`` whose data starts a WARC record."""
-    with open(path, "rb") as fh:
-        pos = after + 1
-        while True:
-            fh.seek(pos)
-            block = fh.read(_BLOCK + len(_GZIP_HEAD))
-            if len(block) < len(_GZIP_HEAD):
-                return None
-            at = block.find(_GZIP_HEAD)
-            while 0 <= at < _BLOCK:
-                if _starts_record(path, pos + at):
-                    return pos + at
-                at = block.find(_GZIP_HEAD, at + 1)
-            pos += _BLOCK
+    return find_unit(path, _GZIP_HEAD, after, lambda at: _starts_record(path, at))
 
 
 def _starts_record(path: Path, offset: int) -> bool:
