@@ -229,7 +229,7 @@ def phase_figures(manifest: dict[str, Any], files: list[dict[str, Any]], truncat
                    for g, v in sorted(groups.items())},
     }
     if not out["rows"]:
-        out["empty"] = (f"the phase replays no token ({empty_reason(manifest)}): its folder holds a dataset of no rows, "
+        out["empty"] = (f"the phase replays no token ({empty_reason(manifest)}): its dataset has no rows: "
                         "there is nothing to train on")
     if truncated and out["rows"]:
         out["trained_tokens"] = sum(v["trained_tokens"] for v in groups.values())
