@@ -94,6 +94,10 @@ class WebQualityConfig(StageConfig):
         for name, cuts in self.thresholds.items():
             if name not in self.scorers and name != "combined":
                 raise ConfigError(f"thresholds for {name!r} which is neither in scorers {list(self.scorers)} nor 'combined'")
+            if any(not isinstance(c, (int, float)) or isinstance(c, bool) or c != c for c in cuts):
+                raise ConfigError(f"thresholds.{name} holds values that are not numbers ({[c for c in cuts][:3]}…): the run "
+                                  f"they were copied from scored no page with {name} (e.g. no page in its languages); "
+                                  f"leave {name} out of thresholds")
             if len(cuts) != self.n_buckets - 1 or list(cuts) != sorted(cuts):
                 raise ConfigError(f"thresholds.{name} needs {self.n_buckets - 1} ascending values")
 

@@ -164,6 +164,9 @@ def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
         run(tmp_path, "bad3", ["web_quality.scorer_options={edu: {kind: hf}}"])
     with pytest.raises(FileNotFoundError, match="does not exist"):
         run(tmp_path, "bad4", ["web_quality.scorer_options={linear: {model: /nowhere}}"])
+    # stats.json of a run with no English page holds 19 nulls for the English-only linear scorer
+    with pytest.raises(ConfigError, match=r"thresholds.linear holds values that are not numbers.*leave linear out"):
+        run(tmp_path, "bad6", ["web_quality.thresholds={linear: [" + ", ".join(["null"] * 19) + "]}"])
 
 
 
