@@ -105,25 +105,28 @@ def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room
     if rest > 0.5:
         upper = max(room, 0.0) - whole * total
         order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
-        long = tokens > CLOSE_ENOUGH * rest
         if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
-            chosen = order[best_subset(tokens[order], rest, upper)]
-        elif long.any() and not long.all():
-            # long documents among short ones: each kind gets its share, the long ones first (in hash order
-            # alone the back-fill after the first long document that does not fit goes to the short ones)
-            chosen = order[long_first(tokens[order], rest, upper, rest / total)]
-            if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest:
-                other = order[extra_choice(tokens[order], rest, upper)]
-                if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
-                    chosen = other
-        else:
-            chosen = order[extra_choice(tokens[order], rest, upper)]
-        if abs(int(tokens[chosen].sum()) - rest) > CLOSE_ENOUGH * rest and n > EXACT_UP_TO:
-            # still off: the longest first reaches a fraction that the hash order misses
+            copies[order[best_subset(tokens[order], rest, upper)]] += 1
+            return copies
+        long = tokens > CLOSE_ENOUGH * rest
+
+        def longest_first() -> np.ndarray:
             longest = order[np.argsort(-tokens[order], kind="stable")]
-            other = longest[extra_choice(tokens[longest], rest, upper)]
-            if abs(int(tokens[other].sum()) - rest) < abs(int(tokens[chosen].sum()) - rest):
-                chosen = other
+            return longest[extra_choice(tokens[longest], rest, upper)]
+
+        # the choices in turn, the first within CLOSE_ENOUGH kept, else the nearest: long documents among
+        # short ones each kind for its share (in hash order alone the back-fill after the first long document
+        # that does not fit goes to the short ones); the hash order; the longest first, which reaches a
+        # fraction the hash order misses
+        tries = ([lambda: order[long_first(tokens[order], rest, upper, rest / total)]] if long.any() and not long.all() else [])
+        tries += [lambda: order[extra_choice(tokens[order], rest, upper)], longest_first]
+        chosen, miss = None, math.inf
+        for choose in tries:
+            mask = choose()
+            if (off := abs(int(tokens[mask].sum()) - rest)) < miss:
+                chosen, miss = mask, off
+            if miss <= CLOSE_ENOUGH * rest:
+                break
         copies[chosen] += 1
     return copies
 
@@ -160,8 +163,8 @@ def best_subset(tokens: np.ndarray, target: float, upper: float) -> np.ndarray:
 
 
 def long_first(tokens: np.ndarray, target: float, upper: float, fraction: float) -> np.ndarray:
-    """Mask of the documents (in the order given) that get one more copy when a few long ones make
-    the hash order miss: the long documents (each over :data:`CLOSE_ENOUGH` of ``target``, too
+    """Mask of the documents (in the order given) that get one more copy in a group of long and short
+    documents: the long documents (each over :data:`CLOSE_ENOUGH` of ``target``, too
     coarse to land near it) are chosen for ``fraction`` of their tokens (the nearest subset of a
     few; of many, in the order given or, if that lands farther, longest first), then the short
     ones, in the order given, for what is left of ``target``. The short ones then get about their
