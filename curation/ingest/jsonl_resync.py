@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.chunks import Stop, segment_chunks
-from curation.ingest.streams import BOM, find_unit, open_input, stream_error
+from curation.ingest.streams import BOM, UNIT_HEADS, find_unit, open_input, stream_error
 
-_HEADS = {"gzip": b"\x1f\x8b\x08", "zstd": b"\x28\xb5\x2f\xfd"}
 _PROBE = 1 << 16  # compressed bytes a candidate member must decompress without an error
 
 
@@ -118,7 +117,7 @@ def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
 
 def next_unit(path: Path, kind: str, after: int) -> int | None:
     """Compressed byte of the first gzip member (zstd frame) after byte ``after`` whose first bytes decompress."""
-    return find_unit(path, _HEADS[kind], after, lambda at: _decompresses(path, at, kind))
+    return find_unit(path, UNIT_HEADS[kind], after, lambda at: _decompresses(path, at, kind))
 
 
 def _decompresses(path: Path, offset: int, kind: str) -> bool:

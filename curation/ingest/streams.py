@@ -25,7 +25,10 @@ from typing import Any
 
 BOM = b"\xef\xbb\xbf"  #: the UTF-8 byte order mark some Windows tools open a text file with
 MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
+#: the bytes a gzip member (deflate, the only method gzip writes) or a zstd frame starts with
+UNIT_HEADS = {"gzip": b"\x1f\x8b\x08", "zstd": b"\x28\xb5\x2f\xfd"}
 _READ = 1 << 16
+_SCAN = 1 << 20  # bytes :func:`find_unit` reads at a time
 
 
 def magic_kind(head: bytes) -> str | None:
@@ -237,6 +240,3 @@ def find_unit(path: Path, head: bytes, after: int, accept: Any) -> int | None:
                     return pos + at
                 at = block.find(head, at + 1)
             pos += _SCAN
-
-
-_SCAN = 1 << 20

@@ -21,9 +21,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from curation.ingest.streams import Decompressed, find_unit
-
-_GZIP_HEAD = b"\x1f\x8b\x08"
+from curation.ingest.streams import UNIT_HEADS, Decompressed, find_unit
 
 
 def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
@@ -40,7 +38,7 @@ def junk_at(fh: Any) -> int | None:
 
 def next_member(path: Path, after: int) -> int | None:
     """Compressed byte of the first gzip member after byte ``after`` whose data starts a WARC record."""
-    return find_unit(path, _GZIP_HEAD, after, lambda at: _starts_record(path, at))
+    return find_unit(path, UNIT_HEADS["gzip"], after, lambda at: _starts_record(path, at))
 
 
 def _starts_record(path: Path, offset: int) -> bool:
