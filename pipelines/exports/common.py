@@ -65,6 +65,11 @@ class ShardJob:
     packing_sha256: str | None = None
 
     @property
+    def where(self) -> str:
+        """How an error names the shard: its phase and path."""
+        return f"phase {self.phase}, shard {self.path}"
+
+    @property
     def prefix(self) -> str:
         """``<phase>/<group>/part-NNNNN``: where the shard's export goes (its path names its group)."""
         return f"{self.phase}/{self.group}/part-{self.number:05d}"

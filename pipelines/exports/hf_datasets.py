@@ -113,7 +113,7 @@ def document_rows(table: pa.Table, job: ShardJob, opts: dict[str, Any]) -> pa.Ta
     if opts["truncation"] == "random":
         ids = shard_ids(table.column("text").to_pylist(), table.column("n_tokens").to_numpy(), docs, opts["tok"], job.path,
                         rows=rows)  # only the documents the plan shows
-        full = with_eod(ids, opts["eod"], docs, f"phase {job.phase}, shard {job.path}")
+        full = with_eod(ids, opts["eod"], docs, job.where)
         cuts = stable_hash([f"{opts['seed']}|{job.phase}|truncate|{docs[r]}|{c}" for r, c in zip(rows, copy, strict=True)])
         windows = [random_window(full[r], opts["seq_length"], int(k)) for r, k in zip(rows, cuts, strict=True)]
         out = out.append_column("input_ids", pa.array([w.astype(np.int32) for w, _ in windows], pa.list_(pa.int32())))
@@ -126,7 +126,7 @@ def bin_rows(table: pa.Table, spans: Any, job: ShardJob, opts: dict[str, Any]) -
     docs = table.column("doc_id").to_pylist()
     ids = shard_ids(table.column("text").to_pylist(), table.column("n_tokens").to_numpy(), docs, opts["tok"], job.path,
                     rows=spans["row"].to_numpy())
-    full = with_eod(ids, opts["eod"], docs, f"phase {job.phase}, shard {job.path}")
+    full = with_eod(ids, opts["eod"], docs, job.where)
     bins = list(packed_bins(full, spans, opts["seq_length"]))
     keys = stable_hash([f"{opts['seed']}|{job.phase}|bin|{job.group}|{job.number}|{i}" for i in range(len(bins))])
     return pa.table({

@@ -105,14 +105,13 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
     texts, docs = table.column("text").to_pylist(), table.column("doc_id").to_pylist()
     n_tokens = table.column("n_tokens").to_numpy()
     rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix}
-    where = f"phase {job.phase}, shard {job.path}"  # a document that holds the EOD id is named by it
     with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
         if mode == "best_fit":
             if job.packing_path is None or job.packing_sha256 is None:
                 raise InputError(f"{job.path}: a best-fit phase's shard has no packing file in its manifest")
             spans = read_verified(Path(stage_dir), job.packing_path, job.packing_sha256).to_pandas()
             ids = shard_ids(texts, n_tokens, docs, tok, job.path, rows=spans["row"].to_numpy())
-            bins = [b for b, _lengths, _docs in packed_bins(with_eod(ids, eod, docs, where), spans, seq_length)]
+            bins = [b for b, _lengths, _docs in packed_bins(with_eod(ids, eod, docs, job.where), spans, seq_length)]
             if bins:
                 # the file's bins as ONE sequence, padded to seq_length each, and one EOD after the last:
                 # Megatron's samples step by seq_length through a sequence and read one token past it, so
@@ -123,7 +122,7 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, eod: int, vo
             rec.update(sequences=len(writer.lengths), tokens=sum(len(b) for b in bins), samples=len(bins))
         else:
             ids = shard_ids(texts, n_tokens, docs, tok, job.path)
-            for x in with_eod(ids, eod, docs, where):
+            for x in with_eod(ids, eod, docs, job.where):
                 writer.add(x)
             first = table.column("copy").to_numpy() == 0
             rec.update(sequences=len(writer.lengths), tokens=int((n_tokens + 1).sum()),
