@@ -9,7 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 #: Documents of the team's own workspace that the repository never ships.
-OUTSIDE = re.compile(r"\b(DESIGN\.md|STYLE\.md|CONTRIBUTING\.md)|\.\./shared/(?!data\b)")
+OUTSIDE = re.compile(r"\b(?:DESIGN|STYLE|CONTRIBUTING)\.md|\.\./shared/(?!data\b)")
 #: Markdown links to a local file: [text](path) without a scheme or an anchor-only target.
 LINK = re.compile(r"\]\((?!https?:|mailto:|#)(?P<path>[^)\s#]+)(?:#[^)]*)?\)")
 TEXT = (".py", ".md", ".yaml", ".yml", ".toml", ".cfg", ".txt")
@@ -17,7 +17,7 @@ TEXT = (".py", ".md", ".yaml", ".yml", ".toml", ".cfg", ".txt")
 
 def _tracked() -> list[Path]:
     out = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
-    # sample_data holds documents of other projects as data (a handbook's CONTRIBUTING.md is text, not a citation)
+    # sample_data holds documents of other projects as data (a handbook's contributing guide is text, not a citation)
     return [REPO / p for p in out if p.endswith(TEXT) and not p.startswith("sample_data/") and (REPO / p).is_file()]
 
 
