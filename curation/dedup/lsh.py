@@ -20,7 +20,7 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 
 #: Similarities at which the stats report the LSH candidate probability.
 CURVE_POINTS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-KEEP_RULES = ("first", "longest", "highest:<column>")
+KEEP_RULES = ("first", "longest", "highest:<column>", "lowest:<column>")
 _COMBINE = np.uint64(0xFF51AFD7ED558CCD)
 
 
@@ -151,16 +151,27 @@ def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def check_keep(keep: str) -> None:
-    if keep in ("first", "longest") or (keep.startswith("highest:") and len(keep) > len("highest:")):
+    if keep in ("first", "longest") or keep_column(keep):
         return
     raise ValueError(f"keep must be one of {KEEP_RULES}, not {keep!r}")
+
+
+def keep_column(keep: str) -> str | None:
+    """The document column a ``highest:<column>`` / ``lowest:<column>`` rule reads (None: another rule).
+
+    >>> keep_column("lowest:perplexity"), keep_column("longest")
+    ('perplexity', None)
+    """
+    rule, _, column = keep.partition(":")
+    return column if rule in ("highest", "lowest") and column else None
 
 
 def pick_keepers(members: pd.DataFrame, keep: str) -> pd.DataFrame:
     """One keeper per cluster; a removal row or a kept row for every member.
 
-    ``members``: ``label`` (cluster, the smallest uid), ``uid``, ``doc_id``, ``key`` (length or
-    the ``highest:<column>`` value; larger wins, NaN loses), ``sig`` (signature bytes). Returns
+    ``members``: ``label`` (cluster, the smallest uid), ``uid``, ``doc_id``, ``key`` (length, the
+    ``highest:<column>`` value or minus the ``lowest:<column>`` value; larger wins, NaN loses),
+    ``sig`` (signature bytes). Returns
     ``doc_id``, ``uid``, ``minhash_cluster`` (doc_id of the cluster's first member),
     ``drop_reason``, ``drop_detail`` (kept doc_id, cluster id, size, estimated Jaccard).
 

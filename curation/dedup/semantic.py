@@ -24,56 +24,16 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+# the keep rules (curation.dedup.semantic_keep) are part of this module's interface
+from curation.dedup.semantic_keep import GROUP_COLUMNS, KEEP_RULES, keep_key, keep_order, parse_keep  # noqa: F401
 from curation.dedup.vectors import sketch_jaccard
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 
-#: farthest (the paper's default: the member farthest from the centroid is kept), closest, longest,
-#: ``highest:<column>`` / ``lowest:<column>`` (a numeric document column decides; NaN loses).
-KEEP_RULES = ("farthest", "closest", "longest", "highest:<column>", "lowest:<column>")
 #: Members of one similarity block: rows × cluster size stays under this many float32 (256 MiB).
 MAX_BLOCK_ELEMENTS = 1 << 26
 #: Pairs whose sketches are compared at once by the text check (2 × 32 MiB of 128 × uint32 sketches).
 PAIRS_PER_CHECK = 1 << 16
-GROUP_COLUMNS = ("source", "cluster")
 SIMILARITY_COLUMNS = ("doc_id", "_part", "source", "cluster", "rank", "max_sim", "nearest", "lang")
-
-
-def parse_keep(keep: str) -> tuple[str, str | None]:
-    """``"highest:n_tokens"`` → ``("highest", "n_tokens")``; raises ValueError on an unknown rule.
-
-    >>> parse_keep("farthest"), parse_keep("highest:n_tokens")
-    (('farthest', None), ('highest', 'n_tokens'))
-    """
-    rule, _, column = keep.partition(":")
-    if rule in ("farthest", "closest", "longest") and not column:
-        return rule, None
-    if rule in ("highest", "lowest") and column:
-        return rule, column
-    raise ValueError(f"keep rule {keep!r} is not one of {', '.join(KEEP_RULES)}")
-
-
-def keep_key(docs: pd.DataFrame, centroid_sim: np.ndarray, keep: str) -> np.ndarray:
-    """Sort key per document, lowest = kept first (ties are broken by ``doc_id`` later).
-
-    >>> df = pd.DataFrame({"text": ["aa", "a"], "n_tokens": [1, None]})
-    >>> keep_key(df, np.array([0.9, 0.5]), "farthest").tolist(), keep_key(df, np.zeros(2), "longest").tolist()
-    ([0.9, 0.5], [-2.0, -1.0])
-    >>> keep_key(df, np.zeros(2), "highest:n_tokens").tolist()
-    [-1.0, inf]
-    """
-    rule, column = parse_keep(keep)
-    if rule == "farthest":
-        key = np.asarray(centroid_sim, dtype=np.float64)
-    elif rule == "closest":
-        key = -np.asarray(centroid_sim, dtype=np.float64)
-    elif rule == "longest":
-        key = -docs["text"].map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.float64)
-    else:
-        if column not in docs.columns:
-            raise KeyError(f"keep rule {keep!r} needs column {column!r}; columns: {list(docs.columns)}")
-        values = pd.to_numeric(docs[column], errors="coerce").to_numpy(dtype=np.float64)
-        key = -values if rule == "highest" else values
-    return np.where(np.isnan(key), np.inf, key)
 
 
 def max_similarity_to_earlier(
@@ -133,8 +93,8 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
     """Max similarity of each member to an earlier member of its (source, cluster) group.
 
     ``members`` has ``doc_id``, ``_part``, ``source``, ``cluster``, ``keep_key`` and optionally
-    ``lang`` (row-aligned with ``vectors``); the result has :data:`SIMILARITY_COLUMNS`, ``rank`` being
-    the keep order in the group. ``bars``, ``sketches``, ``min_jaccard``, ``cut`` and ``always``
+    ``lang`` and ``length`` (row-aligned with ``vectors``); the result has :data:`SIMILARITY_COLUMNS`,
+    ``rank`` being the keep order in the group (:func:`keep_order`). ``bars``, ``sketches``, ``min_jaccard``, ``cut`` and ``always``
     (row-aligned too): the pair checks of :func:`max_similarity_to_earlier`.
     """
     if len(members) != len(vectors):
@@ -142,7 +102,7 @@ def similarity_pass(members: pd.DataFrame, vectors: np.ndarray, *, block_rows: i
     frame = members.reset_index(drop=True).assign(_pos=np.arange(len(members)))
     if "lang" not in frame.columns:
         frame["lang"] = None
-    frame = frame.sort_values([*GROUP_COLUMNS, "keep_key", "doc_id"], kind="stable")
+    frame = keep_order(frame)
     checked = bars is not None and sketches is not None
     per_row = np.ndim(min_jaccard) > 0
     outs = []

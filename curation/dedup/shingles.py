@@ -6,8 +6,9 @@ those spaces. Shingles are word n-grams (``word:5``) or character n-grams of the
 (``char:5``) or script-aware word n-grams (``script:5``: as ``word``, but every character of a
 script written without spaces between words — Han, kana, Hangul, Thai, Lao, Khmer, Myanmar — is a
 token of its own, so Chinese gets character 5-grams and English word 5-grams, within one document
-too); a document with fewer tokens (characters) than n has one shingle of what it has,
-so no document is ever skipped (an empty one has the single shingle ``""``).
+too); a document with fewer tokens (characters) than n has one shingle of what it has. A document
+without a token (no letter or digit: punctuation, symbols, emoji) has none of its own (the
+reference shingles it as ``""``); the stage leaves it out (:func:`has_words`).
 
 >>> shingles("Hello, World!  A b", ShingleSpec("word", 3))
 ['hello world a', 'world a b']
@@ -30,6 +31,7 @@ endian); it needs one Python call per shingle and is kept for exact compatibilit
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -43,6 +45,7 @@ from curation.text import drop_format
 COMBINE = 0xFF51AFD7ED558CCD
 
 _FOLD = re.compile(r"[\W_]+")
+_WORD_CHAR = re.compile(r"[^\W_]")
 KINDS = ("word", "char", "script")
 #: Code-point ranges of scripts written without spaces between words (one token per character
 #: in ``script`` shingles): Thai, Lao, Myanmar, Hangul Jamo, Khmer, CJK punctuation to Katakana,
@@ -103,6 +106,26 @@ def tokens(text: str) -> list[str]:
     ['it', 's', '3', '5', 'km', 'far', 'away']
     """
     return _FOLD.sub(" ", normalize(text)).split()
+
+
+def has_words(text: str) -> bool:
+    """Whether a document has a token (a letter or digit once normalised) under every shingle spec.
+
+    >>> has_words("!!! 😀 → ★"), has_words("™"), has_words("a")
+    (False, True, True)
+    """
+    if text.isascii():  # lower-casing keeps ASCII words
+        return _WORD_CHAR.search(text) is not None
+    # a word character that stays one once normalised decides without normalising the whole text
+    if any(_stays_word(m.group()) for m in _WORD_CHAR.finditer(text)):
+        return True
+    return _WORD_CHAR.search(normalize(text)) is not None  # e.g. "™" becomes "tm"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _stays_word(char: str) -> bool:
+    """Whether a word character is still one after :func:`normalize` (a few presentation forms are not)."""
+    return _WORD_CHAR.search(normalize(char)) is not None
 
 
 def script_tokens(text: str) -> list[str]:

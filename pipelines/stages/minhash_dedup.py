@@ -22,7 +22,7 @@ import dask.dataframe as dd
 import pandas as pd
 
 from curation.config import ConfigError, StageConfig, check_choice, check_range
-from curation.dedup.lsh import check_keep, lsh_params, s_curve
+from curation.dedup.lsh import check_keep, keep_column, lsh_params, s_curve
 from curation.dedup.minhash import HASHES, SCHEMES
 from curation.dedup.shingles import ShingleSpec
 from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
@@ -99,13 +99,14 @@ class MinHashDedupConfig(StageConfig):
 
 class MinHashDedupStage(GroupStage):
     name = "minhash_dedup"
-    version = "3"  # 2: script:5 shingles by default; 3: format characters dropped from the folded text
+    version = "4"  # 2: script:5 shingles by default; 3: format characters dropped from the folded text;
+    # 4: documents without a word (punctuation, symbols, emoji only) get no signature
     config_cls = MinHashDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}
 
     def identify(self, docs: dd.DataFrame, cfg: MinHashDedupConfig, ctx: StageContext) -> Plan:
-        column = cfg.keep.split(":", 1)[1] if cfg.keep.startswith("highest:") else None
+        column = keep_column(cfg.keep)
         if column is not None and column not in docs.columns:
             raise ConfigError(f"minhash_dedup.keep = {cfg.keep!r}: the input has no column {column!r}")
         nparts = docs.npartitions

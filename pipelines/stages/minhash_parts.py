@@ -18,10 +18,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.dedup.lsh import band_rows, exact_jaccard, part_of, pick_keepers, star_edges, uid_of, verify_mask
+from curation.dedup.lsh import (
+    band_rows,
+    exact_jaccard,
+    keep_column,
+    part_of,
+    pick_keepers,
+    star_edges,
+    uid_of,
+    verify_mask,
+)
 from curation.dedup.minhash import MinHashParams, signatures
 from curation.dedup.minhash_stats import count_rows, exact_shingle_sets, size_histogram
-from curation.dedup.shingles import ShingleSpec
+from curation.dedup.shingles import ShingleSpec, has_words
 from curation.files import read_parquet
 from curation.schema import DROP_REASON
 from pipelines.kit import Artifact, atomic_path
@@ -31,12 +40,17 @@ _INT_COLUMNS = ("u", "v", "node", "label")
 
 
 def sign_part(part: int, df: pd.DataFrame, out: Artifact, opts: dict[str, Any]) -> pd.DataFrame:
-    """Signatures of the selected documents of one partition (``opts``: the signature settings)."""
+    """Signatures of the selected documents of one partition (``opts``: the signature settings).
+
+    A document without a word (punctuation, symbols, emoji only: :func:`has_words`) gets none: it
+    shares no shingle with any document, so it is never a near-duplicate (exact dedup removes its copies)."""
     rows = np.arange(len(df), dtype=np.int64)
     src = df["source"].astype(object).fillna("").to_numpy()
     sources, default, by_source = opts["sources"], opts["shingle"], opts["source_shingle"]
     selected = np.ones(len(df), dtype=bool) if not sources else np.isin(src, list(sources))
     texts = df["text"].astype(object).fillna("").to_numpy()
+    in_sources = selected.copy()
+    selected &= np.fromiter((has_words(t) for t in texts), dtype=bool, count=len(texts))
     sig = np.zeros((len(df), opts["num_perm"]), dtype=np.uint32)
     salt = np.zeros(len(df), dtype=np.uint64)
     counts = []
@@ -62,7 +76,8 @@ def sign_part(part: int, df: pd.DataFrame, out: Artifact, opts: dict[str, Any]) 
         pq.write_table(table, tmp, compression=codecs, use_dictionary=[n for n in table.column_names if n != "sig"])
     by_source_count = pd.Series(src[idx]).value_counts()
     return count_rows([
-        ("documents", "", len(idx)), ("skipped_by_source", "", len(df) - len(idx)),
+        ("documents", "", len(idx)), ("skipped_by_source", "", len(df) - int(in_sources.sum())),
+        ("skipped_no_words", "", int(in_sources.sum()) - len(idx)),
         *[("by_source", k, v) for k, v in by_source_count.items()], *[("by_shingle", k, v) for k, v in counts],
     ])
 
@@ -127,9 +142,10 @@ def members_part(part: int, docs: pd.DataFrame | None, sigs: Artifact, comps: Ar
     comp = read_group(comps, part, ["node", "label"])
     uids, sig, table = read_sigs(sigs, part, ["doc_id", "source", "length"])
     pos = np.searchsorted(uids, comp["node"].to_numpy())
-    if keep.startswith("highest:") and docs is not None:
-        column = docs[keep.split(":", 1)[1]]
+    if keep_column(keep) and docs is not None:
+        column = docs[keep_column(keep)]
         key = pd.to_numeric(column.iloc[comp["node"].to_numpy() & 0xFFFFFFFF], errors="coerce").to_numpy(dtype=np.float64)
+        key = -key if keep.startswith("lowest:") else key  # larger wins in pick_keepers
     else:
         key = table.column("length").to_numpy()[pos].astype(np.float64)
     return pd.DataFrame({

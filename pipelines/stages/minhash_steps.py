@@ -102,7 +102,7 @@ def clusters_step(
 ) -> dict[str, Any]:
     """Members shuffled on their component label; the keeper of each cluster picked by ``keep``.
 
-    ``docs`` (``doc_id`` and the key column) only for ``keep = highest:<column>``.
+    ``docs`` (``doc_id`` and the key column) only for ``keep = highest:<column>`` or ``lowest:<column>``.
     """
     members = over_parts(docs, nparts, parts.members_part, sigs, comps, keep, meta=MEMBER_META)
     shuffled = ctx.shuffle(members, "label", "clusters", npartitions=max(nparts, 1))

@@ -9,7 +9,8 @@ similarity pass, and nothing ever embeds twice for the same model settings:
 - ``static_embeddings/``  the same for the static embedder when ``static_weight`` > 0: pruning compares
   documents by ``(1 - w) · transformer cosine + w · static cosine`` (tuned on held-out template twins).
 - ``centroids/``   ``centroids.npy`` (spherical k-means, trained on a sample on the client) + ``kmeans.json``.
-- ``clusters/``    per input partition: doc_id, source, cluster, centroid_sim, keep_key.
+- ``clusters/``    per input partition: doc_id, source, cluster, centroid_sim, keep_key, length (ties of the
+  keep key go to the longer text: :func:`curation.dedup.semantic_keep.keep_order`).
 - ``similarity/``  per cluster shuffle partition: each member's max cosine to an earlier member
   (keep order) and which one; ``sweep.json`` holds the removal count for every ε of ``eps_sweep``.
   For ``text_check_languages`` a pair above the language's bar counts only when the two pages'
@@ -154,8 +155,9 @@ class SemDedupConfig(StageConfig):
 
 class SemDedupStage(GroupStage):
     name = "semdedup"
-    version = "3"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check
-    #: The embed step's own version: the vectors did not change with the stage's version 3.
+    version = "4"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check;
+    # 4: ties of the keep key go to the longer text (``length`` in clusters/)
+    #: The embed step's own version: the vectors did not change with the stage's versions 3 and 4.
     embed_version = "2"
     config_cls = SemDedupConfig
     requires = ("doc_id", "text", "source")
@@ -199,7 +201,7 @@ class SemDedupStage(GroupStage):
         cent = ctx.step("centroids", {"vectors": vectors.tag(), "k": k, "iter": cfg.kmeans_iter, "sample": want, "seed": seed},
                         lambda out: steps.centroids_step(vectors, nparts, n, k, want, cfg.kmeans_iter, seed, ctx, out))
         check, sketches = cfg.text_check(), cfg.sketches()
-        clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang",
+        clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang,length",
                                          "sketch": sketches.key()},
                             lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketches))
         languages = cfg.pruned_languages()

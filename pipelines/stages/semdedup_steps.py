@@ -33,7 +33,8 @@ NO_SKETCHES = Sketches()
 STATS_META = pd.DataFrame({k: pd.Series(dtype="float64") for k in ("documents", "tokens", "truncated", "seconds", "dim")})
 MEMBERS_META = pd.DataFrame({
     "doc_id": pd.Series(dtype=object), "_part": pd.Series(dtype="int64"), "source": pd.Series(dtype=object),
-    "cluster": pd.Series(dtype="int64"), "keep_key": pd.Series(dtype="float64"), "vector": pd.Series(dtype=object),
+    "cluster": pd.Series(dtype="int64"), "keep_key": pd.Series(dtype="float64"), "length": pd.Series(dtype="int64"),
+    "vector": pd.Series(dtype=object),
     "lang": pd.Series(dtype=object), "sketch": pd.Series(dtype=object), "cut": pd.Series(dtype=bool),
 })
 SWEEP_META = pd.DataFrame({"source": pd.Series(dtype=object), "key": pd.Series(dtype=object), "count": pd.Series(dtype="int64")})
@@ -140,8 +141,9 @@ def _sample_part(number: int, seed: int, vectors: Vectors, fraction: float) -> p
 
 def clusters_step(docs: dd.DataFrame, vectors: Vectors, centroids: Artifact, keep: str, ctx: StageContext, out: Path,
                   sketches: Sketches = NO_SKETCHES) -> None:
-    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key (and the pages'
-    ``sketch`` and ``cut`` for the pair checks: :class:`Sketches`)."""
+    """Per input partition: doc_id, source, lang, cluster, centroid_sim, keep_key, length (characters:
+    ties of the keep key go to the longer text) and the pages' ``sketch`` and ``cut`` for the pair
+    checks (:class:`Sketches`)."""
     graph = ctx.map_parts(docs, _assign_part, vectors, str(centroids.path / "centroids.npy"), keep, Artifact(out),
                           sketches, meta=pd.Series(dtype="int64"))
     ctx.compute(graph, "assign clusters")
@@ -169,6 +171,7 @@ def _assign_part(number: int, df: pd.DataFrame, vectors: Vectors, centroids: str
         "doc_id": pd.Series(ids, dtype=object), "source": pd.Series(rows["source"].to_numpy(dtype=object), dtype=object),
         "lang": pd.Series(langs, dtype=object),
         "cluster": labels, "centroid_sim": sims, "keep_key": keep_key(rows, sims, keep),
+        "length": rows["text"].map(lambda t: len(t) if isinstance(t, str) else 0).to_numpy(dtype=np.int64),
     })
     for name, column in sketches.columns(rows, langs).items():
         frame[name] = column
@@ -208,6 +211,7 @@ def _members_part(number: int, vectors: Vectors, clusters: Artifact, sources: tu
         "source": pd.Series(asg["source"].to_numpy(dtype=object)[keep], dtype=object),
         "cluster": asg["cluster"].to_numpy(dtype=np.int64)[keep],
         "keep_key": asg["keep_key"].to_numpy(dtype=np.float64)[keep],
+        "length": asg["length"].to_numpy(dtype=np.int64)[keep],
         "vector": pd.Series([row.tobytes() for row in half], dtype=object),
         "lang": pd.Series(asg["lang"].to_numpy(dtype=object)[keep] if "lang" in asg.columns else [None] * int(keep.sum()), dtype=object),
         "sketch": pd.Series(asg["sketch"].to_numpy(dtype=object)[keep] if "sketch" in asg.columns else [b""] * int(keep.sum()),

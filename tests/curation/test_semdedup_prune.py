@@ -72,6 +72,20 @@ def test_ties_break_by_doc_id_whatever_the_row_order():
         assert removed["doc_id"].tolist() == ["b"]
 
 
+def test_tied_keys_keep_the_longer_text_before_doc_id():
+    # one vector (a page and its copy cut after the embedder's window); the transformer's cosines to the
+    # centroid differ in the last float bits (0.2694425 / 0.26944244 measured), the static model's not at all
+    vecs = unit([[1, 0], [1, 0]])
+    for keys in ([0.2694425, 0.26944244], [0.5, 0.5], [0.26944244, 0.2694425]):
+        m = members(["a-half", "b-page"], keys).assign(length=[500, 1000])
+        removed = decide(similarity_pass(m, vecs), 0.1)
+        assert removed["doc_id"].tolist() == ["a-half"], keys
+        assert json.loads(removed["drop_detail"].iloc[0])["duplicate_of"] == "b-page"
+    # keys further apart than the tie decide by themselves
+    m = members(["a-half", "b-page"], [0.26, 0.27]).assign(length=[500, 1000])
+    assert decide(similarity_pass(m, vecs), 0.1)["doc_id"].tolist() == ["b-page"]
+
+
 def test_eps_decision_is_strictly_above_one_minus_eps():
     assert is_duplicate(np.array([0.9, 0.9000001, 0.89]), 0.1).tolist() == [False, True, False]
     with pytest.raises(ValueError):

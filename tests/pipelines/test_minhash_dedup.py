@@ -182,6 +182,31 @@ def test_sources_filter_passes_other_sources_through(tmp_path):
     assert kept.loc[~kept["doc_id"].isin(math_ids), "minhash_cluster"].isna().all()
 
 
+def test_documents_without_a_word_are_no_near_duplicates_of_each_other(tmp_path):
+    # symbols, emoji and punctuation share no shingle (their only one would be ""), whatever the source
+    blank = {"sym-web": ("!!!", "web"), "sym-emoji": ("😀😀😀", "web"), "sym-stars": ("★★★★★ → ← ↑ ↓", "web"),
+             "sym-code": ("}}}\n)))", "code"), "sym-dash": ("—", "math_science"), "sym-zwsp": ("\u200b¡¡¡\u200b", "web")}
+    df, groups = _corpus()
+    df = pd.concat([docs_frame([{"doc_id": k, "text": t, "source": s} for k, (t, s) in blank.items()]), df], ignore_index=True)
+    res, kept, ledger = _run(tmp_path, "blank", df)
+    assert not set(blank) & set(ledger["doc_id"])
+    assert kept.set_index("doc_id").loc[list(blank), "minhash_cluster"].isna().all()
+    assert res.stats["extra"]["signatures"]["skipped_no_words"] == len(blank)
+    assert res.stats["extra"]["signatures"]["documents"] == len(df) - len(blank)
+    planted = df.loc[df["doc_id"].isin(list(groups)), "doc_id"]
+    assert set(ledger["doc_id"]) == set(planted[planted.map(groups).duplicated()])  # the planted copies all go (keep=first)
+
+
+def test_keep_lowest_column_keeps_the_smallest_value(tmp_path):
+    df, _ = _corpus()
+    df["n_tokens"] = range(len(df))
+    _, kept, ledger = _run(tmp_path, "low", df, overrides=["keep=lowest:n_tokens"])
+    assert len(ledger)
+    by_id = df.set_index("doc_id")["n_tokens"]
+    for _, row in ledger.iterrows():
+        assert by_id[json.loads(row["detail"])["duplicate_of"]] < by_id[row["doc_id"]]
+
+
 def test_large_buckets_are_reported_with_star_edges(tmp_path):
     rows = [{"doc_id": f"c{i}", "text": ["alpha beta gamma delta", "one two three four five six"][i % 2]} for i in range(12)]
     res, kept, ledger = _run(tmp_path, "l", docs_frame(rows), overrides=["large_bucket=4"])
