@@ -5,7 +5,9 @@ Scorers produce numbers and never decide (tiers are :mod:`curation.quality.code_
 - ``structural`` (:class:`StructuralScorer`): a weighted mean of component scores in [0, 1]
   computed from :func:`classifiers.code_quality_features.structural_features` — documentation
   and comments, function length, nesting depth, naming, duplicated lines, parse errors, long
-  lines, file size — scaled to 0–10, with a small discount for test/example files.
+  lines, file size — scaled to 0–10, with a small discount for test/example files. A file with no
+  line of code (comments, docstrings or a licence text only) scores :data:`NO_CODE_SCORE`, below
+  every file that holds code; a file cut short (``Batch.cut``) is read as the start of a file.
 - ``learned`` (:class:`LearnedScorer`): a hashed n-gram regression model
   (:class:`classifiers.linear.HashedLinearModel`) trained on LLM annotations with the
   ``code_quality`` rubric (0–10, Seed-Coder's readability / modularity / clarity /
@@ -47,6 +49,9 @@ WEIGHTS: dict[str, float] = {
     "size": 0.05,
 }
 TEST_DISCOUNT = 0.95  #: test and example files keep 95 % of their score
+#: the score of a file with no line of code (:meth:`StructuralScorer.score`; a page's code block keeps its own score:
+#: ``# apt install …`` in a shell block reads as a comment)
+NO_CODE_SCORE = 0.0
 DEFAULT_LEARNED_DIR = Path(__file__).resolve().parent / "models" / "code_quality"
 
 
@@ -66,7 +71,9 @@ def components(f: dict[str, Any]) -> dict[str, float]:
     comment_part = _ramp(c, 0.15, 0.0) if c <= 0.6 else 0.3 + 0.7 * _ramp(c, 0.6, 0.95)
     doc = f["documented_fraction"]
     documentation = comment_part if doc < 0 else 0.5 * comment_part + 0.5 * doc
-    if f["is_test_or_example"]:  # test names document tests; examples are read with their docs
+    # test names document tests; examples are read with their docs; type stubs (.pyi) declare, their
+    # module's docs are elsewhere (typeshed's style has no docstrings)
+    if f["is_test_or_example"] or f["is_stub"]:
         documentation = max(documentation, 0.6)
     mean_fn = f["mean_function_lines"]
     function_length = 0.6 if mean_fn < 0 else 0.7 * _ramp(mean_fn, 40, 200) + 0.3 * _ramp(f["max_function_lines"], 100, 500)
@@ -101,17 +108,21 @@ class StructuralScorer:
     """Language-aware structural score (``ast`` for Python, lexical scans for the others)."""
 
     name = "structural"
-    version = "structural_v3"
+    version = "structural_v4"  # 4: cut files read as a prefix, .pyi documentation floor, files without code 0
     needs = frozenset({"text", "language", "path"})
 
-    def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None]) -> list[dict[str, Any]]:
-        return [structural_features(t, lang, p) for t, lang, p in zip(texts, languages, paths, strict=True)]
+    def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None],
+                 cut: Sequence[bool] | None = None) -> list[dict[str, Any]]:
+        cut = cut if cut is not None else [False] * len(texts)
+        return [structural_features(t, lang, p, c) for t, lang, p, c in zip(texts, languages, paths, cut, strict=True)]
 
     def score(self, batch: Batch) -> np.ndarray:
+        """The structural score of each file; :data:`NO_CODE_SCORE` for a file with no line of code."""
         n = len(batch)
         langs = batch.languages if batch.languages is not None else [None] * n
         paths = batch.paths if batch.paths is not None else [None] * n
-        return np.array([structural_score(f) for f in self.features(batch.texts, langs, paths)], dtype=np.float64)
+        feats = self.features(batch.texts, langs, paths, batch.cut)
+        return np.array([structural_score(f) if f["code_lines"] else NO_CODE_SCORE for f in feats], dtype=np.float64)
 
 
 class LearnedScorer:

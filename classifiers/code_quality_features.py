@@ -5,7 +5,10 @@ dialect of the family that :mod:`ast` cannot read (Cython's ``cdef``/``cimport``
 indentation instead, with no parse check (an unreadable dialect is not broken Python); the other
 families use :mod:`classifiers.code_quality_scan` (comments and strings masked, brace
 depth, brace-bodied definitions). Every family yields the same feature names, so one score
-formula serves all.
+formula serves all. A text ``cut`` short (the start of a longer file) is read as a dialect is: a
+failed Python parse falls back to the indentation, and brackets count as broken only when one closes
+what was never opened (a prefix leaves blocks open). ``code_lines`` counts the lines that hold code
+(not comments, not a bare string such as a docstring); a licence text (``LICENSE``, ``COPYING.md``…) holds none.
 
 >>> f = structural_features("def add(a, b):\\n    'Sum.'\\n    return a + b\\n", "Python", "m.py")
 >>> f["n_functions"], f["documented_fraction"], f["parse_error"]
@@ -20,7 +23,7 @@ import warnings
 from itertools import compress
 from typing import Any
 
-from classifiers.code_quality_scan import BRACE_FAMILIES, function_spans, indented_blocks, scan
+from classifiers.code_quality_scan import BRACE_FAMILIES, duplicate_fraction, function_spans, indented_blocks, scan
 from curation.quality.code_language import language_family
 
 #: family → definition header (name in group ``name``), up to the opening brace.
@@ -62,6 +65,8 @@ TEST_PATH = re.compile(
     r"|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$|Tests?\.(?:java|kt|cs|swift)$|(?:^|/)conftest\.py$",
     re.IGNORECASE,
 )
+#: a licence text by its name (``LICENSE``, ``LICENSE-MIT``, ``COPYING.md``, ``copyright``), not ``license.js``
+LICENCE_FILE = re.compile(r"(?:^|/)(?:un)?licen[cs]e(?:[-_][\w-]+)?(?:\.(?:md|markdown|txt|rst))?$|(?:^|/)(?:copying|copyright)(?:\.\w+)?$", re.I)
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 #: loop counters and stock short names (one or two letters each: structural_features counts on it)
 _COUNTERS = frozenset({"i", "j", "k", "n", "x", "y", "z", "_", "id", "ok", "fn", "db", "io", "os", "re", "np", "pd", "t", "e", "f"})
@@ -77,8 +82,9 @@ _KEYWORDS = (
 KEYWORDS = frozenset(_KEYWORDS.split())
 
 
-def structural_features(text: str, language: str | None, path: str | None = None) -> dict[str, Any]:
-    """Language-aware structure of one file (see the module docstring for the families)."""
+def structural_features(text: str, language: str | None, path: str | None = None, cut: bool = False) -> dict[str, Any]:
+    """Language-aware structure of one file (see the module docstring for the families; ``cut``: ``text``
+    is the start of a longer file)."""
     family = language_family(language)
     lines = text.split("\n")
     # each line stripped once (blank lines strip to ""), for the counts and the duplicates alike
@@ -94,11 +100,15 @@ def structural_features(text: str, language: str | None, path: str | None = None
         "long_line_fraction": long_lines / max(n_nonblank, 1),
         "duplicate_fraction": duplicate_fraction(stripped),
         "is_test_or_example": bool(path and TEST_PATH.search(path)),
+        "is_stub": bool(path and path.endswith(".pyi")),
     }
     if family == "python":
-        feats.update(_python_features(text, lines, stripped, dialect=language in PARSER_DIALECTS))
+        feats.update(_python_features(text, lines, stripped, dialect=language in PARSER_DIALECTS or cut))
     else:
-        feats.update(_scanned_features(text, family, lines, stripped))
+        feats.update(_scanned_features(text, family, lines, stripped, cut))
+    # lines of code other than comments and bare strings (docstrings: masked to "" on a line of their own)
+    rows = [] if path and LICENCE_FILE.search(path) else list(map(str.strip, feats["_code"].split("\n")))
+    feats["code_lines"] = len(rows) - rows.count("") - rows.count('""')
     names = feats.pop("_names")
     feats["n_functions"] = len(names)
     pattern = NAMING.get(family)
@@ -139,19 +149,6 @@ def identifiers(code: str) -> set[str]:
     words = b" ".join(set(runs)).decode("ascii").split()
     # a run of word characters is an identifier exactly when it does not start with a digit
     return set(compress(words, map(str.isidentifier, words)))
-
-
-def duplicate_fraction(stripped: list[str], min_len: int = 12) -> float:
-    """Share of substantial lines (≥ ``min_len`` characters; the lines given stripped, blank ones as
-    "") that repeat an earlier one.
-
-    >>> round(duplicate_fraction(["x = compute(1, 2)", "x = compute(1, 2)", "", "y = other_call()"]), 3)
-    0.333
-    """
-    body = list(compress(stripped, map((min_len - 1).__lt__, map(len, stripped))))  # len >= min_len, at C speed
-    if not body:
-        return 0.0
-    return 1.0 - len(set(body)) / len(body)
 
 
 def _python_features(text: str, lines: list[str], stripped: list[str], dialect: bool = False) -> dict[str, Any]:
@@ -269,7 +266,7 @@ def _comment_above(lines: list[str], index: int) -> bool:
     return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
 
 
-def _scanned_features(text: str, family: str, lines: list[str], stripped: list[str]) -> dict[str, Any]:
+def _scanned_features(text: str, family: str, lines: list[str], stripped: list[str], cut: bool = False) -> dict[str, Any]:
     s = scan(text, family)
     pattern = DEFINITIONS.get(family)
     spans = []
@@ -291,7 +288,7 @@ def _scanned_features(text: str, family: str, lines: list[str], stripped: list[s
     return {
         "_code": s.code,
         "_names": names,
-        "parse_error": int(family in BRACE_FAMILIES - {"shell", "perl"} and not s.balanced),
+        "parse_error": int(family in BRACE_FAMILIES - {"shell", "perl"} and not (s.balanced_prefix if cut else s.balanced)),
         "comment_fraction": comment / max(len(s.code_lines | s.comment_lines), 1),
         "documented_fraction": documented / len(spans) if spans else -1.0,
         "mean_function_lines": sum(lengths) / len(lengths) if lengths else -1.0,

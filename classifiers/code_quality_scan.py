@@ -84,6 +84,8 @@ class Scan:
     balanced: bool  #: braces, brackets and parentheses balance and never go negative
     n_lines: int
     line_starts: np.ndarray | None = None  #: offset in ``code`` of each line's first character (ASCII code only)
+    #: no bracket closes one that was never opened: what a prefix of balanced code (a file cut short) satisfies
+    balanced_prefix: bool = True
 
 
 def scan(text: str, family: str) -> Scan:
@@ -114,14 +116,14 @@ def scan(text: str, family: str) -> Scan:
     code_lines_list = code.split("\n")
     # the numbers of the lines whose stripped text is not empty, without a Python loop per line
     code_lines = set(compress(count_from(), map(str.strip, code_lines_list)))
-    depth, max_depth, balanced, newlines = _brace_profile(code)
+    depth, max_depth, balanced, newlines, prefix = _brace_profile(code)
     line_starts = np.concatenate((_ZERO, newlines + 1)) if code.isascii() else None
-    return Scan(code, comment_lines, code_lines, depth, max_depth, balanced, len(code_lines_list), line_starts)
+    return Scan(code, comment_lines, code_lines, depth, max_depth, balanced, len(code_lines_list), line_starts, prefix)
 
 
-def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
-    """(depth at each line start, deepest depth, balanced, byte offsets of the newlines), from the
-    brackets and newlines of the code's UTF-8 bytes alone.
+def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray, bool]:
+    """(depth at each line start, deepest depth, balanced, byte offsets of the newlines, balanced as a
+    prefix: never negative), from the brackets and newlines of the code's UTF-8 bytes alone.
 
     The three depth runs (braces, parentheses, brackets) are one cumulative sum over a 3-row step
     table: a handful of numpy calls per file whatever its size, which small code blocks feel.
@@ -132,7 +134,8 @@ def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
     kinds = kinds.take(at)
     # depth after each bracket or newline; int32 cannot overflow: a str has fewer than 2**31 characters here
     runs = _STEPS.take(kinds, axis=1).cumsum(axis=1, dtype=np.int32)
-    balanced = not len(at) or bool(runs.min() >= 0 and not runs[:, -1].any())
+    prefix = not len(at) or bool(runs.min() >= 0)
+    balanced = prefix and not (len(at) and runs[:, -1].any())
     depth_after = runs[0]
     # a character before the first bracket or newline is at depth 0
     max_depth = int(depth_after.max()) if len(at) else 0
@@ -141,7 +144,20 @@ def _brace_profile(code: str) -> tuple[np.ndarray, int, bool, np.ndarray]:
     newline = kinds == _NEWLINE
     # depth at the start of each line = depth after the previous newline
     starts = np.concatenate((_ZERO, depth_after[newline])) if len(buf) else np.zeros(1, dtype=np.int32)
-    return starts, max_depth, balanced, at[newline]
+    return starts, max_depth, balanced, at[newline], prefix
+
+
+def duplicate_fraction(stripped: list[str], min_len: int = 12) -> float:
+    """Share of substantial lines (≥ ``min_len`` characters; the lines given stripped, blank ones as
+    "") that repeat an earlier one.
+
+    >>> round(duplicate_fraction(["x = compute(1, 2)", "x = compute(1, 2)", "", "y = other_call()"]), 3)
+    0.333
+    """
+    body = list(compress(stripped, map((min_len - 1).__lt__, map(len, stripped))))  # len >= min_len, at C speed
+    if not body:
+        return 0.0
+    return 1.0 - len(set(body)) / len(body)
 
 
 def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, int, int]]:

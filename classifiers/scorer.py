@@ -37,12 +37,14 @@ NEEDS = frozenset({"text", "vectors", "language", "path"})
 @dataclasses.dataclass
 class Batch:
     """The documents of one call: texts, and where a scorer needs them their languages, file paths
-    and unit embedding rows (``vectors``, one per text)."""
+    and unit embedding rows (``vectors``, one per text); ``cut``, where given: per text, whether it
+    is only the start of its document (a stage's character limit cut it short)."""
 
     texts: Sequence[str]
     languages: Sequence[str | None] | None = None
     paths: Sequence[str | None] | None = None
     vectors: np.ndarray | None = None
+    cut: Sequence[bool] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)

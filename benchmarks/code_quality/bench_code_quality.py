@@ -26,7 +26,8 @@ DATA = ROOT / ".." / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
 from classifiers.code_content import CodeContentClassifier, windows  # noqa: E402
-from classifiers.code_quality import StructuralScorer, structural_score  # noqa: E402
+from classifiers.code_quality import StructuralScorer  # noqa: E402
+from classifiers.scorer import Batch  # noqa: E402
 from curation.quality.code_language import UNPOOLED_GROUPS, detect_language, tier_group  # noqa: E402
 from curation.quality.code_pages import code_evidence, enough_evidence  # noqa: E402
 from curation.quality.code_rules import decide_rule, failed_rules, rule_signals  # noqa: E402
@@ -67,9 +68,9 @@ def bench_code(n: int | None) -> dict:
     df["all_rules"] = [failed_rules(s, th, lang) for s, lang in zip(sigs, langs, strict=True)]
     df["tokens"] = count_tokens(texts, "qwen")
     t = time.process_time()
-    feats = StructuralScorer().features([x[: cfg.score_max_chars] for x in texts], langs, paths)
+    cut = [len(x) > cfg.score_max_chars for x in texts]  # as the stage does (curation.quality.code_files.score_frame)
+    df["score"] = StructuralScorer().score(Batch([x[: cfg.score_max_chars] for x in texts], langs, paths, cut=cut))
     out["structural_cpu_s"] = round(time.process_time() - t, 2)
-    df["score"] = [structural_score(f) for f in feats]
     out["language_agreement"] = round(float((df["ours_language"] == df["language"]).mean()), 4)
     dropped = df[df["reason"].notna()]
     out["dropped_by_rule"] = {r: {"files": int(len(g)), "tokens": int(g["tokens"].sum())} for r, g in dropped.groupby("reason")}

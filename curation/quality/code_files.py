@@ -2,10 +2,11 @@
 
 The scoring half reads the text once and is cached by the stage; the deciding half is a pure
 function of the scores and the recipe's thresholds, so a changed threshold never re-scores.
-Scorers are passed in as functions (``{name: score(texts, languages, paths) -> array}``; the stage
-wraps each model's ``score(Batch)``): this module knows nothing of models.
+Scorers are passed in as functions (``{name: score(texts, languages, paths, cut) -> array}``, ``cut``:
+per text, whether it is the start of a longer file; the stage wraps each model's ``score(Batch)``):
+this module knows nothing of models.
 
->>> def flat(texts, languages, paths):
+>>> def flat(texts, languages, paths, cut):
 ...     return np.full(len(texts), 5.0)
 >>> df = pd.DataFrame({"doc_id": ["a"], "text": ["def f():\\n    return 1\\n"], "source": ["code"],
 ...                    "path": ["a.py"], "language": [None]})
@@ -26,7 +27,7 @@ import pandas as pd
 
 from curation.quality.code_language import detect_language, tier_group
 from curation.quality.code_rules import RuleThresholds, decide_rule, rule_signals
-from curation.quality.code_tiers import TierPolicy, assign_tiers, combined_score, score_histogram
+from curation.quality.code_tiers import POOLED, TierPolicy, assign_tiers, combined_score, score_histogram
 from curation.schema import DROP_DETAIL, DROP_REASON, mark_kept
 
 
@@ -35,7 +36,8 @@ def score_frame(df: pd.DataFrame, scorers: Mapping[str, Callable[..., Any]], *, 
     """One row per file of ``sources``: doc_id, language, ``sig_*`` rule signals, ``code_score_<scorer>``.
 
     ``language_from="missing"`` detects a language only where the input has none (``always``: everywhere);
-    scorers read at most ``max_chars`` characters of a file.
+    scorers read at most ``max_chars`` characters of a file, and are told which files were cut short
+    (a cut file is the start of a file, not a broken one).
     """
     scope = df[df["source"].isin(sources)]
     texts = [t if isinstance(t, str) else "" for t in scope["text"]]
@@ -51,8 +53,9 @@ def score_frame(df: pd.DataFrame, scorers: Mapping[str, Callable[..., Any]], *, 
     for col in sig_frame.columns:
         out[f"sig_{col}"] = sig_frame[col].to_numpy()
     clipped = [t[:max_chars] for t in texts]
+    cut = [len(t) > max_chars for t in texts]
     for name, score in scorers.items():
-        out[f"code_score_{name}"] = score(clipped, langs, paths) if len(out) else []
+        out[f"code_score_{name}"] = score(clipped, langs, paths, cut) if len(out) else []
     return out
 
 
@@ -107,13 +110,15 @@ def annotate_files(df: pd.DataFrame, scores: pd.DataFrame | None, scorers: Seque
 
 
 def tier_counts(hist: pd.DataFrame, cuts: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, int]]:
-    """Files per language and tier (rule-passing files), read off the histograms."""
+    """Files per language and tier (rule-passing files), read off the histograms: one entry per language,
+    so the entries add up to the run's totals (the pooled ``*`` and ``group:`` rows are fallbacks of the
+    cuts, not languages, and have none)."""
     out: dict[str, dict[str, int]] = {}
     if hist.empty:
         return out
     merged = hist.groupby(["language", "bin"], sort=True)["count"].sum().reset_index()
     for lang, g in merged.groupby("language", sort=True):
-        if str(lang).startswith("group:"):
+        if str(lang).startswith("group:") or lang == POOLED:
             continue
         low, high = cuts.get(str(lang), cuts.get("*", (float("-inf"), float("inf"))))
         score = g["bin"].to_numpy() / 100.0

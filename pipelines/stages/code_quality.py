@@ -100,13 +100,13 @@ def _score(_number: int, df: pd.DataFrame, cfg: CodeQualityConfig) -> pd.DataFra
 
 
 def _on_batches(scorer: Scorer) -> Callable[..., np.ndarray]:
-    """A code scorer as the function ``score_frame`` calls: texts, languages, paths → scores."""
-    return lambda texts, languages, paths: scorer.score(Batch(texts, languages, paths))
+    """A code scorer as the function ``score_frame`` calls: texts, languages, paths, cut → scores."""
+    return lambda texts, languages, paths, cut: scorer.score(Batch(texts, languages, paths, cut=cut))
 
 
 class CodeQualityStage(RowStage):
     name = "code_quality"
-    version = "2"  # 2: Cython read by indentation, rare data/markup/prose formats tiered medium
+    version = "3"  # 3: files cut at score_max_chars read as a prefix, .pyi documentation floor, files without code scored 0
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}
@@ -129,7 +129,7 @@ class CodeQualityStage(RowStage):
         tiers = tier_counts(hist, cuts)
         log.info("code_quality: tier cuts %s", json.dumps(cut_figures(cuts)))
         figures = StageFigures({"tier_cuts": cut_figures(cuts), "tiers": tiers},
-                               marks={f"tier {t}": sum(v[t] for k, v in tiers.items() if k != "*") for t in ("high", "low")})
+                               marks={f"tier {t}": sum(v[t] for v in tiers.values()) for t in ("high", "low")})
         return Plan((scores, cuts), figures, {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object})
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeQualityConfig) -> pd.DataFrame:

@@ -14,10 +14,11 @@ class ByLength:
     """A stand-in scoring function: longer files score higher (0–10)."""
 
     def __init__(self):
-        self.seen = []
+        self.seen, self.cut = [], []
 
-    def __call__(self, texts, languages, paths):
+    def __call__(self, texts, languages, paths, cut):
         self.seen.append(list(texts))
+        self.cut.append(list(cut))
         return np.array([min(len(t) / 10.0, 10.0) for t in texts])
 
 
@@ -37,6 +38,9 @@ def test_score_frame_scores_only_its_sources_and_clips_what_scorers_read():
     assert s["doc_id"].tolist() == ["a", "b", "gen"]
     assert s["language"].tolist() == ["Python", "Python", "Go"]
     assert all(len(t) <= 20 for t in scorer.seen[0])
+    assert scorer.cut[0] == [True, True, True]  # each text is longer than 20: the scorers are told it was cut
+    assert score_frame(_docs(), {"structural": scorer}, sources=("code",), max_chars=len(GOOD))["doc_id"].size == 3
+    assert scorer.cut[1] == [False, True, False]  # a file of exactly max_chars (a) is whole
     assert {"sig_n_lines", "code_score_structural"} <= set(s.columns)
 
 

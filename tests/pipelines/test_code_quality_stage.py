@@ -45,7 +45,7 @@ def test_stage_rules_tiers_and_conservation(tmp_path):
     assert kept.set_index("doc_id").loc["lang", "language"] == "Python"  # filled from the shebang
     assert set(kept["language"].dropna()) >= {"Python", "Go"}
     assert "Python" in res.stats["extra"]["tier_cuts"] and res.stats["extra"]["scored_files"] == 28
-    # the funnel's marks count each file once: the pooled "*" entry of the tier table holds them all again
+    # the funnel's marks count each file once: the tier table has one entry per language
     for tier in ("high", "low"):
         assert res.stats["extra"]["annotated"][f"tier {tier}"] == (code["code_tier"] == tier).sum()
 
