@@ -150,7 +150,7 @@ def raw_fingerprint(files: list[Path], memo: Path | None = None) -> str:
     seen: dict[str, list[Any]] = {}
     for f in sorted(expanded):
         st, where = f.stat(), str(f.resolve())
-        rec, stamp = known.get(where), [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        rec, stamp = known.get(where), stat_stamp(st)
         if not (isinstance(rec, list) and len(rec) == 5 and rec[:4] == stamp):
             rec = [*stamp, checksum(f)]
         seen[where] = rec
@@ -161,6 +161,14 @@ def raw_fingerprint(files: list[Path], memo: Path | None = None) -> str:
         else:
             _PENDING[memo] = {**known, **seen}
     return h.hexdigest()
+
+
+def stat_stamp(st: os.stat_result) -> list[int]:
+    """What a file is taken to be unchanged by, without reading it: size, modification and change
+    times (ns) and inode. Setting the modification time back (``cp -p``, ``rsync -t``, ``touch -r``)
+    still changes the change time or the inode. Ingest's memo of checksums and the config hash of a
+    model folder the recipe names (:func:`pipelines.kit.preflight.files_stamp`) both use it."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
 #: checksums computed for a memo whose folder did not exist yet (a first run): written once the stage finished

@@ -32,16 +32,15 @@ from pipelines.marker import (
     INPUT_CHECKSUMS,
     MARKER,
     WRITER,
-    check_files,
     check_input,
     check_unchanged,
     file_records,
     raw_fingerprint,
-    read_marker,
     save_checksums,
     stage_fingerprint,
 )
 from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
+from pipelines.rerun import check_run_replaceable, rerun_reason
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
@@ -105,15 +104,12 @@ def _run_stage_locked(
         warning = skipped_warning(name, recipe, Path(input_dir), chain) if run_dir is None else None  # a run skips none
         if warning:
             log.warning("%s", warning)
-    marker = read_marker(stage_dir)
-    if marker and marker.get("config_hash") == chash and marker.get("input_fingerprint") == fingerprint:
-        damage = check_files(stage_dir, marker)
-        if not damage and not marker.get("incomplete"):
-            log.info("%s: up to date (config %s), skipped", name, chash[:12])
-            return StageResult(name, stage_dir, True, _read_stats(stage_dir))
-        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
-        why = f"its last run was incomplete ({marker['incomplete']})" if not damage else f"its output is not as its marker recorded: {damage[0]}{more}"
-        log.warning("%s: re-running: %s", name, why)
+    why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), getattr(stage, "reads_raw", False))
+    if why is None:
+        log.info("%s: up to date (config %s), skipped", name, chash[:12])
+        return StageResult(name, stage_dir, True, _read_stats(stage_dir))
+    if why:  # a damaged or incomplete output is a warning, a changed config or input what the user asked for
+        log.log(logging.WARNING if fault else logging.INFO, "%s: re-running: %s", name, why)
     check_replaceable(stage_dir, (name,))
     if getattr(stage, "reads_raw", False):
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
@@ -273,6 +269,7 @@ def run_recipe(
     previous: Path | None = None
     started = time.time()
     with folder_lock(output):
+        check_run_replaceable(recipe, names, inputs, output, cache_root)  # a refused run leaves the folder as it was
         # run.json lists the stages of a finished run: none while this one is under way
         remove_run_record(output / "run.json")
         progress = RunProgress(output, recipe, [(n, folder_name(n), stage_hash(n, recipe, load_stage(n))) for n in names])

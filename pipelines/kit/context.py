@@ -24,6 +24,7 @@ import pandas as pd
 from curation.config import config_hash
 from pipelines.kit.artifact import STEP_STATS, Artifact, link_tree, merge_figures, part_number
 from pipelines.kit.step_lock import step_locks
+from pipelines.kit.step_record import DONE, close_record, reusable, step_damage
 from pipelines.kit.step_writes import SlicedStep, write_pieces
 
 log = logging.getLogger(__name__)
@@ -103,10 +104,9 @@ class StageContext:
         only a changed decision parameter reuses it; it is hard-linked into ``artifacts/<name>/``.
         """
         final, key = self._step_folder(name, params)
-        with step_locks(self.cache_dir, [] if (final / "_DONE").exists() else [final.name], self.name):
-            if (final / "_DONE").exists():  # made earlier, or by another run sharing the cache while this one waited
-                log.info("%s: reusing %s from %s", self.name, name, final)
-            else:
+        with step_locks(self.cache_dir, [] if step_damage(final) is None else [final.name], self.name):
+            # made earlier, or by another run sharing the cache while this one waited, and as it was written
+            if not reusable(self.name, name, final):
                 tmp = self._open_step(name, key)
                 self._close_step(tmp, final, key, produce(tmp))
         return self._use_step(name, final)
@@ -121,7 +121,7 @@ class StageContext:
         step with a ``summarise`` that ran now (not for a reused one); with ``step.merge``, their
         :func:`tree_merge` instead, merged on the cluster in the same compute."""
         finals = [self._step_folder(s.name, s.params) for s in steps]
-        wanted = [final.name for final, _ in finals if not (final / "_DONE").exists()]
+        wanted = [final.name for final, _ in finals if step_damage(final) is not None]
         with step_locks(self.cache_dir, wanted, self.name):  # runs sharing the cache compute a step once
             self._sliced_locked(docs, steps, finals, label, sources, columns, summaries)
         return [self._use_step(s.name, final) for s, (final, _) in zip(steps, finals, strict=True)]
@@ -130,12 +130,10 @@ class StageContext:
                        columns: list[str] | None, summaries: dict[str, Any] | None) -> None:
         todo = []
         for s, (final, key) in zip(steps, finals, strict=True):
-            if not (final / "_DONE").exists():
+            if not reusable(self.name, s.name, final):
                 tmp = self._open_step(s.name, key)
                 todo.append((s, final, key, tmp, *self._sliced_writes(docs, Artifact(tmp), s.fn, *s.args, sources=sources, columns=columns,
                                                                       summarise=s.summarise)))
-            else:
-                log.info("%s: reusing %s from %s", self.name, s.name, final)
         if todo:
             graph: list[Any] = []
             sizes: list[int] = []  # each step's items in the graph
@@ -160,7 +158,7 @@ class StageContext:
         which reuses what the step cached on its own (an annotation cache's answers); this run keeps
         using the folder. For a step whose result is incomplete for a reason outside curate (a
         judge's server that did not answer every request)."""
-        (Path(step) / "_DONE").unlink(missing_ok=True)
+        (Path(step) / DONE).unlink(missing_ok=True)
 
     def _step_folder(self, name: str, params: Any) -> tuple[Path, str]:
         key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
@@ -176,7 +174,7 @@ class StageContext:
     def _close_step(self, tmp: Path, final: Path, key: str, figures: dict[str, Any] | None) -> None:
         if figures:
             (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
-        (tmp / "_DONE").write_text(key)
+        close_record(tmp, key)  # its files as written: checked before it is reused
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
         self.made_steps.append(final)

@@ -136,12 +136,15 @@ def check_model(key: str, value: str | None, kind: str | tuple[str, ...] | None 
 
 
 def files_stamp(path: str | Path) -> list[list[Any]]:
-    """Each file under ``path`` (or ``path`` itself) as [relative name, size, mtime in ns]: what a
-    stage's config hash takes of a model the user names (no file is read; a retrained model has new
-    times)."""
+    """Each file under ``path`` (or ``path`` itself) as [relative name, size, mtime, ctime (ns),
+    inode] (:func:`pipelines.marker.stat_stamp`, as ingest takes of its input files): what a stage's
+    config hash takes of a model the user names. No file is read; a retrained model has new times,
+    and one put back with its old modification time (``cp -p``, ``touch -r``) a new change time."""
+    from pipelines.marker import stat_stamp
+
     root = Path(str(path)).expanduser()
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root] if root.exists() else []
-    return [[f.relative_to(root).as_posix() if root.is_dir() else f.name, f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    return [[f.relative_to(root).as_posix() if root.is_dir() else f.name, *stat_stamp(f.stat())] for f in files]
 
 
 def need_device(key: str, device: str) -> None:

@@ -1,0 +1,93 @@
+"""Whether a stage folder is up to date, why it is made again, and, before a run changes anything in
+its folder, whether every stage folder it will replace may be replaced.
+
+A stage is skipped when its ``_SUCCESS`` records the config hash and input fingerprint it would be
+made with, its files are as recorded and its last run was complete (:func:`rerun_reason`). A run
+checks the folders of the stages it will make again before it removes ``run.json``
+(:func:`check_run_replaceable`): a refused run (exit 5) leaves a finished run as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.config import config_hash
+from pipelines.marker import INPUT_CHECKSUMS, check_files, raw_fingerprint, read_marker
+from pipelines.safety import OutputError, check_replaceable
+
+
+def rerun_reason(stage_dir: Path, chash: str, fingerprint: str, config: dict[str, Any] | None = None,
+                 raw: bool = False) -> tuple[str | None, bool]:
+    """Why the stage folder is made again, and whether that is a fault (damaged or incomplete
+    output, logged as a warning) rather than a change the user made: ``(None, False)`` when it is up to
+    date, ``("", False)`` when it holds no output yet. ``config``: the stage's flat config, to name
+    the keys that changed (from ``stats.json``); ``raw``: its input is raw files (ingest)."""
+    marker = read_marker(stage_dir)
+    if not marker:
+        return "", False
+    if marker.get("config_hash") != chash:
+        return f"its config changed ({_changed_keys(stage_dir, config)})", False
+    if marker.get("input_fingerprint") != fingerprint:
+        what = "an input file was edited, added or removed" if raw else "the folder it reads was made again, or is another"
+        return f"its input changed since it was made ({what})", False
+    damage = check_files(stage_dir, marker)
+    if damage:
+        more = f" (and {len(damage) - 1} more)" if len(damage) > 1 else ""
+        return f"its output is not as its marker recorded: {damage[0]}{more}", True
+    if marker.get("incomplete"):
+        return f"its last run was incomplete ({marker['incomplete']})", True
+    return None, False
+
+
+def _changed_keys(stage_dir: Path, config: dict[str, Any] | None) -> str:
+    """The keys whose values differ between the folder's ``stats.json`` and ``config``, as ``key old → new``."""
+    try:
+        old = json.loads((Path(stage_dir) / "stats.json").read_text())["config"]
+        new = json.loads(json.dumps(config, default=str))
+    except (OSError, ValueError, KeyError, TypeError):
+        old = new = None
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return "its config hash differs"
+    keys = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+    if not keys:
+        return "a model file it names, its version or a recipe key outside its section"
+    shown = ", ".join(f"{k} {json.dumps(old.get(k))} → {json.dumps(new.get(k))}" for k in keys[:3])
+    return shown + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+
+
+def check_run_replaceable(recipe: dict[str, Any], names: list[str], inputs: list[Any], output: Path,
+                          cache_root: Path | None = None) -> None:
+    """Raise the :class:`OutputError` (exit 5) of the first stage folder in ``output`` that the run
+    will make again and that may not be replaced (:func:`check_replaceable`), before the run changes
+    anything. A folder that would be refused but stays up to date (skipped) is no reason to stop: the
+    run follows the stages as the runner will, each input fingerprint from the stage before it (its
+    marker when it is skipped, else the fingerprint the runner records for a remade stage)."""
+    from pipelines.recipe import stage_config, stage_hash
+    from pipelines.stage_cache import cache_dir
+    from pipelines.stages import folder_name, load_stage
+
+    refused: dict[str, OutputError] = {}
+    for name in names:
+        try:
+            check_replaceable(Path(output) / folder_name(name), (name,))
+        except OutputError as exc:
+            refused[name] = exc
+    if not refused:  # the common case: nothing to work out, no input file read
+        return
+    fingerprint: str | None = None
+    for name in names:
+        stage, stage_dir = load_stage(name), Path(output) / folder_name(name)
+        cfg = stage_config(recipe, name, stage.config_cls)
+        chash = stage_hash(name, recipe, stage, cfg)
+        if getattr(stage, "reads_raw", False):
+            cache = Path(cache_root) / name if cache_root is not None else cache_dir(name, stage_dir, Path(output))
+            fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
+        elif fingerprint is None:  # no raw stage before it: the runner says what is wrong
+            return
+        why, _ = rerun_reason(stage_dir, chash, fingerprint)
+        if why is not None and name in refused:
+            raise refused[name]
+        marker = read_marker(stage_dir) or {}
+        fingerprint = marker.get("output_fingerprint") if why is None else config_hash({"config": chash, "input": fingerprint})
