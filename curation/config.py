@@ -24,20 +24,26 @@ import copy
 import dataclasses
 import hashlib
 import json
-import math
 import typing
 from typing import Any, TypeVar
 
 import yaml
 
-from curation.errors import ConfigError, brief
+from curation.config_coerce import coerce
+from curation.errors import ConfigError, brief, nearest
 from curation.yaml_bounds import load_yaml
+
+__all__ = ["Config", "ConfigError", "StageConfig", "brief", "check_choice", "check_entries", "check_range", "coerce", "config_hash",
+           "merge_tables", "nest_flat_keys", "nested", "nested_fields", "parse_override", "set_path", "yaml_problem"]
 
 T = TypeVar("T", bound="Config")
 
 
 #: Field metadata key of a nested sub-config; its value is the prefix of the sub-config's flat keys.
 NESTED = "nested_prefix"
+#: Field metadata key of a table whose entries set to null stay null (their meaning is the config's own:
+#: ``mixture.phases``' null drops a phase of the built-in five).
+KEEP_NULL = "keep_null_entries"
 
 
 def nested(factory: typing.Callable[[], Any], flat_prefix: str = "") -> Any:
@@ -59,7 +65,9 @@ class Config:
         """Raise :class:`ConfigError` on a bad value. Override in subclasses."""
 
     @classmethod
-    def from_dict(cls: type[T], data: dict[str, Any] | None) -> T:
+    def from_dict(cls: type[T], data: dict[str, Any] | None, base: Any = None) -> T:
+        """The config of ``data``; a table (a mapping field) is merged by name over ``base``'s (default:
+        the field's default) by :func:`merge_tables`, and so is a sub-config's mapping."""
         data = nest_flat_keys(cls, dict(data or {}))
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
@@ -70,9 +78,12 @@ class Config:
         hints = typing.get_type_hints(cls)
         kwargs = {}
         for k, v in data.items():
+            default = getattr(base, k) if base is not None else _field_default(fields[k])
             if NESTED in fields[k].metadata:
-                kwargs[k] = _build_nested(cls.__name__, k, v, fields[k].default_factory())
+                kwargs[k] = _build_nested(cls.__name__, k, v, default, fields[k].metadata[NESTED])
             else:
+                if isinstance(v, dict) and isinstance(default, dict):
+                    v = merge_tables(default, v, keep_null=fields[k].metadata.get(KEEP_NULL, False))
                 kwargs[k] = coerce(cls.__name__, k, v, hints.get(k))
         obj = cls(**kwargs)
         obj.validate()
@@ -103,7 +114,7 @@ class Config:
                 merged[key] = {**merged[key], **value}
             else:
                 merged[key] = value
-        return type(self).from_dict(merged)
+        return type(self).from_dict(merged, base=self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,14 +158,47 @@ def nest_flat_keys(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _build_nested(owner: str, key: str, value: Any, default: Config) -> Any:
+def _field_default(field: dataclasses.Field) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None if field.default is dataclasses.MISSING else field.default
+
+
+def merge_tables(base: dict[str, Any], over: dict[str, Any], keep_null: bool = False) -> dict[str, Any]:
+    """``over`` merged into table ``base`` by name, deep: an entry that is a mapping in both is merged
+    the same way, an entry set to None is removed (kept as None with ``keep_null``: for a merge the
+    config merges again), any other value replaces. Entries of ``over`` come first, in its order, then
+    the rest of ``base``.
+
+    >>> merge_tables({"JSON": {"min": 50, "max": 5000}, "CSV": {"max": 5000}}, {"JSON": {"min": 10}, "CSV": None})
+    {'JSON': {'min': 10, 'max': 5000}}
+    """
+    out: dict[str, Any] = {}
+    for name, value in over.items():
+        old = base.get(name)
+        if value is None:
+            if keep_null:
+                out[name] = None
+        elif isinstance(value, dict) and isinstance(old, dict):
+            out[name] = merge_tables(old, value, keep_null)
+        else:
+            out[name] = copy.deepcopy(value)
+    out.update({name: copy.deepcopy(value) for name, value in base.items() if name not in over})
+    return out
+
+
+def _build_nested(owner: str, key: str, value: Any, default: Config, prefix: str) -> Any:
     if isinstance(value, type(default)):
         return value
     if not isinstance(value, dict):
         raise ConfigError(f"{owner}.{key} must be a mapping of keys, not {brief(value)}")
     try:
-        return type(default).from_dict({**default.to_dict(), **value})
+        return type(default).from_dict({**default.to_dict(), **value}, base=default)
     except ConfigError as exc:
+        if getattr(exc, "range", None):  # name the key a recipe writes: tier_high (or tiers.high), not high
+            field, value, lo, hi = exc.range
+            raise ConfigError(f"{owner}.{key}.{field} = {brief(value)} is out of range [{lo}, {hi}]; set {prefix}{field}=<value "
+                              f"in range> (or {key}.{field}) in the recipe or on the command line") from exc
         raise ConfigError(f"{owner}.{key}: {exc}") from exc
 
 
@@ -162,10 +206,32 @@ def check_range(cfg: Any, key: str, lo: float | None = None, hi: float | None = 
     """Raise ConfigError unless ``lo <= cfg.key <= hi``."""
     value = getattr(cfg, key)
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ConfigError(
+        exc = ConfigError(
             f"{type(cfg).__name__}.{key} = {brief(value)} is out of range [{lo}, {hi}]; "
             f"set {key}=<value in range> in the recipe or on the command line"
         )
+        exc.range = (key, value, lo, hi)  # type: ignore[attr-defined]  # a sub-config's owner names its recipe key
+        raise exc
+
+
+def check_entries(label: str, table: typing.Mapping[str, Any], keys: typing.Iterable[str]) -> None:
+    """Raise ConfigError for an entry of table ``label`` that is not a mapping or has a key outside
+    ``keys`` (a typo such as ``data_files.JSON.min_char`` would otherwise be a limit nothing reads).
+
+    >>> check_entries("data_files", {"JSON": {"min_char": 10}}, ["min_chars", "max_chars"])
+    Traceback (most recent call last):
+    ...
+    curation.errors.ConfigError: data_files.JSON has no key 'min_char'; did you mean 'min_chars'? Its keys: max_chars, min_chars
+    """
+    keys = sorted(keys)
+    for name, body in table.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{label}.{name} = {brief(body)}: give a mapping of its keys ({', '.join(keys)})")
+        for key in body:
+            if key not in keys:
+                near = nearest(str(key), keys, cutoff=0.5)
+                raise ConfigError(f"{label}.{name} has no key {brief(key)}{f'; did you mean {near!r}?' if near else ''} "
+                                  f"Its keys: {', '.join(keys)}")
 
 
 def check_choice(cfg: Any, key: str, choices: typing.Iterable[str]) -> None:
@@ -225,69 +291,3 @@ def set_path(tree: dict[str, Any], path: list[str], value: Any) -> None:
             raise ConfigError(f"cannot set {'.'.join(path)}: {brief(part)} is not a mapping")
         node = nxt
     node[path[-1]] = value
-
-
-def coerce(owner: str, key: str, value: Any, hint: Any) -> Any:
-    """``value`` as type ``hint``, or :class:`ConfigError` naming ``owner.key``: a bool is no number,
-    a number is finite, a list or mapping is never read as a scalar (nor a mapping as a list)."""
-    if hint is None or value is None:
-        return value
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return coerce(owner, key, value, args[0])
-        return value
-
-    def bad(why: str = "") -> ConfigError:
-        name = getattr(hint, "__name__", None) or str(hint)
-        return ConfigError(f"{owner}.{key} = {brief(value)} is not a valid {name}{why}")
-
-    try:
-        if hint is bool:
-            if isinstance(value, bool):
-                return value
-            if isinstance(value, str):
-                low = value.lower()
-                if low in {"true", "yes", "1", "on"}:
-                    return True
-                if low in {"false", "no", "0", "off"}:
-                    return False
-            if isinstance(value, int) and value in (0, 1):
-                return bool(value)
-            raise bad(" (give true or false)")
-        if hint in (int, float):
-            if isinstance(value, (bool, list, tuple, dict, set)):
-                raise bad()
-            number = float(value) if hint is float else value
-            if isinstance(number, str):
-                number = float(number) if any(c in number for c in ".eEnN") else int(number, 10)
-            if isinstance(number, float) and not math.isfinite(number):
-                raise bad(" (give a finite number)")
-            if hint is int:
-                if isinstance(number, float) and not number.is_integer():
-                    raise bad(" (give a whole number)")
-                return int(number)
-            return float(number)
-        if hint is str:
-            if isinstance(value, str):
-                return value
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return str(value)
-            raise bad(" (give text)")
-        if origin in (tuple, list):
-            if isinstance(value, dict):
-                raise bad(" (give a list)")
-            if isinstance(value, (str, bytes)) or not isinstance(value, typing.Iterable):
-                value = [value]
-            args = typing.get_args(hint)
-            inner = args[0] if args else None
-            items = [coerce(owner, key, v, inner) for v in value]
-            return tuple(items) if origin is tuple else items
-        if origin is dict and not isinstance(value, dict):
-            raise bad(" (give a mapping of key: value)")
-    except (TypeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise bad() from None
-    return value

@@ -31,11 +31,42 @@ def read_text(src: Path, limit: int = MAX_RECIPE_BYTES) -> str:
         raise ConfigError(f"recipe {src} is not UTF-8 text (byte {exc.start}); is it the right file?") from None
 
 
+class _OnceLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key given twice in one mapping (PyYAML keeps the last one
+    without a word: a second ``minhash_dedup:`` section would replace the first). Keys brought in
+    by a merge key (``<<: *base``) may be given again: that is what a merge is for."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key, line = self.construct_object(key_node, deep=True), key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: the base loader says so
+                continue
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} is given twice, on line {first} and on line {line}: keep one (the second "
+                    "would replace the first)", key_node.start_mark)
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(text: str, where: str) -> Any:
-    """``yaml.safe_load`` that refuses a document of more than :data:`MAX_YAML_VALUES` values once
-    its aliases are expanded, or one that contains itself (what ``&a [*a]`` builds)."""
+    """``yaml.safe_load`` that refuses a key given twice in one mapping, and a document of more than
+    :data:`MAX_YAML_VALUES` values once its aliases are expanded, or one that contains itself (what
+    ``&a [*a]`` builds).
+
+    >>> try:
+    ...     load_yaml("a: 1\\nb: 2\\na: 3\\n", "x")
+    ... except yaml.YAMLError as exc:
+    ...     print(exc.problem)
+    key 'a' is given twice, on line 1 and on line 3: keep one (the second would replace the first)
+    """
     try:
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=_OnceLoader)  # noqa: S506 - a SafeLoader
         count_values(value, where)
     except RecursionError:
         raise ConfigError(f"{where}: the YAML is nested too deeply; a recipe needs a few levels") from None

@@ -18,11 +18,12 @@ import copy
 import json
 import logging
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from curation.config import ConfigError, StageConfig, brief, config_hash, parse_override, set_path
+from curation.config import ConfigError, StageConfig, brief, config_hash, merge_tables, parse_override, set_path
+from pipelines.recipe_groups import check_mixture_groups
+from pipelines.recipe_profiles import AUTO_PROFILES, profile_overrides, profiles, resolve_profile  # noqa: F401 - their home was here
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
 
 log = logging.getLogger("curate")
@@ -48,6 +49,9 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
         if stage is not None and path[0] == "stages" and len(path) > 2 and path[1] != stage and (stage, *path[1:3]) not in _READ_ACROSS:
             log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
                         "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))
+        current = _at(recipe, path)
+        if isinstance(value, dict) and isinstance(current, dict):  # a table (or sub-config) is merged by name, as in a file
+            value = merge_tables(current, value, keep_null=True)
         set_path(recipe, path, value)
         if path[0] == "stages":
             check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {brief(item)}", new_ok=True)
@@ -56,6 +60,13 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     recipe = normalise(recipe) if overrides else recipe  # a '+' override may carry 'new: true' as a recipe file does
     recipe["recipe_path"] = str(src)
     return recipe
+
+
+def _at(tree: dict[str, Any], path: list[str]) -> Any:
+    """The value at ``path`` in ``tree``, or None."""
+    for key in path:
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree
 
 
 #: (command's stage, other stage, key): keys of another stage a single-stage command reads (they must agree)
@@ -75,53 +86,6 @@ def _not_a_file(path: Path) -> str:
     kinds = [(stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
              (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")]
     return "is " + next((what for test, what in kinds if test(mode)), "not a regular file") + ", not a file"
-
-
-def profiles() -> list[str]:
-    """Names of the shipped profiles (``pipelines/configs/profiles/<name>.yaml``)."""
-    return sorted(p.stem for p in Path(str(resources.files("pipelines") / "configs" / "profiles")).glob("*.yaml"))
-
-
-def profile_overrides(name: str, stage: str | None = None) -> list[str]:
-    """The ``key=value`` overrides of profile ``name``; for one stage, its own keys without the stage prefix.
-
-    >>> profile_overrides("cpu", "semdedup")[:3]
-    ['model=minilm-static-bi', 'static_model=minilm-static-bi', 'eps=0.05']
-    """
-    src = Path(str(resources.files("pipelines") / "configs" / "profiles" / f"{name}.yaml"))
-    if not src.is_file():
-        raise ConfigError(f"--profile {brief(name)} does not exist; choose one of {', '.join(['auto', *profiles()])}")
-    out = []
-    for key, value in (read_yaml(src) or {}).items():
-        text = json.dumps(value) if not isinstance(value, str) else value
-        if stage is None:
-            out.append(f"{key}={text}")
-        elif key.startswith(stage + "."):
-            out.append(f"{key[len(stage) + 1:]}={text}")
-    return out
-
-
-#: ``--profile auto`` (the default) picks one of these by what the machine has.
-AUTO_PROFILES = {"gpu": "a CUDA device is present", "cpu": "no CUDA device was found"}
-
-
-def resolve_profile(name: str | None) -> tuple[str, str]:
-    """(profile, why) for ``--profile name``; ``auto`` (or None) is ``gpu`` where torch sees a CUDA
-    device and ``cpu`` elsewhere, so a first run on a laptop takes the CPU settings.
-
-    >>> resolve_profile("cpu")
-    ('cpu', 'chosen with --profile')
-    """
-    if name not in (None, "auto"):
-        return str(name), "chosen with --profile"
-    try:
-        import torch
-
-        gpu = bool(torch.cuda.is_available())
-    except Exception:  # noqa: BLE001 - no usable torch: no GPU to use either
-        gpu = False
-    chosen = "gpu" if gpu else "cpu"
-    return chosen, f"--profile auto: {AUTO_PROFILES[chosen]}"
 
 
 def stage_config(recipe: dict[str, Any], name: str, cls: type[StageConfig]) -> StageConfig:
@@ -175,6 +139,7 @@ def check_configs(recipe: dict[str, Any], names: list[str], loader: Any = None) 
             stage.preflight(cfg)
     if "mixture" in names:
         _check_same_tokenizer(recipe, loader or load_stage)
+        check_mixture_groups(recipe, names, loader or load_stage)
     _check_text_rewrites(recipe, names, loader or load_stage)
 
 

@@ -20,8 +20,8 @@ from typing import Any
 import yaml
 
 from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields, yaml_problem
-from curation.errors import nearest
 from curation.yaml_bounds import load_yaml, read_text
+from pipelines.recipe_hints import hint, top_hint
 
 DEFAULT_RECIPE = "glm45.yaml"
 #: Flag that lets a recipe file add an entry to a table of named sub-configs.
@@ -74,23 +74,16 @@ def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
         if key == "seed" and not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED):
             raise ConfigError(f"{where}: seed = {brief(value)}: give a whole number from 0 to {MAX_SEED}")
         if key not in allowed:
-            raise ConfigError(f"{where}: unknown top-level key {brief(key)}{_top_hint(key, base, allowed | set(stage_names()))}")
+            raise ConfigError(f"{where}: unknown top-level key {brief(key)}{top_hint(key, owners(key), set(base) | global_keys(), stage_names())}")
         if key == "stages":
             _check_stages(value, where, new_ok)
         elif isinstance(base.get(key), dict):
             _check_like(value, base[key], f"{where}: {key}")
 
 
-def _top_hint(key: str, base: dict[str, Any], options: set[str]) -> str:
-    """What an unknown top-level key likely means: a stage's key without its stage (``phases`` for ``mixture.phases``),
-    a stage's section outside ``stages:``, a profile's dotted setting in a file given as the recipe, or the nearest key."""
-    if owners := sorted(s for s, sec in (base.get("stages") or {}).items() if isinstance(sec, dict) and key in sec):
-        return f"; {key} is a key of stage {owners[0]}: write {owners[0]}.{key}"
-    if key in (stages := set(stage_names())):  # a stage's section written at the top of a recipe file
-        return f"; {key} is a stage: put its section under stages: (stages:\n  {key}:\n    key: value)"
-    if "." in key and key.split(".", 1)[0] in stages:
-        return "; a dotted key is a setting (key=value on the command line), not a recipe key: apply a profile with --profile cpu|gpu"
-    return hint(key, options)
+def owners(key: str) -> list[str]:
+    """The stages that have ``key`` (a field or a nested field's flat name)."""
+    return [s for s in sorted(stage_names()) if key in config_keys(_config_cls(s))]
 
 
 def _check_stages(stages: Any, where: str, new_ok: bool) -> None:
@@ -192,7 +185,7 @@ def override_path(recipe: dict[str, Any], keys: list[str], stage: str | None, it
         path = list(keys)
     else:
         options = top | set(stage_names()) | (config_keys(_config_cls(stage)) if stage else set())
-        raise fail(f"unknown key {brief(first)}{_top_hint(first, base_recipe(), options)}")
+        raise fail(f"unknown key {brief(first)}{top_hint(first, owners(first), options, stage_names())}")
     if path[0] != "stages":
         _walk(recipe.get(path[0], base_recipe().get(path[0])), path, 1, plus, fail)
         return path
@@ -290,11 +283,3 @@ def stage_names() -> list[str]:
     from pipelines.stages import STAGES
 
     return list(STAGES)
-
-
-def hint(word: str, options: Any) -> str:
-    """The nearest option (``; did you mean 'x'?``), else all of them when they are few enough to read."""
-    names = sorted(str(o) for o in options)
-    if match := nearest(word, names, cutoff=0.5):
-        return f"; did you mean {brief(match)}?"
-    return f"; valid: {', '.join(names)}" if 0 < len(names) <= 40 else ""

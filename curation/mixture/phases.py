@@ -14,7 +14,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from curation.config import coerce
+from curation.config import coerce, merge_tables
 from curation.errors import nearest
 
 BUILDERS = ("documents", "repo_code", "long_context")
@@ -155,7 +155,8 @@ class PhaseSpec:
 def merged_phases(overrides: Mapping[str, Any] | None) -> list[PhaseSpec]:
     """The enabled phases: the recipe's ``phases`` merged by name over :data:`DEFAULT_PHASES`.
 
-    A recipe entry replaces the keys it gives (``mix`` as a whole); a phase set to null or
+    A recipe entry is merged over the phase of that name (its ``mix`` by kind, as every table of a
+    recipe: :func:`curation.config.merge_tables`); a phase set to null or
     with ``enabled: false`` is left out; a new name adds a phase.
 
     >>> [s.name for s in merged_phases({"pretrain_phase2": None, "midtrain_reasoning_32k": {"enabled": False}})]
@@ -169,7 +170,7 @@ def merged_phases(overrides: Mapping[str, Any] | None) -> list[PhaseSpec]:
         if base is None and data is not None and "stage" not in data:
             raise ValueError(f"mixture.phases.{name} is a new phase: say whether it is pre-training or mid-training "
                              "(stage: pretrain shares the pre-training phases' epoch caps; stage: midtrain has its own)")
-        merged[str(name)] = None if data is None else {**(base or {}), **dict(data)}
+        merged[str(name)] = None if data is None else merge_tables(base or {}, dict(data))
     out = []
     for name, data in merged.items():
         if data is None:

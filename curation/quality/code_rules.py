@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from curation.config import Config, check_range
+from curation.config import Config, check_entries, check_range
 from curation.hashing import codepoints
 from curation.quality.code_language import language_kind
 from curation.schema import DropReason, detail_json
@@ -91,6 +91,7 @@ class RuleThresholds(Config):
     data_files: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def validate(self) -> None:
+        check_entries("data_files", self.data_files, DATA_LIMITS)
         for key in ("min_alnum_fraction", "min_alpha_fraction", "encoded_max_fraction", "minified_long_line_fraction",
                     "html_min_text_fraction"):
             check_range(self, key, 0.0, 1.0)
@@ -194,6 +195,10 @@ def _checks(sig: dict[str, Any], th: RuleThresholds, language: str | None) -> It
         yield DropReason.CODE_ALNUM_FRACTION, round(sig["alnum_fraction"], 4), th.min_alnum_fraction
     if language not in th.alpha_exempt and sig["alpha_fraction"] < th.min_alpha_fraction:
         yield DropReason.CODE_ALPHA_FRACTION, round(sig["alpha_fraction"], 4), th.min_alpha_fraction
+
+
+#: The limits a ``data_files`` entry may set (what :func:`_data_limit` checks).
+DATA_LIMITS = ("min_chars", "max_chars", "max_lines", "min_alpha_fraction", "max_mean_line_length", "max_line_length")
 
 
 def _data_limit(sig: dict[str, Any], limits: dict[str, float]) -> tuple[str, float, float] | None:

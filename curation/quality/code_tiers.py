@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.config import Config, ConfigError, check_choice, check_range
+from curation.config import Config, ConfigError, check_choice, check_entries, check_range
 
 TIERS = ("high", "medium", "low")
 N_BINS = 1000  #: histogram bins over the 0–10 score range (0.01 wide)
@@ -200,6 +200,7 @@ class TierPolicy(Config):
             check_range(self, "low", 0.0, 100.0)
         if self.low > self.high:
             raise ConfigError(f"TierPolicy.low ({self.low}) must not exceed high ({self.high})")
+        check_entries("overrides", self.overrides, [f.name for f in dataclasses.fields(TierRule)])
         try:
             self.rules()
         except (ValueError, TypeError, KeyError) as exc:

@@ -28,7 +28,7 @@ from typing import Any
 
 import dask.dataframe as dd
 
-from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.config import KEEP_NULL, ConfigError, StageConfig, check_choice, check_range
 from curation.errors import check_names
 from curation.mixture.accounting import (
     AGG_META,
@@ -83,7 +83,8 @@ class MixtureConfig(StageConfig):
     concentration_max_documents: int = 10
     on_concentration: str = "warn"
     max_epochs: dict[str, float] = dataclasses.field(default_factory=lambda: {"*": 4.0})
-    phases: dict[str, Any] = dataclasses.field(default_factory=lambda: json.loads(json.dumps(DEFAULT_PHASES)))
+    phases: dict[str, Any] = dataclasses.field(default_factory=lambda: json.loads(json.dumps(DEFAULT_PHASES)),
+                                               metadata={KEEP_NULL: True})  # a phase set to null is left out
 
     def validate(self) -> None:
         check_range(self, "shard_target_mb", 0.001, 1e6)

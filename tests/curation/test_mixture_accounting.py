@@ -86,7 +86,11 @@ def test_merged_phases_override_by_key_and_drop_disabled_ones():
     names = [s.name for s in specs]
     assert names == [n for n in DEFAULT_PHASES if n != "pretrain_phase2"] + ["extra"]
     first = specs[0]
-    assert first.tokens == 10 and dict(first.mix) == {"web": 1.0} and first.seq_length == DEFAULT_PHASES["pretrain_phase1"]["seq_length"]
+    assert first.tokens == 10 and first.seq_length == DEFAULT_PHASES["pretrain_phase1"]["seq_length"]
+    # a phase's mix is merged by kind, as every table of a recipe; a kind set to null leaves it
+    assert dict(first.mix) == {**DEFAULT_PHASES["pretrain_phase1"]["mix"], "web": 1.0}
+    only_web = {kind: None for kind in DEFAULT_PHASES["pretrain_phase1"]["mix"]} | {"web": 1.0}
+    assert dict(merged_phases({"pretrain_phase1": {"mix": only_web}})[0].mix) == {"web": 1.0}
 
 
 def test_annotate_keeps_documents_of_a_live_phase_and_says_why_the_others_are_out():

@@ -1,0 +1,136 @@
+"""A user's recipe file and the command line merge tables by name over the shipped recipe (README,
+"Your own recipe file"); a key twice in a YAML mapping, a typo inside a table entry and a group no
+stage makes are refused; the hints name every owner of a bare key and the key a user writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curation.config import ConfigError
+from pipelines.recipe import check_configs, load_recipe, stage_config
+from pipelines.runner import enabled_stages
+from pipelines.stages import load_stage
+
+
+def _cfg(recipe: dict, stage: str):
+    return stage_config(recipe, stage, load_stage(stage).config_cls)
+
+
+def _recipe(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_partial_table_in_a_file_merges_over_the_shipped_one(tmp_path: Path) -> None:
+    shipped = load_recipe(None)
+    mine = load_recipe(_recipe(tmp_path, """name: mine
+stages:
+  code_quality:
+    data_files:
+      JSON: {min_chars: 10}
+      INI: {max_chars: 10, new: true}
+  code_web:
+    tier_weights: {content: 0.5}
+  web_quality:
+    scorer_languages: {heuristics: [en, zh]}
+  mixture:
+    max_epochs: {web/high: 2.0}
+    repeat: {web/high: 3.0}
+"""))
+    files = _cfg(mine, "code_quality").rules.data_files
+    assert files["JSON"] == {"min_chars": 10, "max_chars": 5000, "min_alpha_fraction": 0.5}
+    assert files["INI"] == {"max_chars": 10}
+    assert {k: v for k, v in files.items() if k not in ("JSON", "INI")} == {
+        k: v for k, v in _cfg(shipped, "code_quality").rules.data_files.items() if k != "JSON"}
+    assert _cfg(mine, "code_web").tier_weights == {"content": 0.5, "structural": 1.0}
+    assert _cfg(mine, "web_quality").scorer_languages == {"heuristics": ["en", "zh"], "linear": ["en"]}
+    mixture = _cfg(mine, "mixture")
+    assert mixture.max_epochs == {"web/high": 2.0, "*": 4.0}
+    assert mixture.repeat["web/high"] == 3.0 and mixture.repeat["web/low"] == 0.0  # what --dry-run prints
+    assert mixture.to_dict()["repeat"] == mixture.policy().repeat
+
+
+def test_null_removes_an_entry_and_a_phase(tmp_path: Path) -> None:
+    mine = load_recipe(_recipe(tmp_path, """stages:
+  code_quality:
+    data_files: {CSV: null, JSON: {min_chars: null}}
+  mixture:
+    max_epochs: {web/high: 2.0}
+    phases:
+      pretrain_phase2: null
+      pretrain_phase1: {mix: {social: null, web: 1.0}}
+"""))
+    files = _cfg(mine, "code_quality").rules.data_files
+    assert "CSV" not in files and "TSV" in files and files["JSON"] == {"max_chars": 5000, "min_alpha_fraction": 0.5}
+    specs = {s.name: s for s in _cfg(mine, "mixture").phase_specs()}
+    assert "pretrain_phase2" not in specs and "midtrain_reasoning_32k" in specs
+    assert specs["pretrain_phase1"].mix["web"] == 1.0 and "social" not in specs["pretrain_phase1"].mix
+    assert specs["pretrain_phase1"].mix["code"] == 0.4  # the other kinds of the shipped phase stay
+
+
+def test_an_override_merges_into_the_users_table(tmp_path: Path) -> None:
+    path = _recipe(tmp_path, "stages:\n  mixture:\n    max_epochs: {'*': 2.0}\n  code_quality:\n    tier_low: 5\n")
+    mine = load_recipe(path, ["code_quality.data_files.JSON.min_chars=10", "mixture.max_epochs={web/high: 3.0}",
+                              "code_quality.tiers={high: 85}"])
+    cq = _cfg(mine, "code_quality")
+    assert cq.rules.data_files["JSON"] == {"min_chars": 10, "max_chars": 5000, "min_alpha_fraction": 0.5}
+    assert set(cq.rules.data_files) == {"JSON", "YAML", "TOML", "CSV", "TSV"}
+    assert (cq.tiers.high, cq.tiers.low) == (85.0, 5.0)
+    assert _cfg(mine, "mixture").max_epochs == {"web/high": 3.0, "*": 2.0}
+
+
+@pytest.mark.parametrize("text,key,lines", [
+    ("stages:\n  minhash_dedup:\n    threshold: 0.7\n  minhash_dedup:\n    num_perm: 64\n", "minhash_dedup", (2, 4)),
+    ("stages:\n  minhash_dedup:\n    threshold: 0.7\n    threshold: 0.9\n", "threshold", (3, 4)),
+])
+def test_a_key_twice_in_a_yaml_mapping_is_refused(tmp_path: Path, text: str, key: str, lines: tuple[int, int]) -> None:
+    with pytest.raises(ConfigError, match=rf"key '{key}' is given twice, on line {lines[0]} and on line {lines[1]}"):
+        load_recipe(_recipe(tmp_path, text))
+
+
+def test_a_yaml_merge_key_may_be_given_again(tmp_path: Path) -> None:
+    recipe = load_recipe(_recipe(tmp_path, "stages:\n  code_quality: &cq\n    tier_high: 85\n  code_web:\n    <<: *cq\n"
+                                           "    tier_high: 70\n"))
+    assert _cfg(recipe, "code_web").tier_high == 70
+
+
+@pytest.mark.parametrize("where,text,overrides,message", [
+    ("file", "stages:\n  code_quality:\n    data_files:\n      JSON: {min_char: 10}\n", [],
+     "data_files.JSON has no key 'min_char'; did you mean 'min_chars'"),
+    ("override", None, ["code_quality.data_files.JSON.min_char=10"], "data_files.JSON has no key 'min_char'; did you mean 'min_chars'"),
+    ("file", "stages:\n  code_quality:\n    tier_overrides:\n      Python: {mod: absolute, high: 7.5, low: 4.0}\n", [],
+     "overrides.Python has no key 'mod'; did you mean 'mode'"),
+    ("file", "stages:\n  mixture:\n    repeat: {web/hgh: 2.0}\n", [], "group 'web/hgh', which no stage of this recipe makes; did you mean web/high"),
+    ("override", None, ["+mixture.max_epochs.code/hihg=2"], "group 'code/hihg'.*did you mean code/high"),
+])
+def test_a_typo_inside_a_table_is_refused(tmp_path: Path, where: str, text: str | None, overrides: list[str], message: str) -> None:
+    recipe = load_recipe(_recipe(tmp_path, text) if text else None, overrides)
+    with pytest.raises(ConfigError, match=message):
+        check_configs(recipe, enabled_stages(recipe))
+
+
+def test_groups_of_the_recipes_own_names_pass(tmp_path: Path) -> None:
+    recipe = load_recipe(_recipe(tmp_path, "stages:\n  edu_score:\n    band_names: [a, b, c]\n  mixture:\n"
+                                           "    repeat: {math_science/c: 3.0, 'code_web/*': 1.0}\n    web_edu_bands: [c]\n"))
+    check_configs(recipe, enabled_stages(recipe))
+    check_configs(load_recipe(None, ["+mixture.repeat.web/hgh=2"]), ["mixture"])  # one stage: its input's groups decide
+
+
+def test_hints_name_every_owner_and_the_key_a_user_writes(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="threshold is a key of stages edu_score and minhash_dedup: write "
+                                          "edu_score.threshold or minhash_dedup.threshold"):
+        load_recipe(None, ["threshold=0.7"])
+    with pytest.raises(ConfigError, match="exact_dedup.keep or minhash_dedup.keep or semdedup.keep"):
+        load_recipe(None, ["keep=longest"])
+    with pytest.raises(ConfigError, match="enabled is a key of every stage"):
+        load_recipe(None, ["enabled=false"])
+    with pytest.raises(ConfigError, match=r"set tier_high=<value in range> \(or tiers.high\)"):
+        _cfg(load_recipe(None, ["code_quality.tier_high=120"]), "code_quality")
+    with pytest.raises(ConfigError) as err:
+        load_recipe(_recipe(tmp_path, "name: x\ncommon: 1\n"))
+    assert "valid: cluster, name, seed, stages" in str(err.value) and "recipe_path" not in str(err.value)
+    with pytest.raises(ConfigError, match="did you mean stage 'minhash_dedup'"):
+        load_recipe(_recipe(tmp_path, "minhash_dedupe:\n  threshold: 0.7\n"))
