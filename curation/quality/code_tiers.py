@@ -28,7 +28,8 @@ POOLED = "*"  #: the pseudo-language of all files together (fallback for rare la
 
 @dataclasses.dataclass(frozen=True)
 class TierRule:
-    """``percentile``: high ≥ the ``high``-th percentile, low < the ``low``-th; ``absolute``: scores."""
+    """``percentile``: high ≥ the ``high``-th percentile, low < the ``low``-th (each at most its share: a tie
+    at a cut is medium); ``absolute``: scores."""
 
     mode: str = "percentile"
     high: float = 80.0
@@ -120,21 +121,34 @@ def thresholds(hist: pd.DataFrame, default: TierRule, overrides: Mapping[str, Ti
         if g is None:
             out[lang] = (float("-inf"), float("inf"))
             continue
-        out[lang] = (_percentile(g, rule.low), _percentile(g, rule.high))
+        out[lang] = (_percentile(g, rule.low), _percentile(g, rule.high, upper=True))
     return out
 
 
-def _percentile(g: pd.DataFrame, pct: float) -> float:
-    counts = np.zeros(N_BINS)
+def _percentile(g: pd.DataFrame, pct: float, upper: bool = False) -> float:
+    """The cut at the ``pct``-th percentile of one histogram: at most ``pct`` % of the files score below a
+    lower cut, at most ``100 - pct`` % at or above an upper one (``upper``).
+
+    A bin that straddles the percentile (files the scorer cannot tell apart, such as a block of
+    headers that all score 9.16) goes to the middle tier, whole: a tie never fills an outer tier
+    past its share, and a language whose files all score alike is all medium.
+    """
+    counts = np.zeros(N_BINS, dtype=np.int64)
     np.add.at(counts, g["bin"].to_numpy(), g["count"].to_numpy())
-    cum = np.cumsum(counts)
+    cum = np.cumsum(counts) * 100  # in units of 1/100 file: compared with total × pct exactly
     if pct <= 0:
         return float("-inf")
     if pct >= 100:
         return float("inf")
-    # the lower edge of the first bin past the pct-th share: "< low cut" holds pct % of the files
-    idx = int(np.searchsorted(cum, cum[-1] * pct / 100.0, side="right"))
-    return round(idx * 10.0 / N_BINS, 6)
+    target = cum[-1] / 100 * pct
+    if not upper:  # the lower edge of the first bin past the pct-th share: "< cut" holds at most pct % of the files
+        return round(int(np.searchsorted(cum, target, side="right")) * 10.0 / N_BINS, 6)
+    # the first bin wholly past the pct-th share, at its first file: ">= cut" holds at most 100 - pct % of the files
+    last_below = int(np.searchsorted(cum, target, side="left"))
+    above = np.flatnonzero(counts[last_below + 1 :])
+    if not len(above):  # no file is wholly past the share: no high tier
+        return float("inf")
+    return round((last_below + 1 + int(above[0])) * 10.0 / N_BINS, 6)
 
 
 def assign_tiers(scores: np.ndarray, languages: np.ndarray, cuts: Mapping[str, tuple[float, float]], default: TierRule,

@@ -48,6 +48,12 @@ DEFAULT_DATA_FILES: dict[str, dict[str, float]] = {
     "TSV": {"max_chars": 5000, "max_lines": 100},
 }
 
+#: Data formats tiered medium: the structural score of a JSON, YAML or TOML file follows its length (nesting
+#: depth, repeated keys), not its quality (benchmarks/code_quality/RESULTS.md); no score reaches 11.
+DEFAULT_TIER_OVERRIDES: dict[str, dict[str, Any]] = {
+    lang: {"mode": "absolute", "low": 0, "high": 11} for lang in ("JSON", "YAML", "TOML")
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class CodeQualityConfig(StageConfig):
@@ -59,7 +65,7 @@ class CodeQualityConfig(StageConfig):
     scorers: tuple[str, ...] = ("structural",)
     learned_model: str | None = None
     score_max_chars: int = 200_000
-    tiers: TierPolicy = nested(TierPolicy, "tier_")
+    tiers: TierPolicy = nested(lambda: TierPolicy(overrides=copy.deepcopy(DEFAULT_TIER_OVERRIDES)), "tier_")
 
     def validate(self) -> None:
         check_choice(self, "language_from", ("missing", "always"))
@@ -106,7 +112,7 @@ def _on_batches(scorer: Scorer) -> Callable[..., np.ndarray]:
 
 class CodeQualityStage(RowStage):
     name = "code_quality"
-    version = "3"  # 3: files cut at score_max_chars read as a prefix, .pyi documentation floor, files without code scored 0
+    version = "4"  # 3: cut files read as a prefix, .pyi documentation floor, files without code 0; 4: generated markers only in header comments, a tie at a tier cut is medium, JSON/YAML/TOML medium
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}

@@ -87,3 +87,18 @@ def test_rare_language_falls_back_to_its_group_and_prose_is_not_pooled():
     tiers = assign_tiers(np.full(5, 1.0), np.array(["Markdown"] * 5), cuts, TierRule())
     assert tiers == ["medium"] * 5
     assert not any(k.startswith("group:") for k in cuts)
+
+
+def test_a_tie_at_a_cut_is_medium_and_never_fills_an_outer_tier():
+    # 100 C files: 70 spread below, a block of 25 headers tied at 9.16 (straddling the 80th percentile), 5 above
+    langs = np.array(["C"] * 100, dtype=object)
+    scores = np.concatenate([np.linspace(5.0, 8.38, 70), np.full(25, 9.16), np.linspace(9.3, 9.7, 5)])
+    cuts = thresholds(score_histogram(langs, scores), TierRule(high=80, low=10), min_files=50)
+    tiers = np.array(assign_tiers(scores, langs, cuts, TierRule()))
+    assert (tiers[70:95] == "medium").all()  # the tied block is not high, whole
+    assert (tiers[95:] == "high").all() and (tiers == "high").sum() == 5
+    assert (tiers == "low").sum() == 10
+    # a language whose files all score alike has nothing to rank: all medium
+    same = np.full(60, 6.7)
+    cuts = thresholds(score_histogram(np.array(["TOML"] * 60, dtype=object), same), TierRule(high=80, low=10), min_files=50)
+    assert set(assign_tiers(same, np.array(["TOML"] * 60), cuts, TierRule())) == {"medium"}

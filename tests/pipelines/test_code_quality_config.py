@@ -6,10 +6,11 @@ import pytest
 from curation.config import ConfigError, config_hash, nest_flat_keys
 from curation.quality.code_rules import RuleThresholds
 from curation.quality.code_tiers import TierPolicy
-from pipelines.stages.code_quality import CodeQualityConfig
+from pipelines.stages.code_quality import DEFAULT_TIER_OVERRIDES, CodeQualityConfig
 
-#: config_hash(CodeQualityConfig().to_dict()) before rules and tiers were nested (flat fields)
-FLAT_DEFAULT_HASH = "55aac39eaabcb090038cb889253c7a277727cf9103a6cc245f390c88522c9d4b"
+#: config_hash of the default's flat view: the fields as they were before rules and tiers were nested, with
+#: the default tier_overrides (JSON, YAML and TOML medium)
+FLAT_DEFAULT_HASH = "b93f420246ca7ecde90c9430428d600625b64c8f4aca32efeef603b04cc7c914"
 
 
 def test_the_default_hash_is_the_flat_one():
@@ -46,7 +47,7 @@ def test_nested_values_are_validated_and_named():
 def test_replace_takes_flat_or_nested_changes():
     cfg = CodeQualityConfig().replace(tier_low=20)
     assert cfg.tiers.low == 20.0 and cfg.tiers.high == 80.0
-    assert cfg.replace(tiers={"high": 95}).tiers == TierPolicy(low=20.0, high=95.0)
+    assert cfg.replace(tiers={"high": 95}).tiers == TierPolicy(low=20.0, high=95.0, overrides=DEFAULT_TIER_OVERRIDES)
 
 
 def test_round_trip_through_either_view():
@@ -127,3 +128,16 @@ def test_tier_weights_of_zero_for_every_scorer_are_refused():
     with pytest.raises(ConfigError, match="weight above 0"):  # the weight of a scorer that does not run does not count
         CodeQualityConfig.from_dict({"tier_weights": {"structural": 0, "learned": 1}})
     CodeQualityConfig.from_dict({"tier_weights": {"structural": 0.5, "learned": 0}})
+
+
+def test_data_formats_are_medium_by_default_and_a_recipe_table_merges_over_the_default():
+    from pipelines.recipe import load_recipe, stage_config
+
+    for cfg in (CodeQualityConfig(), stage_config(load_recipe(None), "code_quality", CodeQualityConfig)):
+        default, overrides = cfg.tiers.rules()
+        assert {lang: (r.mode, r.low, r.high) for lang, r in overrides.items()} == {
+            lang: ("absolute", 0.0, 11.0) for lang in ("JSON", "YAML", "TOML")}  # no score reaches 11: all medium
+    cfg = CodeQualityConfig.from_dict({"tier_overrides": {"Go": {"mode": "absolute", "high": 7, "low": 3}}})
+    assert set(cfg.tiers.overrides) == {"Go", "JSON", "YAML", "TOML"}  # merged by name over the default
+    cfg = CodeQualityConfig.from_dict({"tier_overrides": {"JSON": None}})
+    assert set(cfg.tiers.overrides) == {"YAML", "TOML"}  # null gives JSON percentile tiers again
