@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,18 @@ MAX_CHARS = 2000
 UNDETERMINED = "und"
 #: lid.176 labels folded into one code (Chinese varieties written in Han characters).
 ALIASES = {"wuu": "zh", "yue": "zh", "gan": "zh", "hak": "zh", "nan": "zh", "cdo": "zh", "lzh": "zh"}
+#: lid.176's labels, the codes the model answers (its 176 languages, space-separated); ``lang``
+#: holds these with :data:`ALIASES` folded, or :data:`UNDETERMINED` (:data:`CODES`).
+LID176_LABELS = (
+    "af als am an ar arz as ast av az azb ba bar bcl be bg bh bn bo bpy br bs bxr ca cbk ce ceb ckb co cs cv cy da de "
+    "diq dsb dty dv el eml en eo es et eu fa fi fr frr fy ga gd gl gn gom gu gv he hi hif hr hsb ht hu hy ia id ie ilo "
+    "io is it ja jbo jv ka kk km kn ko krc ku kv kw ky la lb lez li lmo lo lrc lt lv mai mg mhr min mk ml mn mr mrj ms "
+    "mt mwl my myv mzn nah nap nds ne new nl nn no oc or os pa pam pfl pl pms pnb ps pt qu rm ro ru rue sa sah sc scn "
+    "sco sd sh si sk sl so sq sr su sv sw ta te tg th tk tl tr tt tyv ug uk ur uz vec vep vi vls vo wa war wuu xal xmf "
+    "yi yo yue zh"
+)
+#: Every value of the ``lang`` column: what a recipe's language keys may name.
+CODES = frozenset(ALIASES.get(x, x) for x in LID176_LABELS.split()) | {UNDETERMINED}
 #: Sources whose text is not natural language (their ``language`` is the programming language).
 NON_TEXT_SOURCES = frozenset({"code"})
 
@@ -184,3 +196,21 @@ def annotate(df: pd.DataFrame, rows: np.ndarray | None = None, texts: list[str] 
     df["lang"] = pd.Series(codes, index=df.index, dtype=object)
     df["lang_score"] = pd.Series(scores, index=df.index)
     return df
+
+
+def code_problem(key: str, codes: Iterable[Any], patterns: bool = False) -> str | None:
+    """What is wrong with the language codes ``codes`` of recipe key ``key`` (None: every one is a
+    value of ``lang``, :data:`CODES`, or with ``patterns`` a glob); codes are written as ingest
+    writes them, lower-case.
+
+    >>> code_problem("mixture.language_repeat", ["zh", "*"], patterns=True) is None
+    True
+    >>> code_problem("semdedup.prune_languages", ["EN", "english"])
+    "semdedup.prune_languages has 'EN' (did you mean 'en'?), 'english', not language codes of the lang column: ISO 639-1 as ingest writes them (en, zh, de, …; und: unknown; docs/languages.md)"
+    """
+    bad = [str(c) for c in codes if not (isinstance(c, str) and (c in CODES or (patterns and any(ch in c for ch in "*?["))))]
+    if not bad:
+        return None
+    named = [f"{c!r} (did you mean {c.lower()!r}?)" if c.lower() in CODES else repr(c) for c in bad]
+    return (f"{key} has {', '.join(named)}, not language codes of the lang column: ISO 639-1 as ingest writes them "
+            "(en, zh, de, …; und: unknown; docs/languages.md)")

@@ -179,7 +179,6 @@ _STOPPED = {
 }
 
 
-
 def _run(args: argparse.Namespace) -> int:
     from curation.ingest.discover import find_inputs
     from pipelines.cluster import check_workers, open_client
@@ -188,8 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.kit.stage import check_requires
     from pipelines.marker import check_input
     from pipelines.output_guards import check_destination, run_recipe_note
+    from pipelines.plan_checks import check_plan
     from pipelines.profile_choice import profile_settings
-    from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, resolve_profile
+    from pipelines.recipe import absolute_model_paths, check_configs, load_recipe, resolve_profile, stage_config
     from pipelines.runner import enabled_stages, run_recipe, run_stage
     from pipelines.safety import check_folder_path, check_overlap, check_replaceable
     from pipelines.scheduler_choice import command_scheduler
@@ -217,14 +217,18 @@ def _run(args: argparse.Namespace) -> int:
     names = enabled_stages(recipe) if stage is None else [stage]
     absolute_model_paths(recipe, names)
     check_configs(recipe, names)
+    check_plan(recipe, names)  # a column a setting reads that no earlier stage makes; settings that do nothing here
     check_destination(args.output, whole_run=stage is None)
     if stage is None or stage == "ingest":
         check_overlap(args.output, args.input)
         find_inputs([Path(p) for p in args.input])  # a missing or unreadable input fails here, before a cluster starts
     else:
+        if len(args.input) != 1:
+            raise ConfigError(f"{args.command} reads one stage folder; got {len(args.input)} inputs")
         check_overlap(args.output, args.input[:1])
         check_input(Path(args.input[0]))  # a damaged or unfinished stage folder, before a cluster starts
-        check_requires(load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])))  # and one without a column it reads
+        check_requires(st := load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])),  # and one without a column
+                       stage_config(recipe, stage, st.config_cls))  # it or a setting of it (keep: highest:<column>) reads
     if stage is not None:
         check_replaceable(args.output, (stage,))
         if note := run_recipe_note(args.output, args.config):
@@ -251,8 +255,6 @@ def _run(args: argparse.Namespace) -> int:
             results = [run_stage(stage, recipe, stage_dir=args.output, inputs=args.input, client=client, quiet=args.quiet,
                                  cache_root=args.cache_dir)]
         else:
-            if len(args.input) != 1:
-                raise ConfigError(f"{args.command} reads one stage folder; got {len(args.input)} inputs")
             results = [run_stage(stage, recipe, stage_dir=args.output, input_dir=Path(args.input[0]), client=client, quiet=args.quiet,
                                  cache_root=args.cache_dir)]
     print(funnel_table([r.stats for r in results]))

@@ -99,8 +99,6 @@ LOCAL_CLUSTER_CONFIG = {
 
 #: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
 CONNECT_TIMEOUT_S = 15
-#: Seconds to wait for a first worker when a ``--scheduler`` has none (``CURATE_WORKER_WAIT_S``).
-WORKER_WAIT_S = int(os.environ.get("CURATE_WORKER_WAIT_S", "120"))
 
 
 class SchedulerError(RuntimeError):
@@ -149,23 +147,6 @@ def _connect(scheduler: str) -> Any:
             f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); "
             "check the address and that `dask scheduler` runs there, or omit --scheduler for a local cluster"
         ) from None
-
-
-def _await_workers(client: Any, scheduler: str) -> None:
-    """Say how many workers the scheduler has; with none, wait up to :data:`WORKER_WAIT_S` for one,
-    then stop with one line (a scheduler without workers would leave the run waiting, silent)."""
-    workers = client.scheduler_info().get("workers", {})
-    if not workers:
-        log.warning("the scheduler %s has no worker yet; waiting up to %d s for one (start `dask worker %s`)",
-                    scheduler, WORKER_WAIT_S, f"--scheduler-file {scheduler}" if scheduler.endswith(".json") else scheduler)
-        try:
-            client.wait_for_workers(1, timeout=WORKER_WAIT_S)
-        except TimeoutError:
-            raise SchedulerError(f"--scheduler {scheduler}: no worker joined the scheduler within {WORKER_WAIT_S} s; start "
-                                 "`dask worker` processes for it, or leave out --scheduler for a local cluster") from None
-        workers = client.scheduler_info().get("workers", {})
-    threads = sum(int(w.get("nthreads") or 0) for w in workers.values())
-    log.info("connected to scheduler %s: %d workers, %d threads (dashboard: %s)", scheduler, len(workers), threads, client.dashboard_link)
 
 
 @contextlib.contextmanager
@@ -246,7 +227,7 @@ def open_client(
     # every default distributed registered when it was imported inside the block
     from distributed import Client, LocalCluster
 
-    from pipelines.cluster_env import check_same_code
+    from pipelines.cluster_env import await_workers, check_same_code, worker_wait_s
 
     with dask.config.set({**frames, **WORKER_ENVIRON}):
         # distributed sets its loggers to INFO on import; keep the console for our progress.
@@ -255,9 +236,10 @@ def open_client(
         if scheduler:
             # a lost scheduler is said in one line (exit 9), not in the client's reconnect tracebacks
             logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
+            wait = worker_wait_s()  # CURATE_WORKER_WAIT_S, read where it is used: a bad value stops here (exit 2)
             client = _connect(scheduler)
             try:
-                _await_workers(client, scheduler)
+                await_workers(client, scheduler, wait)
                 check_same_code(client, scheduler)  # an old or missing curate on a process of it: one line, not a traceback
             except BaseException:
                 client.close()

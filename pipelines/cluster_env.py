@@ -1,4 +1,9 @@
-"""That the scheduler and every worker of a ``--scheduler`` cluster run this command's curate.
+"""That a ``--scheduler`` cluster has workers, and that the scheduler and every worker run this
+command's curate.
+
+A scheduler without workers is waited on for ``CURATE_WORKER_WAIT_S`` seconds (120; read only for
+a ``--scheduler``, a value that is not a whole number ≥ 1 is a ConfigError naming it, exit 2), then
+the command stops with one line (:func:`await_workers`, exit 9).
 
 A long-lived cluster outlives upgrades: a worker started from another checkout ran the first stages
 on old code without a word and then left the run waiting; one that could not import curate failed
@@ -15,11 +20,51 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
+log = logging.getLogger(__name__)
+
 #: the packages whose code runs on the workers
 PACKAGES = ("curation", "pipelines", "classifiers")
+#: Seconds to wait for a first worker when a ``--scheduler`` has none, unless ``CURATE_WORKER_WAIT_S`` says.
+WORKER_WAIT_S = 120
+
+
+def worker_wait_s() -> int:
+    """``CURATE_WORKER_WAIT_S`` (default :data:`WORKER_WAIT_S`): a whole number of seconds ≥ 1, else a ConfigError."""
+    from curation.config import ConfigError
+
+    text = os.environ.get("CURATE_WORKER_WAIT_S", str(WORKER_WAIT_S))
+    try:
+        seconds = int(text.strip())
+    except ValueError:
+        seconds = 0
+    if seconds < 1:
+        raise ConfigError(f"CURATE_WORKER_WAIT_S = {text!r}: give a whole number of seconds ≥ 1 to wait for a first worker "
+                          f"of a --scheduler (default {WORKER_WAIT_S}), or unset it")
+    return seconds
+
+
+def await_workers(client: Any, scheduler: str, wait: int) -> None:
+    """Say how many workers the scheduler has; with none, wait up to ``wait`` seconds for one, then
+    stop with one line (a scheduler without workers would leave the run waiting, silent)."""
+    from pipelines.cluster import SchedulerError
+
+    workers = client.scheduler_info().get("workers", {})
+    if not workers:
+        log.warning("the scheduler %s has no worker yet; waiting up to %d s for one (start `dask worker %s`)",
+                    scheduler, wait, f"--scheduler-file {scheduler}" if scheduler.endswith(".json") else scheduler)
+        try:
+            client.wait_for_workers(1, timeout=wait)
+        except TimeoutError:
+            raise SchedulerError(f"--scheduler {scheduler}: no worker joined the scheduler within {wait} s; start "
+                                 "`dask worker` processes for it, or leave out --scheduler for a local cluster") from None
+        workers = client.scheduler_info().get("workers", {})
+    threads = sum(int(w.get("nthreads") or 0) for w in workers.values())
+    log.info("connected to scheduler %s: %d workers, %d threads (dashboard: %s)", scheduler, len(workers), threads, client.dashboard_link)
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,21 +13,17 @@ from pipelines.stages import folder_name
 
 
 def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> int:
-    """Print the plan; check each stage's required columns against what the stages before it produce."""
-    from pipelines.kit.stage import required_columns
+    """Print the plan; check each stage's required columns, and those its settings read (``keep:
+    highest:<column>``), against what the input and the stages before it produce."""
+    from pipelines.kit.stage import column_problems
     from pipelines.recipe import stage_config
     from pipelines.stages import load_stage
 
-    columns = input_columns(names[0], args)
-    plan, problems = [], []
-    for name in names:
-        stage = load_stage(name)
-        cfg = stage_config(recipe, name, stage.config_cls)
-        missing = [c for c in required_columns(stage) if columns is not None and c not in columns]
-        if missing:
-            problems.append(f"stage {name} requires columns {missing} that no earlier stage or input provides")
-        if columns is not None:
-            columns |= set(getattr(stage, "produces", {}) or {})
+    stages = [load_stage(name) for name in names]
+    cfgs = [stage_config(recipe, name, stage.config_cls) for name, stage in zip(names, stages, strict=True)]
+    problems = column_problems(zip(stages, cfgs, strict=True), input_columns(names[0], args))
+    plan = []
+    for name, stage, cfg in zip(names, stages, cfgs, strict=True):
         target = args.output / folder_name(name) if args.command == "run" else args.output
         plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
     print(json.dumps({"inputs": args.input, "profile": recipe.get("profile"), "scheduler": recipe.get("scheduler"), "plan": plan},

@@ -39,6 +39,7 @@ from pipelines.marker import (
     save_checksums,
     stage_fingerprint,
 )
+from pipelines.plan_checks import check_plan
 from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
 from pipelines.rerun import check_run_replaceable, rerun_reason
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
@@ -98,7 +99,7 @@ def _run_stage_locked(
     else:
         assert input_dir is not None
         check_input(Path(input_dir))
-        check_requires(stage, Path(input_dir), io.docs_columns(Path(input_dir)))  # before any output or compute
+        check_requires(stage, Path(input_dir), io.docs_columns(Path(input_dir)), cfg)  # before any output or compute
         fingerprint = stage_fingerprint(Path(input_dir))
         chain = run_chain(name, run_dir) if run_dir is not None else upstream_chain(Path(input_dir))
         warning = skipped_warning(name, recipe, Path(input_dir), chain) if run_dir is None else None  # a run skips none
@@ -144,9 +145,7 @@ def _build_and_write(
     cache: Path,
 ) -> dict[str, Any]:
     ctx = StageContext(
-        name=name,
-        work_dir=work,
-        cache_dir=cache,
+        name=name, work_dir=work, cache_dir=cache,
         input_fingerprint=fingerprint,
         config_hash=chash,
         run_dir=run_dir,
@@ -162,8 +161,7 @@ def _build_and_write(
     started, (driver_cpu_started, cpu_started) = time.time(), cpu_times(client)
     recorded: dict[str, Any] = {}
     if getattr(stage, "reads_raw", False):
-        docs = None
-        n_in = None
+        docs, n_in = None, None
     else:
         assert input_dir is not None
         docs = io.read_docs(Path(input_dir))
@@ -264,6 +262,7 @@ def run_recipe(
     output = Path(output)
     names = enabled_stages(recipe)
     check_configs(recipe, names, load_stage)
+    check_plan(recipe, names, load_stage, warn=False)  # a column a setting reads that no earlier stage makes
     check_overlap(output, inputs)
     results: list[StageResult] = []
     previous: Path | None = None

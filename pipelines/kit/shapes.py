@@ -87,6 +87,16 @@ class StageShape:
         """Check what ``cfg`` names outside the recipe (model folders, devices) before anything runs;
         raise ConfigError naming the key (``pipelines/kit/preflight.py``). Default: nothing to check."""
 
+    def config_requires(self, cfg: Any) -> dict[str, str]:
+        """Columns the input must have because of a setting (``keep: highest:<column>``): column →
+        the setting, checked with ``requires`` before anything runs (``--dry-run`` too). Default: none."""
+        return {}
+
+    def config_notes(self, cfg: Any) -> list[str]:
+        """Warnings, said before anything runs, about settings that are valid but do not do what they
+        ask in this config (a language the embedder cannot prune). Default: none."""
+        return []
+
     def model_paths(self, cfg: Any) -> dict[str, str]:
         """The model files or folders of the user's that ``cfg`` names (key → path; shipped models
         are not listed): their sizes and times go into the stage's config hash, so a model retrained

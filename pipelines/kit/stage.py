@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from curation.config import ConfigError
 from curation.ingest.inputs import InputError
 
 #: The columns the runner itself reads in every stage's input, whatever the stage declares: its
@@ -31,9 +32,17 @@ def required_columns(stage: Any) -> list[str]:
     return list(dict.fromkeys((*stage.requires, *RUNNER_REQUIRES)))
 
 
-def check_requires(stage: Any, input_dir: Path, columns: Iterable[str]) -> None:
-    """Refuse an input without a column the stage or the runner reads, before anything is computed
-    or written (the writer met a missing ``n_tokens`` only after the stage's work, as a crash)."""
+def config_columns(stage: Any, cfg: Any) -> dict[str, str]:
+    """The columns a stage reads because of its settings (``keep: highest:<column>``): column → the
+    setting that reads it, from the stage's ``config_requires`` (none without a config)."""
+    read = getattr(stage, "config_requires", None)
+    return dict(read(cfg)) if read is not None and cfg is not None else {}
+
+
+def check_requires(stage: Any, input_dir: Path, columns: Iterable[str], cfg: Any = None) -> None:
+    """Refuse an input without a column the stage or the runner reads, or one a setting of ``cfg``
+    reads, before anything is computed or written (the writer met a missing ``n_tokens`` only after
+    the stage's work, as a crash)."""
     columns = list(columns)
     missing = [c for c in required_columns(stage) if c not in columns]
     if missing:
@@ -42,6 +51,28 @@ def check_requires(stage: Any, input_dir: Path, columns: Iterable[str]) -> None:
             f"stage {stage.name} requires columns {missing} that {input_dir} does not have; "
             f"run the stages that produce them first ({made + '; ' if made else ''}columns present: {columns})"
         )
+    for column, setting in config_columns(stage, cfg).items():
+        if column not in columns:
+            raise ConfigError(f"{stage.name}.{setting} needs column {column!r}, which {input_dir} does not have "
+                              f"(columns present: {columns})")
+
+
+def column_problems(plan: Iterable[tuple[Any, Any]], columns: set[str] | None) -> list[str]:
+    """What each (stage, config) of a plan in run order lacks, with ``columns`` before its first
+    stage (None: unknown, nothing checked): the columns it requires and those its settings read,
+    against the input's and the earlier stages' ``produces``."""
+    problems: list[str] = []
+    for stage, cfg in plan:
+        if columns is None:
+            return problems
+        missing = [c for c in required_columns(stage) if c not in columns]
+        if missing:
+            problems.append(f"stage {stage.name} requires columns {missing} that no earlier stage or input provides")
+        problems += [f"{stage.name}.{setting} needs column {column!r}, which no earlier stage or the input provides "
+                     f"({'produced by ' + ', '.join(by) if (by := _producers(column)) else 'no stage produces it'})"
+                     for column, setting in config_columns(stage, cfg).items() if column not in columns]
+        columns = columns | set(getattr(stage, "produces", None) or {})
+    return problems
 
 
 def _producers(column: str) -> list[str]:

@@ -123,6 +123,12 @@ class CodeQualityStage(RowStage):
             check_model("code_quality.learned_model", cfg.learned_model, "hashed_linear", "regression",
                         how="train one with `curate train-classifier code-quality`")
 
+    def config_notes(self, cfg: CodeQualityConfig) -> list[str]:
+        if cfg.learned_model and "learned" not in cfg.scorers:
+            return [f"code_quality.learned_model = {cfg.learned_model} is not used: code_quality.scorers "
+                    f"{list(cfg.scorers)} has no learned (add it: scorers=[structural,learned])"]
+        return []
+
     def model_paths(self, cfg: CodeQualityConfig) -> dict[str, str]:
         return {"learned_model": cfg.learned_model} if cfg.learned_model and "learned" in cfg.scorers else {}
 

@@ -105,6 +105,11 @@ class MinHashDedupStage(GroupStage):
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}
 
+    def config_requires(self, cfg: MinHashDedupConfig) -> dict[str, str]:
+        """The column ``keep: highest:<column>`` / ``lowest:<column>`` reads → that setting."""
+        column = keep_column(cfg.keep)
+        return {column: f"keep = {cfg.keep!r}"} if column else {}
+
     def identify(self, docs: dd.DataFrame, cfg: MinHashDedupConfig, ctx: StageContext) -> Plan:
         column = keep_column(cfg.keep)
         if column is not None and column not in docs.columns:

@@ -28,6 +28,7 @@ from typing import Any
 
 import dask.dataframe as dd
 
+from classifiers.langid import code_problem
 from curation.config import KEEP_NULL, ConfigError, StageConfig, check_choice, check_range
 from curation.errors import check_names
 from curation.mixture.accounting import (
@@ -51,6 +52,7 @@ from curation.mixture.shards import ShardOptions
 from curation.schema import SOURCES, annotated_meta
 from pipelines.kit import StageContext
 from pipelines.kit.shapes import StageFigures
+from pipelines.recipe_schema import MAX_SEED
 from pipelines.stages.mixture_manifests import write_manifests
 from pipelines.stages.mixture_write import write_all_shards
 
@@ -119,6 +121,11 @@ class MixtureConfig(StageConfig):
             except (KeyError, IndexError, ValueError) as exc:
                 raise ConfigError(f"mixture.{key} = {getattr(self, key)!r}: its only placeholder is {{{field}}} "
                                   f"(write a literal brace as {{{{ or }}}}): {exc!r}") from None
+        if self.seed is not None and not (isinstance(self.seed, int) and not isinstance(self.seed, bool) and 0 <= self.seed <= MAX_SEED):
+            raise ConfigError(f"mixture.seed = {self.seed!r}: give a whole number from 0 to {MAX_SEED} (the range of the "
+                              "recipe's seed), or null for the recipe's seed")
+        if problem := code_problem("mixture.language_repeat", self.language_repeat, patterns=True):
+            raise ConfigError(problem)
         for table in ("repeat", "max_epochs", "language_repeat"):
             for k, v in getattr(self, table).items():
                 try:

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from classifiers.embedding import STATIC_MODELS
+from classifiers.langid import code_problem
 from classifiers.scorer import model_fingerprint
 from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.kmeans import DEFAULT_CLUSTER_SIZE, default_k, sample_size
@@ -80,20 +81,37 @@ class SemDedupConfig(StageConfig):
     eps_sweep: tuple[float, ...] = (0.01, 0.02, 0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3)
     block_rows: int = 1024
 
+    def static_embedder(self) -> bool:
+        """Whether the embedder is the static model itself or another shipped static model, with
+        ``static_languages`` set: it prunes those languages only (a static model's vectors mean
+        nothing for languages it was not fitted on)."""
+        return (self.model == self.static_model or self.model in STATIC_MODELS) and bool(self.static_languages)
+
     def pruned_languages(self) -> tuple[str, ...]:
-        """The languages SemDeDup prunes (() = all): ``prune_languages``, and when the embedder is the
-        static model itself or another shipped static model, only ``static_languages`` (a static
-        model's vectors mean nothing for languages it was not fitted on).
+        """The languages SemDeDup prunes (() = all, unless :meth:`pruned_sources` is empty):
+        ``prune_languages``, and with a :meth:`static_embedder` only those of ``static_languages``.
 
         >>> SemDedupConfig(model="minilm-static", static_model="minilm-static-bi").pruned_languages()
         ('en',)
         >>> SemDedupConfig().pruned_languages()
         ()
         """
-        if (self.model == self.static_model or self.model in STATIC_MODELS) and self.static_languages:
+        if self.static_embedder():
             own = tuple(self.static_languages)
             return tuple(x for x in self.prune_languages if x in own) if self.prune_languages else own
         return tuple(self.prune_languages)
+
+    def unprunable(self) -> tuple[str, ...]:
+        """The languages of ``prune_languages`` that a :meth:`static_embedder` cannot prune (their pages pass)."""
+        return tuple(x for x in self.prune_languages if x not in self.static_languages) if self.static_embedder() else ()
+
+    def pruned_sources(self) -> tuple[str, ...]:
+        """``prune_sources``, or none when every language ``prune_languages`` names is :meth:`unprunable`.
+
+        >>> SemDedupConfig(model="minilm-static", prune_languages=("de",)).pruned_sources()
+        ()
+        """
+        return () if self.prune_languages and not self.pruned_languages() else tuple(self.prune_sources)
 
     def validate(self) -> None:
         for key in ("sources", "prune_sources"):
@@ -105,6 +123,9 @@ class SemDedupConfig(StageConfig):
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
             raise ConfigError(f"SemDedupConfig.device = {self.device!r}; choose auto, cpu, cuda or cuda:N")
         check_choice(self, "store_dtype", ("float16", "float32"))
+        for key in ("prune_languages", "static_languages", "text_check_languages", "eps_by_language"):
+            if problem := code_problem(f"semdedup.{key}", getattr(self, key)):
+                raise ConfigError(problem)
         try:
             parse_keep(self.keep)
         except ValueError as exc:
@@ -144,7 +165,7 @@ class SemDedupConfig(StageConfig):
 
     def sketches(self) -> steps.Sketches:
         """The pages the clusters step sketches for :meth:`text_check`."""
-        window = tuple(sorted(self.prune_sources)) if self.window_check else ()
+        window = tuple(sorted(self.pruned_sources())) if self.window_check else ()
         return steps.Sketches(tuple(sorted(self.text_check_languages)), window, tuple(sorted(self.pruned_languages())),
                               int(self.max_seq_length))
 
@@ -173,6 +194,20 @@ class SemDedupStage(GroupStage):
             except FileNotFoundError as exc:
                 raise ConfigError(f"semdedup.{key}: {exc}") from None
         need_device("semdedup.device", cfg.device)
+
+    def config_requires(self, cfg: SemDedupConfig) -> dict[str, str]:
+        """The column ``keep: highest:<column>`` / ``lowest:<column>`` reads → that setting."""
+        column = parse_keep(cfg.keep)[1]
+        return {column: f"keep = {cfg.keep!r}"} if column else {}
+
+    def config_notes(self, cfg: SemDedupConfig) -> list[str]:
+        """What the settings ask for and the embedder does not do: languages it cannot prune."""
+        if not cfg.unprunable():
+            return []
+        rest = (f"pruning {', '.join(cfg.pruned_languages())} only" if cfg.pruned_sources() else "nothing is pruned")
+        return [f"semdedup.prune_languages {list(cfg.prune_languages)}: the embedder {cfg.model} is a static model and prunes "
+                f"only static_languages {list(cfg.static_languages)}, so pages of {', '.join(cfg.unprunable())} pass unpruned "
+                f"({rest}); the transformer embedder (--profile gpu) prunes every language"]
 
     def model_paths(self, cfg: SemDedupConfig) -> dict[str, str]:
         from classifiers.embedding import DEFAULT_MODEL, STATIC_MODELS
@@ -204,6 +239,9 @@ class SemDedupStage(GroupStage):
         clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang,length",
                                          "sketch": sketches.key()},
                             lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketches))
+        figures = {"k": k, "keep": cfg.keep, "eps": cfg.eps}
+        if not cfg.pruned_sources():  # prune_languages names only languages the embedder cannot prune (config_notes)
+            return Plan((_empty_dir(ctx), clusters), StageFigures(figures))
         languages = cfg.pruned_languages()
         sims = ctx.step("similarity", {"clusters": clusters.path.name, "prune_sources": sorted(cfg.prune_sources),
                                        "prune_languages": sorted(languages), "sweep": list(cfg.eps_sweep), "version": self.version,
@@ -212,7 +250,6 @@ class SemDedupStage(GroupStage):
                                                           cfg.block_rows, tuple(cfg.eps_sweep), ctx, out, check))
         removals = ctx.step("removals", {"similarity": sims.path.name, "eps": cfg.eps, "eps_by_language": dict(sorted(cfg.eps_by_language.items()))},
                             lambda out: steps.removals_step(sims, cfg.eps, ctx, out, cfg.eps_by_language))
-        figures = {"k": k, "keep": cfg.keep, "eps": cfg.eps}
         if cfg.eps_by_language:
             figures["eps_by_language"] = dict(sorted(cfg.eps_by_language.items()))
         return Plan((removals.path / "by_part", clusters), StageFigures(figures))

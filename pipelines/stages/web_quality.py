@@ -32,6 +32,7 @@ import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 
+from classifiers.langid import code_problem
 from classifiers.scorer import has_details
 from classifiers.web_quality import get_scorer
 from curation.config import ConfigError, StageConfig, check_choice, check_range
@@ -74,6 +75,8 @@ class WebQualityConfig(StageConfig):
         for name, langs in self.scorer_languages.items():
             if not isinstance(langs, list | tuple) or not langs or not all(isinstance(x, str) for x in langs):
                 raise ConfigError(f"scorer_languages.{name} must be a non-empty list of language codes, e.g. [en]")
+            if problem := code_problem(f"web_quality.scorer_languages.{name}", langs):
+                raise ConfigError(problem)
         check_range(self, "sketch_capacity", 64, None)
         check_range(self, "score_max_chars", 1, None)
         check_choice(self, "combine", ("max", "mean"))

@@ -56,20 +56,16 @@ def test_relative_paths_reach_workers_that_stand_elsewhere(tmp_path):
     assert [json.loads(d)["file"] for d in ledger["detail"]] == ["data/zz_extra.jsonl"]
 
 
-def test_no_worker_within_the_wait_ends_with_exit_9(tmp_path, caplog):
+def test_no_worker_within_the_wait_ends_with_exit_9(tmp_path, caplog, monkeypatch):
     from distributed import LocalCluster
 
-    from pipelines import cluster
     from pipelines.cluster import SchedulerError, open_client
 
     with LocalCluster(n_workers=0, scheduler_port=0, dashboard_address=":0") as lc:
-        old, cluster.WORKER_WAIT_S = cluster.WORKER_WAIT_S, 2
-        try:
-            with (caplog.at_level(logging.INFO), pytest.raises(SchedulerError, match="no worker joined the scheduler within 2 s"),
-                  open_client(lc.scheduler_address)):
-                pass
-        finally:
-            cluster.WORKER_WAIT_S = old
+        monkeypatch.setenv("CURATE_WORKER_WAIT_S", "2")
+        with (caplog.at_level(logging.INFO), pytest.raises(SchedulerError, match="no worker joined the scheduler within 2 s"),
+              open_client(lc.scheduler_address)):
+            pass
         assert "has no worker yet; waiting up to 2 s for one" in caplog.text
         lc.scale(1)
         lc.wait_for_workers(1)

@@ -226,7 +226,7 @@ def test_char_shingles_per_source_and_keep_highest(tmp_path):
 
 
 def test_config_errors_say_what_to_change(tmp_path):
-    with pytest.raises(ConfigError, match="no column 'quality'"):
+    with pytest.raises(ConfigError, match="keep = 'highest:quality' needs column 'quality'"):
         _run(tmp_path, "k", overrides=["keep=highest:quality"])
     with pytest.raises(ConfigError, match="word:5"):
         _run(tmp_path, "k2", overrides=["shingle=words"])

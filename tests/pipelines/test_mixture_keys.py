@@ -59,15 +59,17 @@ def test_a_repeat_key_naming_no_group_is_warned_and_no_empty_group_is_a_concentr
 
 def test_names_this_data_lacks_are_warned_and_pretraining_checks_stay_with_pretraining(finished_run, tmp_path):
     """A top group, edu band or language the data does not have is a typo that would switch a check
-    or a factor off silently; the top level's epochs are a pre-training figure, not a mid-training one."""
+    or a factor off silently (a language code that is no code is refused before anything runs:
+    tests/pipelines/test_plan_checks.py); the top level's epochs are a pre-training figure, not a
+    mid-training one."""
     out = tmp_path / "mixture"
     assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(out), "--scheduler", "synchronous",
-                   "--quiet", "--profile", "cpu", "top_group=web/hgh", "web_edu_bands=[hi]", "language_repeat={zhh: 2}"]) == 0
+                   "--quiet", "--profile", "cpu", "top_group=web/hgh", "web_edu_bands=[hi]", "language_repeat={sw: 2}"]) == 0
     warnings = json.loads((out / "manifests" / "pretrain_phase1.json").read_text())["warnings"]
     said = " | ".join(w["message"] for w in warnings)
     assert "mixture.top_group has 'web/hgh', which names no group of this data; web's groups are web/high," in said
     assert "mixture.web_edu_bands has 'hi', which names no edu band of this data; its edu bands are high" in said
-    assert "mixture.language_repeat has 'zhh', which names no language of this data; its languages are " in said and "en" in said
+    assert "mixture.language_repeat has 'sw', which names no language of this data; its languages are " in said and "en" in said
     # an over-capped top group warns in the pre-training manifests only
     out2 = tmp_path / "capped"
     assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(out2), "--scheduler", "synchronous",

@@ -101,7 +101,7 @@ def test_a_yaml_merge_key_may_be_given_again(tmp_path: Path) -> None:
     ("file", "stages:\n  code_quality:\n    data_files:\n      JSON: {min_char: 10}\n", [],
      "data_files.JSON has no key 'min_char'; did you mean 'min_chars'"),
     ("override", None, ["code_quality.data_files.JSON.min_char=10"], "data_files.JSON has no key 'min_char'; did you mean 'min_chars'"),
-    ("file", "stages:\n  code_quality:\n    tier_overrides:\n      Python: {mod: absolute, high: 7.5, low: 4.0}\n", [],
+    ("file", "stages:\n  code_quality:\n    tier_overrides:\n      Python: {new: true, mod: absolute, high: 7.5, low: 4.0}\n", [],
      "overrides.Python has no key 'mod'; did you mean 'mode'"),
     ("file", "stages:\n  mixture:\n    repeat: {web/hgh: 2.0}\n", [], "group 'web/hgh', which no stage of this recipe makes; did you mean web/high"),
     ("override", None, ["+mixture.max_epochs.code/hihg=2"], "group 'code/hihg'.*did you mean code/high"),
@@ -134,3 +134,12 @@ def test_hints_name_every_owner_and_the_key_a_user_writes(tmp_path: Path) -> Non
     assert "valid: cluster, name, seed, stages" in str(err.value) and "recipe_path" not in str(err.value)
     with pytest.raises(ConfigError, match="did you mean stage 'minhash_dedup'"):
         load_recipe(_recipe(tmp_path, "minhash_dedupe:\n  threshold: 0.7\n"))
+
+
+def test_a_language_new_to_tier_overrides_needs_new_true(tmp_path: Path) -> None:
+    """The default table holds the data formats; a misspelt language is refused, a new one says so."""
+    with pytest.raises(ConfigError, match="overrides has no entry 'Pyhton'.*new: true"):
+        load_recipe(_recipe(tmp_path, "stages:\n  code_quality:\n    tier_overrides:\n      Pyhton: {mode: absolute, high: 7.5, low: 4.0}\n"))
+    recipe = load_recipe(_recipe(tmp_path, "stages:\n  code_quality:\n    tier_overrides:\n      Python: {new: true, mode: absolute, high: 7.5, low: 4.0}\n"))
+    check_configs(recipe, enabled_stages(recipe))
+    assert set(recipe["stages"]["code_quality"]["tiers"]["overrides"]) >= {"Python"}
