@@ -91,3 +91,20 @@ def check_run_replaceable(recipe: dict[str, Any], names: list[str], inputs: list
             raise refused[name]
         marker = read_marker(stage_dir) or {}
         fingerprint = marker.get("output_fingerprint") if why is None else config_hash({"config": chash, "input": fingerprint})
+
+
+def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:
+    """What a single stage written into a finished run's folder leaves behind (``run_dir`` None: not
+    part of a ``curate run``): the run's later stages, made from this folder's previous output, as
+    one warning; none when the folder is not a run's stage or nothing after it went stale."""
+    from curation.stats.run_state import run_state
+
+    parent = Path(stage_dir).parent
+    if run_dir is not None or not (parent / "run.json").exists():
+        return []
+    stale = sorted(name for name in run_state(parent).stale if name > Path(stage_dir).name)
+    if not stale:
+        return []
+    return [f"{Path(stage_dir).name} was made again inside the run {parent}: its later stages ({', '.join(stale)}) were made "
+            f"from its previous output and are stale now (curate verify and curate stats leave them out); re-run the recipe "
+            f"into {parent} (curate run … --output {parent}) to bring them up to date"]

@@ -41,7 +41,7 @@ from pipelines.marker import (
 )
 from pipelines.plan_checks import check_plan
 from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
-from pipelines.rerun import check_run_replaceable, rerun_reason
+from pipelines.rerun import check_run_replaceable, rerun_reason, stale_after
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
@@ -134,7 +134,7 @@ def _run_stage_locked(
         raise
     log.info("%s: %d in, %d kept, %d dropped in %.1fs", name, stats["in"]["documents"], stats["kept"]["documents"],
              stats["dropped"]["documents"], stats["seconds"])
-    for warning in stage_warnings(stats, stage_dir / "ledger"):
+    for warning in [*stage_warnings(stats, stage_dir / "ledger"), *stale_after(stage_dir, run_dir)]:
         log.warning("%s", warning)
     return StageResult(name, stage_dir, False, stats)
 

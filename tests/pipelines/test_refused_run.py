@@ -83,3 +83,21 @@ def test_a_model_file_put_back_with_its_old_modification_time_changes_the_stage_
     assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
     assert files_stamp(model)[1][:3] == ["weights.npz", before.st_size, before.st_mtime_ns]
     assert stage_hash("edu_score", recipe) != chash
+
+
+def test_a_single_stage_made_again_inside_a_run_says_its_later_stages_are_stale(tmp_path: Path, caplog) -> None:
+    from pipelines.cluster import open_client
+    from pipelines.runner import run_stage
+
+    raw, out = _corpus(tmp_path), tmp_path / "run"
+    _run(raw, out)  # ingest and exact_dedup
+    caplog.set_level(logging.WARNING)
+    with open_client("synchronous") as client:
+        # ingest again with another setting, into the run's own folder: exact_dedup was made from its old output
+        changed = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.max_chars=100000"])
+        run_stage("ingest", changed, stage_dir=out / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
+    assert "00_ingest was made again inside the run" in caplog.text and "(10_exact_dedup)" in caplog.text
+    caplog.clear()
+    with open_client("synchronous") as client:  # the same stage into a folder of its own: nothing to say
+        run_stage("ingest", changed, stage_dir=tmp_path / "alone" / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
+    assert "made again inside the run" not in caplog.text
