@@ -30,7 +30,8 @@ def group_names(recipe: dict[str, Any], loader: Any) -> set[str]:
         return stage_config(recipe, stage, loader(stage).config_cls)
 
     names = {"all", *TIERS, *(g.split("/", 1)[1] for g in (REPO_GROUP, UNPLACED_GROUP, THREADS_GROUP, LONG_GROUP))}
-    return names | set(cfg("web_quality").levels) | set(cfg("edu_score").band_names)
+    # a stage of another make (a test's or a user's own, under the same name) may lack the table
+    return names | set(getattr(cfg("web_quality"), "levels", ())) | set(getattr(cfg("edu_score"), "band_names", ()))
 
 
 def check_mixture_groups(recipe: dict[str, Any], names: list[str], loader: Any) -> None:
@@ -43,7 +44,8 @@ def check_mixture_groups(recipe: dict[str, Any], names: list[str], loader: Any) 
     mixture = stage_config(recipe, "mixture", loader("mixture").config_cls)
     known = group_names(recipe, loader)
     for table in GROUP_TABLES:
-        for group in getattr(mixture, table):
+        groups = getattr(mixture, table, None)  # a mixture stage of another make may have no such table
+        for group in groups if isinstance(groups, dict) else ():
             kind, _, name = str(group).partition("/")
             if not name or any(c in name for c in "*?[") or name in known:
                 continue
