@@ -155,6 +155,22 @@ def expected_score(
     return sum(k * p for k, p in probs.items()) / mass, mass
 
 
+#: A log-probability above this is no log-probability (above 0 is a probability over 1); a little
+#: slack above 0 for a server's rounding.
+MAX_LOGPROB = 1e-4
+
+
 def logprobs_to_probs(top: Mapping[str, float]) -> dict[str, float]:
-    """token → logprob (as servers return them) → token → probability."""
-    return {t: math.exp(lp) for t, lp in top.items() if lp is not None and math.isfinite(lp)}
+    """token → logprob (as servers return them) → token → probability.
+
+    A token whose logprob is missing, NaN or ±inf is left out. A logprob above :data:`MAX_LOGPROB`
+    makes the whole distribution unusable (empty): it is no distribution, and ``exp`` of one above
+    ~709 overflows.
+
+    >>> logprobs_to_probs({"3": 0.0, "4": float("-inf"), "5": None}), logprobs_to_probs({"3": 1000.0, "4": -1.0})
+    ({'3': 1.0}, {})
+    """
+    valid = {t: float(lp) for t, lp in top.items() if isinstance(lp, (int, float)) and math.isfinite(lp)}
+    if any(lp > MAX_LOGPROB for lp in valid.values()):
+        return {}
+    return {t: math.exp(min(lp, 0.0)) for t, lp in valid.items()}

@@ -60,14 +60,27 @@ def describe(counts: dict[str, int], examples: dict[str, str], limit: int = 3) -
     return ", ".join(parts) + (f" and {more} more reason(s)" if more > 0 else "")
 
 
-def likely_fix(counts: dict[str, int], examples: dict[str, str], config: dict[str, Any], answered: int) -> str:
-    """What to change for the transport failures in ``counts`` (``config``: the judge's backend settings)."""
+def stopped(failures: Iterable[str | None], raw: Iterable[str | None]) -> bool:
+    """Whether the judge stopped answering: requests were left unsent because enough in a row had
+    failed for good with no answer in between (the breaker of :mod:`~classifiers.annotation.pacing`)."""
+    return any(f is not None and f == f and str(r or "").startswith(NOT_SENT) for f, r in zip(failures, raw, strict=True))
+
+
+def likely_fix(counts: dict[str, int], examples: dict[str, str], config: dict[str, Any], answered: int,
+               stopped: bool = False) -> str:
+    """What to change for the transport failures in ``counts`` (``config``: the judge's backend settings;
+    ``stopped``: see :func:`stopped`; failures among answers are not a server that stopped)."""
     base = str(config.get("base_url", "")).rstrip("/")
     hints: list[str] = []
     for reason in counts:
-        if reason == "connection_error":
-            hints.append(f"the server stopped answering after {answered} answer(s): check that it still runs at {base}" if answered
-                         else f"nothing answers at {base}: start the server (e.g. `vllm serve MODEL`) or fix annotator_base_url")
+        if reason == "connection_error" and answered:
+            n = counts[reason]
+            hints.append(f"the server stopped answering after {answered} answer(s): check that it still runs at {base}" if stopped
+                         else f"{n} request(s) got no connection (refused or reset) and {answered} were answered: the server "
+                         f"at {base} drops connections, or went down late in the batch; check that it still runs and see its log "
+                         "(a restart? a proxy's connection limit?), lower annotator_concurrency or raise annotator_max_retries")
+        elif reason == "connection_error":
+            hints.append(f"nothing answers at {base}: start the server (e.g. `vllm serve MODEL`) or fix annotator_base_url")
         elif reason == "timeout":
             hints.append(f"no answer within annotator_timeout_s = {float(config.get('timeout_s', 0)):g} s: raise it, or lower "
                          f"annotator_concurrency (now {config.get('concurrency', '?')}) if the server is overloaded")

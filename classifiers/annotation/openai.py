@@ -12,8 +12,8 @@ Two endpoints:
   token with ``logprobs`` gives the expected score.
 
 Requests run ``concurrency`` at a time, under a rate limit (requests/s), with a timeout and
-retries with exponential back-off (honouring ``Retry-After``) on timeouts, connection errors,
-429 and 5xx. An answer that cannot be parsed is asked again ``parse_retries`` times, then
+retries with exponential back-off (at least ``Retry-After``, up to ``retry_after_max_s``) on
+timeouts, connection errors, 429 and 5xx. An answer that cannot be parsed is asked again ``parse_retries`` times, then
 reported as a failure — never as a 0. The API key is read from the environment variable named
 by ``api_key_env`` at request time and never logged.
 
@@ -31,7 +31,6 @@ import json
 import logging
 import math
 import os
-import random
 import socket
 import time
 import urllib.error
@@ -45,7 +44,7 @@ from classifiers.annotation import openai_answers
 from classifiers.annotation.base import AnnotationResult, AnnotationStats, Answer, AnswerHook
 from classifiers.annotation.identity import server_of
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
-from classifiers.annotation.pacing import Breaker, RateLimiter, breaker_threshold
+from classifiers.annotation.pacing import Breaker, RateLimiter, backoff_delay, breaker_threshold
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
 
 log = logging.getLogger(__name__)
@@ -88,6 +87,7 @@ class OpenAIAnnotator:
         max_retries: int = 4,
         backoff_s: float = 1.0,
         backoff_max_s: float = 30.0,
+        retry_after_max_s: float = 600.0,
         rate_limit_rps: float = 0.0,
         parse_retries: int = 1,
         max_tokens: int = 256,
@@ -116,7 +116,7 @@ class OpenAIAnnotator:
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
         self.backoff_s = float(backoff_s)
-        self.backoff_max_s = float(backoff_max_s)
+        self.backoff_max_s, self.retry_after_max_s = float(backoff_max_s), float(retry_after_max_s)
         self.parse_retries = int(parse_retries)
         self.max_tokens = int(max_tokens)
         self.temperature = float(temperature)
@@ -192,7 +192,7 @@ class OpenAIAnnotator:
             total.tokens_out += usage_tokens(response, "completion_tokens")
             try:
                 score, raw, failure = read_answer(response, rubric, self.endpoint, self.prefill)
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError):  # a JSON object, not a completion
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError, ArithmeticError):  # not a completion
                 score, raw, failure = None, json.dumps(response)[:2000], "bad_response"
             total.score, total.raw, total.failure = score, raw, failure
             if failure is None or (failure == "truncated" and self.temperature == 0):  # cut again at the same place
@@ -247,9 +247,7 @@ class OpenAIAnnotator:
                     detail, f" ({in_a_row} in a row: the rest are not sent until one is answered)"
                     if in_a_row == self.breaker.threshold else "")
                 raise RequestFailed(reason, attempt + 1, detail)
-            delay = min(self.backoff_max_s, self.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
-            if wait_at_least is not None:
-                delay = max(delay, min(wait_at_least, self.backoff_max_s))
+            delay = backoff_delay(attempt, self.backoff_s, self.backoff_max_s, wait_at_least, self.retry_after_max_s)
             log.info("request to %s%s: %s, retry %d in %.2fs", self.base_url, path, reason, attempt + 1, delay)
             time.sleep(delay)
         raise AssertionError("unreachable")

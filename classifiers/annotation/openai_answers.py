@@ -5,10 +5,13 @@ short and on one line so a failure message can quote it."""
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import http.client
 import json
 import math
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -38,7 +41,9 @@ def read_answer(response: dict[str, Any], rubric: Rubric, endpoint: str, prefill
         cut = choice.get("finish_reason") == "length" and parsed.failure in ("no_final_score", "empty_response")
         return None, text, "truncated" if cut else parsed.failure  # cut by max_tokens before its score line
     step = _score_step(text, chosen, parsed.written or "", rubric)
-    if step is not None and step < len(steps):
+    if step is not None and step < len(steps) and chosen[step] in logprobs_to_probs(steps[step]):
+        # the distribution speaks for the answer only if the token written has a valid probability in it
+        # (a NaN, -inf or missing one left the other digits: "Educational score: 5" read as 0.0)
         p_zero = _p_zero_after_one(steps, chosen, step) if rubric.scale[1] >= 10 else None
         score, _mass = expected_score(logprobs_to_probs(steps[step]), rubric.scale, p_zero)
         if score is not None:
@@ -91,13 +96,26 @@ def error_body(exc: urllib.error.HTTPError) -> str:
     return excerpt(body)
 
 
-def retry_after(value: str | None) -> float | None:
-    """Seconds of a ``Retry-After`` header (None when absent or not a number of seconds)."""
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: a number of seconds or an HTTP date (RFC 9110;
+    a date in the past is 0); None when absent or neither.
+
+    >>> retry_after("120"), retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now=784111717.0), retry_after("soon")
+    (120.0, 60.0, None)
+    """
+    if value is None:
         return None
-    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # an HTTP date is GMT
+            when = when.replace(tzinfo=datetime.timezone.utc)
+        seconds = max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def _from_steps(
@@ -108,11 +126,15 @@ def _from_steps(
     written = parsed.written or ""
     if "." in written or (parsed.failure == "out_of_range" and rubric.scale[0] <= float(written) <= rubric.scale[1]):
         return parsed.score, text, parsed.failure  # "2.5" is three tokens; "4/10" on a 0–5 scale is off it
-    if steps:
+    probs = logprobs_to_probs(steps[0]) if steps else {}
+    token = chosen[0] if chosen else text  # one generated token: its text when the server lists no tokens
+    if probs and token in probs:  # as for a chat answer: only a distribution that holds the token written
         p_zero = _p_zero_after_one(steps, chosen, 0) if rubric.scale[1] >= 10 else None
-        score, mass = expected_score(logprobs_to_probs(steps[0]), rubric.scale, p_zero)
+        score, mass = expected_score(probs, rubric.scale, p_zero)
         raw = text + "\t" + json.dumps(steps[0], sort_keys=True)
         return (score, raw, None) if score is not None else (None, raw, "no_score_mass")
+    if steps and parsed.failure is not None:
+        return None, text + "\t" + json.dumps(steps[0], sort_keys=True), "no_score_mass"
     return parsed.score, text, parsed.failure
 
 

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 
@@ -109,3 +110,19 @@ class Breaker:
                 return None
             reason, detail = self._last
             return reason, f"{NOT_SENT}the {self._in_a_row} requests before it failed for good{LAST}{detail}"
+
+
+def backoff_delay(attempt: int, backoff_s: float, backoff_max_s: float, wait_at_least: float | None,
+                  retry_after_max_s: float, jitter: float | None = None) -> float:
+    """Seconds before retry ``attempt + 1``: ``backoff_s · 2^attempt`` capped at ``backoff_max_s``,
+    with jitter (×0.5–1), and at least the server's ``Retry-After`` (``wait_at_least``) up to
+    ``retry_after_max_s``.
+
+    >>> backoff_delay(3, 1.0, 30.0, None, 600.0, jitter=1.0), backoff_delay(0, 1.0, 30.0, 100.0, 600.0, jitter=1.0)
+    (8.0, 100.0)
+    >>> backoff_delay(0, 1.0, 30.0, 3600.0, 600.0, jitter=1.0)
+    600.0
+    """
+    scale = 0.5 + random.random() / 2 if jitter is None else jitter
+    delay = min(backoff_max_s, backoff_s * 2**attempt) * scale
+    return delay if wait_at_least is None else max(delay, min(wait_at_least, retry_after_max_s))

@@ -3,8 +3,8 @@
 A stage holds them as one nested config (``edu_score.annotation``); the flat recipe keys
 ``annotator_model``, ``annotator_base_url``, … still work and land here (curation.config.nested).
 
->>> AnnotatorSettings(model="Qwen/Qwen3-8B").backend_config("vllm")
-{'backend': 'vllm', 'model': 'Qwen/Qwen3-8B'}
+>>> AnnotatorSettings(model="Qwen/Qwen3-8B", tensor_parallel_size=2).backend_config("vllm")
+{'backend': 'vllm', 'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2, 'max_model_len': 4096, 'gpu_memory_utilization': 0.85, 'top_logprobs': 20}
 >>> AnnotatorSettings(batch_size=4, threads=2).backend_config("local")
 {'backend': 'local', 'batch_size': 4, 'threads': 2}
 """
@@ -26,10 +26,17 @@ class AnnotatorSettings(Config):
     concurrency: int = 8  #: requests in flight
     timeout_s: float = 120.0
     max_retries: int = 4
+    backoff_s: float = 1.0  #: openai: first retry's back-off, doubling each retry (with jitter)
+    backoff_max_s: float = 30.0  #: openai: the longest back-off of its own
+    retry_after_max_s: float = 600.0  #: openai: a server's Retry-After (seconds or an HTTP date) is waited up to this
     rate_limit_rps: float = 0.0  #: 0 = unlimited
     batch_size: int = 8  #: documents per forward pass (local)
     threads: int = 0  #: torch threads (local; 0 = torch's default)
     doc_tokens: int = 0  #: tokens of a document shown to the judge (0 = the rubric's default)
+    # vllm only: the offline engine (docs/annotation.md, "vllm options")
+    tensor_parallel_size: int = 1
+    max_model_len: int = 4096
+    gpu_memory_utilization: float = 0.85
     # openai only: how the judge is asked (docs/annotation.md, "openai options"); all in the cache key but parse_retries
     max_tokens: int = 256  #: chat: tokens the answer may take (a reasoning judge needs 1024 or more)
     temperature: float = 0.0
@@ -47,7 +54,11 @@ class AnnotatorSettings(Config):
             check_range(self, key, 0, None)
         for key in ("concurrency", "batch_size", "max_tokens"):
             check_range(self, key, 1, None)
-        check_range(self, "rate_limit_rps", 0, None)
+        for key in ("rate_limit_rps", "backoff_s", "backoff_max_s", "retry_after_max_s"):
+            check_range(self, key, 0, None)
+        check_range(self, "tensor_parallel_size", 1, None)
+        check_range(self, "max_model_len", 1, None)
+        check_range(self, "gpu_memory_utilization", 0.01, 1.0)
         check_range(self, "temperature", 0, None)
         if self.prompt_format not in ("chatml", "plain") and not self.prompt_format.startswith("hf:"):
             raise ConfigError(f"annotator_prompt_format = {self.prompt_format!r}; choose chatml, plain or hf:<tokenizer folder>")
@@ -63,7 +74,7 @@ class AnnotatorSettings(Config):
             model = {"model": self.model} if self.model else {}
             return {"backend": "local", "batch_size": self.batch_size, **model, **threads, **budget}
         if backend == "vllm":
-            return {"backend": "vllm", "model": self.model, **budget}
+            return {"backend": "vllm", "model": self.model, **{k: getattr(self, k) for k in VLLM_ONLY}, **budget}
         return {
             "backend": "openai", "model": self.model, "base_url": self.base_url,
             "endpoint": self.endpoint, "api_key_env": self.api_key_env,
@@ -75,4 +86,6 @@ class AnnotatorSettings(Config):
 
 #: Settings only the ``openai`` backend takes (passed through as its keyword arguments).
 OPENAI_ONLY = ("max_tokens", "temperature", "logprobs", "top_logprobs", "prefill", "prompt_format", "tokenizer",
-               "parse_retries", "extra_body")
+               "parse_retries", "extra_body", "backoff_s", "backoff_max_s", "retry_after_max_s")
+#: Settings the ``vllm`` backend takes (its engine, and the score token's top log-probabilities).
+VLLM_ONLY = ("tensor_parallel_size", "max_model_len", "gpu_memory_utilization", "top_logprobs")

@@ -27,7 +27,7 @@ def check_judge(command: str, result: Any, config: dict[str, Any], needed: int) 
         return
     usable = int(np.isfinite(np.asarray(result.scores, dtype=np.float64)).sum())
     failed = sum(transport.values())
-    fix = diagnose.likely_fix(transport, examples, config, len(result.failures) - failed)
+    fix = diagnose.likely_fix(transport, examples, config, len(result.failures) - failed, diagnose.stopped(result.failures, result.raw))
     fix = re.sub(r"\bannotator_(\w+)", r"the --annotator's \1", fix)  # the stage's keys are the JSON's keys here
     message = (f"{command}: {failed} of {len(result.failures)} annotation requests to {config.get('base_url') or config.get('backend')} "
                f"failed in transport ({diagnose.describe(transport, examples)}): {fix}")

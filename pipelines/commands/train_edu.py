@@ -4,8 +4,10 @@
     curate train-classifier edu --labels labels.parquet --output models/edu_mine --kind hashed
     curate train-classifier edu --labels train.parquet --prior --eval heldout.parquet --output DIR
 
-``--run`` reads ``70_edu_score/artifacts/annotations`` and reuses the run's stored embeddings
-(SemDeDup's and edu_score's); nothing already embedded is embedded again. ``--labels`` reads a
+``--run`` reads ``70_edu_score/artifacts/annotations`` of a run folder (or ``artifacts/annotations``
+of an edu_score stage folder given itself) and reuses the run's stored embeddings (SemDeDup's and
+edu_score's); nothing already embedded is embedded again. Rows without a score (failed
+annotations, empty cells) are left out with a warning that counts them by reason. ``--labels`` reads a
 Parquet or JSON-lines file with ``text`` and ``score`` columns (``doc_id`` and ``group`` optional;
 rows of one group stay on one side of the held-out split). The model is saved without pickle
 (``head.npz`` or ``weights.npz``) with a JSON model card holding the data, the rubric and the
@@ -36,7 +38,7 @@ MIN_EVAL_ROWS = 10
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--run", type=Path, help="run folder whose edu_score annotations to distil")
+    src.add_argument("--run", type=Path, help="run folder (or its edu_score stage folder) whose edu_score annotations to distil")
     src.add_argument("--labels", type=Path, help="Parquet / JSON-lines file with text and score columns")
     parser.add_argument("--output", type=Path, required=True, help="model folder to write")
     parser.add_argument("--kind", choices=("head", "hashed"), default="head", help="ridge head on embeddings (FineWeb-Edu) or hashed n-grams")
@@ -99,15 +101,15 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
     if args.run is not None:
         from pipelines.stages import folder_name
 
-        ann_dir = args.run / folder_name("edu_score") / "artifacts" / "annotations"
-        if not (ann_dir / "annotations.parquet").exists():
-            raise FileNotFoundError(f"{ann_dir} has no annotations.parquet; run edu_score with an annotator first")
+        stage = edu_stage(args.run)
+        ann_dir = stage / "artifacts" / "annotations"
         frame = pd.read_parquet(ann_dir / "annotations.parquet")
         meta = json.loads((ann_dir / "annotations.json").read_text())
+        say_dropped(frame, frame["score"], ann_dir / "annotations.parquet")
         frame = frame[frame["score"].notna()]
         labels = pd.DataFrame({"doc_id": frame["doc_id"].astype(str), "text": frame["text"].fillna(""),
                                "score": frame["score"].astype(float), "group": frame["doc_id"].astype(str)})
-        dirs = [args.run / folder_name(s) / "artifacts" / "embeddings" for s in ("semdedup", "edu_score")]
+        dirs = [stage.parent / folder_name("semdedup") / "artifacts" / "embeddings", stage / "artifacts" / "embeddings"]
         info = {"trained_on": f"LLM annotations of run {args.run}", "annotator": meta["annotator"], "rubric": meta["rubric"]}
         return labels.reset_index(drop=True), info, [d for d in dirs if d.exists()] + list(args.embeddings)
     raw = read_labels(args.labels)
@@ -126,11 +128,45 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
     labels["group"] = raw[group_col].astype(str).to_numpy() if group_col else labels["doc_id"]
     if "positive" in raw.columns:
         labels["positive"] = raw["positive"].astype(bool).to_numpy()
+    say_dropped(raw, labels["score"], args.labels)
     labels = labels[labels["score"].notna()].reset_index(drop=True)
     if labels.empty:
         raise InputError(f"{args.labels}: no row has a score in column {args.score_column!r}; nothing to train on")
     info = {"trained_on": str(args.labels), "rubric": rubric.version}
     return labels, info, list(args.embeddings)
+
+
+def edu_stage(run: Path) -> Path:
+    """The edu_score folder whose annotations ``--run`` names: ``run`` itself when it is one (any name,
+    e.g. a stage run on its own), else the run's ``70_edu_score``; a warning when its output is
+    marked incomplete (requests that got no answer: a re-run of the stage asks for them)."""
+    from pipelines.marker import read_marker
+    from pipelines.stages import folder_name
+
+    where = Path("artifacts") / "annotations" / "annotations.parquet"
+    stage = next((d for d in (run, run / folder_name("edu_score")) if (d / where).is_file()), None)
+    if stage is None:
+        raise FileNotFoundError(f"{run} holds no edu_score annotations: give the run folder (whose {folder_name('edu_score')}/"
+                                f"{where} holds them) or an edu_score stage folder holding {where}, of an edu_score run with an annotator")
+    incomplete = (read_marker(stage) or {}).get("incomplete")
+    if incomplete:
+        log.warning("train-classifier edu: %s is marked incomplete (%s): training on the annotations it has; re-run its "
+                    "edu_score (the same command) to ask for the rest first", stage, incomplete)
+    return stage
+
+
+def say_dropped(frame: pd.DataFrame, scores: pd.Series, source: Any) -> None:
+    """Warn of rows left out for having no score: failed annotations (by reason, from a ``failure``
+    column) or empty cells."""
+    missing = scores.isna().to_numpy()
+    if not missing.any():
+        return
+    failure = frame["failure"][missing] if "failure" in frame.columns else pd.Series([None] * int(missing.sum()))
+    reasons = failure.fillna("no score").astype(str).value_counts()
+    why = ", ".join(f"{r}={n}" for r, n in reasons.items())
+    kind = "failed annotations" if "failure" in frame.columns and failure.notna().any() else "empty or NaN scores"
+    log.warning("train-classifier edu: %d of %d row(s) of %s have no score and are left out (%s: %s); training on %d",
+                int(missing.sum()), len(frame), source, kind, why, int((~missing).sum()))
 
 
 def check_scores(column: pd.Series, path: Path, name: str, scale: tuple[int, int]) -> pd.Series:

@@ -19,10 +19,10 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   the mixture policy decides what a band is worth, and which web pages form the ``web_edu`` group).
 
 Annotation failures after the backend's retries are counted in the stats; a document whose
-*answer* could not be read is kept and counted (default ``on_annotation_failure: keep``: a scoring
-stage removes nothing), or becomes a ledger row ``annotation_failed`` with ``ledger`` (transport
-failures never drop a document). Documents that
-are only scored are never dropped. A judge that fails (more than ``max_transport_failures`` of the
+*answer* could not be read is kept and counted (default ``on_annotation_failure: keep``), or is
+removed as a ledger row ``annotation_failed`` with ``ledger``, the one way this stage removes
+documents, with a warning giving the share of documents and tokens so removed (transport failures
+never drop a document). Documents that are only scored are never dropped. A judge that fails (more than ``max_transport_failures`` of the
 sample without an answer, or not one answer readable) stops the stage with a ServiceError that
 quotes the server and says what to change; requests without an answer are asked again by the next
 run (:func:`edu_score_distil.check_annotations`).
@@ -182,7 +182,8 @@ class EduScoreStage(RowStage):
         scores = ctx.step("scores", score_key, lambda out: steps.write_scores(docs, scorer_dir, sources, vectors, cfg, out, ctx))
         failed = distil.failed_annotations(annotations, cfg) if annotations is not None else {}
         figures |= _agreement(annotations, scores.path, scorer_dir, distilled, cfg) | _decision(scores.path, cfg)
-        figures |= StageFigures({"ledgered_annotation_failures": len(failed)})
+        removed = distil.warn_ledgered(failed, annotations, docs, ctx) if annotations is not None else {}
+        figures |= StageFigures({"ledgered_annotation_failures": len(failed), **({"ledgered_annotation_removed": removed} if removed else {})})
         return Plan((scores, failed), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: EduScoreConfig) -> pd.DataFrame:

@@ -179,7 +179,7 @@ def check_annotations(annotations: Path, cfg: Any, judge: dict[str, Any]) -> int
         StageContext.redo_next_time(annotations)
         where = judge.get("base_url") or judge.get("backend")
         message = (f"edu_score: {n_transport} of {len(ann)} annotation requests to {where} failed in transport "
-                   f"({diagnose.describe(transport, examples)}): {diagnose.likely_fix(transport, examples, judge, answered)}")
+                   f"({diagnose.describe(transport, examples)}): {diagnose.likely_fix(transport, examples, judge, answered, diagnose.stopped(failures, ann['raw']))}")
         if n_transport / len(ann) > cfg.max_transport_failures:
             raise ServiceError(f"{message.rstrip('.?')}. Answers already received are cached, a re-run pays only for the rest")
         log.warning("%s. Below max_transport_failures = %g the stage goes on without them; its output is marked incomplete, "
@@ -216,6 +216,33 @@ def failed_annotations(annotations: Path, cfg: Any) -> dict[str, str]:
         str(r.doc_id): detail_json(failure=r.failure, answer=str(r.raw)[:500], annotator=meta["annotator"], rubric=meta["rubric"])
         for r in bad.itertuples()
     }
+
+
+def warn_ledgered(failed: dict[str, str], annotations: Path, docs: Any, ctx: StageContext) -> dict[str, Any]:
+    """Say how much of the stage ``on_annotation_failure: ledger`` removes (documents and tokens, and
+    their share of the stage's input): a document leaves the corpus because the judge's answer could
+    not be read, not for anything in it, and a sample stratified by length makes the share of tokens
+    large. Returns the figures (stats: ``ledgered_annotation_removed``); one more read of ``n_tokens``."""
+    if not failed:
+        return {}
+    ann = pd.read_parquet(annotations / "annotations.parquet", columns=["doc_id", "n_tokens", "failure"])
+    ann = ann[ann["doc_id"].astype(str).isin(failed.keys())].drop_duplicates("doc_id")
+    meta = pd.DataFrame({"docs": pd.Series(dtype="int64"), "tokens": pd.Series(dtype="int64")})
+    total = ctx.compute(docs[["n_tokens"]].map_partitions(_totals, meta=meta), "ledger (share)")
+    n_docs, n_tokens = int(total["docs"].sum()), int(total["tokens"].sum())
+    removed = int(pd.to_numeric(ann["n_tokens"], errors="coerce").fillna(0).sum())
+    reasons = ", ".join(f"{r}={n}" for r, n in ann["failure"].value_counts().items())
+    log.warning("edu_score: on_annotation_failure = ledger removes %d of %d document(s) (%.1f%%) and %s of %s tokens (%.1f%%): "
+                "the judge's answers to them could not be read (%s); they are annotation_failed ledger rows, removed for the "
+                "judge's failure, not for their content; on_annotation_failure=keep keeps and scores them", len(failed), n_docs,
+                100 * len(failed) / max(n_docs, 1), f"{removed:,}", f"{n_tokens:,}", 100 * removed / max(n_tokens, 1), reasons)
+    return {"documents": len(failed), "tokens": removed, "document_share": round(len(failed) / max(n_docs, 1), 4),
+            "token_share": round(removed / max(n_tokens, 1), 4)}
+
+
+def _totals(df: pd.DataFrame) -> pd.DataFrame:
+    """A partition's documents and tokens, one row."""
+    return pd.DataFrame({"docs": [len(df)], "tokens": [int(pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).sum())]})
 
 
 def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:

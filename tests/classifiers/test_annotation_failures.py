@@ -52,7 +52,7 @@ def test_likely_fix_lists_the_served_models_or_asks_for_v1():
         hint = diagnose.likely_fix({"http_404": 1}, {}, {"base_url": root, "model": "served-judge"}, answered=0)
         assert hint.endswith(f"add /v1 to the base URL (annotator_base_url={root}/v1)")
     assert diagnose.served_models("http://127.0.0.1:9/v1", timeout_s=1) is None  # nothing listening
-    died = diagnose.likely_fix({"connection_error": 2}, {}, {"base_url": "http://h:1/v1"}, answered=5)
+    died = diagnose.likely_fix({"connection_error": 2}, {}, {"base_url": "http://h:1/v1"}, answered=5, stopped=True)
     assert died.startswith("the server stopped answering after 5 answer(s)")
 
 
