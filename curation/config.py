@@ -33,7 +33,7 @@ from curation.config_coerce import coerce
 from curation.errors import ConfigError, brief, nearest
 from curation.yaml_bounds import load_yaml
 
-__all__ = ["Config", "ConfigError", "StageConfig", "brief", "check_choice", "check_entries", "check_range", "coerce", "config_hash",
+__all__ = ["MERGE", "Config", "ConfigError", "StageConfig", "brief", "check_choice", "check_entries", "check_range", "coerce", "config_hash",
            "merge_tables", "nest_flat_keys", "nested", "nested_fields", "parse_override", "set_path", "yaml_problem"]
 
 T = TypeVar("T", bound="Config")
@@ -44,6 +44,11 @@ NESTED = "nested_prefix"
 #: Field metadata key of a table whose entries set to null stay null (their meaning is the config's own:
 #: ``mixture.phases``' null drops a phase of the built-in five).
 KEEP_NULL = "keep_null_entries"
+#: Field metadata key of a table that is not merged deep: ``"entry"``, each entry is one rule and an
+#: entry a recipe gives replaces the default's of that name whole (``code_quality.tier_overrides``:
+#: ``JSON: {mode: percentile}`` must not keep the default entry's absolute cuts); ``"whole"``, the
+#: table is one thing and a recipe's replaces it (``web_quality.levels``, a partition of the buckets).
+MERGE = "merge"
 
 
 def nested(factory: typing.Callable[[], Any], flat_prefix: str = "") -> Any:
@@ -82,8 +87,10 @@ class Config:
             if NESTED in fields[k].metadata:
                 kwargs[k] = _build_nested(cls.__name__, k, v, default, fields[k].metadata[NESTED])
             else:
-                if isinstance(v, dict) and isinstance(default, dict):
-                    v = merge_tables(default, v, keep_null=fields[k].metadata.get(KEEP_NULL, False))
+                how = fields[k].metadata.get(MERGE, "deep")
+                if isinstance(v, dict) and isinstance(default, dict):  # a whole table: its null entries are left out
+                    v = merge_tables({} if how == "whole" else default, v, keep_null=fields[k].metadata.get(KEEP_NULL, False),
+                                     deep=how == "deep")
                 kwargs[k] = coerce(cls.__name__, k, v, hints.get(k))
         obj = cls(**kwargs)
         obj.validate()
@@ -164,14 +171,16 @@ def _field_default(field: dataclasses.Field) -> Any:
     return None if field.default is dataclasses.MISSING else field.default
 
 
-def merge_tables(base: dict[str, Any], over: dict[str, Any], keep_null: bool = False) -> dict[str, Any]:
+def merge_tables(base: dict[str, Any], over: dict[str, Any], keep_null: bool = False, deep: bool = True) -> dict[str, Any]:
     """``over`` merged into table ``base`` by name, deep: an entry that is a mapping in both is merged
-    the same way, an entry set to None is removed (kept as None with ``keep_null``: for a merge the
-    config merges again), any other value replaces. Entries of ``over`` come first, in its order, then
-    the rest of ``base``.
+    the same way (``deep=False``: replaced whole), an entry set to None is removed (kept as None with
+    ``keep_null``: for a merge the config merges again), any other value replaces. Entries of
+    ``over`` come first, in its order, then the rest of ``base``.
 
     >>> merge_tables({"JSON": {"min": 50, "max": 5000}, "CSV": {"max": 5000}}, {"JSON": {"min": 10}, "CSV": None})
     {'JSON': {'min': 10, 'max': 5000}}
+    >>> merge_tables({"JSON": {"mode": "absolute", "high": 11}, "TOML": {"mode": "absolute"}}, {"JSON": {"mode": "percentile"}}, deep=False)
+    {'JSON': {'mode': 'percentile'}, 'TOML': {'mode': 'absolute'}}
     """
     out: dict[str, Any] = {}
     for name, value in over.items():
@@ -179,7 +188,7 @@ def merge_tables(base: dict[str, Any], over: dict[str, Any], keep_null: bool = F
         if value is None:
             if keep_null:
                 out[name] = None
-        elif isinstance(value, dict) and isinstance(old, dict):
+        elif isinstance(value, dict) and isinstance(old, dict) and deep:
             out[name] = merge_tables(old, value, keep_null)
         else:
             out[name] = copy.deepcopy(value)

@@ -50,8 +50,9 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
                         "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))
         current = _at(recipe, path)
-        if isinstance(value, dict) and isinstance(current, dict):  # a table (or sub-config) is merged by name, as in a file
-            value = merge_tables(current, value, keep_null=True)
+        how = _merge_rule(path)
+        if isinstance(value, dict) and isinstance(current, dict) and how != "whole":  # a table (or sub-config) is merged by name, as in a file
+            value = merge_tables(current, value, keep_null=True, deep=how == "deep")
         set_path(recipe, path, value)
         if path[0] == "stages":
             check_recipe({"stages": {path[1]: recipe["stages"][path[1]]}}, f"override {brief(item)}", new_ok=True)
@@ -60,6 +61,26 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     recipe = normalise(recipe) if overrides else recipe  # a '+' override may carry 'new: true' as a recipe file does
     recipe["recipe_path"] = str(src)
     return recipe
+
+
+def _merge_rule(path: list[str]) -> str:
+    """How the table at recipe ``path`` merges (:data:`curation.config.MERGE`): ``deep``, ``entry`` or ``whole``."""
+    import dataclasses
+
+    from curation.config import MERGE, NESTED
+    from pipelines.stages import STAGES, load_stage
+
+    if len(path) < 3 or path[0] != "stages" or path[1] not in STAGES:
+        return "deep"
+    cls: Any = load_stage(path[1]).config_cls
+    for key in path[2:]:
+        field = {f.name: f for f in dataclasses.fields(cls)}.get(key)
+        if field is None:
+            return "deep"
+        if NESTED not in field.metadata:
+            return field.metadata.get(MERGE, "deep") if key == path[-1] else "deep"
+        cls = type(field.default_factory())
+    return "deep"
 
 
 def _at(tree: dict[str, Any], path: list[str]) -> Any:

@@ -44,10 +44,14 @@ def check_mixture_groups(recipe: dict[str, Any], names: list[str], loader: Any) 
     from pipelines.recipe import stage_config
 
     mixture = stage_config(recipe, "mixture", loader("mixture").config_cls)
+    written = (recipe.get("stages") or {}).get("mixture") or {}
     known = group_names(recipe, loader)
     for table in GROUP_TABLES:
         groups = getattr(mixture, table, None)  # a mixture stage of another make may have no such table
-        for group in groups if isinstance(groups, dict) else ():
+        # only the groups the recipe itself writes: a default group of levels or bands the recipe
+        # redefined (web/medium_high beside three levels of its own) matches no document, and is no typo
+        mine = written.get(table) if isinstance(written.get(table), dict) else {}
+        for group in (g for g in mine if g in groups) if isinstance(groups, dict) else ():
             kind, _, name = str(group).partition("/")
             if not name or any(c in name for c in "*?[") or name in known:
                 continue
@@ -55,4 +59,5 @@ def check_mixture_groups(recipe: dict[str, Any], names: list[str], loader: Any) 
             raise ConfigError(
                 f"mixture.{table} has group {group!r}, which no stage of this recipe makes"
                 + (f"; did you mean {kind}/{near}?" if near else "")
-                + f" (a group is <kind>/<name>; this recipe's names: {', '.join(sorted(known))})")
+                + f" (a group is <kind>/<name>; this recipe's names: {', '.join(sorted(known))}; "
+                f"`{table}: {{{group}: null}}` removes it)")

@@ -106,5 +106,6 @@ def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:
     if not stale:
         return []
     return [f"{Path(stage_dir).name} was made again inside the run {parent}: its later stages ({', '.join(stale)}) were made "
-            f"from its previous output and are stale now (curate verify and curate stats leave them out); re-run the recipe "
-            f"into {parent} (curate run … --output {parent}) to bring them up to date"]
+            f"from its previous output and are stale now (curate verify and curate stats leave them out); to bring them up to "
+            f"date, re-run the recipe into {parent} with the settings you gave this stage (as overrides or in your recipe "
+            f"file): with the recipe's own, the run makes {Path(stage_dir).name} again as it was"]

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curation.config import Config, ConfigError, check_choice, check_entries, check_range
+from curation.config import MERGE, Config, ConfigError, check_choice, check_entries, check_range
 
 TIERS = ("high", "medium", "low")
 N_BINS = 1000  #: histogram bins over the 0–10 score range (0.01 wide)
@@ -204,7 +204,8 @@ class TierPolicy(Config):
     low: float = 10.0
     min_files: int = 50
     weights: dict[str, float] = dataclasses.field(default_factory=lambda: {"structural": 1.0, "learned": 1.0})
-    overrides: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # one rule per language: a recipe's entry replaces the default's whole (JSON: {mode: percentile} takes no absolute cut)
+    overrides: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, metadata={MERGE: "entry"})
 
     def validate(self) -> None:
         check_choice(self, "mode", ("percentile", "absolute"))

@@ -4,8 +4,9 @@ A sub-step's folder in the cache (``.cache/<stage>/<step>-<key>/``) is hard-link
 ``artifacts/``, so a file changed there (truncated, rewritten, deleted) is changed in the cache
 too. ``_DONE`` records the step's key and each file's name, size and modification time (ns); a
 step whose files are missing, of another size or time, or joined by a file it did not write is
-computed again, never reused. The inode and change time are left out: a copy of a run that keeps
-modification times and hard links (``cp -a``) reuses its steps. No byte is read to check a step.
+computed again, never reused. Times are compared in whole seconds, which is what an archive in
+tar's default format keeps; the inode and change time are left out: a copy of a run that keeps
+modification times (``cp -a``, ``tar``) reuses its steps. No byte is read to check a step.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def step_damage(folder: Path) -> str | None:
             return f"{rel} is missing"
         if st.st_size != size:
             return f"{rel} has {st.st_size} bytes, the step wrote {size}"
-        if st.st_mtime_ns != mtime:
+        if st.st_mtime_ns // 1_000_000_000 != mtime // 1_000_000_000:  # whole seconds: what tar's default format keeps
             return f"{rel} was modified after the step wrote it (its modification time changed)"
     extra = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.name != DONE)
     extra = [rel for rel in extra if rel not in files]

@@ -35,7 +35,7 @@ import pandas as pd
 from classifiers.langid import code_problem
 from classifiers.scorer import has_details
 from classifiers.web_quality import get_scorer
-from curation.config import ConfigError, StageConfig, check_choice, check_range
+from curation.config import MERGE, ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
 from pipelines.kit.preflight import check_model
@@ -63,7 +63,9 @@ class WebQualityConfig(StageConfig):
     combine: str = "mean"  # the recipe sets it; see glm45.yaml for why mean, not GLM-4.5's max
     sketch_capacity: int = 4096
     thresholds: dict[str, list[float]] = dataclasses.field(default_factory=dict)
-    levels: dict[str, list[int]] = dataclasses.field(default_factory=lambda: {k: list(v) for k, v in NEMOTRON_LEVELS.items()})
+    # a partition of the buckets: a recipe's levels replace the default's whole
+    levels: dict[str, list[int]] = dataclasses.field(default_factory=lambda: {k: list(v) for k, v in NEMOTRON_LEVELS.items()},
+                                                     metadata={MERGE: "whole"})
     embed_batch_size: int = 64
     per_language: bool = True
     language_min_docs: int = 50

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -53,9 +52,10 @@ def _delete(step: Path, ctx: StageContext) -> str:
 
 
 def _rewrite_same_size(step: Path, ctx: StageContext) -> str:
-    time.sleep(0.05)  # past the file system's clock tick
     part = step / "part-00000.parquet"
+    written = part.stat().st_mtime_ns
     part.write_bytes(part.read_bytes())
+    os.utime(part, ns=(written + 2_000_000_000, written + 2_000_000_000))  # a write two seconds later
     return "part-00000.parquet was modified after the step wrote it"
 
 
@@ -92,6 +92,18 @@ def test_an_untouched_step_and_a_copy_that_keeps_times_and_links_are_reused(tmp_
     assert len(calls) == 1
     subprocess.run(["cp", "-a", str(tmp_path / "cache"), str(tmp_path / "copy")], check=True)  # new inodes, same times
     _step(_ctx(tmp_path, "copy"), calls)
+    assert len(calls) == 1
+
+
+def test_a_step_whose_times_lost_their_fraction_of_a_second_is_reused(tmp_path: Path) -> None:
+    """An archive in tar's default format keeps whole seconds: a run unpacked from one reuses its steps."""
+    calls: list[Path] = []
+    first = _step(_ctx(tmp_path), calls)
+    for part in first.path.rglob("*"):
+        if part.is_file():
+            whole = part.stat().st_mtime_ns // 1_000_000_000 * 1_000_000_000
+            os.utime(part, ns=(whole, whole))
+    _step(_ctx(tmp_path), calls)
     assert len(calls) == 1
 
 

@@ -143,3 +143,30 @@ def test_a_language_new_to_tier_overrides_needs_new_true(tmp_path: Path) -> None
     recipe = load_recipe(_recipe(tmp_path, "stages:\n  code_quality:\n    tier_overrides:\n      Python: {new: true, mode: absolute, high: 7.5, low: 4.0}\n"))
     check_configs(recipe, enabled_stages(recipe))
     assert set(recipe["stages"]["code_quality"]["tiers"]["overrides"]) >= {"Python"}
+
+
+def test_a_rule_entry_replaces_the_default_one_and_levels_replace_the_default_partition(tmp_path: Path) -> None:
+    """A tier_overrides entry is one rule: JSON: {mode: percentile} takes the percentile cuts, not the
+    default entry's absolute ones (it put 88 % of real JSON high). Levels are one partition of the
+    buckets: three levels of a recipe's own are the levels, and the default repeat groups of the
+    levels they leave out (web/medium_high) are no typo of the recipe's."""
+    recipe = load_recipe(_recipe(tmp_path, (
+        "stages:\n  code_quality:\n    tier_overrides:\n      JSON: {mode: percentile}\n"
+        "  web_quality:\n    levels: {high: [15, 19], medium: [5, 14], low: [0, 4]}\n")))
+    check_configs(recipe, enabled_stages(recipe))
+    overrides = _cfg(recipe, "code_quality").tiers.overrides
+    assert overrides["JSON"] == {"mode": "percentile"} and overrides["TOML"]["mode"] == "absolute"
+    assert _cfg(recipe, "web_quality").levels == {"high": [15, 19], "medium": [5, 14], "low": [0, 4]}
+    # a group the recipe itself writes is still checked, and the message says how to remove one
+    recipe = load_recipe(_recipe(tmp_path, (
+        "stages:\n  web_quality:\n    levels: {high: [15, 19], medium: [5, 14], low: [0, 4]}\n"
+        "  mixture:\n    repeat: {web/medium_high: 2.0}\n")))
+    with pytest.raises(ConfigError, match=r"web/medium_high.*removes it"):
+        check_configs(recipe, enabled_stages(recipe))
+
+
+def test_an_override_replaces_a_rule_entry_and_a_levels_table_whole() -> None:
+    recipe = load_recipe(None, ["code_quality.tier_overrides={JSON: {mode: percentile}}",
+                                "web_quality.levels={high: [19, 19], low: [0, 18]}"])
+    assert _cfg(recipe, "code_quality").tiers.overrides["JSON"] == {"mode": "percentile"}
+    assert _cfg(recipe, "web_quality").levels == {"high": [19, 19], "low": [0, 18]}

@@ -155,7 +155,7 @@ def levels_tokens(levels: dict) -> int:
 
 def test_config_errors_say_what_to_change(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="belong to no level"):
-        run(tmp_path, "bad", ["web_quality.levels={high: [19, 19], medium_high: null, medium: null, medium_low: null, low: [0, 17]}"])
+        run(tmp_path, "bad", ["web_quality.levels={high: [19, 19], low: [0, 17]}"])
     with pytest.raises(ConfigError, match="repeat"):  # repeat factors live in the mixture section only
         run(tmp_path, "bad2", ["web_quality.repeat={high: 4.0}"])
     with pytest.raises(ConfigError, match="nor 'combined'"):
