@@ -21,13 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from two_trees import before_and_after  # noqa: E402
+
 DATA = Path(os.environ.get("CURATION_DATA", ROOT / ".." / "shared" / "data")) / "code" / "code_files.parquet"
 TIERS = ("high", "medium", "low")
 
@@ -80,13 +81,7 @@ def main() -> None:
         run_here(Path(args.here))
         return
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(f"git -C {ROOT} archive {args.before} | tar -x -C {tmp}", shell=True, check=True)
-        for name, tree in (("before", tmp), ("after", str(ROOT))):
-            subprocess.run([sys.executable, __file__, "--here", str(out / f"kinds_{name}.json")], cwd=tree, check=True,
-                           env={**os.environ, "PYTHONPATH": tree})
-    b, a = (json.load((out / f"kinds_{n}.json").open()) for n in ("before", "after"))
+    b, a = before_and_after(__file__, args.before, out, "kinds")
     df = corpus()
     lengths = df["text"].str.len().to_numpy()
     paths = df["path"].fillna("").tolist()

@@ -1,0 +1,27 @@
+"""Run a benchmark script's ``--here OUT`` half in an earlier revision's tree and in this one, one
+after the other in one call, and read back both outcome files (``<stem>_before.json``,
+``<stem>_after.json`` under ``out``): the before/after comparisons of this folder share it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def before_and_after(script: str, before: str, out: Path, stem: str) -> tuple[Any, Any]:
+    """The outcomes of ``script --here`` run on revision ``before`` (``git archive``) and on this tree."""
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(f"git -C {ROOT} archive {before} | tar -x -C {tmp}", shell=True, check=True)
+        for name, tree in (("before", tmp), ("after", str(ROOT))):
+            subprocess.run([sys.executable, script, "--here", str(out / f"{stem}_{name}.json")], cwd=tree, check=True,
+                           env={**os.environ, "PYTHONPATH": tree})
+    b, a = (json.load((out / f"{stem}_{n}.json").open()) for n in ("before", "after"))
+    return b, a
