@@ -37,21 +37,29 @@ class _OnceLoader(yaml.SafeLoader):
     by a merge key (``<<: *base``) may be given again: that is what a merge is for."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
+        seen: dict[Any, tuple[int, int]] = {}
         for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key, line = self.construct_object(key_node, deep=True), key_node.start_mark.line + 1
+            key, mark = self.construct_object(key_node, deep=True), key_node.start_mark
             try:
                 first = seen.get(key)
             except TypeError:  # an unhashable key: the base loader says so
                 continue
             if first is not None:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is given twice, on line {first} and on line {line}: keep one (the second "
-                    "would replace the first)", key_node.start_mark)
-            seen[key] = line
+                    None, None, f"key {key!r} is given twice, {self._places(first, (mark.line + 1, mark.column + 1))}: keep "
+                    "one (the second would replace the first)", key_node.start_mark)
+            seen[key] = (mark.line + 1, mark.column + 1)
         return super().construct_mapping(node, deep=deep)
+
+    def _places(self, first: tuple[int, int], second: tuple[int, int]) -> str:
+        """Where the two keys are: their lines, or their columns when both are on one line (of a
+        one-line text, such as a ``key=value`` override, the line is left out)."""
+        if first[0] != second[0]:
+            return f"on line {first[0]} and on line {second[0]}"
+        one_line = "\n" not in str(getattr(self, "buffer", "")).strip("\0\n")
+        return f"at columns {first[1]} and {second[1]}" + ("" if one_line else f" of line {first[0]}")
 
 
 def load_yaml(text: str, where: str) -> Any:

@@ -5,9 +5,10 @@
   refused, in ``--dry-run`` too (:func:`pipelines.kit.stage.column_problems`);
 - settings that are valid alone but do not do what they ask in this plan are said, one warning
   each: a stage's own (``config_notes``: a language the static embedder cannot prune, a
-  ``learned_model`` no scorer reads), the mixture's edu bands and repeat groups that name no band of
-  ``edu_score.band_names``, and a recipe file whose sections under ``stages:`` stand in another
-  order than the run's (a run's order is :data:`pipelines.stages.STAGES`, whatever the file says).
+  ``learned_model`` no scorer reads) and the mixture's edu bands and repeat groups that name no band of
+  ``edu_score.band_names``;
+- a recipe file whose sections under ``stages:`` stand in another order than the run's is said in an
+  INFO line, not a warning: a run's order is :data:`pipelines.stages.STAGES`, whatever the file says.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 def check_plan(recipe: dict[str, Any], names: list[str], loader: Any = None, *, warn: bool = True) -> list[str]:
     """Refuse a plan whose settings read a column no earlier stage provides (a plan from raw input:
     ingest first; a single stage's input is checked by ``check_requires``); with ``warn``, log and
-    return the notes of :func:`plan_notes`."""
+    return the notes of :func:`plan_notes` (and log the order of a file's sections at INFO: it is cosmetic)."""
     from curation.schema import DOC_COLUMNS
     from pipelines.kit.stage import column_problems
     from pipelines.recipe import stage_config
@@ -43,6 +44,8 @@ def check_plan(recipe: dict[str, Any], names: list[str], loader: Any = None, *, 
     notes = plan_notes(recipe, stages, cfgs) if warn else []
     for note in notes:
         log.warning("%s", note)
+    for line in order_notes(recipe.get("recipe_path")) if warn and len(names) > 1 else []:
+        log.info("%s", line)
     return notes
 
 
@@ -51,8 +54,6 @@ def plan_notes(recipe: dict[str, Any], stages: dict[str, Any], cfgs: dict[str, A
     notes = [note for name, cfg in cfgs.items() for note in (getattr(stages[name], "config_notes", None) or _none)(cfg)]
     if "edu_score" in cfgs and "mixture" in cfgs:
         notes += band_notes(cfgs["edu_score"].band_names, cfgs["mixture"])
-    if len(cfgs) > 1:
-        notes += order_notes(recipe.get("recipe_path"))
     return notes
 
 

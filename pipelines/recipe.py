@@ -50,6 +50,11 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
                         "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))
         current = _at(recipe, path)
+        if isinstance(value, dict) and path[0] == "stages" and not plus:  # its new entries need 'new: true', as in a file
+            probe = value
+            for key in reversed(path[2:]):
+                probe = {key: probe}
+            check_recipe({"stages": {path[1]: probe}}, f"override {brief(item)}", known=recipe)
         how = _merge_rule(path)
         if isinstance(value, dict) and isinstance(current, dict) and how != "whole":  # a table (or sub-config) is merged by name, as in a file
             value = merge_tables(current, value, keep_null=True, deep=how == "deep")

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from curation.config import Config, ConfigError, brief, nest_flat_keys, nested_fields, yaml_problem
+from curation.config import Config, ConfigError, brief, merge_tables, nest_flat_keys, nested_fields, yaml_problem
 from curation.yaml_bounds import load_yaml, read_text
 from pipelines.recipe_hints import hint, top_hint
 
@@ -60,8 +60,9 @@ def read_yaml(src: Path) -> dict[str, Any]:
     return recipe
 
 
-def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
-    """Raise :class:`ConfigError` when ``recipe`` has an unknown key or a wrong shape."""
+def check_recipe(recipe: Any, where: str, new_ok: bool = False, known: dict[str, Any] | None = None) -> None:
+    """Raise :class:`ConfigError` when ``recipe`` has an unknown key or a wrong shape (``known``: a recipe
+    whose tables' entries also exist, e.g. the one an override merges into; the shipped one's always do)."""
     if not isinstance(recipe, dict):
         raise ConfigError(f"{where}: a recipe must be a mapping (name, seed, stages: …), not {type(recipe).__name__}")
     base = base_recipe()
@@ -76,7 +77,7 @@ def check_recipe(recipe: Any, where: str, new_ok: bool = False) -> None:
         if key not in allowed:
             raise ConfigError(f"{where}: unknown top-level key {brief(key)}{top_hint(key, owners(key), set(base) | global_keys(), stage_names())}")
         if key == "stages":
-            _check_stages(value, where, new_ok)
+            _check_stages(value, where, new_ok, (known or {}).get("stages") or {})
         elif isinstance(base.get(key), dict):
             _check_like(value, base[key], f"{where}: {key}")
 
@@ -86,7 +87,7 @@ def owners(key: str) -> list[str]:
     return [s for s in sorted(stage_names()) if key in config_keys(_config_cls(s))]
 
 
-def _check_stages(stages: Any, where: str, new_ok: bool) -> None:
+def _check_stages(stages: Any, where: str, new_ok: bool, known: dict[str, Any]) -> None:
     if stages is None:
         return
     if not isinstance(stages, dict):
@@ -101,6 +102,8 @@ def _check_stages(stages: Any, where: str, new_ok: bool) -> None:
                 f"{where}: stages.{name} must be a mapping of keys (e.g. {name}: {{enabled: false}}), not {brief(section)}"
             )
         base = ((base_recipe().get("stages") or {}).get(name) or {})
+        if isinstance(known.get(name), dict):  # nested form both, so a flat key and its nested one merge
+            base = merge_tables(nest_flat_keys(_config_cls(name), base), nest_flat_keys(_config_cls(name), known[name]))
         _check_section(_config_cls(name), _defaults(name), section, base, f"stages.{name}", where, new_ok)
 
 

@@ -87,6 +87,10 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
                ("--memory-limit", None if args.memory_limit == "auto" else args.memory_limit))
     asked = next((option for option, value in options if value is not None), None)
     scheduler, what, why = choose_scheduler(args.scheduler, asked, limit, inputs)
+    if scheduler not in (None, "synchronous"):  # CURATE_WORKER_WAIT_S: a bad value stops a --dry-run too (exit 2)
+        from pipelines.cluster_env import worker_wait_s
+
+        worker_wait_s()
     return scheduler, {"name": what, "why": why}
 
 

@@ -60,28 +60,60 @@ def check_requires(stage: Any, input_dir: Path, columns: Iterable[str], cfg: Any
 def column_problems(plan: Iterable[tuple[Any, Any]], columns: set[str] | None) -> list[str]:
     """What each (stage, config) of a plan in run order lacks, with ``columns`` before its first
     stage (None: unknown, nothing checked): the columns it requires and those its settings read,
-    against the input's and the earlier stages' ``produces``."""
+    against the input's and the earlier stages' columns (``produces`` and :data:`PER_ENTRY_COLUMNS`)."""
+    plan = list(plan)
+    cfgs = {stage.name: cfg for stage, cfg in plan}
     problems: list[str] = []
-    for stage, cfg in plan:
+    for i, (stage, cfg) in enumerate(plan):
         if columns is None:
             return problems
         missing = [c for c in required_columns(stage) if c not in columns]
         if missing:
             problems.append(f"stage {stage.name} requires columns {missing} that no earlier stage or input provides")
+        later = [s.name for s, _ in plan[i + 1:]]
         problems += [f"{stage.name}.{setting} needs column {column!r}, which no earlier stage or the input provides "
-                     f"({'produced by ' + ', '.join(by) if (by := _producers(column)) else 'no stage produces it'})"
+                     f"({_made_where(stage.name, _producers(column, cfgs), later)})"
                      for column, setting in config_columns(stage, cfg).items() if column not in columns]
-        columns = columns | set(getattr(stage, "produces", None) or {})
+        columns = columns | set(getattr(stage, "produces", None) or {}) | _per_entry(stage.name, cfg)
     return problems
 
 
-def _producers(column: str) -> list[str]:
+#: Columns a stage adds per entry of a list in its config, beyond its ``produces``: stage → (column
+#: prefix, config key); web_quality writes ``quality_score_<scorer>`` for each of its ``scorers``.
+PER_ENTRY_COLUMNS = {"web_quality": ("quality_score_", "scorers")}
+
+
+def _per_entry(name: str, cfg: Any) -> set[str]:
+    prefix, key = PER_ENTRY_COLUMNS.get(name, ("", ""))
+    return {f"{prefix}{entry}" for entry in getattr(cfg, key, None) or ()} if prefix else set()
+
+
+def _made_where(name: str, by: list[str], later: list[str]) -> str:
+    """Where the stages ``by`` that make a column stand against stage ``name`` (``later``: the plan's stages after it)."""
+    if not by:
+        return "no stage produces it"
+    after = [n for n in by if n in later]
+    makes, runs = ("make", "run") if len(after or by) > 1 else ("makes", "runs")
+    where = f"{', '.join(after)} {makes} it, but {runs} after {name}" if after else f"{', '.join(by)} {makes} it, not in this plan"
+    return f"no stage before {name} produces it; {where}"
+
+
+def _producers(column: str, cfgs: dict[str, Any] | None = None) -> list[str]:
+    """The stages that make ``column`` (with the plan's configs ``cfgs``, else their defaults, for :data:`PER_ENTRY_COLUMNS`)."""
     from curation.schema import DOC_COLUMNS
     from pipelines.stages import STAGES, load_stage
 
     if column in DOC_COLUMNS:
         return ["ingest"]
-    return [n for n in STAGES if n != "ingest" and column in (getattr(load_stage(n), "produces", None) or {})]
+    out = []
+    for n in STAGES:
+        stage, prefix = load_stage(n), PER_ENTRY_COLUMNS.get(n, ("",))[0]
+        if n != "ingest" and column in (getattr(stage, "produces", None) or {}):
+            out.append(n)
+        elif prefix and column.startswith(prefix):
+            cfg = (cfgs or {}).get(n) or stage.config_cls()
+            out += [n] if column in _per_entry(n, cfg) else []
+    return out
 
 
 def upstream_chain(input_dir: Path | None) -> list[Path]:
