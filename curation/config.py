@@ -44,10 +44,8 @@ NESTED = "nested_prefix"
 #: Field metadata key of a table whose entries set to null stay null (their meaning is the config's own:
 #: ``mixture.phases``' null drops a phase of the built-in five).
 KEEP_NULL = "keep_null_entries"
-#: Field metadata key of a table that is not merged deep: ``"entry"``, each entry is one rule and an
-#: entry a recipe gives replaces the default's of that name whole (``code_quality.tier_overrides``:
-#: ``JSON: {mode: percentile}`` must not keep the default entry's absolute cuts); ``"whole"``, the
-#: table is one thing and a recipe's replaces it (``web_quality.levels``, a partition of the buckets).
+#: Field metadata key of a table not merged deep: ``"entry"``, an entry is one rule a recipe's replaces whole
+#: (``tier_overrides``); ``"whole"``, a recipe's table replaces the default (``levels``, one partition).
 MERGE = "merge"
 
 

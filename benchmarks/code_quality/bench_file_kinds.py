@@ -18,7 +18,6 @@ files, of the files the working tree scores as having no line of code, and the t
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from two_trees import before_and_after  # noqa: E402
+from two_trees import outcomes, report  # noqa: E402
 
 DATA = Path(os.environ.get("CURATION_DATA", ROOT / ".." / "shared" / "data")) / "code" / "code_files.parquet"
 TIERS = ("high", "medium", "low")
@@ -72,16 +71,10 @@ def split(tiers: list, sel) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--before", default="HEAD", help="git revision of the code to compare with (default HEAD)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "_work" / "code_quality"))
-    ap.add_argument("--here", help=argparse.SUPPRESS)  # internal: write this tree's outcomes to the file given
-    args = ap.parse_args()
-    if args.here:
-        run_here(Path(args.here))
+    got = outcomes(__file__, __doc__, "kinds", run_here)
+    if got is None:
         return
-    out = Path(args.out)
-    b, a = before_and_after(__file__, args.before, out, "kinds")
+    out, b, a = got
     df = corpus()
     lengths = df["text"].str.len().to_numpy()
     paths = df["path"].fillna("").tolist()
@@ -119,9 +112,7 @@ def main() -> None:
         per_lang = {k: sum(v[k] for lang, v in r["extra_tiers"].items() if lang != "*") for k in TIERS}
         lines.append(f"{side}: tiers given {given}; extra.tiers summed over languages {per_lang}; "
                      f"extra.tiers['*'] {r['extra_tiers'].get('*', 'absent')}")
-    text = "\n".join(lines)
-    (out / "file_kinds.md").write_text(text + "\n")
-    print(text)
+    report(out, "file_kinds.md", lines)
 
 
 if __name__ == "__main__":

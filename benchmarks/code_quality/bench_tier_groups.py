@@ -15,7 +15,6 @@ languages whose tier moved. Languages come from the corpus's ``language`` column
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from two_trees import before_and_after  # noqa: E402
+from two_trees import outcomes, report  # noqa: E402
 
 DATA = Path(os.environ.get("CURATION_DATA", ROOT / ".." / "shared" / "data")) / "code" / "code_files.parquet"
 BIG = ("Python", "Rust", "C", "JavaScript", "Go", "JSON")
@@ -86,16 +85,10 @@ def table(frame, before: list, after: list, languages) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--before", default="HEAD", help="git revision of the code to compare with (default HEAD)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "_work" / "code_quality"))
-    ap.add_argument("--here", help=argparse.SUPPRESS)  # internal: write this tree's tiers to the file given
-    args = ap.parse_args()
-    if args.here:
-        run_here(Path(args.here))
+    got = outcomes(__file__, __doc__, "tiers", run_here)
+    if got is None:
         return
-    out = Path(args.out)
-    before, after = before_and_after(__file__, args.before, out, "tiers")
+    out, before, after = got
     lines = []
     for name, frame in samples().items():
         b, a = before[name], after[name]
@@ -106,9 +99,7 @@ def main() -> None:
         lines += [f"\n{name}: {len(frame)} files", *table(frame, b, a, shown)]
         lines.append(f"files whose tier moved: {({k: v for k, v in moved.items() if v}) or 'none'}; "
                      f"no other language moved ({sum(len(frame[frame.language == k]) for k, v in moved.items() if not v)} files)")
-    text = "\n".join(lines)
-    (out / "tier_groups.md").write_text(text + "\n")
-    print(text)
+    report(out, "tier_groups.md", lines)
 
 
 if __name__ == "__main__":

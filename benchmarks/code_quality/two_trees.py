@@ -25,3 +25,28 @@ def before_and_after(script: str, before: str, out: Path, stem: str) -> tuple[An
                            env={**os.environ, "PYTHONPATH": tree})
     b, a = (json.load((out / f"{stem}_{n}.json").open()) for n in ("before", "after"))
     return b, a
+
+
+def outcomes(script: str, doc: str | None, stem: str, run_here: Any) -> tuple[Path, Any, Any] | None:
+    """A before/after script's command line (``--before REV``, ``--out DIR``): its two trees' outcomes
+    and the folder they are in; None when this process is a tree's half (``--here OUT``, run by
+    :func:`before_and_after`), which ``run_here(OUT)`` writes."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--before", default="HEAD", help="git revision of the code to compare with (default HEAD)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "_work" / "code_quality"))
+    ap.add_argument("--here", help=argparse.SUPPRESS)  # internal: write this tree's outcomes to the file given
+    args = ap.parse_args()
+    if args.here:
+        run_here(Path(args.here))
+        return None
+    out = Path(args.out)
+    return (out, *before_and_after(script, args.before, out, stem))
+
+
+def report(out: Path, name: str, lines: list[str]) -> None:
+    """Write the comparison's lines to ``out/name`` and print them."""
+    text = "\n".join(lines)
+    (out / name).write_text(text + "\n")
+    print(text)
