@@ -55,6 +55,8 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             for key in reversed(path[2:]):
                 probe = {key: probe}
             check_recipe({"stages": {path[1]: probe}}, f"override {brief(item)}", known=recipe)
+        if isinstance(value, dict) and len(path) == 2 and path[0] == "stages":  # {tier_high: 85} as the section holds it
+            value = normalise({"stages": {path[1]: dict(value)}})["stages"][path[1]]
         how = _merge_rule(path)
         if isinstance(value, dict) and isinstance(current, dict) and how != "whole":  # a table (or sub-config) is merged by name, as in a file
             value = merge_tables(current, value, keep_null=True, deep=how == "deep")

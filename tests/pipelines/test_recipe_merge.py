@@ -170,3 +170,9 @@ def test_an_override_replaces_a_rule_entry_and_a_levels_table_whole() -> None:
                                 "web_quality.levels={high: [19, 19], low: [0, 18]}"])
     assert _cfg(recipe, "code_quality").tiers.overrides["JSON"] == {"mode": "percentile"}
     assert _cfg(recipe, "web_quality").levels == {"high": [19, 19], "low": [0, 18]}
+
+
+def test_a_section_override_with_a_flat_key_merges_into_its_nested_form() -> None:
+    """``code_quality={tier_high: 85}`` sets tiers.high (the section holds the shipped tier_high nested):
+    it was refused as the same key given twice."""
+    assert _cfg(load_recipe(None, ["code_quality={tier_high: 85}"]), "code_quality").tiers.high == 85.0
