@@ -205,6 +205,12 @@ def _write_memo(memo: Path, data: dict[str, Any]) -> None:
         pass
 
 
+def output_fingerprint(chash: str, fingerprint: str, incomplete: str | None = None) -> str:
+    """What a stage made with config hash ``chash`` from input ``fingerprint`` hands the next stage; an
+    incomplete output is another output, so the stages after it re-run once it is completed."""
+    return config_hash({"config": chash, "input": fingerprint, **({"incomplete": incomplete} if incomplete else {})})
+
+
 def stage_fingerprint(input_dir: Path) -> str:
     """Fingerprint of a finished stage's output (from its marker), for the next stage."""
     marker = read_marker(input_dir)

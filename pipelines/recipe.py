@@ -74,20 +74,18 @@ def _merge_rule(path: list[str]) -> str:
     """How the table at recipe ``path`` merges (:data:`curation.config.MERGE`): ``deep``, ``entry`` or ``whole``."""
     import dataclasses
 
-    from curation.config import MERGE, NESTED
+    from curation.config import MERGE, nested_fields
     from pipelines.stages import STAGES, load_stage
 
     if len(path) < 3 or path[0] != "stages" or path[1] not in STAGES:
         return "deep"
     cls: Any = load_stage(path[1]).config_cls
-    for key in path[2:]:
-        field = {f.name: f for f in dataclasses.fields(cls)}.get(key)
-        if field is None:
+    for key in path[2:-1]:  # down the sub-configs (tiers.overrides)
+        if key not in nested_fields(cls):
             return "deep"
-        if NESTED not in field.metadata:
-            return field.metadata.get(MERGE, "deep") if key == path[-1] else "deep"
-        cls = type(field.default_factory())
-    return "deep"
+        cls = nested_fields(cls)[key][1]
+    field = next((f for f in dataclasses.fields(cls) if f.name == path[-1]), None)
+    return field.metadata.get(MERGE, "deep") if field is not None else "deep"
 
 
 def _at(tree: dict[str, Any], path: list[str]) -> Any:

@@ -13,8 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from curation.config import config_hash
-from pipelines.marker import INPUT_CHECKSUMS, check_files, raw_fingerprint, read_marker
+from pipelines.marker import INPUT_CHECKSUMS, check_files, output_fingerprint, raw_fingerprint, read_marker
 from pipelines.safety import OutputError, check_replaceable
 
 
@@ -90,7 +89,7 @@ def check_run_replaceable(recipe: dict[str, Any], names: list[str], inputs: list
         if why is not None and name in refused:
             raise refused[name]
         marker = read_marker(stage_dir) or {}
-        fingerprint = marker.get("output_fingerprint") if why is None else config_hash({"config": chash, "input": fingerprint})
+        fingerprint = marker.get("output_fingerprint") if why is None else output_fingerprint(chash, fingerprint)
 
 
 def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:

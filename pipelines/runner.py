@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from curation.config import ConfigError, config_hash
+from curation.config import ConfigError
 from pipelines import io
 from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
@@ -35,6 +35,7 @@ from pipelines.marker import (
     check_input,
     check_unchanged,
     file_records,
+    output_fingerprint,
     raw_fingerprint,
     save_checksums,
     stage_fingerprint,
@@ -208,8 +209,7 @@ def _build_and_write(
             "input_fingerprint": fingerprint,
             # where its input was: the chain of stages is found there when the folders are not side by side
             **({"input": str(chain[-1].resolve())} if chain else {}),
-            # an incomplete output is another output: the stages after it re-run when it is completed
-            "output_fingerprint": config_hash({"config": chash, "input": fingerprint, **incomplete}),
+            "output_fingerprint": output_fingerprint(chash, fingerprint, ctx.incomplete),
             **incomplete,
             "files": file_records(work),
         },
