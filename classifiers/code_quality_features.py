@@ -8,7 +8,7 @@ depth, brace-bodied definitions). Every family yields the same feature names, so
 formula serves all. A text ``cut`` short (the start of a longer file) is read as a dialect is: a
 failed Python parse falls back to the indentation, and brackets count as broken only when one closes
 what was never opened (a prefix leaves blocks open). ``code_lines`` counts the lines that hold code
-(not comments, not a bare string such as a docstring); a licence text (``LICENSE``, ``COPYING.md``…) holds none.
+(not comments, not a bare string such as a docstring); a licence text (``LICENSE``, ``COPYING``…) holds none.
 
 >>> f = structural_features("def add(a, b):\\n    'Sum.'\\n    return a + b\\n", "Python", "m.py")
 >>> f["n_functions"], f["documented_fraction"], f["parse_error"]
@@ -65,7 +65,7 @@ TEST_PATH = re.compile(
     r"|(?:^|/)test_[^/]*$|_test\.\w+$|\.(?:test|spec)\.\w+$|Tests?\.(?:java|kt|cs|swift)$|(?:^|/)conftest\.py$",
     re.IGNORECASE,
 )
-#: a licence text by its name (``LICENSE``, ``LICENSE-MIT``, ``COPYING.md``, ``copyright``), not ``license.js``
+#: a licence text by its name (``LICENSE``, ``LICENSE-MIT``, ``COPYING`` with or without a text suffix, ``copyright``), not ``license.js``
 LICENCE_FILE = re.compile(r"(?:^|/)(?:un)?licen[cs]e(?:[-_][\w-]+)?(?:\.(?:md|markdown|txt|rst))?$|(?:^|/)(?:copying|copyright)(?:\.\w+)?$", re.I)
 _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 #: loop counters and stock short names (one or two letters each: structural_features counts on it)
