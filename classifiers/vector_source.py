@@ -45,20 +45,29 @@ class VectorSource:
     folders: tuple[Path, ...]
     embedder: dict[str, Any]
     upstream: Path | None = None  #: the compatible upstream folder (SemDeDup's), if any
+    rejected: Path | None = None  #: an upstream folder left out: its vectors were made with other settings
 
     @classmethod
     def build(cls, upstream: Path | str | None, embedder: dict[str, Any], extra: Sequence[Path | str] = (),
               who: str = "scorer", warn: bool = True) -> VectorSource:
         """``upstream`` when its card matches ``embedder`` (a warning otherwise, when ``warn``: the
-        caller will embed), then ``extra`` folders (vectors this stage stored itself, same settings)."""
+        caller will embed; a caller that embeds in a cached step says it there, :meth:`warn_rejected`),
+        then ``extra`` folders (vectors this stage stored itself, same settings)."""
         up = Path(upstream) if upstream else None
+        rejected = None
         if up is not None and not compatible(up, embedder):
-            if warn:
-                log.warning("%s: stored embeddings use %s, it needs %s; embedding again",
-                            who, embedding_card(up).get("embedder", {}), embedder)
-            up = None
+            up, rejected = None, up
         folders = tuple(Path(p) for p in ([up] if up is not None else []) + list(extra))
-        return cls(folders, dict(embedder), up)
+        source = cls(folders, dict(embedder), up, rejected)
+        if warn:
+            source.warn_rejected(who)
+        return source
+
+    def warn_rejected(self, who: str) -> None:
+        """Say that the upstream vectors were left out and why (nothing when none were)."""
+        if self.rejected is not None:
+            log.warning("%s: stored embeddings use %s, it needs %s; embedding again",
+                        who, embedding_card(self.rejected).get("embedder", {}), self.embedder)
 
     def with_folders(self, *extra: Path | str) -> VectorSource:
         """The same source with more stored folders looked up after these."""

@@ -158,7 +158,8 @@ class EduScoreStage(RowStage):
         annotations = self._annotations(docs, cfg, sources, ctx)
         # Only the full default scorer and a distilled head read transformer vectors (scorer: fast reads text).
         needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
-        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score", warn=needs_vectors)
+        # said where the embedding runs: a reused embeddings step embeds nothing again
+        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score", warn=False)
         figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
         if needs_vectors:
             emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}

@@ -197,6 +197,7 @@ def embed_missing(docs: dd.DataFrame, sources: tuple[str, ...], vectors: VectorS
                   ctx: StageContext) -> dict[str, Any]:
     """Embed the scored documents that ``vectors`` does not store (per input partition, same layout)."""
     settings = vectors.embedder
+    vectors.warn_rejected("edu_score")
     started = time.time()
     graph = ctx.map_parts(docs[["doc_id", "text", "source"]], embed_part, Artifact(out), vectors, sources,
                           {"device": cfg.embed_device, "batch_size": cfg.embed_batch_size}, meta=EMBED_META)

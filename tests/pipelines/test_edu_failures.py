@@ -145,3 +145,25 @@ def test_a_head_trained_from_a_cpu_profile_run_scores_with_its_own_embedder(tmp_
     assert main(["edu-score", "--input", str(edu.parent / next(p.name for p in sorted(run.iterdir()) if p.name.endswith("_semdedup"))),
                  "--output", str(tmp_path / "scored"), "--scheduler", "synchronous", "--quiet", "--profile", "cpu",
                  f"scorer={tmp_path / 'head'}"]) == 0
+
+
+def test_edu_score_says_embedding_again_only_when_it_embeds(tmp_path, caplog):
+    """Under --profile cpu SemDeDup stores static vectors and a head distilled from a judge reads MiniLM's:
+    edu_score warned "embedding again" on every run, also on one that reused its own cached vectors."""
+    from tests.helpers import only
+
+    recipe = str(Path(__file__).resolve().parents[2] / "pipelines" / "configs" / "glm45.yaml")
+    math = Path(__file__).resolve().parents[2] / "sample_data" / "math_science" / "math_science.jsonl.gz"
+    run = tmp_path / "run"
+    with FakeLLMServer() as srv:
+        common = ["run", recipe, "--input", str(math), "--output", str(run), "--scheduler", "synchronous", "--quiet",
+                  "--profile", "cpu", *only("semdedup", "edu_score"), *overrides(srv, sample_size=24, min_annotations=8)]
+        with caplog.at_level(logging.WARNING):
+            assert main([*common, "edu_score.distil=head"]) == 0
+        assert "edu_score: stored embeddings use" in caplog.text and "embedding again" in caplog.text
+        caplog.clear()
+        with caplog.at_level(logging.INFO):  # a decision parameter: the stage runs again, its embeddings step is reused
+            assert main([*common, "edu_score.distil=head", "edu_score.threshold=2.75"]) == 0
+    edu = next(p for p in run.iterdir() if p.name.endswith("_edu_score"))
+    assert json.loads((edu / "stats.json").read_text())["config"]["threshold"] == 2.75
+    assert "embedding again" not in caplog.text
