@@ -1,11 +1,14 @@
 """A multi-member .jsonl.gz of real records with one damaged member in the middle: what ingest keeps.
 
 Recompresses a real JSONL file as bgzip does (a gzip member per 64 KiB of decompressed bytes, cut
-anywhere, mid-record too), flips one byte in the middle member, and runs ``curate ingest`` on it
-and on the sound file: documents kept, ledger rows and CPU seconds of the command (this process's
-children). Run it from the checkout whose code is measured.
+anywhere, mid-record too), flips one byte in the middle member (``--damage data``: in the middle of
+its deflate data; ``header``: its first byte, the gzip magic; ``--members 2``: the next member's
+too), and runs ``curate ingest`` on it and on the sound file: documents kept, ledger rows and CPU
+seconds of the command (this process's children). Run it from the checkout whose code is measured
+(the current folder and ``PYTHONPATH``).
 
     python benchmarks/ingest/bench_damaged_member.py ../shared/data/zh/zh_reviews.jsonl.gz --out /tmp/dm
+    python benchmarks/ingest/bench_damaged_member.py ../shared/data/zh/zh_reviews.jsonl.gz --out /tmp/dmh --damage header --members 2
 """
 
 from __future__ import annotations
@@ -37,16 +40,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("input", type=Path)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--damage", choices=["data", "header"], default="data")
+    ap.add_argument("--members", type=int, default=1, help="damaged members, one after the other")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     members = _members(gzip.decompress(args.input.read_bytes()))
     sound, bad = args.out / "sound.jsonl.gz", args.out / "damaged.jsonl.gz"
     sound.write_bytes(b"".join(members))
     mid = len(members) // 2
-    flipped = bytearray(members[mid])
-    flipped[len(flipped) // 2] ^= 0xFF
-    bad.write_bytes(b"".join([*members[:mid], bytes(flipped), *members[mid + 1 :]]))
-    print(f"{len(members)} members, member {mid} damaged")
+    damaged = list(members)
+    for k in range(mid, mid + args.members):
+        flipped = bytearray(members[k])
+        flipped[len(flipped) // 2 if args.damage == "data" else 0] ^= 0xFF
+        damaged[k] = bytes(flipped)
+    bad.write_bytes(b"".join(damaged))
+    print(f"{len(members)} members, member(s) {mid}..{mid + args.members - 1} damaged ({args.damage})")
     for name, path in (("sound", sound), ("damaged", bad)):
         docs, rows, cpu = _run(path, args.out / f"run_{name}")
         print(f"{name}: {docs} documents, {rows} ledger rows, {cpu:.1f} CPU-s")

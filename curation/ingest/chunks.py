@@ -45,7 +45,10 @@ class Stop:
     stream that is cut (or followed by bytes that are not its kind's), whose complete records before
     the cut are sound. ``unit``: what that member is called. ``resumed``: the compressed byte of the
     member reading went on at, and the decompressed offset and line its lines are numbered from;
-    ``partial``: that stream's first line was passed over (it does not parse as a JSON object)."""
+    ``partial``: that stream's first line was passed over (it does not parse as a JSON object).
+    ``how``: ``check`` (its data failed to decompress or failed its check), ``header`` (its header is
+    damaged: its first bytes are not the kind's) or ``junk`` (bytes that are no member, between two);
+    ``sound``: the member reading went on at is sound (False: its header is damaged too, its own row)."""
 
     error: str
     offset: int
@@ -54,21 +57,26 @@ class Stop:
     unit: str = "gzip member"
     resumed: tuple[int, int, int] | None = None
     partial: bool = False
+    how: str = "check"
+    sound: bool = True
 
     def row(self) -> str:
         """The ``truncated_input`` ledger row's text for a damaged member (true whatever ``on_error`` is)."""
         c, d = self.member or (0, 0)
         unit = self.unit
-        said = (f"{self.error}: the {unit} at compressed byte {c} (decompressed byte {d}) failed its check, so its "
-                f"records may be garbled")
+        said = {"check": f"the {unit} at compressed byte {c} (decompressed byte {d}) failed its check, so its records may be garbled",
+                "header": f"the {unit} at compressed byte {c} (decompressed byte {d}) has a damaged header, so it cannot be decompressed",
+                "junk": f"the bytes at compressed byte {c} (decompressed byte {d}) are no {unit}"}[self.how]
+        said, end = f"{self.error}: {said}", f"that {unit}" if self.how != "junk" else "them"
         if self.resumed is not None:
             r, rd, rl = self.resumed
             first = ("its first line, which does not parse as a JSON object (the end of a record that began before), is "
                      "not kept" if self.partial else "its first line parses as a JSON object and is read as a record")
-            return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) to the end of that {unit} is "
-                    f"kept; {r - c} compressed bytes skipped, reading went on at the next {unit} that decompresses "
-                    f"(compressed byte {r}), its lines numbered from line {rl} (decompressed byte {rd}); {first}; "
-                    "re-create the file")
+            nxt = f"the next {unit} that decompresses" if self.sound else f"the next {unit}, whose header is damaged too (its own row)"
+            return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) to the end of {end} is "
+                    f"kept; {r - c} compressed bytes skipped, reading went on at {nxt} "
+                    f"(compressed byte {r}), its lines numbered from line {rl} (decompressed byte {rd})"
+                    f"{f'; {first}' if self.sound else ''}; re-create the file")
         before = (f"it is the file's first {unit}, so none of the file's records is kept" if d == 0 else
                   f"the records before line {self.line}, in earlier {unit}s, passed their checks (kept unless on_error=fail)")
         return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) on is kept, "

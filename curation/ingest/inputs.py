@@ -28,7 +28,7 @@ from curation.ingest.discover import READS, InputError, find_inputs, input_label
 from curation.ingest.jsonl_plan import jsonl_chunks
 from curation.ingest.notices import input_name_warnings, unmapped_fields
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import magic_kind
+from curation.ingest.streams import compression, magic_kind
 from curation.ingest.unread import note
 from curation.ingest.warc_plan import Cut, warc_chunks
 
@@ -282,7 +282,7 @@ def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
 def _check_crawl_file(path: Path, fmt: str) -> None:
     with open(path, "rb") as fh:
         head = fh.read(8)
-    if fmt == "warc" and head and not (head.startswith(b"WARC/") or magic_kind(head)):
+    if fmt == "warc" and head and not (head.startswith(b"WARC/") or magic_kind(head) or compression(path)):
         raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
     if fmt == "warc" and magic_kind(head) == "zstd" and not head.startswith(b"\x28\xb5\x2f\xfd"):  # FastWARC reads no skippable frame
         raise InputError(f"{path}: opens with a zstd skippable frame (pzstd, seekable zstd), which the WARC reader does not "

@@ -3,8 +3,8 @@ a compressed stream that ends early or is damaged said when the run is planned.
 
 A cut stream keeps its complete records; a gzip member (zstd frame) whose data fails to decompress
 or fails its check is dropped whole, since gzip checks a member's CRC only at its end: the records
-decompressed before the error may be garbled. Reading goes on at the next member that decompresses
-(:mod:`curation.ingest.jsonl_resync`). Either way a warning names the file (visible with
+decompressed before the error may be garbled; so is a member whose header is damaged. Reading goes
+on at the next member that decompresses (:mod:`curation.ingest.jsonl_resync`). Either way a warning names the file (visible with
 ``--quiet``), and each damaged member, or the cut, is one ``truncated_input`` ledger row, made by
 the chunk that ends before it (the file's last chunk for a cut).
 """
@@ -19,7 +19,7 @@ from curation.ingest.discover import InputError
 from curation.ingest.jsonl_head import first_record
 from curation.ingest.jsonl_resync import Chunk, compressed_chunks, warning
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import magic_kind
+from curation.ingest.streams import compression
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +28,8 @@ def jsonl_chunks(path: Path, fields: FieldMap, block: int) -> tuple[list[Chunk],
     """The file's chunks (:data:`~curation.ingest.jsonl_resync.Chunk`: start, end and first line, the
     member a chunk's stream is opened at, the damaged member it ends before) and the (decompressed)
     offset where the last one ends."""
-    with open(path, "rb") as fh:
-        head = fh.read(4)
-    comp = magic_kind(head)
-    if path.name.endswith((".gz", ".zst")) and comp is None and head:
+    comp = compression(path)  # a first member whose header is damaged is read past too
+    if path.name.endswith((".gz", ".zst")) and comp is None and path.stat().st_size:
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
     _check_first_record(path, fields)
     if comp is None:

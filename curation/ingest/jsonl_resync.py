@@ -4,7 +4,10 @@ One streaming pass notes a line start per 64 KiB read. A member whose data fails
 fails its check is dropped whole (gzip checks a member's CRC only at its end: what it gave may be
 garbled), and reading goes on at the next member (frame) after it whose first bytes decompress
 (:func:`next_unit`): the file is read as segments, each a stream opened at a member, cut into
-chunks like a whole file (:func:`~curation.ingest.chunks.segment_chunks`).
+chunks like a whole file (:func:`~curation.ingest.chunks.segment_chunks`). A member whose header
+is damaged (the stream stops at bytes that are not its kind's, at a header error, or at a header
+that gives no byte before the file ends) is skipped the same way, and each of several adjacent ones
+is a member of its own, found with its header restored (:mod:`curation.ingest.unit_heads`).
 
 The first line of a resumed stream may be the end of a record that began in the damaged member: it
 is kept only if it parses as a JSON object (a record's tail never does, unless it is the whole
@@ -17,16 +20,13 @@ offsets likewise, so ids made from file and line stay unique.
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
-import zlib
 from pathlib import Path
 from typing import Any
 
 from curation.ingest.chunks import Stop, segment_chunks
-from curation.ingest.streams import BOM, UNIT_HEADS, find_unit, open_input, stream_error
-
-_PROBE = 1 << 16  # compressed bytes a candidate member must decompress without an error
+from curation.ingest.streams import BOM, open_input, stream_error
+from curation.ingest.unit_heads import damaged_head, decodes, next_start
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,24 +55,47 @@ def segments(path: Path) -> tuple[list[Segment], Stop | None]:
             fh.read(skip)
             marks, pos, nline, last, at_member = _read(fh, start, line)
             raw, error = fh.raw, stream_error(fh)
-        if error is None or not raw.corrupt:
+        damage = _damage(path, raw, error, last, at_member)
+        if damage is None:
             stop = None if error is None else Stop(error, *last)
             if out and pos == start and stop is None:  # a resumed stream of nothing but a passed-over line
                 return out, None
             out.append(Segment(start, pos, line, resume, marks, stop is not None, None))
             return out, stop
-        member, unit = raw.members[-1], f"{raw.kind} {raw.unit}"
-        nxt = next_unit(path, raw.kind, member[0])
+        member, at, how, nxt = damage
+        unit = f"{raw.kind} {raw.unit}"
         if nxt is None:
-            stop = Stop(error, *at_member, member, unit)
-            out.append(Segment(start, at_member[0], line, resume, marks, False, stop))
+            stop = Stop(error, *at, member, unit, how=how)
+            out.append(Segment(start, at[0], line, resume, marks, False, stop))
             return out, stop
         base, based = raw.made + 1, nline + 1  # past every byte and line decompressed: offsets and line numbers stay unique
-        first, whole = _first_line(path, (nxt, base))
-        stop = Stop(error, *at_member, member, unit, (nxt, base, based), not whole)
-        out.append(Segment(start, at_member[0], line, resume, marks, False, stop))
-        resume, skip = (nxt, base), 0 if whole else len(first)
+        first, whole = _first_line(path, (nxt[0], base)) if nxt[1] else (b"", True)
+        stop = Stop(error, *at, member, unit, (nxt[0], base, based), not whole, how, nxt[1])
+        out.append(Segment(start, at[0], line, resume, marks, False, stop))
+        resume, skip = (nxt[0], base), 0 if whole else len(first)
         start, line = base + skip, based + (not whole and first.endswith(b"\n"))
+
+
+def _damage(path: Path, raw: Any, error: str | None, last: tuple[int, int], at_member: tuple[int, int]) -> tuple[
+        tuple[int, int], tuple[int, int], str, tuple[int, int] | None] | None:
+    """The damaged member (or junk) a stream stopped at: its (compressed, decompressed) start, the line
+    start from which no record is kept, how it is damaged (:class:`~curation.ingest.chunks.Stop`'s
+    ``how``) and the next member (:func:`next_unit`); None for a clean end or a cut. A member that gives
+    no byte before the stream ends may be a damaged header whose lengths run past the end: it is one
+    if a member follows it."""
+    if error is None:
+        return None
+    if raw.junk_at is not None:
+        member, at = (raw.junk_at, raw.made), last
+    elif raw.corrupt or (raw.members and raw.members[-1][1] == raw.made):
+        member, at = raw.members[-1], at_member
+    else:
+        return None
+    how = "header" if _damaged_head(path, raw.kind, member[0]) else "check" if raw.junk_at is None else "junk"
+    nxt = next_unit(path, raw.kind, member[0])
+    if nxt is None and not raw.corrupt and how != "header":  # nothing after it decompresses: the stream's end, a cut
+        return None
+    return member, at, how, nxt
 
 
 def _read(fh: Any, pos: int, line: int) -> tuple[list[tuple[int, int]], int, int, tuple[int, int], tuple[int, int]]:
@@ -115,26 +138,14 @@ def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
         return first, False
 
 
-def next_unit(path: Path, kind: str, after: int) -> int | None:
-    """Compressed byte of the first gzip member (zstd frame) after byte ``after`` whose first bytes decompress."""
-    return find_unit(path, UNIT_HEADS[kind], after, lambda at: _decompresses(path, at, kind))
+def next_unit(path: Path, kind: str, after: int) -> tuple[int, bool] | None:
+    """Compressed byte of the first gzip member (zstd frame) after byte ``after`` whose first bytes
+    decompress, and whether it is sound (False: they decompress only with its damaged header restored)."""
+    return next_start(path, kind, after, lambda data: decodes(data, kind))
 
 
-def _decompresses(path: Path, offset: int, kind: str) -> bool:
-    """Whether the member (frame) at ``offset`` decompresses its first bytes without an error."""
-    import zstandard
-
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read(_PROBE)
-    try:
-        if kind == "gzip":
-            zlib.decompressobj(31).decompress(data, 1 << 18)
-        else:
-            zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)).read(1 << 18)
-    except (zlib.error, zstandard.ZstdError):
-        return False
-    return True
+def _damaged_head(path: Path, kind: str, offset: int) -> bool:
+    return damaged_head(path, kind, offset, lambda data: decodes(data, kind))
 
 
 #: A chunk of a compressed JSONL file: (start, end, first line) as :func:`~curation.ingest.chunks.plain_chunks`

@@ -28,7 +28,6 @@ MAGIC = {b"\x1f\x8b": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}
 #: the bytes a gzip member (deflate, the only method gzip writes) or a zstd frame starts with
 UNIT_HEADS = {"gzip": b"\x1f\x8b\x08", "zstd": b"\x28\xb5\x2f\xfd"}
 _READ = 1 << 16
-_SCAN = 1 << 20  # bytes :func:`find_unit` reads at a time
 
 
 def magic_kind(head: bytes) -> str | None:
@@ -47,10 +46,15 @@ def _skippable(head: bytes) -> bool:
 
 
 def compression(path: Path) -> str | None:
-    """``gzip``, ``zstd`` or None, from the file's first bytes (never its name)."""
+    """``gzip``, ``zstd`` or None, from the file's first bytes (never its name), a first member (frame)
+    whose header is damaged included (:func:`~curation.ingest.unit_heads.head_kind`)."""
     with open(path, "rb") as fh:
         head = fh.read(4)
-    return magic_kind(head)
+    if (kind := magic_kind(head)) is not None:
+        return kind
+    from curation.ingest.unit_heads import head_kind  # it reads this module's magic numbers
+
+    return head_kind(path)
 
 
 def open_input(path: Path, start: tuple[int, int] | None = None) -> io.BufferedReader:
@@ -221,22 +225,3 @@ class Window(io.RawIOBase):
     def close(self) -> None:
         self._f.close()
         super().close()
-
-
-def find_unit(path: Path, head: bytes, after: int, accept: Any) -> int | None:
-    """Byte offset of the first occurrence of ``head`` (a gzip member's or zstd frame's magic)
-    after byte ``after`` for which ``accept(offset)`` holds: where a reader goes on past a damaged
-    stretch. Read in 1 MiB blocks; None when no such offset is left in the file."""
-    with open(path, "rb") as fh:
-        pos = after + 1
-        while True:
-            fh.seek(pos)
-            block = fh.read(_SCAN + len(head))
-            if len(block) < len(head):
-                return None
-            at = block.find(head)
-            while 0 <= at < _SCAN:
-                if accept(pos + at):
-                    return pos + at
-                at = block.find(head, at + 1)
-            pos += _SCAN

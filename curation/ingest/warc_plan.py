@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.streams import compression, open_input, stream_error
-from curation.ingest.warc_resync import Damage, damaged, junk_at, next_member, open_at, skip_to_member
+from curation.ingest.warc_resync import Damage, damaged, damaged_head_at, junk_at, next_member, open_at, skip_to_member
 
 log = logging.getLogger(__name__)
 
@@ -128,21 +128,25 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
             pos, docs, stop = _records(fh, starts, pos, docs)
             members.update({d: c for c, d in getattr(fh.raw, "members", [])})
             junk = junk_at(fh) if gz and stop is None else None
-            if junk is not None and (resume := next_member(path, junk)) is not None:  # bytes that are not gzip data
-                why = (f"{resume - junk} bytes that are not gzip data at compressed byte {junk} (after document record "
-                       f"{docs}) were skipped; reading went on at the gzip member at byte {resume}")
-                gaps.append(Gap(pos, junk, docs, pos, resume, Cut(docs + 1, junk, why, final=False)))
-                docs += 1
+            if junk is not None and (nxt := next_member(path, junk)) is not None:  # bytes that are not gzip data
+                resume, what = nxt[0], " (a gzip member whose header is damaged)" if damaged_head_at(path, junk) else ""
+                why = (f"{resume - junk} bytes that are not gzip data{what} at compressed byte {junk} (after document record "
+                       f"{docs}) were skipped; reading went on at the gzip member at byte {resume}"
+                       f"{'' if nxt[1] else ', whose header is damaged too (the next row)'}")
+                made = fh.raw.made + 1  # past every byte decompressed: a gap's end stays unique (two in a row, one at byte 0)
+                gaps.append(Gap(pos, junk, docs, made, resume, Cut(docs + 1, junk, why, final=False)))
+                docs, pos = docs + 1, made
                 fh.close()
                 fh = open_at(path, resume, pos)
                 continue
             bad = _damage(fh, starts, docs, pos, stop, members) if gz else None
             if bad is not None:  # a corrupt member, or a Content-Length that does not end its record
                 docs, at = bad.docs, _member(members, bad.start)
-                if (resume := next_member(path, bad.member)) is None:
+                if (nxt := next_member(path, bad.member)) is None:
                     rest = f"no later gzip member starts a record: the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
                     final = Cut(bad.docs + 1, at, f"{bad.why}; {rest}", bad.id, bad.url)
                     break
+                resume = nxt[0]
                 end = members[bad.start] if bad.start in members else min((c for d, c in members.items() if d > bad.start), default=resume)
                 skipped = f"{bad.why}: {resume - end} compressed bytes skipped, reading went on at the next gzip member that starts a record (byte {resume})"
                 row = Cut(docs + 1, at, skipped, bad.id, bad.url, final=False) if bad.doc or bad.start not in members else None
@@ -179,7 +183,8 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
         return starts, pos, Cut(docs + 1, at, f"{stop.why}; {rest}", stop.id, stop.url), members, docs, gaps
     if stop is None and error:
         if junk is not None:
-            error = f"{error}; the {path.stat().st_size - junk} bytes from there to the end of the file were not read"
+            what = " (a gzip member whose header is damaged)" if damaged_head_at(path, junk) else ""
+            error = f"{error}{what}; the {path.stat().st_size - junk} bytes from there to the end of the file were not read"
         stop = Cut(docs + 1, junk if junk is not None else _member(members, pos) if gz else pos, error)
     elif stop is not None and gz:
         stop = dataclasses.replace(stop, offset=_member(members, stop.offset))

@@ -1,7 +1,8 @@
 """Going on past a damaged record of a ``.warc.gz``: the next gzip member that starts a record.
 
 Common Crawl writes one gzip member per record, so a record FastWARC cannot read (no
-``Content-Length``, bytes that start no record) or junk between two members costs that record only:
+``Content-Length``, bytes that start no record, a member whose header is damaged) or junk between two
+members costs that record only:
 the planning pass (:mod:`curation.ingest.warc_plan`) ends a partition before it and starts the next
 at the next member whose data starts ``WARC/``. A plain ``.warc`` has no such marks (a payload may
 hold ``WARC/1.0`` lines): there the rest of the file is not read, and its row says how much.
@@ -21,7 +22,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from curation.ingest.streams import UNIT_HEADS, Decompressed, find_unit
+from curation.ingest.streams import Decompressed
+from curation.ingest.unit_heads import damaged_head, next_start
 
 
 def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
@@ -36,15 +38,19 @@ def junk_at(fh: Any) -> int | None:
     return raw.junk_at if isinstance(raw, Decompressed) and raw.kind == "gzip" else None
 
 
-def next_member(path: Path, after: int) -> int | None:
-    """Compressed byte of the first gzip member after byte ``after`` whose data starts a WARC record."""
-    return find_unit(path, UNIT_HEADS["gzip"], after, lambda at: _starts_record(path, at))
+def next_member(path: Path, after: int) -> tuple[int, bool] | None:
+    """Compressed byte of the first gzip member after byte ``after`` whose data starts a WARC record,
+    and whether it is sound (False: it does so only with its damaged header restored, and is skipped
+    as a record of its own; :mod:`curation.ingest.unit_heads`)."""
+    return next_start(path, "gzip", after, _starts_record)
 
 
-def _starts_record(path: Path, offset: int) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read(1 << 16)
+def damaged_head_at(path: Path, offset: int) -> bool:
+    """Whether bytes that are not gzip data at ``offset`` are a gzip member whose header is damaged."""
+    return damaged_head(path, "gzip", offset, _starts_record)
+
+
+def _starts_record(data: bytes) -> bool:
     try:
         return zlib.decompressobj(31).decompress(data, 8).startswith(b"WARC/")
     except zlib.error:
