@@ -48,6 +48,8 @@ WEIGHTS: dict[str, float] = {
     "line_length": 0.05,
     "size": 0.05,
 }
+#: the component value of a feature a file does not have (no function: no function length, naming or documented share)
+NEUTRAL = 0.6
 TEST_DISCOUNT = 0.95  #: test and example files keep 95 % of their score
 #: the score of a file with no line of code (:meth:`StructuralScorer.score`; a page's code block keeps its own score:
 #: ``# apt install …`` in a shell block reads as a comment)
@@ -64,20 +66,21 @@ def _ramp(x: float, lo: float, hi: float) -> float:
 def components(f: dict[str, Any]) -> dict[str, float]:
     """Component scores in [0, 1] from structural features (names as in :data:`WEIGHTS`).
 
-    Features a file does not have (no functions: ``-1``) get a neutral 0.6, so scripts and
-    headers are neither rewarded nor punished for them.
+    Features a file does not have (no functions: ``-1``) get a neutral :data:`NEUTRAL`, so scripts and
+    headers are neither rewarded nor punished for them: the share of documented functions too, which
+    weighs half of the documentation component whether a file has functions or not.
     """
     c = f["comment_fraction"]
     comment_part = _ramp(c, 0.15, 0.0) if c <= 0.6 else 0.3 + 0.7 * _ramp(c, 0.6, 0.95)
     doc = f["documented_fraction"]
-    documentation = comment_part if doc < 0 else 0.5 * comment_part + 0.5 * doc
+    documentation = 0.5 * comment_part + 0.5 * (NEUTRAL if doc < 0 else doc)
     # test names document tests; examples are read with their docs; type stubs (.pyi) declare, their
     # module's docs are elsewhere (typeshed's style has no docstrings)
     if f["is_test_or_example"] or f["is_stub"]:
         documentation = max(documentation, 0.6)
     mean_fn = f["mean_function_lines"]
-    function_length = 0.6 if mean_fn < 0 else 0.7 * _ramp(mean_fn, 40, 200) + 0.3 * _ramp(f["max_function_lines"], 100, 500)
-    naming = 0.6 if f["naming_fraction"] < 0 else f["naming_fraction"] * (1.0 - f["short_name_fraction"])
+    function_length = NEUTRAL if mean_fn < 0 else 0.7 * _ramp(mean_fn, 40, 200) + 0.3 * _ramp(f["max_function_lines"], 100, 500)
+    naming = NEUTRAL if f["naming_fraction"] < 0 else f["naming_fraction"] * (1.0 - f["short_name_fraction"])
     # short names (minified, obfuscated, a/b/c code) score low
     naming = 0.6 * naming + 0.2 * _ramp(f["mean_identifier_length"], 6.0, 3.0) + 0.2 * _ramp(f["short_identifier_fraction"], 0.05, 0.3)
     return {
@@ -97,7 +100,7 @@ def structural_score(f: dict[str, Any]) -> float:
 
     >>> from classifiers.code_quality_features import structural_features
     >>> round(structural_score(structural_features("x=1\\n", "Python", "a.py")), 1)
-    6.5
+    7.1
     """
     comp = components(f)
     value = 10.0 * sum(WEIGHTS[k] * comp[k] for k in WEIGHTS)
@@ -108,7 +111,8 @@ class StructuralScorer:
     """Language-aware structural score (``ast`` for Python, lexical scans for the others)."""
 
     name = "structural"
-    version = "structural_v4"  # 4: cut files read as a prefix, .pyi documentation floor, files without code 0
+    version = "structural_v5"  # 4: cut files read as a prefix, .pyi documentation floor, files without code 0;
+    # 5: C definitions with the brace or the return type on a line of its own, neutral documented share without functions
     needs = frozenset({"text", "language", "path"})
 
     def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None],

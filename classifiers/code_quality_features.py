@@ -23,25 +23,30 @@ import warnings
 from itertools import compress
 from typing import Any
 
+from classifiers import code_quality_scan as lexical
 from classifiers.code_quality_scan import BRACE_FAMILIES, duplicate_fraction, function_spans, indented_blocks, scan
 from curation.quality.code_language import language_family
 
+#: balanced parentheses, three levels, possessive: ``\([^;{}]*\)`` backtracked over every later ``)`` from
+#: each line start (40 s for 200 KB of ``f (x)`` lines); other unbounded spans before a brace are capped at 4,000
+_PARAMS = r"\((?:[^;{}()]|\((?:[^;{}()]|\([^;{}()]*+\))*+\))*+\)"
 #: family → definition header (name in group ``name``), up to the opening brace.
 DEFINITIONS: dict[str, re.Pattern[str]] = {
     # type tokens and separators are disjoint and possessive: with ``*`` in both (as before), a
-    # comment rule of 80 asterisks took 2^80 ways to split and a worker hung for good
-    "c": re.compile(r"^[ \t]*(?:[\w:<>,~]++[ \t*&]++)+(?P<name>[A-Za-z_~][\w:~]*)[ \t]*\([^;{}]*\)[^;{}\n]*\{", re.MULTILINE),
+    # comment rule of 80 asterisks took 2^80 ways to split and a worker hung for good; the return type
+    # may be on the line before a name at the line start (GNU, BSD: ``static int⏎name(…)``) and the
+    # body's brace on the next line (K&R, Allman: ``name(…)⏎{``): C's common layouts
+    "c": re.compile(r"^(?:[ \t]*(?:[\w:<>,~]++[ \t*&]++)+)?(?P<name>[A-Za-z_~][\w:~]*)[ \t]*" + _PARAMS
+                    + r"[^;{}\n]*+(?:\n[ \t]*)?\{", re.MULTILINE),
     "java": re.compile(
         r"^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|override|open|suspend|fun|func|def)\s+)*"
-        r"(?:[\w<>\[\],.?]+\s+)?(?P<name>[A-Za-z_]\w*)\s*\([^;{}]*\)\s*(?:throws [\w., ]+)?[^;{}=\n]*\{",
-        re.MULTILINE,
-    ),
-    "go": re.compile(r"^func\s+(?:\([^)]*\)\s*)?(?P<name>\w+)\s*(?:\[[^\]]*\])?\([^{]*\{", re.MULTILINE),
-    "rust": re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+(?P<name>\w+)[^{;]*\{", re.MULTILINE),
+        r"(?:[\w<>\[\],.?]+\s+)?(?P<name>[A-Za-z_]\w*)\s*" + _PARAMS + r"\s*+(?:throws [\w., ]+)?[^;{}=\n]*+\{", re.M),
+    "go": re.compile(r"^func\s+(?:\([^)]*\)\s*)?(?P<name>\w+)\s*(?:\[[^\]]*\])?\([^{]{0,4000}+\{", re.MULTILINE),
+    "rust": re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+(?P<name>\w+)[^{;]{0,4000}+\{", re.M),
     "javascript": re.compile(
-        r"(?:^|[;\s])(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)\s*\([^)]*\)\s*\{"
-        r"|^[ \t]*(?:(?:static|async|get|set|public|private|protected)\s+)*(?P<m>[\w$]+)\s*\([^)]*\)\s*(?::[^{;]+)?\{"
-        r"|(?:const|let|var)\s+(?P<a>[\w$]+)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[\w$]+)\s*=>\s*\{",
+        r"(?:^|[;\s])(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)\s*\([^)]{0,4000}+\)\s*\{"
+        r"|^[ \t]*(?:(?:static|async|get|set|public|private|protected)\s+)*(?P<m>[\w$]+)\s*\([^)]{0,4000}+\)\s*(?::[^{;]{0,4000}+)?\{"
+        r"|(?:const|let|var)\s+(?P<a>[\w$]+)\s*=\s*(?:async\s*)?(?:\([^)]{0,4000}+\)|[\w$]+)\s*=>\s*\{",
         re.MULTILINE,
     ),
     "shell": re.compile(r"^[ \t]*(?:function\s+)?(?P<name>[\w:.-]+)\s*\(\s*\)\s*\{|^[ \t]*function\s+(?P<f>[\w:.-]+)\s*\{", re.MULTILINE),
@@ -187,7 +192,7 @@ def _python_features(text: str, lines: list[str], stripped: list[str], dialect: 
                 doc = ast.get_docstring(node, clean=False)
                 if doc:
                     doc_lines += doc.count("\n") + 1
-                documented += bool(doc) or _comment_above(lines, node.lineno - 1 - len(node.decorator_list))
+                documented += bool(doc) or lexical.comment_above(lines, node.lineno - 1 - len(node.decorator_list))
                 names.append(node.name)
                 if kind is not ast.ClassDef:
                     defs.append((node.end_lineno or node.lineno) - node.lineno + 1)
@@ -218,7 +223,7 @@ def _indented_features(s: Any, lines: list[str]) -> dict[str, Any]:
     defs, nesting = indented_blocks(s.code)
     code = s.code.split("\n")
     docs = [_docstring_lines(lines, code, body) for _n, _f, _l, body in defs]
-    documented = sum(bool(doc) or _comment_above(lines, d[1]) for doc, d in zip(docs, defs, strict=True))
+    documented = sum(bool(doc) or lexical.comment_above(lines, d[1]) for doc, d in zip(docs, defs, strict=True))
     doc_lines = sum(docs) + _docstring_lines(lines, code, 0)
     # functions (classes, ``cdef struct``/``enum`` blocks have no parameter list) as in the ast walk
     spans = [last - first + 1 for _n, first, last, _b in defs if "(" in code[first] and not _CLASS.match(code[first])]
@@ -261,11 +266,6 @@ def _indent_nesting(lines: list[str], stripped: list[str]) -> int:
     return min(len(steps), 20)
 
 
-def _comment_above(lines: list[str], index: int) -> bool:
-    j = index - 1
-    return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
-
-
 def _scanned_features(text: str, family: str, lines: list[str], stripped: list[str], cut: bool = False) -> dict[str, Any]:
     s = scan(text, family)
     pattern = DEFINITIONS.get(family)
@@ -276,7 +276,9 @@ def _scanned_features(text: str, family: str, lines: list[str], stripped: list[s
                 continue
             spans.append((name, first, last, inner))
     names = [sp[0] for sp in spans]
-    documented = sum(_comment_above(lines, first) or (first - 1) in s.comment_lines for _n, first, _l, _i in spans)
+    rows = s.code.split("\n")
+    heads = [lexical.declaration_start(rows, first) for _n, first, _l, _i in spans]
+    documented = sum(lexical.comment_above(lines, head) or (head - 1) in s.comment_lines for head in heads)
     lengths = [last - first + 1 for _n, first, last, _i in spans]
     if spans:
         nesting = max(sp[3] for sp in spans)

@@ -246,3 +246,23 @@ def indented_blocks(code: str) -> tuple[list[tuple[str, int, int, int]], int]:
             stack.append((ind, depth + bool(_CONTROL.match(ln))))
             nesting = max(nesting, stack[-1][1])
     return defs, nesting
+
+
+def comment_above(lines: list[str], index: int) -> bool:
+    """Whether the line before line ``index`` of ``lines`` starts with a comment leader."""
+    j = index - 1
+    return 0 <= j < len(lines) and lines[j].lstrip().startswith(("#", "//", "/*", "*", "///", "--"))
+
+
+#: a line of a definition's header above its name: types, qualifiers, a template or an annotation
+#: (``static PyObject *``, ``template <class T>``, ``Class::``, ``@Override``), no statement
+_HEADER_LINE = re.compile(r"[\w \t:<>,~*&@\[\]]+")
+
+
+def declaration_start(rows: list[str], first: int) -> int:
+    """The first line of the definition whose name is on line ``first`` (``rows``: the masked code): up to
+    three lines above it that hold only its return type and qualifiers, where its comment sits."""
+    head = first
+    while head > 0 and first - head < 3 and rows[head - 1].strip() and _HEADER_LINE.fullmatch(rows[head - 1].strip()):
+        head -= 1
+    return head

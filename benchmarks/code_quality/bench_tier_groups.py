@@ -1,4 +1,5 @@
-"""Tiers of the real code files under two versions of the code: where Cython and the rare data formats land.
+"""Tiers of the real code files under two versions of the code: where Cython, the rare data formats and
+headers against implementation files (C, C++, TypeScript by file extension) land.
 
     python benchmarks/code_quality/bench_tier_groups.py --before HEAD [--out benchmarks/_work/code_quality]
 
@@ -84,6 +85,25 @@ def table(frame, before: list, after: list, languages) -> list[str]:
     return rows
 
 
+#: languages whose files are split by extension: declarations (``.h``, ``.hpp``, ``.d.ts``) against implementations
+BY_EXTENSION = ("C", "C++", "TypeScript")
+
+
+def extension_table(frame, before: list, after: list) -> list[str]:
+    """The tier split of :data:`BY_EXTENSION`'s files per extension (``.d.ts`` apart from ``.ts``)."""
+    ext = frame["path"].str.extract(r"(\.d\.ts|\.[^./]+)$")[0].fillna("(none)")
+    rows = ["| language | extension | files (rule-passing) | before: high / medium / low | after: high / medium / low |",
+            "|---|---|---:|---|---|"]
+    for (lang, e), group in frame.groupby([frame["language"], ext], sort=True):
+        sel = [frame.index.get_loc(i) for i in group.index]
+        sel = [i for i in sel if after[i] is not None]
+        if lang not in BY_EXTENSION or not sel:
+            continue
+        split = [" / ".join(str(sum(t[i] == k for i in sel)) for k in ("high", "medium", "low")) for t in (before, after)]
+        rows.append(f"| {lang} | `{e}` | {len(sel)} | {split[0]} | {split[1]} |")
+    return rows
+
+
 def main() -> None:
     got = outcomes(__file__, __doc__, "tiers", run_here)
     if got is None:
@@ -97,6 +117,7 @@ def main() -> None:
             moved[lang] = moved.get(lang, 0) + (x != y)
         shown = [x for x in frame["language"].value_counts().index if x in ("Cython", "JSON", "TOML", "YAML") or moved[x]]
         lines += [f"\n{name}: {len(frame)} files", *table(frame, b, a, shown)]
+        lines += ["", *extension_table(frame.reset_index(drop=True), b, a)]
         lines.append(f"files whose tier moved: {({k: v for k, v in moved.items() if v}) or 'none'}; "
                      f"no other language moved ({sum(len(frame[frame.language == k]) for k, v in moved.items() if not v)} files)")
     report(out, "tier_groups.md", lines)

@@ -21,10 +21,20 @@ def before_and_after(script: str, before: str, out: Path, stem: str) -> tuple[An
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(f"git -C {ROOT} archive {before} | tar -x -C {tmp}", shell=True, check=True)
         for name, tree in (("before", tmp), ("after", str(ROOT))):
+            used = _children_cpu()
             subprocess.run([sys.executable, script, "--here", str(out / f"{stem}_{name}.json")], cwd=tree, check=True,
                            env={**os.environ, "PYTHONPATH": tree})
+            print(f"{name}: {_children_cpu() - used:.1f} CPU-s", file=sys.stderr)
     b, a = (json.load((out / f"{stem}_{n}.json").open()) for n in ("before", "after"))
     return b, a
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def outcomes(script: str, doc: str | None, stem: str, run_here: Any) -> tuple[Path, Any, Any] | None:
