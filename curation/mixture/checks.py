@@ -6,8 +6,10 @@
 - **concentration**: a group of few documents that takes a large share of a phase (two pages
   holding most of phase 1's tokens), or one document of a large group that does (a 12 MB page of
   repeated text), is a mixture nobody meant; warn, or fail when configured.
-- **replay**: a group whose shards replay more than 2 % off its planned tokens (whole copies of
-  few or long documents cannot reach a fractional epoch), and the phase when its total does.
+- **replay**: a group whose shards replay more than 2 % off its planned tokens and more than one
+  of its documents (whole copies of few or long documents cannot reach a fractional epoch).
+- **earlier caps**: a later pre-training phase short of its budget because the earlier ones used
+  some groups' whole caps (their epochs over pre-training are shared): those groups get none here.
 
 >>> from curation.mixture.phases import PhaseSpec
 >>> from curation.mixture.plan import GroupPlan, PhasePlan
@@ -98,6 +100,7 @@ def check_plans(
                                 f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): cut or drop it "
                                 "(ingest.max_chars), or add data"),
                 })
+    warnings += check_used_caps(plans, specs)
     for w in warnings:
         log.warning("mixture: %s", w["message"])
     if on_concentration == "fail":
@@ -105,6 +108,28 @@ def check_plans(
         if bad:
             raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
     return warnings
+
+
+def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec]) -> list[dict[str, Any]]:
+    """A warning for each pre-training phase short of its budget in which groups of its mix get no
+    epochs because the earlier pre-training phases used their whole caps."""
+    out = []
+    for spec in specs:
+        plan = plans.get(spec.name)
+        if spec.stage != "pretrain" or plan is None or plan.budget_met:
+            continue
+        spent = [g.group for g in plan.groups if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9]
+        if not spent:
+            continue
+        listed = ", ".join(spent[:5]) + (f" and {len(spent) - 5} more" if len(spent) > 5 else "")
+        out.append({
+            "check": "earlier_caps", "phase": spec.name, "value": plan.planned_tokens, "limit": plan.budget_tokens, "groups": spent,
+            "message": (f"phase {spec.name} plans {plan.planned_tokens:,} of its {plan.budget_tokens:,} tokens"
+                        f"{' (empty)' if plan.planned_tokens == 0 else ''}: the earlier pre-training phases used the whole "
+                        f"max_epochs cap of {len(spent)} group(s) of its mix ({listed}), which get no epochs here: "
+                        "lower mixture.scale (or set it to auto) or raise max_epochs"),
+        })
+    return out
 
 
 def _unknown_group(check: str, setting: str, key: str, present: set[str]) -> list[dict[str, Any]]:
@@ -150,13 +175,22 @@ def check_edu_bands(values: Any, present: set[str]) -> list[dict[str, Any]]:
 
 
 def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02) -> list[dict[str, Any]]:
-    """Warnings for the groups of ``phase`` (manifest entries) whose replay is off the plan by more than ``tolerance``.
+    """Warnings for the groups of ``phase`` (manifest entries) whose replay is off the plan by more than
+    ``tolerance`` of it and by more than one of the group's documents (their mean size) or ``tolerance``
+    of the phase, the smaller: whole copies are within about a document of any plan, so a group of a few
+    tokens a little off is no finding, while one whose documents are long against the phase is.
 
     >>> g = [{"name": "a/b", "planned_tokens": 100, "replay_tokens": 50}, {"name": "c/d", "planned_tokens": 900, "replay_tokens": 900}]
     >>> [w["check"] for w in check_replay("p", g, 1000)]
     ['replay']
+    >>> check_replay("p", [{"name": "a/all", "planned_tokens": 1, "replay_tokens": 2, "unique_tokens": 4, "unique_documents": 2}], 1000)
+    []
     """
-    off = [g for g in groups if abs(g["replay_tokens"] - g["planned_tokens"]) > tolerance * g["planned_tokens"]]
+    def floor(g: Mapping[str, Any]) -> float:
+        docs = g.get("unique_documents", 0)
+        return min(g.get("unique_tokens", 0) / docs if docs else 0.0, tolerance * planned)
+
+    off = [g for g in groups if abs(g["replay_tokens"] - g["planned_tokens"]) > max(tolerance * g["planned_tokens"], floor(g))]
     if not off:
         return []
     replay = sum(g["replay_tokens"] for g in groups)

@@ -126,7 +126,8 @@ def build_manifest(
     lang_out = {k: {"documents": int(v["documents"]), "tokens": int(v["tokens"]), "planned_tokens": int(round(v["planned_tokens"])),
                     "share": round(v["planned_tokens"] / planned_all, 6)} for k, v in sorted(per_lang.items())}
     excluded = [
-        {"name": g.group, "documents": g.documents, "tokens": g.tokens, "reason": (exclusion_reasons or {}).get(g.group, "zero_weight")}
+        {"name": g.group, "documents": g.documents, "tokens": g.tokens,
+         "reason": "epoch_cap" if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9 else (exclusion_reasons or {}).get(g.group, "zero_weight")}
         for g in plan.groups if g.weight <= 0
     ]
     replay = sum(g["replay_tokens"] for g in shipped)

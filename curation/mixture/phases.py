@@ -55,7 +55,7 @@ DEFAULT_REPEATS: dict[str, float] = {
     "code/high": 2.0, "code/medium": 1.0, "code/low": 0.0, "code_web/high": 2.0, "code_web/medium": 1.0, "code_web/low": 0.0,
     "math_science/high": 2.0, "math_science/medium": 1.0, "math_science/low": 0.5,
     "papers/high": 2.0, "papers/medium": 1.0, "papers/low": 0.5,
-    "books/all": 1.0, "papers/all": 1.0, "social/all": 1.0, "*": 1.0,
+    "books/all": 1.0, "papers/all": 1.0, "math_science/all": 1.0, "social/all": 1.0, "*": 1.0,
 }
 
 

@@ -231,7 +231,8 @@ def plan_phases(
 def with_built_tokens(plan: PhasePlan, tokens: Mapping[str, int]) -> PhasePlan:
     """``plan`` with the unique tokens of the groups built after planning (repository documents,
     issue threads: their headers and formatting are counted only once built) taken from their
-    shards; their epochs stay those the shards were written with, planned tokens and weights follow.
+    shards; their epochs stay those the shards were written with, planned tokens, weights and the
+    phase's unique and nominal tokens follow (so they agree with the shards).
 
     >>> p = PhasePlan("p", 100, 100, 100, 100, 1.0, [GroupPlan("code/repo_level", "code", 50, 1, 1.0, 1.0, 1.0, 4.0, 2.0, 100, 1.0)], [])
     >>> with_built_tokens(p, {"code/repo_level": 60}).groups[0].planned_tokens
@@ -242,6 +243,8 @@ def with_built_tokens(plan: PhasePlan, tokens: Mapping[str, int]) -> PhasePlan:
             g.tokens = int(tokens[g.group])
             g.planned_tokens = int(round(g.epochs * g.tokens))
     plan.planned_tokens = sum(g.planned_tokens for g in plan.groups)
+    plan.unique_tokens = sum(g.tokens for g in plan.groups if g.nominal_epochs > 0)
+    plan.nominal_tokens = int(round(sum(g.nominal_epochs * g.tokens for g in plan.groups)))
     for g in plan.groups:
         g.weight = g.planned_tokens / plan.planned_tokens if plan.planned_tokens else 0.0
     return plan

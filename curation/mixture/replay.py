@@ -17,7 +17,12 @@ document.
 Caps bound the replay, not only the plan. Pre-training caps hold over the pre-training phases
 together, and a group's documents land in the same shard in every pre-training phase (the shard
 hash leaves the phase out), so each phase's shard task replays the earlier phases' choices on the
-same documents and keeps their sum within the cap: no group's replayed epochs exceed its cap.
+same documents and keeps their sum within the cap: no group's replayed epochs exceed its cap. The
+cap holds per document too: a later phase gives its extra copies to the documents the earlier
+phases showed least first (a whole tier of them while it fits, then a subset of the next tier, chosen
+as above), and never takes a document over ``⌈E⌉`` copies, ``E`` the epochs of the phases so far
+(the cap, where it binds and is whole). Where the least shown documents are a few long ones, the
+phase replays what they allow rather than show a document once more.
 
 >>> plan = CopyPlan(steps=(("p1", 2.5),), cap=4.0)
 >>> shard_copies(["a", "b", "c", "d"], np.array([10, 10, 10, 10]), plan, seed=0).tolist()
@@ -27,8 +32,8 @@ same documents and keeps their sum within the cap: no group's replayed epochs ex
 >>> two = CopyPlan(steps=(("p1", 2.5), ("p2", 1.5)), cap=4.0)  # phase 2 after phase 1's choice, within the cap
 >>> c1 = shard_copies(["a", "b", "c"], np.array([10, 20, 30]), CopyPlan(steps=(("p1", 2.5),), cap=4.0), seed=0)
 >>> c2 = shard_copies(["a", "b", "c"], np.array([10, 20, 30]), two, seed=0)
->>> int(((c1 + c2) * [10, 20, 30]).sum()) <= 4 * 60
-True
+>>> int(((c1 + c2) * [10, 20, 30]).sum()) <= 4 * 60, int((c1 + c2).max()) <= 4
+(True, True)
 """
 
 from __future__ import annotations
@@ -84,14 +89,25 @@ def shard_copies(doc_ids: Sequence[str], tokens: np.ndarray, plan: CopyPlan, see
     total = int(tokens.sum())
     room = plan.cap * total if math.isfinite(plan.cap) else math.inf
     copies = np.zeros(len(doc_ids), dtype=np.int64)
+    shown = np.zeros(len(doc_ids), dtype=np.int64)  # copies of each document in the steps before
+    so_far = 0.0
     for phase, epochs in plan.steps:
-        copies = phase_copies(doc_ids, tokens, epochs, room, seed, phase)
+        shown += copies
+        so_far += epochs
+        copies = phase_copies(doc_ids, tokens, epochs, room, seed, phase, shown, math.ceil(so_far - 1e-9))
         room -= int((copies * tokens).sum())
     return copies
 
 
-def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room: float, seed: int, phase: str) -> np.ndarray:
-    """Copies for ``epochs`` of the shard's tokens, at most ``room`` tokens in all."""
+def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room: float, seed: int, phase: str,
+                 shown: np.ndarray | None = None, most: float = math.inf) -> np.ndarray:
+    """Copies for ``epochs`` of the shard's tokens, at most ``room`` tokens in all. ``shown``: each
+    document's copies in the earlier phases of the cap's scope; the extra copies go to the least shown
+    first, a whole tier of them while it fits, and none takes a document's copies over ``most``.
+
+    >>> phase_copies(["a", "b", "c", "d"], np.full(4, 10), 1.5, 60.0, 0, "p2", np.array([3, 2, 2, 3]), 4).tolist()
+    [1, 2, 2, 1]
+    """
     n = len(doc_ids)
     total = int(tokens.sum())
     if not n or epochs <= 0:
@@ -101,34 +117,52 @@ def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room
     target = min(epochs * total, max(room, 0.0))
     whole = int(math.floor(target / total + 1e-9))
     copies = np.full(n, whole, dtype=np.int64)
-    rest = target - whole * total
-    if rest > 0.5:
-        upper = max(room, 0.0) - whole * total
-        order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
-        if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
-            copies[order[best_subset(tokens[order], rest, upper)]] += 1
-            return copies
-        long = tokens > CLOSE_ENOUGH * rest
-
-        def longest_first() -> np.ndarray:
-            longest = order[np.argsort(-tokens[order], kind="stable")]
-            return longest[extra_choice(tokens[longest], rest, upper)]
-
-        # the choices in turn, the first within CLOSE_ENOUGH kept, else the nearest: long documents among
-        # short ones each kind for its share (in hash order alone the back-fill after the first long document
-        # that does not fit goes to the short ones); the hash order; the longest first, which reaches a
-        # fraction the hash order misses
-        tries = ([lambda: order[long_first(tokens[order], rest, upper, rest / total)]] if long.any() and not long.all() else [])
-        tries += [lambda: order[extra_choice(tokens[order], rest, upper)], longest_first]
-        chosen, miss = None, math.inf
-        for choose in tries:
-            mask = choose()
-            if (off := abs(int(tokens[mask].sum()) - rest)) < miss:
-                chosen, miss = mask, off
-            if miss <= CLOSE_ENOUGH * rest:
-                break
-        copies[chosen] += 1
+    rest, upper = target - whole * total, max(room, 0.0) - whole * total
+    shown = np.zeros(n, dtype=np.int64) if shown is None else shown
+    for level in np.unique(shown):  # the least shown first
+        if rest <= 0.5 or level + whole + 1 > most:
+            break
+        tier = np.flatnonzero(shown == level)
+        held = int(tokens[tier].sum())
+        if held <= min(rest + 0.5, upper) and len(tier) < n:  # the whole tier: the least shown catch up
+            copies[tier] += 1
+            rest, upper = rest - held, upper - held
+            continue
+        copies[tier[extra_copies([doc_ids[i] for i in tier], tokens[tier], rest, upper, seed, phase)]] += 1
+        break
     return copies
+
+
+def extra_copies(doc_ids: Sequence[str], tokens: np.ndarray, rest: float, upper: float, seed: int, phase: str) -> np.ndarray:
+    """Mask of the documents that get one more copy: a subset holding the nearest to ``rest`` tokens,
+    at most ``upper`` (``rest`` is below the documents' total)."""
+    n, total = len(doc_ids), int(tokens.sum())
+    order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
+    mask = np.zeros(n, dtype=bool)
+    if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
+        mask[order[best_subset(tokens[order], rest, upper)]] = True
+        return mask
+    long = tokens > CLOSE_ENOUGH * rest
+
+    def longest_first() -> np.ndarray:
+        longest = order[np.argsort(-tokens[order], kind="stable")]
+        return longest[extra_choice(tokens[longest], rest, upper)]
+
+    # the choices in turn, the first within CLOSE_ENOUGH kept, else the nearest: long documents among
+    # short ones each kind for its share (in hash order alone the back-fill after the first long document
+    # that does not fit goes to the short ones); the hash order; the longest first, which reaches a
+    # fraction the hash order misses
+    tries = ([lambda: order[long_first(tokens[order], rest, upper, rest / total)]] if long.any() and not long.all() else [])
+    tries += [lambda: order[extra_choice(tokens[order], rest, upper)], longest_first]
+    chosen, miss = None, math.inf
+    for choose in tries:
+        pick = choose()
+        if (off := abs(int(tokens[pick].sum()) - rest)) < miss:
+            chosen, miss = pick, off
+        if miss <= CLOSE_ENOUGH * rest:
+            break
+    mask[chosen] = True
+    return mask
 
 
 #: The hashed choice's distance to its target below which no other order is tried (a shard of a

@@ -173,7 +173,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "3"  # 3: a group with a few long documents replays its short ones for their share
+    version = "4"  # 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps)
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
