@@ -135,6 +135,11 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
         raise InputError(f"{run_dir} has no finished mixture stage (NN_mixture/ with its _SUCCESS); enable the mixture and re-run")
     if stage_dir not in state.current:
         why = state.stale.get(stage_dir.name) or "a stage before it is not the run's current output"
+        if why.startswith("made "):  # the stages before it are current: the mixture itself was re-run (`curate mixture`)
+            raise InputError(f"{stage_dir} is not the run's current output ({why}: the mixture stage was re-run on its own); "
+                             f"export that folder as it is (`curate export FORMAT {stage_dir}`), or make it the run's output by "
+                             "re-running `curate run` with the settings it was made with as overrides (`mixture.KEY=VALUE`), "
+                             "then export the run")
         raise InputError(f"{stage_dir} is not the run's current output ({why}; `curate verify {run_dir}` says which); "
                          "re-run the same `curate run` command, then export")
     return stage_dir, marker

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from curation.config import ConfigError
 from curation.export.sequences import packed_bins, random_window, repeated, row_keys, shard_ids, with_eod
+from curation.export.tokenizer import identity
 from curation.ingest.inputs import InputError
 from curation.mixture.groups import stable_hash
 from curation.tokens import token_id
@@ -73,7 +74,7 @@ def export_datasets(run: RunExport, work: Path, client: Any, *, eod_token: str, 
         write_layout(work / phase, names, schema)
         phases[phase] = phase_figures(manifest, files, truncation)
     shutil.rmtree(work / ".exchange", ignore_errors=True)
-    out = {"kind": "curation.export", "format": "datasets", "run": str(run.run_dir.resolve()), "tokenizer": tok,
+    out = {"kind": "curation.export", "format": "datasets", "run": str(run.run_dir.resolve()), "tokenizer": tok, "tokenizer_identity": identity(tok),
            "eod_token": eod_token, "eod_id": eod, "truncation": truncation, "phases": phases}
     write_json(work / "export.json", out)
     return out

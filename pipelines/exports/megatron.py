@@ -15,8 +15,13 @@ documents once with the tokenizer the run counted with, and writes ``<phase>/<gr
   by ``seq_length`` and reads one token past a sample); the phase's prefixes are listed without weights,
   so Megatron takes each file once, blended by its size. Train with ``--reset-attention-mask --reset-position-ids --eod-mask-loss``: attention
   and positions restart after every EOD, and the loss skips every position whose input is an EOD
-  (the padding, and the one position whose label would be the next sample's first token).
+  (the padding, and a padded bin's last position, whose label is the next sample's first token). A full
+  chunk of a long document ends without EOD: the packing puts its document's next chunk first in the
+  next bin (:func:`curation.mixture.packing.best_fit_pack`), so its last position's label is its own next token.
 
+``DIR/tokenizer/`` is a copy of the tokenizer the ids come from (its Hugging Face files), which every phase's flags
+name (``--tokenizer-type HuggingFaceTokenizer --tokenizer-model DIR/tokenizer``); ``export.json``'s ``tokenizer_identity``
+says which it is (:mod:`curation.export.tokenizer`: sha256, ids, package, the Hugging Face model that ships the same file).
 ``DIR/<phase>.data-args`` holds ``weight prefix …`` (a best-fit phase: ``prefix …``) with absolute prefixes, the form of
 Megatron-LM's ``--data-args-path``; ``DIR/export.json`` the figures and the flags per phase. A weighted blend's flags
 build as they are: where megatron-core's default ``mid_level_dataset_surplus`` is too small for the blend to draw
@@ -37,6 +42,7 @@ import numpy as np
 
 from curation.export.megatron_index import IndexedWriter, token_dtype
 from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
+from curation.export.tokenizer import copy_for_trainer, identity
 from curation.ingest.inputs import InputError
 from curation.tokens import token_id, vocab_size
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, empty_reason, read_verified, shard_jobs
@@ -77,12 +83,15 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
             continue
         (work / f"{phase}.data-args").write_text(p["data_args"] + "\n")
         p["data_args"] = f"{phase}.data-args"
+        p["megatron_flags"] += ["--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", str(Path(output).resolve() / "tokenizer")]
     listed = {x for p in phases.values() for g in p["groups"].values() for x in g["prefixes"]}
     for r in records:  # a shard of no document (megatron-core cannot map an empty .bin), of no weight, or of a phase left out
         if r["prefix"] not in listed:
             drop_prefix(work, r["prefix"])
+    copy_for_trainer(tok, work / "tokenizer")  # what --tokenizer-model names: the ids' own tokenizer, beside them
     out = {
         "kind": "curation.export", "format": "megatron", "run": str(run.run_dir.resolve()), "tokenizer": tok,
+        "tokenizer_identity": identity(tok),
         "eod_token": eod_token, "eod_id": eod, "dtype": token_dtype(vocab).name, "phases": phases,
     }
     write_json(work / "export.json", out)

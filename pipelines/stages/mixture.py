@@ -173,7 +173,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "4"  # 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps)
+    version = "4"  # 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}

@@ -302,7 +302,7 @@ def test_an_export_replaces_only_its_own_earlier_export(run, tmp_path):
     first = json.loads((out / "export.json").read_text())
     assert curate(args) == 0
     assert json.loads((out / "export.json").read_text()) == first
-    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "export.json", "midtrain_reasoning_32k", "midtrain_reasoning_32k.data-args"]
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "export.json", "midtrain_reasoning_32k", "midtrain_reasoning_32k.data-args", "tokenizer"]
     # a best-fit phase's prefixes without weights: Megatron takes each file once, blended by its size
     listed = (out / "midtrain_reasoning_32k.data-args").read_text().split()
     assert listed and all(Path(x).is_absolute() and Path(x + ".bin").is_file() for x in listed)

