@@ -47,8 +47,9 @@ UNREADABLE = {
 def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     """What a user should hear about a stage that finished: it kept none of its documents, or ingest
     could not read some records as documents (with the change that fixes the usual causes), or
-    dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`)."""
-    from curation.ingest.notices import duplicate_id_warning
+    dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`), or
+    stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`)."""
+    from curation.ingest.notices import duplicate_id_warning, stopped_files_warning
 
     out = []
     name, came, by_reason = stats["stage"], stats["in"]["documents"], stats.get("dropped_by_reason", {})
@@ -60,6 +61,8 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
                    + (f" ({fixes})" if fixes else ""))
     if (duplicates := duplicate_id_warning(stats, ledger)) is not None:
         out.append(duplicates)
+    if (stopped := stopped_files_warning(stats, ledger)) is not None:
+        out.append(stopped)
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

@@ -48,10 +48,11 @@ def find_duplicate_ids(ids: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.DataFrame:
+def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]], keep: tuple[str, ...] = ()) -> pd.DataFrame:
     """Parsed rows as documents: later copies of an id (``dup_map``: ``_ord`` → first file, line)
     ledgered under an id of their own (as ``duplicate_id`` unless they have a reason), the URL
-    columns added, the bookkeeping columns dropped. A frame read with fewer columns keeps those it has."""
+    columns added, the bookkeeping columns dropped but those in ``keep`` (last). A frame read with
+    fewer columns keeps those it has."""
     df = df.copy()
     if dup_map:
         reason_at, detail_at, id_at = (df.columns.get_loc(c) for c in (DROP_REASON, DROP_DETAIL, "doc_id"))
@@ -69,6 +70,6 @@ def finish_docs(df: pd.DataFrame, dup_map: dict[int, tuple[str, int]]) -> pd.Dat
                                                    original_id=original)
             # the ledger row needs an id of its own: ids stay unique across kept ∪ ledger
             df.iat[i, id_at] = duplicate_name(original, file, line)
-    df = df.drop(columns=[*LOCATION_COLUMNS, "_ord", "_has_html"], errors="ignore")
+    df = df.drop(columns=[c for c in (*LOCATION_COLUMNS, "_ord", "_has_html") if c not in keep], errors="ignore")
     df = pd.concat([df, url_columns(df["url"])], axis=1)
-    return df[[c for c in (*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL) if c in df.columns]]
+    return df[[c for c in (*DOC_COLUMNS, *URL_COLUMNS, DROP_REASON, DROP_DETAIL, *keep) if c in df.columns]]

@@ -37,13 +37,16 @@ from typing import Any
 
 #: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
 HYBRID_MIN_CHARS = 250
+# trafilatura logs each page it finds empty or cannot parse at WARNING and ERROR ("discarding data",
+# "empty HTML tree"): such a page is a ledger row (extraction_empty), and the lines are no error of the run
+logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 
 
 def _trafilatura(html: Any, fast: bool = False, favor_recall: bool = False) -> str:
     """``html``: the page, or the tree :func:`page_tree` parsed from it (trafilatura copies a tree it is given)."""
     import trafilatura
 
-    logging.getLogger("trafilatura").setLevel(logging.ERROR)  # it warns per page it finds empty ("discarding data")
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # its per-page notes (above)
 
     out = trafilatura.extract(html, fast=fast, favor_recall=favor_recall, include_comments=False, include_tables=True,
                               deduplicate=False)

@@ -1,5 +1,6 @@
 """What ingest says when it finishes, beside the funnel: documents it dropped as ``duplicate_id``
-(another record's id, seen earlier in input order), with examples and how to keep them.
+(another record's id, seen earlier in input order), with examples and how to keep them, and crawl
+files it could not read to the end.
 
 Two shards that each number their rows from 0 lose half their documents this way, and the
 funnel alone does not say that the ids, not the texts, were the same. And, while it plans, a field
@@ -57,6 +58,31 @@ def duplicate_examples(ledger: Path, limit: int = 3) -> list[str]:
     except (OSError, ValueError, KeyError):  # the warning goes out without examples
         return out
     return out
+
+
+def stopped_files_warning(stats: dict[str, Any], ledger: Path, shown: int = 2) -> str | None:
+    """One warning line for the crawl files (partitions) whose reading stopped before their end in a
+    way the planning pass did not foresee, and so did not warn of (their ``truncated_input`` rows say
+    ``stopped``); None when there are none.
+
+    >>> stopped_files_warning({"stage": "ingest", "dropped_by_reason": {"truncated_input": {"documents": 0}}}, Path("l")) is None
+    True
+    """
+    n = (stats.get("dropped_by_reason", {}).get(DropReason.TRUNCATED_INPUT.value) or {}).get("documents", 0)
+    if stats.get("stage") != "ingest" or not n:
+        return None
+    rows = []
+    try:
+        for part in sorted(Path(ledger).glob("part-*.parquet")):
+            table = pq.read_table(part, columns=["reason", "detail"], filters=[("reason", "==", DropReason.TRUNCATED_INPUT.value)])
+            rows += [d for d in map(json.loads, table.column("detail").to_pylist()) if d.get("stopped")]
+    except (OSError, ValueError, KeyError):
+        return None
+    if not rows:
+        return None
+    said = "; ".join(f"{d.get('file')}: {d.get('error')}" for d in rows[:shown]) + ("; …" if len(rows) > shown else "")
+    return (f"ingest: {len(rows):,} crawl file(s) or partitions were not read to the end ({said}); {ledger} has a "
+            "truncated_input row for each, and the records after it are not in the output")
 
 
 _SAID: set[tuple[str, str]] = set()

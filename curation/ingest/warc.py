@@ -1,7 +1,8 @@
 """Crawl input: WARC / WET records and plain HTML files → schema rows with their HTML beside them.
 
-Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio), transfer
-decoding only (content encodings: :mod:`curation.ingest.warc_body`). Only ``response`` and
+Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio), bodies
+undecoded: each is decoded on its own (chunked, then its content encoding: :mod:`curation.ingest.warc_body`),
+so one bad body is one row and the file is read on. Only ``response`` and
 ``resource`` records (WARC) and ``conversion`` records (WET, text already extracted) become
 documents; ``request``, ``metadata``, ``warcinfo`` and ``revisit`` records are not documents and are
 not read. Every response that cannot be used is a row with a :class:`DropReason`: non-2xx status,
@@ -26,7 +27,7 @@ import pandas as pd
 from curation.ingest.charsets import charset_label, codec, prefer_utf8
 from curation.ingest.discover import InputError
 from curation.ingest.streams import Window
-from curation.ingest.warc_body import decode_content
+from curation.ingest.warc_body import dechunk, decode_content
 from curation.ingest.warc_plan import Cut
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -88,6 +89,7 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
     ``label``: how rows name the file (``str(path)`` if None).
     """
+    from fastwarc.stream_io import GzipReader
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
     types = WarcRecordType.response | WarcRecordType.conversion | WarcRecordType.resource
@@ -96,9 +98,12 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     stream: Any = open(path, "rb") if (start, end) == (0, -1) else Window(path, start, end if end >= 0 else path.stat().st_size)  # noqa: SIM115
     number, offset = first_line - 1, start
     size = end if end >= 0 else path.stat().st_size
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        gz = GzipReader(stream) if fh.read(2) == b"\x1f\x8b" else None  # it knows where the member it reads starts
     with stream:
-        # transfer decoding only: FastWARC's content decoding ends the iteration after a chunked gzip body
-        it = iter(ArchiveIterator(stream, record_types=types, parse_http=True, auto_decode="transfer", fsspec_args=False))
+        # bodies undecoded: FastWARC's decoding ends the whole iteration at one bad body (warc_body decodes them)
+        it = iter(ArchiveIterator(gz or stream, record_types=types, parse_http=True, auto_decode="none", fsspec_args=False))
         while True:
             try:
                 rec = next(it)
@@ -108,7 +113,8 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
                 yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line, size - offset)
                 return
             number += 1
-            offset = start + int(rec.stream_pos)
+            # the gzip member where the record's headers were read (its stream_pos there is a read position, not a member)
+            offset = start + ((gz.frame_start_position() or 0) if gz is not None else int(rec.stream_pos))
             try:
                 row = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
             except OSError as exc:
@@ -154,16 +160,24 @@ def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_w
     expected = rec.content_length
     if expected > max_bytes:
         return {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
-    payload = rec.reader.read(max_bytes + 1)  # at most the record's bytes (checked above)
+    payload = rec.reader.read(max_bytes + 1)  # at most the record's bytes (checked above), undecoded
     chunked = http is not None and bool(http.get("Transfer-Encoding"))  # the decoded length differs
-    if rec.headers.get("WARC-Truncated") or (len(payload) < expected and not chunked):
+    if rec.headers.get("WARC-Truncated") or len(payload) < expected:
         why = rec.headers.get("WARC-Truncated") or "stream ended"
         return {**out, "error": (DropReason.TRUNCATED_INPUT, f"record truncated ({why}) after {len(payload)} bytes")}
+    if http is not None and status is None and not is_wet:  # its HTTP header lines, status line first, did not parse
+        line = (http.status_line or "")[:60]
+        return {**out, "error": (DropReason.UNDECODABLE, f"malformed HTTP message: its first line {line!r} is no HTTP status "
+                                 "line (a response record holds the HTTP status line and headers before the body)")}
     if status is not None and not 200 <= status < 300:
         return {**out, "error": (DropReason.HTTP_STATUS, f"HTTP status {status}")}
     declared = (http.get("Content-Length") or "").strip() if http is not None and not chunked else ""
     if declared.isdecimal() and int(declared) != len(payload):  # the body is cut, or holds bytes of what follows it
         return {**out, "error": (DropReason.TRUNCATED_INPUT, f"the body has {len(payload)} bytes, its HTTP Content-Length says {declared}")}
+    if chunked and "chunked" in http.get("Transfer-Encoding", "").lower():
+        payload, err = dechunk(payload)
+        if err is not None:
+            return {**out, "error": err}
     if http is not None and http.get("Content-Encoding"):
         payload, err = decode_content(payload, http.get("Content-Encoding"), max_bytes)
         if err is not None:
@@ -268,7 +282,8 @@ def crawl_frame(records: Iterator[dict[str, Any]], source: str | None) -> pd.Dat
         if err is None and source not in SOURCES:
             err = (DropReason.UNKNOWN_SOURCE, f"source {source!r} is not one of {list(SOURCES)}")
         row[DROP_REASON] = err[0].value if err else None
-        row[DROP_DETAIL] = detail_json(file=r["file"], line=r["line"], offset=r["offset"], url=r.get("url"), error=err[1]) if err else None
+        stop = {"stopped": True} if r.get("stopped") else {}  # a file read no further: ingest warns of it when it finishes
+        row[DROP_DETAIL] = detail_json(file=r["file"], line=r["line"], offset=r["offset"], url=r.get("url"), error=err[1], **stop) if err else None
         row["_html"] = html if err is None else None
         row["_file"], row["_line"] = r["file"], r["line"]
         rows.append(row)

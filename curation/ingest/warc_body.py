@@ -1,8 +1,14 @@
-"""A crawled page's HTTP ``Content-Encoding`` (gzip, deflate, brotli) decoded with a size limit.
+"""A crawled page's HTTP body decoded: ``Transfer-Encoding: chunked``, then its ``Content-Encoding``
+(gzip, deflate, brotli) with a size limit.
 
-FastWARC reads records with transfer decoding only (``auto_decode="transfer"``): its full decoding
-stops the whole file's iteration after a gzip body sent chunked, and it decodes a body whole, so a
-2.7 KB gzip bomb grew to 600 MB in memory. Here a body is decoded to at most ``limit + 1`` bytes
+FastWARC reads records undecoded (``auto_decode="none"``): its decoding raises on one bad body, and
+the whole file's iteration ends there (a chunked gzip body, a body labelled chunked that is not, a
+chunk cut short), and it decodes a body whole, so a 2.7 KB gzip bomb grew to 600 MB in memory. Here
+each record's body is decoded on its own. A chunked body goes through FastWARC's ``ChunkedReader``;
+where that fails, :func:`dechunk` says why: a body that does not open with a chunk header is taken as
+it is (a crawler that de-chunked the body and kept the header), one cut inside a chunk is
+``truncated_input``, one whose chunks are not followed by a chunk header is ``undecodable``.
+A content-encoded body is decoded to at most ``limit + 1`` bytes
 (``too_large`` past ``limit``); a gzip or zlib stream that ends early is ``truncated_input``; a body
 labelled gzip or deflate that is neither (raw deflate, or plain bytes) is read as what it is.
 
@@ -13,16 +19,52 @@ labelled gzip or deflate that is neither (raw deflate, or plain bytes) is read a
 (b'<p>plain</p>', None)
 >>> decode_content(gzip.compress(b"a" * 1000), "gzip", 100)[1][0].value
 'too_large'
+>>> dechunk(b"5\\r\\nhello\\r\\n0\\r\\n\\r\\n"), dechunk(b"<p>de-chunked</p>")
+((b'hello', None), (b'<p>de-chunked</p>', None))
+>>> dechunk(b"a\\r\\nhello")[1][0].value
+'truncated_input'
 """
 
 from __future__ import annotations
 
+import io
+import re
 import zlib
 
 from curation.schema import DropReason
 
 Error = tuple[DropReason, str]
 _GZIP, _ZLIB, _RAW = 31, 15, -15  # zlib window bits: gzip header, zlib header, raw deflate
+_CHUNK_HEAD = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")  # a size, extensions, the line end
+
+
+def dechunk(raw: bytes) -> tuple[bytes | None, Error | None]:
+    """``(body, None)`` of a body sent ``Transfer-Encoding: chunked``, or ``(None, (reason, detail))``."""
+    from fastwarc.stream_io import ChunkedReader
+
+    try:
+        return ChunkedReader(io.BytesIO(raw)).read(), None  # in C; the loop below runs only where it fails
+    except OSError as exc:
+        said = str(exc)[:80]
+    if _CHUNK_HEAD.match(raw) is None:
+        return raw, None  # no chunk header at all: de-chunked by the crawler, the header kept
+    out, pos = [], 0
+    while (m := _CHUNK_HEAD.match(raw, pos)) is not None:
+        size, start = int(m.group(1), 16), m.end()
+        if size == 0:
+            return b"".join(out), None
+        if len(raw) - start < size:
+            return None, (DropReason.TRUNCATED_INPUT, f"chunked body ends early: the chunk at byte {pos} says {size} bytes, "
+                          f"{len(raw) - start} follow")
+        out.append(raw[start:start + size])
+        pos = start + size + (2 if raw.startswith(b"\r\n", start + size) else raw.startswith(b"\n", start + size))
+    if pos >= len(raw):  # ends after a whole chunk, without the last (empty) one, as FastWARC reads it too
+        return b"".join(out), None
+    if len(raw) - pos <= 18 and (m := _CHUNK_HEAD.match(raw[pos:] + b"\n")) is not None:  # it ends in a chunk header
+        if int(m.group(1), 16) == 0:  # the last chunk's, cut in its line end
+            return b"".join(out), None
+        return None, (DropReason.TRUNCATED_INPUT, f"chunked body ends early, inside the chunk header at byte {pos}")
+    return None, (DropReason.UNDECODABLE, f"chunked body: no chunk header at byte {pos} ({raw[pos:pos + 20]!r}; FastWARC: {said})")
 
 
 def decode_content(raw: bytes, encoding: str | None, limit: int) -> tuple[bytes | None, Error | None]:

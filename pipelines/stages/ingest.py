@@ -40,7 +40,7 @@ from curation.ingest.duplicate_ids import find_duplicate_ids, finish_docs
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
 from curation.ingest.readers import read_group
-from curation.ingest.records import HTML_COLUMN, FieldMap
+from curation.ingest.records import HTML_COLUMN, LOCATION_COLUMNS, FieldMap
 from curation.ingest.urls import URL_COLUMNS
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, annotated_meta, empty_docs
 from curation.tokens import count_tokens
@@ -139,8 +139,11 @@ class IngestStage:
         meta = annotated_meta(empty_docs(URL_COLUMNS))
         docs = read_docs(extracted.path).map_partitions(finish_docs, dup_map, meta=meta)
         # the URL keys are read from these columns alone, without the texts
+        # with each row's file and line, which a duplicate_url row names
+        url_meta = meta[[c for c in meta.columns if c in URL_KEY_READS or c in URL_COLUMNS]].assign(
+            _file=pd.Series(dtype=object), _line=pd.Series(dtype="int64"))
         url_docs = read_docs(extracted.path, columns=list(URL_KEY_READS)).map_partitions(
-            finish_docs, dup_map, meta=meta[[c for c in meta.columns if c in URL_KEY_READS or c in URL_COLUMNS]])
+            finish_docs, dup_map, LOCATION_COLUMNS, meta=url_meta)
         return mark_url_duplicates(docs, cfg, ctx, key, url_docs)
 
 

@@ -9,8 +9,8 @@ The same step reads the code tags of every kept page with HTML from the tree the
 ``artifacts/code_tags/`` (:data:`CODE_TAGS_SCHEMA`): ``code_web`` recalls by them and parses only
 the pages it recalls.
 ``mark_url_duplicates`` keeps the first document (input order) of each normalised URL among the
-sources in ``ingest.url_dedup_sources`` and ledgers the others (``duplicate_url``, naming the kept
-one), through the id-keyed removal the dedup stages use.
+sources in ``ingest.url_dedup_sources`` and ledgers the others (``duplicate_url``, naming their file
+and line and the kept one), through the id-keyed removal the dedup stages use.
 """
 
 from __future__ import annotations
@@ -177,12 +177,13 @@ def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, 
 
 
 def find_url_duplicates(keys: pd.DataFrame) -> pd.DataFrame:
-    """Removals for every row of ``keys`` (url_normalized, _ord, doc_id, url, _part) after the first of its URL.
+    """Removals for every row of ``keys`` (url_normalized, _ord, doc_id, url, file, line, _part) after
+    the first of its URL.
 
     >>> k = pd.DataFrame({"url_normalized": ["a.com/", "a.com/"], "_ord": [5, 2], "doc_id": ["x", "y"],
-    ...                   "url": ["http://a.com", "https://a.com/"], "_part": [0, 0]})
-    >>> find_url_duplicates(k)[["doc_id", "drop_reason"]].values.tolist()
-    [['x', 'duplicate_url']]
+    ...                   "url": ["http://a.com", "https://a.com/"], "file": ["c.warc", "c.warc"], "line": [7, 2], "_part": [0, 0]})
+    >>> find_url_duplicates(k)[["doc_id", "drop_reason", "drop_detail"]].values.tolist()[0][1:]
+    ['duplicate_url', '{"duplicate_of": "y", "file": "c.warc", "kept_url": "https://a.com/", "line": 7, "url": "http://a.com", "url_normalized": "a.com/"}']
     """
     if keys.empty:
         return REMOVAL_META.copy()
@@ -190,14 +191,15 @@ def find_url_duplicates(keys: pd.DataFrame) -> pd.DataFrame:
     first = keys.groupby("url_normalized", sort=False).transform("first")
     dup = (keys["_ord"].to_numpy() != first["_ord"].to_numpy())
     d, f = keys[dup], first[dup]
-    details = [detail_json(duplicate_of=k, url=u, kept_url=ku, url_normalized=n)
-               for k, u, ku, n in zip(f["doc_id"], d["url"], f["url"], d["url_normalized"], strict=True)]
+    details = [detail_json(file=fi, line=int(li), duplicate_of=k, url=u, kept_url=ku, url_normalized=n)
+               for fi, li, k, u, ku, n in zip(d["file"], d["line"], f["doc_id"], d["url"], f["url"], d["url_normalized"], strict=True)]
     return pd.DataFrame({"doc_id": d["doc_id"].to_numpy(), "_part": d["_part"].to_numpy().astype("int64"),
                          DROP_REASON: DropReason.DUPLICATE_URL.value, DROP_DETAIL: pd.Series(details, dtype=object).to_numpy()})
 
 
 def _url_keys(df: pd.DataFrame, sources: tuple[str, ...]) -> pd.DataFrame:
-    out = pd.DataFrame({"url_normalized": df["url_normalized"], "_ord": range(len(df)), "doc_id": df["doc_id"], "url": df["url"]})
+    out = pd.DataFrame({"url_normalized": df["url_normalized"], "_ord": range(len(df)), "doc_id": df["doc_id"], "url": df["url"],
+                        "file": df["_file"], "line": df["_line"].astype("int64")})
     scope = df[DROP_REASON].isna() & df["url_normalized"].notna() & df["source"].isin(sources)
     out.loc[~scope.to_numpy(), "url_normalized"] = None
     return out
@@ -217,7 +219,8 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext
         return docs
     sources = tuple(cfg.url_dedup_sources)
     meta = pd.DataFrame({"url_normalized": pd.Series(dtype=object), "_ord": pd.Series(dtype="int64"),
-                         "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object)})
+                         "doc_id": pd.Series(dtype=object), "url": pd.Series(dtype=object),
+                         "file": pd.Series(dtype=object), "line": pd.Series(dtype="int64")})
 
     def produce(out: Path) -> dict[str, int]:
         keys = keys_with_part(docs if url_docs is None else url_docs, lambda df: _url_keys(df, sources), meta)
@@ -225,5 +228,6 @@ def mark_url_duplicates(docs: dd.DataFrame, cfg: IngestConfig, ctx: StageContext
         removals = ctx.shuffle(keys, "url_normalized", "duplicate URLs").map_partitions(find_url_duplicates, meta=REMOVAL_META)
         return {"duplicate_urls": write_removals(removals, out, ctx, "duplicate URLs")}
 
-    removals = ctx.step("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources)}, produce)
+    # "detail": 2, rows that name their file and line (a step cached without them is not reused)
+    removals = ctx.step("url_duplicates", {**key, "extractor": cfg.extractor, "sources": list(sources), "detail": 2}, produce)
     return mark_removed(docs, removals.path)

@@ -113,8 +113,9 @@ def test_url_keys_from_the_key_columns_equal_those_from_whole_documents(tmp_path
     ]
     parsed = _parsed(tmp_path, records, raw=b"{bad\n")
     dup_map = {int(o): ("f", 3) for o in parsed.read_part(0)["_ord"].iloc[[2]]}
-    whole = finish_docs(parsed.read_part(0), dup_map)
-    some = finish_docs(parsed.read_part(0, columns=list(URL_KEY_READS)), dup_map)
+    keep = ("_file", "_line")  # the URL keys name each row's file and line
+    whole = finish_docs(parsed.read_part(0), dup_map, keep)
+    some = finish_docs(parsed.read_part(0, columns=list(URL_KEY_READS)), dup_map, keep)
     assert list(some.columns) == [c for c in whole.columns if c in some.columns]
     pd.testing.assert_frame_equal(_url_keys(some, ("web",)), _url_keys(whole, ("web",)))
     assert _url_keys(whole, ("web",))["url_normalized"].notna().sum() == 2
