@@ -221,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
     check_destination(args.output, whole_run=stage is None)
     if stage is None or stage == "ingest":
         check_overlap(args.output, args.input)
-        find_inputs([Path(p) for p in args.input])  # a missing or unreadable input fails here, before a cluster starts
+        find_inputs(args.input)  # a missing or unreadable input fails here, before a cluster starts
     else:
         if len(args.input) != 1:
             raise ConfigError(f"{args.command} reads one stage folder; got {len(args.input)} inputs")
@@ -241,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
     workers = args.workers or check_workers(cluster.get("workers"), "cluster.workers")
     scheduler, recipe["scheduler"] = command_scheduler(args, args.input, cluster)
     if scheduler not in (None, "synchronous"):  # its workers have their own working folder: give them absolute paths
-        args.input = [f"@{os.path.abspath(i[1:])}" if i.startswith("@") else os.path.abspath(i) for i in args.input]
+        args.input = [f"@{os.path.abspath(i[1:])}" if i.startswith("@") else os.path.abspath(i) + "/" * i.endswith("/") for i in args.input]
         args.output = Path(os.path.abspath(args.output))
         args.cache_dir = Path(os.path.abspath(args.cache_dir)) if args.cache_dir is not None else None
     if args.dry_run:

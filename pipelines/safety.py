@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import glob
 import json
 import os
 import shutil
@@ -25,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from curation.ingest.patterns import expand, is_pattern
 from pipelines.marker import is_stage_output, read_marker, unrecorded
 
 LOCK_NAME = ".curate.lock"
@@ -84,20 +84,20 @@ def swap_into_place(work: Path, target: Path) -> None:
 
 
 def input_paths(args: list[Any]) -> list[Path]:
-    """The paths behind CLI inputs: files/folders, glob matches, ``@list`` files and their entries."""
+    """The paths behind CLI inputs: files/folders, glob matches, ``@list`` files and their entries
+    (a path that exists is itself, whatever its name holds: a folder ``br[1]``)."""
     out: list[Path] = []
     for arg in args:
-        text = str(arg)
-        if text.startswith("@"):
-            out.append(Path(text[1:]))
+        entries = [str(arg)]
+        if entries[0].startswith("@"):
+            out.append(Path(entries[0][1:]))
+            listed, entries = entries[0], []
             with contextlib.suppress(Exception):
                 from curation.ingest.discover import read_list
 
-                out.extend(q for q, _root in read_list(Path(text)))
-        elif any(c in text for c in "*?["):
-            out.extend(Path(m) for m in glob.glob(text, recursive=True))
-        else:
-            out.append(Path(text))
+                entries = [q for q, _root in read_list(Path(listed))]
+        for entry in entries:
+            out.extend(Path(m) for m in (expand(entry) if is_pattern(entry) else [entry]))
     return out
 
 

@@ -43,7 +43,7 @@ def input_mb(paths: Sequence[str | Path]) -> float | None:
     from curation.ingest.inputs import files_bytes
 
     try:
-        return files_bytes(find_inputs([Path(p) for p in paths])) / (1 << 20)
+        return files_bytes(find_inputs(paths)) / (1 << 20)
     except (InputError, OSError):
         return None
 

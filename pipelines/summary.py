@@ -49,13 +49,14 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     could not read some records as documents (with the change that fixes the usual causes), or
     dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`), or
     stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`)."""
-    from curation.ingest.notices import duplicate_id_warning, stopped_files_warning
+    from curation.ingest.notices import duplicate_id_warning, missing_text_fix, stopped_files_warning
 
     out = []
     name, came, by_reason = stats["stage"], stats["in"]["documents"], stats.get("dropped_by_reason", {})
     unread = {r: v["documents"] for r, v in by_reason.items() if r in UNREADABLE and name == "ingest"}
     if unread:
-        fixes = "; ".join(f"{r}: {UNREADABLE[r]}" for r in unread if UNREADABLE[r])
+        fix = {**UNREADABLE, **({"missing_text": missing_text_fix(ledger, unread["missing_text"])} if "missing_text" in unread else {})}
+        fixes = "; ".join(f"{r}: {fix[r]}" for r in unread if fix[r])
         out.append(f"{name}: {sum(unread.values()):,} of {came:,} records could not be read as documents "
                    f"({', '.join(f'{r}={n:,}' for r, n in unread.items())}); {ledger} has the file and line of each"
                    + (f" ({fixes})" if fixes else ""))

@@ -1,16 +1,20 @@
 """Finding the input files of a run, and their formats, without reading them (but the first line of
 a ``.json`` file in a folder: a pretty-printed object is metadata, passed over and said): paths,
-folders, globs and ``@list`` files, each real file once; FIFOs, devices and sockets refused."""
+folders, globs (:mod:`curation.ingest.patterns`) and ``@list`` files, each real file once; FIFOs,
+devices and sockets refused."""
 
 from __future__ import annotations
 
 import errno
-import glob
 import json
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
+from curation.ingest.patterns import expand, is_pattern, underscored
+from curation.ingest.peek import opens_json_document
 from curation.ingest.unread import hint as unread_hint
 from curation.ingest.unread import kind, refusal
 
@@ -25,7 +29,16 @@ class InputError(ValueError):
     """The input of a stage is missing or is not what the stage needs."""
 
 
-def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
+class Survey(NamedTuple):
+    """What :func:`survey` finds: the files to read and what it passed over or read once."""
+
+    files: list[tuple[Path, str]]  #: each real file once, by its first name, and its format
+    other: list[Path]  #: passed over, neither data nor sidecars (said in one warning)
+    underscored: list[Path]  #: files of a format ingest reads named ``_…``, passed over (said in one warning)
+    repeated: list[tuple[Path, Path]]  #: (a name given again, the name read) of a file named more than once
+
+
+def find_inputs(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[Path, str]]:
     """The input files (each real file once, by its first name) and their formats, without reading them.
 
     The runner fingerprints these before it decides whether ingest must run, so an up-to-date
@@ -33,43 +46,70 @@ def find_inputs(paths: list[Path]) -> list[tuple[Path, str]]:
     A file in an input folder that looks like data ingest cannot read (``b.jsonl.bz2``, ``c.csv``:
     :func:`curation.ingest.unread.kind`) is an error: skipping it would lose its documents unsaid.
     """
-    return scan_inputs(paths)[0]
+    return survey(paths).files
 
 
-def scan_inputs(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[Path]]:
+def scan_inputs(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[tuple[Path, str]], list[Path]]:
     """:func:`find_inputs`' files, and the files of its folders passed over that are neither data nor
     sidecars (README, licences, checksums, ``_SUCCESS``): what the run says it left out."""
+    found = survey(paths)
+    return found.files, found.other
+
+
+def survey(paths: Sequence[str | os.PathLike[str]]) -> Survey:
+    """:func:`scan_inputs`, with the data files named ``_…`` it passed over and the files named twice.
+    An argument is read as a string, never through ``Path()``, which drops a glob's trailing ``/``."""
     files: list[tuple[Path, str]] = []
-    passed: dict[str, list[Path]] = {"data": [], "other": []}  # sidecars are not kept
-    rooted = [(q, root) for p in paths for q, root in (read_list(p) if str(p).startswith("@") else [(p, None)])]
-    lists = {Path(str(p)[1:]).resolve() for p in paths if str(p).startswith("@")}  # an @list inside a listed folder
-    paths = [q for q, _ in rooted]
+    passed: dict[str, list[Path]] = {"data": [], "other": [], "underscore": []}  # sidecars are not kept
+    args = [str(p) for p in paths]
+    rooted = [(q, root) for a in args for q, root in (read_list(Path(a)) if a.startswith("@") else [(a, None)])]
+    lists = {Path(a[1:]).resolve() for a in args if a.startswith("@")}  # an @list inside a listed folder
+    named = [q for q, _ in rooted]
     for p, root in rooted:
-        matches = [Path(m) for m in sorted(glob.glob(str(p), recursive=True))] if any(c in str(p) for c in "*?[") else [p]
-        if not matches:
-            raise InputError(f"{p}: no file matches this pattern")
-        for m in matches:
-            found = _discover(m, passed)
-            if root is not None:  # files found inside a listed folder stay under the list's root too
-                for f, _fmt in found:
-                    if not f.resolve().is_relative_to(root):
-                        raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
-                                         "list only paths (and links) that stay inside it")
-            files.extend(found)
+        if is_pattern(p):  # a path that exists is itself, whatever its name holds (data[1].jsonl)
+            matches = expand(p)
+            if not matches:
+                raise InputError(f"{p}: no file matches this pattern")
+            found = [x for m in matches for x in _matched(p, m, passed)]
+        else:
+            found = _discover(Path(p), passed)
+        if root is not None:  # files found inside a listed folder stay under the list's root too
+            for f, _fmt in found:
+                if not f.resolve().is_relative_to(root):
+                    raise InputError(f"{f} resolves to {f.resolve()}, outside the input list's root {root}; "
+                                     "list only paths (and links) that stay inside it")
+        files.extend(found)
     passed = {k: [f for f in v if f.resolve() not in lists] for k, v in passed.items()}
     if not files:
         unread = sorted(str(f) for f in passed["data"] + passed["other"])
         listed = f" (passed over, formats it does not read: {', '.join(unread[:3])}{_more(unread)})" if unread else ""
+        under = [str(f) for f in passed["underscore"]]
+        listed += f" (passed over, names starting with '_': {', '.join(under[:3])}{_more(under)})" if under else ""
         fixes = "".join(f"; {f.name}: {unread_hint(f.name)}" for f in passed["data"][:3])
-        raise InputError(f"no input files found in {', '.join(str(p) for p in paths)}{listed}; ingest reads {READS}{fixes}")
+        raise InputError(f"no input files found in {', '.join(named)}{listed}; ingest reads {READS}{fixes}")
     if passed["data"]:
-        raise InputError(refusal(passed["data"], [f for f, _ in files], [p for p in paths if p.is_dir()]))
+        raise InputError(refusal(passed["data"], [f for f, _ in files], [Path(p) for p in named if Path(p).is_dir()]))
     first: dict[Path, tuple[Path, str]] = {}  # the first name of each real file
+    repeated: list[tuple[Path, Path]] = []
     for f, fmt in files:
-        first.setdefault(f.resolve(), (f, fmt))
+        if (real := f.resolve()) in first:
+            repeated.append((f, first[real][0]))
+        else:
+            first[real] = (f, fmt)
     for f in first.values():
         _check_name(f[0])
-    return list(first.values()), passed["other"]
+    return Survey(list(first.values()), passed["other"], passed["underscore"], repeated)
+
+
+def _matched(pattern: str, match: str, passed: dict[str, list[Path]]) -> list[tuple[Path, str]]:
+    """A glob's match, taken as a folder walk takes what it finds (:func:`_child`): a name its wildcards
+    matched that starts with ``_`` is passed over (:func:`~curation.ingest.patterns.underscored`)."""
+    path = Path(match)
+    if underscored(pattern, match):
+        if path.name.startswith("_") and path.is_file() and _format(path):
+            passed["underscore"].append(path)
+        return []
+    return _child(path, passed, set(), underscore_ok=True)
 
 
 def _check_name(path: Path) -> None:
@@ -87,9 +127,10 @@ def _more(items: list[str]) -> str:
     return f" and {len(items) - 3} more" if len(items) > 3 else ""
 
 
-def read_list(arg: Path) -> list[tuple[Path, Path]]:
-    """``@inputs.txt``: one path a line, relative to the list's folder, never outside it (symlinks
-    resolved); each entry comes with that root, which files found inside listed folders must keep."""
+def read_list(arg: Path) -> list[tuple[str, Path]]:
+    """``@inputs.txt``: one path (or glob) a line, relative to the list's folder, never outside it
+    (symlinks resolved; a trailing ``/`` kept); each entry comes with that root, which files found
+    inside listed folders must keep."""
     listing = Path(str(arg)[1:])
     if listing.is_dir():
         raise InputError(f"input list {listing} is a folder, not a list file: give it without '@' to read the files in it")
@@ -108,7 +149,7 @@ def read_list(arg: Path) -> list[tuple[Path, Path]]:
         target = (root / line).resolve()
         if not target.is_relative_to(root):
             raise InputError(f"{listing} line {n}: {line!r} is outside the input root {root}; list only paths inside it")
-        out.append((target, root))
+        out.append((str(target) + ("/" if line.endswith("/") else ""), root))
     if not out:
         raise InputError(f"input list {listing} names no file (only blank lines and # comments); list one path a line")
     return out
@@ -143,27 +184,37 @@ def _walk(folder: Path, passed: dict[str, list[Path]], seen: set[Path] | None = 
         return [(split, "datasets") for split in splits]
     out: list[tuple[Path, str]] = []
     for child in sorted(folder.iterdir(), key=str):
-        if child.name.startswith("."):
-            continue
-        _check_special(child)
-        if child.is_dir() and child.name.startswith("_"):  # Spark's _temporary, Delta's _delta_log: bookkeeping, not data
-            continue
-        if child.is_dir():
-            out.extend(_walk(child, passed, seen))
-        elif child.is_file() and (fmt := _format(child)) and not opens_json_document(child):
-            out.append((child, fmt))
-        elif child.is_file() and fmt:  # a pretty-printed .json (a dataset's metadata.json): no records
-            passed["other"].append(child)
-        elif child.is_symlink() and not child.exists() and (_format(child) or kind(child.name) == "data"):
-            if _loops(child):
-                raise InputError(f"{child}: symlink loop (it links to {os.readlink(child)}, and the links go round without reaching a file); "
-                                 "point the link at a real file or remove it")
-            # a git-annex or Hugging Face cache folder whose data was not fetched: its documents would be lost unsaid
-            raise InputError(f"{child} is a link to {os.readlink(child)}, which does not exist: fetch the data it points "
-                             "to (git annex get, huggingface-cli download) or remove the link")
-        elif child.is_file() and (k := kind(child.name)) != "sidecar":
-            passed[k].append(child)
+        if not child.name.startswith("."):
+            out.extend(_child(child, passed, seen))
     return out
+
+
+def _child(child: Path, passed: dict[str, list[Path]], seen: set[Path], underscore_ok: bool = False) -> list[tuple[Path, str]]:
+    """What a folder walk takes of ``child``: a file of a format ingest reads, a folder's inputs; a
+    name starting with ``_`` (unless ``underscore_ok``) is passed over as pyarrow and Spark pass it
+    over: a folder (Spark's ``_temporary``, Delta's ``_delta_log``) or sidecar quietly, a data file
+    (a writer's ``_tmp.parquet``) said in one warning."""
+    _check_special(child)
+    under = child.name.startswith("_") and not underscore_ok
+    if child.is_dir():
+        return [] if under else _walk(child, passed, seen)
+    if child.is_file() and (fmt := _format(child)):
+        if under:
+            passed["underscore"].append(child)
+        elif opens_json_document(child):  # a pretty-printed .json (a dataset's metadata.json): no records
+            passed["other"].append(child)
+        else:
+            return [(child, fmt)]
+    elif child.is_symlink() and not child.exists() and (_format(child) or kind(child.name) == "data"):
+        if _loops(child):
+            raise InputError(f"{child}: symlink loop (it links to {os.readlink(child)}, and the links go round without reaching a file); "
+                             "point the link at a real file or remove it")
+        # a git-annex or Hugging Face cache folder whose data was not fetched: its documents would be lost unsaid
+        raise InputError(f"{child} is a link to {os.readlink(child)}, which does not exist: fetch the data it points "
+                         "to (git annex get, huggingface-cli download) or remove the link")
+    elif child.is_file() and (k := kind(child.name)) != "sidecar":
+        passed[k].append(child)
+    return []
 
 
 def _loops(path: Path) -> bool:
@@ -176,6 +227,8 @@ def _loops(path: Path) -> bool:
 
 
 def _discover(path: Path, passed: dict[str, list[Path]]) -> list[tuple[Path, str]]:
+    """A path named as an input (not a glob's match): a folder is walked, a file is read whatever
+    its name (``_part.parquet`` too) or refused as an unknown format."""
     try:
         path.stat()
     except OSError as exc:
@@ -190,24 +243,6 @@ def _discover(path: Path, passed: dict[str, list[Path]]) -> list[tuple[Path, str
         why = unread_hint(path.name)
         raise InputError(f"{path}: unknown format{f' ({why})' if why else ''}; ingest reads {READS}")
     return [(path, fmt)]
-
-
-def opens_json_document(path: Path) -> bool:
-    """Whether ``path`` (named ``.json``, uncompressed) opens with a line of ``{`` alone: one JSON
-    object written over many lines (``json.dump(..., indent=2)``, ``jq .``), as a dataset's
-    ``metadata.json`` is, not JSON Lines (one object a line). Only its first line is read."""
-    if not path.name.lower().endswith(".json"):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                if line := raw.removeprefix(b"\xef\xbb\xbf").strip():
-                    return line == b"{"
-                if fh.tell() > 1 << 16:  # blank lines only, that far: not what a metadata file looks like
-                    return False
-    except OSError:
-        return False
-    return False
 
 
 def input_label(path: Path) -> str:
@@ -250,21 +285,3 @@ def _format(path: Path) -> str | None:
     if name.endswith(HTML_SUFFIXES):
         return "html"
     return None
-
-
-def empty_dataset(path: Path) -> bool:
-    """A ``save_to_disk`` folder of 0 rows: its state.json lists no data file (and ``datasets``
-    cannot load it: an IndexError)."""
-    try:
-        return json.loads((path / "state.json").read_text()).get("_data_files") == []
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def lfs_pointer(path: Path) -> bool:
-    """A Git LFS pointer file standing where the data should be (a clone without ``git lfs pull``)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(40).startswith(b"version https://git-lfs.github.com/spec/")
-    except OSError:
-        return False

@@ -13,23 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections import Counter
 from collections.abc import Sequence
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.ingest import discover
+from curation.ingest import peek
 from curation.ingest.chunks import Stop, row_chunks
-from curation.ingest.discover import READS, InputError, find_inputs, input_label, scan_inputs  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.discover import READS, InputError, find_inputs, input_label, survey  # noqa: F401 -- InputError, find_inputs: imported from here
+from curation.ingest.input_entries import entry_index, names, unused_entry_warnings
 from curation.ingest.jsonl_plan import jsonl_chunks
-from curation.ingest.notices import input_name_warnings, unmapped_fields
+from curation.ingest.notices import binary_columns, binary_note, input_name_warnings, unmapped_fields
 from curation.ingest.records import FieldMap
 from curation.ingest.streams import compression, magic_kind
-from curation.ingest.unread import note
+from curation.ingest.unread import note, repeated_note, underscore_note
 from curation.ingest.warc_plan import Cut, warc_chunks
 
 #: The smallest JSONL block, MB: a partition's fixed cost (~0.8 s over the recipe: its Parquet reads,
@@ -77,9 +77,10 @@ class _Rules:
     inputs: tuple[dict[str, Any], ...]
     block: int  # bytes
     crawl_block: int  # bytes of decompressed WARC/WET records
+    binary: dict[str, Path] = dataclasses.field(default_factory=dict)  # binary columns that reach meta → the first file
 
 
-def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
+def plan_inputs(paths: Sequence[str | Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                 inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
                 min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[InputSpec]:
     """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
@@ -92,7 +93,7 @@ def plan_inputs(paths: list[Path], *, source: str | None = None, fields: dict[st
     return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb)[0]
 
 
-def plan_partitions(paths: list[Path], *, source: str | None = None, fields: dict[str, str] | None = None,
+def plan_partitions(paths: Sequence[str | Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                     inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
                     min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[tuple[InputSpec, ...]]:
     """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
@@ -132,13 +133,17 @@ def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
     return [_disk_bytes(s.path) if count[s.path] == 1 else None for s in specs]
 
 
-def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
+def _plan(paths: Sequence[str | Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
           blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> tuple[list[InputSpec], int, int]:
     """The specs, the inputs' total size on disk and the block."""
-    unique, passed_over = scan_inputs(paths)
+    unique, passed_over, underscored, repeated = survey(paths)
     if passed_over:  # neither data nor a sidecar (README, licence, checksums): said once, when ingest runs
         log.warning("%s", note(passed_over, READS))
-    for line in input_name_warnings([f for f, _fmt in unique]):
+    if underscored:
+        log.warning("%s", underscore_note(underscored))
+    if repeated:
+        log.info("%s", repeated_note(repeated))
+    for line in input_name_warnings([f for f, _fmt in unique]) + unused_entry_warnings(inputs, [names(f, input_label(f)) for f, _ in unique]):
         log.warning("%s", line)
     total = files_bytes(unique)
     block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
@@ -148,6 +153,8 @@ def _plan(paths: list[Path], source: str | None, fields: dict[str, str] | None, 
         label = input_label(f)
         entry_source, entry_fields = _entry_for(f, label, rules)
         specs.extend(dataclasses.replace(s, label=label) for s in _partitions(f, fmt, entry_source, entry_fields, rules))
+    for column, first in rules.binary.items():
+        log.warning("%s", binary_note(column, first))
     return specs, total, rules.block
 
 
@@ -185,13 +192,13 @@ def _disk_bytes(path: Path) -> int:
 
 
 def _entry_for(path: Path, label: str, rules: _Rules) -> tuple[str | None, FieldMap]:
-    """The first ``ingest.inputs`` entry whose ``match`` takes the file: by its label or its absolute
-    path (the same under any scheduler), its path as given, or its name."""
-    names = (label, os.path.abspath(path), path.as_posix(), path.name)
-    for entry in rules.inputs:
-        if any(fnmatch(x, entry["match"]) for x in names):
-            return entry.get("source", rules.source), FieldMap.from_dict({**rules.fields, **entry.get("fields", {})})
-    return rules.source, FieldMap.from_dict(rules.fields)
+    """The source and fields of the first ``ingest.inputs`` entry whose ``match`` takes the file
+    (:func:`~curation.ingest.input_entries.entry_index`), else the stage's."""
+    i = entry_index(names(path, label), rules.inputs)
+    if i is None:
+        return rules.source, FieldMap.from_dict(rules.fields)
+    entry = rules.inputs[i]
+    return entry.get("source", rules.source), FieldMap.from_dict({**rules.fields, **entry.get("fields", {})})
 
 
 def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rules: _Rules) -> list[InputSpec]:
@@ -201,17 +208,16 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             return [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "parquet":
             pf = pq.ParquetFile(path)
-            names = pf.schema_arrow.names
-            _check_columns(path, names, fields)
+            _check_columns(path, pf.schema_arrow, fields, rules)
             return _parquet_specs(path, pf, source, fields, rules.block) or [InputSpec(path, fmt, source, fields, 0, 0)]
         if fmt == "datasets":
             import datasets
 
-            if discover.empty_dataset(path):  # datasets saves 0 rows as no .arrow file, and its loader fails on that
+            if peek.empty_dataset(path):  # datasets saves 0 rows as no .arrow file, and its loader fails on that
                 log.warning("%s is an empty dataset (0 rows): no documents", path)
                 return [InputSpec(path, fmt, source, fields, 0, 0)]
             ds = datasets.load_from_disk(str(path))
-            _check_columns(path, ds.column_names, fields)
+            _check_columns(path, ds.data.schema, fields, rules)
             step = 100_000
             starts = range(0, max(len(ds), 1), step)
             return [InputSpec(path, fmt, source, fields, s, min(s + step, len(ds)), nbytes=_disk_bytes(path) // len(starts)) for s in starts]
@@ -225,7 +231,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
     except InputError:
         raise
     except (OSError, ValueError) as exc:
-        fix = "it is a Git LFS pointer, not the data: fetch it (git lfs pull)" if discover.lfs_pointer(path) else "check the file's permissions and format"
+        fix = "it is a Git LFS pointer, not the data: fetch it (git lfs pull)" if peek.lfs_pointer(path) else "check the file's permissions and format"
         raise InputError(f"{path}: cannot be read ({exc}); {fix}") from exc
 
 
@@ -261,9 +267,12 @@ def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: i
             for s, e, n, resume, damaged in chunks]
 
 
-def _check_columns(path: Path, names: list[str], fields: FieldMap) -> None:
+def _check_columns(path: Path, schema: pa.Schema, fields: FieldMap, rules: _Rules) -> None:
     """A Parquet file or ``datasets`` folder needs its text column or its HTML column (and a mapping
-    that names a column it lacks is said)."""
+    that names a column it lacks is said, as a binary column that reaches ``meta`` is, once a run)."""
+    names = schema.names
+    for column in binary_columns(schema, fields):
+        rules.binary.setdefault(column, path)
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:  # rows are read as dicts, where the last column of a name would silently win
         raise InputError(f"{path}: repeated column name{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "

@@ -3,7 +3,8 @@
 files it could not read to the end.
 
 Two shards that each number their rows from 0 lose half their documents this way, and the
-funnel alone does not say that the ids, not the texts, were the same. And, while it plans, a field
+funnel alone does not say that the ids, not the texts, were the same; what to change for records
+without text (a text field of another name, or null texts). And, while it plans, a field
 mapping that names no column of a Parquet file or ``datasets`` folder, and inputs whose names say
 they are a held-out split (``test``, ``validation``) or Hive partitions (``lang=en/``).
 """
@@ -16,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.schema import DropReason
@@ -85,6 +87,26 @@ def stopped_files_warning(stats: dict[str, Any], ledger: Path, shown: int = 2) -
             "truncated_input row for each, and the records after it are not in the output")
 
 
+def missing_text_fix(ledger: Path, rows: int) -> str:
+    """What to change for ``rows`` ``missing_text`` rows of an ingest's ``ledger``: a record without
+    the text field needs the mapping (``ingest.fields.text``), one whose text is null has the field
+    and nothing in it, which no mapping changes (its detail ends ``is null``)."""
+    from curation.ingest.records import NULL_TEXT
+
+    nulls = 0
+    try:
+        for part in sorted(Path(ledger).glob("part-*.parquet")):
+            table = pq.read_table(part, columns=["reason", "detail"], filters=[("reason", "==", DropReason.MISSING_TEXT.value)])
+            nulls += sum(str(json.loads(d or "{}").get("error", "")).endswith(NULL_TEXT) for d in table.column("detail").to_pylist())
+    except (OSError, ValueError, KeyError):  # said without the split
+        nulls = 0
+    rename = "name the text field with ingest.fields.text=<field>"
+    null = "the text field is there but null: those records hold no text"
+    if not nulls:
+        return rename
+    return null if nulls >= rows else f"{nulls:,} of them: {null}; the others lack the field: {rename}"
+
+
 _SAID: set[tuple[str, str]] = set()
 
 
@@ -103,6 +125,40 @@ def unmapped_fields(path: Path, names: list[str], fields: Any) -> None:
         log.warning("%s has no column %r, which ingest.fields.%s names: its %s is left empty (columns: %s); "
                     "name a column it has, or ingest.fields.%s=none to leave it off on purpose",
                     path, value, f.name, f.name, ", ".join(names[:20]), f.name)
+
+
+def binary_columns(schema: pa.Schema, fields: Any) -> list[str]:
+    """The columns of a Parquet file or ``datasets`` folder, or fields inside them (``image.bytes``, a
+    ``datasets`` Image), that hold binary data and reach ``meta``: every column but the mapped ones
+    (a binary text, id, url… column is read as its text; :mod:`curation.ingest.record_meta`)."""
+    mapped = {getattr(fields, c) for c in ("text", "html", "id", "source", "url", "repo", "path", "language")}
+    found: list[str] = []
+
+    def walk(name: str, kind: pa.DataType) -> None:
+        if pa.types.is_dictionary(kind):
+            walk(name, kind.value_type)
+        elif any(getattr(pa.types, f"is_{b}", lambda _t: False)(kind) for b in ("binary", "large_binary", "fixed_size_binary", "binary_view")):
+            found.append(name)
+        elif pa.types.is_struct(kind):
+            for i in range(kind.num_fields):
+                walk(f"{name}.{kind.field(i).name}", kind.field(i).type)
+        elif pa.types.is_map(kind):
+            walk(f"{name}[key]", kind.key_type)
+            walk(f"{name}[value]", kind.item_type)
+        elif hasattr(kind, "value_type"):  # lists of any kind
+            walk(f"{name}[]", kind.value_type)
+
+    for field in schema:
+        if field.name not in mapped:
+            walk(field.name, field.type)
+    return found
+
+
+def binary_note(column: str, first: Path) -> str:
+    """The warning for a binary column that reaches ``meta`` (one per column a run)."""
+    return (f"ingest: column {column!r} ({first}) holds binary data: meta keeps each value that is UTF-8 as text and "
+            "any other as its size ({\"bytes\": N}), not its bytes (an image would be megabytes of text in every "
+            "document, up to the mixture's shards); keep such data apart, with a reference (a path, a URL) in a column")
 
 
 #: split names that mean "not for training" (Hugging Face's, and common ones)

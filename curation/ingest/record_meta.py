@@ -1,5 +1,6 @@
-"""A record's id and ``meta`` as ingest writes them: the id as text (a NaN id is no id), and the
-record's own ``meta`` with its other fields, none lost and none written over another.
+"""A record's id and ``meta`` as ingest writes them: the id as text (a NaN id is no id, a binary one
+that is not UTF-8 its hex), and the record's own ``meta`` with its other fields, none lost and none
+written over another (binary values as their size).
 
 >>> id_text(3.0), merged_meta({"x": 1}, {"x": 2})
 ('3', {'x': 1, 'field.x': 2})
@@ -20,9 +21,17 @@ def id_text(raw: Any) -> str | None:
 
     >>> id_text(2.0), id_text(float("nan")), id_text("a"), id_text(2.5), id_text("")
     ('2', None, 'a', '2.5', None)
+
+    A binary id (Parquet ``BYTE_ARRAY`` without the UTF8 annotation, a digest) is its text when it is
+    UTF-8, else its bytes in lowercase hex:
+
+    >>> id_text(b"a1"), id_text(b"\\xff1")
+    ('a1', 'ff31')
     """
-    if raw is None or raw == "":
+    if raw is None or raw == "" or raw == b"":
         return None
+    if isinstance(raw, bytes):  # a binary id column: its text when UTF-8, else its bytes in hex (never "b'\\xff1'")
+        return _utf8_or(raw, raw.hex)
     if isinstance(raw, float):
         return None if not math.isfinite(raw) else str(int(raw)) if raw.is_integer() else str(raw)
     return str(raw)
@@ -36,6 +45,8 @@ def merged_meta(meta: Any, extra: dict[str, Any]) -> dict[str, Any]:
     >>> merged_meta({"x": 1}, {"x": 2, "y": 3}), merged_meta([1, 2], {"y": 3})
     ({'x': 1, 'field.x': 2, 'y': 3}, {'meta': [1, 2], 'y': 3})
     """
+    if isinstance(meta, bytes):  # a binary meta column of a JSON object is that object
+        meta = _utf8_or(meta, lambda: meta)
     if isinstance(meta, str) and meta:
         try:
             parsed = json.loads(meta)
@@ -53,8 +64,31 @@ def merged_meta(meta: Any, extra: dict[str, Any]) -> dict[str, Any]:
 
 def meta_json(extra: dict[str, Any]) -> str:
     """``meta`` as strict JSON: a NaN or infinite value (a pandas column of floats with gaps) is null,
-    where ``json.dumps`` wrote ``NaN``, which strict JSON readers refuse."""
+    where ``json.dumps`` wrote ``NaN``, which strict JSON readers refuse; a binary value
+    (:func:`binary_value`) is its text when UTF-8, else its size, never its ``repr()``.
+
+    >>> meta_json({"jpg": b"\\xff\\xd8\\xff", "title": b"caf\\xc3\\xa9", "n": float("nan")})
+    '{"jpg": {"bytes": 3}, "n": null, "title": "café"}'
+    """
     try:
-        return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str, allow_nan=False)
+        return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=binary_value, allow_nan=False)
     except ValueError:
-        return json.dumps(json_safe(extra), sort_keys=True, ensure_ascii=False, default=str)
+        return json.dumps(json_safe(extra), sort_keys=True, ensure_ascii=False, default=binary_value)
+
+
+def binary_value(value: Any) -> Any:
+    """A value ``json`` cannot write, as ``meta`` keeps it: bytes (a Parquet or ``datasets`` binary
+    column: an image, a digest) are their text when UTF-8, else ``{"bytes": <size>}``: the repr of a
+    1 MB image would be 3.5 MB of ``meta`` in every document, up to the mixture's shards. Anything else
+    (a timestamp, a decimal) is its ``str()``."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        return _utf8_or(data, lambda: {"bytes": len(data)})
+    return str(value)
+
+
+def _utf8_or(data: bytes, other: Any) -> Any:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return other()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,7 +23,7 @@ import pandas as pd
 from curation.errors import nearest
 from curation.ingest.record_meta import id_text, merged_meta, meta_json
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
-from curation.text import content_id
+from curation.text import content_id, drop_format
 
 #: Columns added at ingest for ledger details and duplicate-id resolution; removed before output.
 LOCATION_COLUMNS = ("_file", "_line")
@@ -102,7 +103,7 @@ def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[di
             continue
         if not isinstance(obj, dict):
             records.append(None)
-            errors.append((DropReason.MALFORMED_JSON.value, f"a JSON {type(obj).__name__}, not an object"))
+            errors.append((DropReason.MALFORMED_JSON.value, f"{_JSON_LINE.get(type(obj), 'a JSON value')}, not an object"))
             continue
         if _SURROGATE_ESCAPE.search(line) and (bad := _lone_surrogate(obj)):
             records.append(None)  # no UTF-8 encodes it: the record could never be written
@@ -190,7 +191,7 @@ def _map_record(
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))
-        row[col] = None if v is None or isinstance(v, (dict, list, bool)) else str(v)
+        row[col] = None if v is None or isinstance(v, (dict, list, bool)) else v.decode(errors="replace") if isinstance(v, bytes) else str(v)
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
@@ -201,7 +202,7 @@ def _map_record(
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
             return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
     text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
-    if isinstance(text, str) and not text.strip() and isinstance(html, str) and html.strip():
+    if isinstance(text, str) and blank(text) and isinstance(html, str) and html.strip():
         text = None  # an empty text beside the page's HTML is no text: it is extracted from the HTML
     row["text"] = text if isinstance(text, str) else None
     if isinstance(html, str) and html.strip():
@@ -217,21 +218,42 @@ def _map_record(
             return row, DropReason.EMPTY_TEXT.value, f"no {fields.text!r} and {fields.html!r} is empty or whitespace only"
         return row, DropReason.WRONG_TYPE.value, f"{fields.html!r} is {_JSON_KIND.get(type(html), 'a ' + type(html).__name__)}, not a string"
     if fields.text not in rec or text is None:
-        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field" if fields.text not in rec else f"{fields.text!r} is null"
+        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field" if fields.text not in rec else f"{fields.text!r} {NULL_TEXT}"
     if not isinstance(text, str):
         return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is {_JSON_KIND.get(type(text), 'a ' + type(text).__name__)}, not a string"
     if "\x00" in text:
         row["text"] = text.replace("\x00", "")
         return row, DropReason.NUL_BYTE.value, "text contains a NUL byte"
-    if not text.strip():
-        return row, DropReason.EMPTY_TEXT.value, "text is empty or whitespace only"
+    if blank(text):
+        return row, DropReason.EMPTY_TEXT.value, ("text is empty or whitespace only" if not text.strip() else
+                                                  "text is only whitespace and invisible format characters (Unicode Cf: a "
+                                                  "byte order mark, zero-width spaces or joiners)")
     if max_chars and len(text) > max_chars:
         row["text"] = text[:1000]
         return row, DropReason.TOO_LARGE.value, f"{len(text)} characters > max_chars {max_chars}"
     return row, *_check_source(source)
 
 
-_JSON_KIND = {list: "an array", dict: "an object", int: "a number", float: "a number", bool: "a boolean"}
+_JSON_KIND = {list: "an array", dict: "an object", int: "a number", float: "a number", bool: "a boolean", bytes: "binary and not UTF-8"}
+#: what a JSON line that is no object is, in JSON's words (not Python's ``NoneType``, ``list``, ``str``)
+_JSON_LINE = {type(None): "null", list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number",
+              bool: "a JSON boolean"}
+#: how a ``missing_text`` row's detail ends when the record has the text field, with no value in it
+NULL_TEXT = "is null"
+
+
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: empty, or only whitespace and Unicode format characters
+    (category Cf: byte order mark, zero-width space and joiners, word joiner, soft hyphen), which
+    ``str.isspace`` does not count. Only the invisible characters it starts with are looked at.
+
+    >>> blank(" \\ufeff\\u200b\\u200c\\u200d\\u2060 "), blank("\\u200bx"), blank(" \\n"), blank("a")
+    (True, False, True, False)
+    """
+    stripped = text.strip()
+    if not stripped or stripped.isascii() or unicodedata.category(stripped[0]) != "Cf":
+        return not stripped
+    return not drop_format(stripped).strip()
 
 
 def _utf8(value: Any) -> Any:

@@ -80,7 +80,7 @@ def refusal(data: Sequence[Path], found: Sequence[Path], folders: Sequence[Path]
             f"or give only the files to read{take}, so that none is left out unsaid")
 
 
-#: what a passed-over ``.json`` is (:func:`curation.ingest.discover.opens_json_document`)
+#: what a passed-over ``.json`` is (:func:`curation.ingest.peek.opens_json_document`)
 _JSON_DOCUMENT = " (one JSON object over many lines, not JSON Lines: metadata?)"
 
 
@@ -91,6 +91,24 @@ def note(other: Sequence[Path], reads: str) -> str:
     shown += f" and {len(other) - 3} more" if len(other) > 3 else ""
     return (f"ingest: passed over {len(other)} file(s) in the input folders, of formats it does not read: {shown}; "
             f"ingest reads {reads} (convert any that hold documents)")
+
+
+def underscore_note(files: Sequence[Path]) -> str:
+    """The warning for files of a format ingest reads passed over because their names start with ``_``
+    (a writer's temporary or metadata file, which pyarrow and Spark pass over too; one line)."""
+    shown = ", ".join(str(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return (f"ingest: passed over {len(files)} file(s) in the input folders whose names start with '_': {shown}; "
+            "such names are a writer's temporary or metadata files (pyarrow and Spark pass them over too): "
+            "rename any that hold documents, or give it by its own name (--input DIR/_NAME)")
+
+
+def repeated_note(repeated: Sequence[tuple[Path, Path]]) -> str:
+    """The line for files named more than once (as they are, in a folder given too, or through a link):
+    each is read once, by its first name (one line)."""
+    shown = ", ".join(f"{first} (named again as {again})" for again, first in repeated[:3])
+    shown += f" and {len(repeated) - 3} more" if len(repeated) > 3 else ""
+    return (f"ingest: {len(repeated)} time(s) a file already named is named again, and read once, by its first name: "
+            f"{shown}; to repeat documents, give their mixture group a repeat")
 
 
 def _glob_suffix(name: str) -> str:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from curation.ingest.charsets import charset_label, codec, prefer_utf8
 from curation.ingest.discover import InputError
+from curation.ingest.records import blank
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import dechunk, decode_content
 from curation.ingest.warc_plan import Cut
@@ -196,7 +197,7 @@ def _wet(payload: bytes) -> dict[str, Any]:
     text = text.removeprefix("\ufeff")
     if "\x00" in text:
         return {"error": (DropReason.NUL_BYTE, "text contains a NUL byte")}
-    if not text.strip():  # as a JSONL record with an empty text is
+    if blank(text):  # as a JSONL record with an empty text is (invisible format characters alone included)
         return {"error": (DropReason.EMPTY_TEXT, "text is empty or whitespace only")}
     return {"text": text, "charset": cs}
 

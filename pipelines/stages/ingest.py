@@ -108,8 +108,9 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "6"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
-    # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line
+    version = "7"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line;
+    # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -118,10 +119,10 @@ class IngestStage:
     def input_files(self, paths: list[Any], cfg: IngestConfig) -> list[Path]:
         """The files ``plan_inputs`` would read (what the runner fingerprints), found without reading them
         (a name that is not UTF-8 is refused there, before any output)."""
-        return [f for f, _fmt in find_inputs([Path(p) for p in paths])]
+        return [f for f, _fmt in find_inputs([str(p) for p in paths])]  # str: a glob's trailing '/' kept
 
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[tuple[InputSpec, ...]]:
-        return plan_partitions([Path(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
+        return plan_partitions([str(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
                                blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions,
                                crawl_min_block_mb=cfg.crawl_min_block_mb)
 

@@ -140,6 +140,13 @@ def test_wet_text_is_checked_as_jsonl_text_is(tmp_path: Path) -> None:
     assert rows[1]["text"] == "Plain UTF-16 text. " and rows[2]["text"].startswith("Plain")
 
 
+def test_wet_text_of_invisible_characters_alone_is_empty_as_in_jsonl(tmp_path: Path) -> None:
+    """A JSONL text of only a BOM and zero-width spaces is empty_text; the same WET text was kept."""
+    recs = [wet("zw", " \u200b\u200c\u2060 \n".encode()), wet("ok", "\u200bVisible text.".encode())]
+    rows = list(iter_warc(write(tmp_path / "z.warc.wet.gz", recs), 10_000_000))
+    assert rows[0]["error"][0] == DropReason.EMPTY_TEXT and rows[1]["text"] == "\u200bVisible text."
+
+
 def test_each_partition_knows_how_many_documents_it_holds(tmp_path: Path) -> None:
     f = write(tmp_path / "m.warc.gz", [ok(f"p{i}") for i in range(40)])
     chunks = warc_chunks(f, 20_000)
