@@ -35,6 +35,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from curation.ingest.nesting import MAX_DEPTH, most_levels, nesting_depth
+
 #: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
 HYBRID_MIN_CHARS = 250
 # trafilatura logs each page it finds empty or cannot parse at WARNING and ERROR ("discarding data",
@@ -159,17 +161,6 @@ def page_tree(html: str) -> Any:
         return None
 
 
-#: nesting past which a page is no content: Resiliparse's text extraction is quadratic in depth (10k
-#: nested divs 0.9 s, 20k 4 s, 200k 500 s), and real pages nest a few dozen deep
-MAX_DEPTH = 5_000
-#: pages of fewer open tags are not scanned: they nest at most this deep, ~1 s of extraction at worst
-#: (13 of 2,485 real pages of ``web/web_docs.parquet`` have more: the check costs 0.35 ms a page on average)
-SCAN_FROM = 10_000
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
-#: elements that never nest: empty ones, and those a parser closes itself when the next one starts
-_FLAT = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr", "p", "li", "dt", "dd", "td", "th", "tr", "option"])
-
-
 #: elements (open tags) past which a page gets Resiliparse's main content whatever the extractor:
 #: trafilatura's main extractor is quadratic in elements (``"<p>ab</p>" * n`` in an ``<article>``:
 #: 30k 0.9 s, 100k 10 s, 1M ~20 min), jusText worse (30k: 68 s), ``resiliparse_routed``'s line filter
@@ -188,23 +179,25 @@ def elements(html: str) -> int:
 
 
 def too_deep(html: str, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``html`` nests more than ``limit`` elements deep (open tags less close tags, counting
-    only elements that nest); a page of fewer than :data:`SCAN_FROM` open tags is not scanned.
+    """Whether ``html`` nests more than ``limit`` elements deep as an HTML5 parser builds it
+    (:func:`curation.ingest.nesting.nesting_depth`: ``<div/>`` opens a div, a stray end tag closes
+    nothing); a page of so few open tags that it cannot nest that deep is not scanned.
 
-    >>> too_deep("<div>" * 12000 + "x"), too_deep("<p>a" * 12000), too_deep("<div>x</div>" * 12000)
-    (True, False, False)
+    >>> too_deep("<div>" * 6000 + "x"), too_deep("<div/>" * 6000), too_deep("<p>a" * 12000), too_deep("<div>x</div>" * 12000)
+    (True, True, False, False)
     """
-    if elements(html) < max(SCAN_FROM, limit):
+    opened = elements(html)
+    if 3 * opened <= limit:  # at C speed: a start tag opens at most three levels
         return False
-    depth = 0
-    for m in _TAG.finditer(html):
-        if m.group(3) or m.group(2).lower() in _FLAT:
-            continue
-        depth += -1 if m.group(1) else 1
-        if depth > limit:
-            return True
-        depth = max(depth, 0)
-    return False
+    levels = most_levels(html, opened)
+    return levels > limit and nesting_depth(html, limit, levels) > limit
+
+
+def too_deep_reason(html: str) -> str | None:
+    """The ledger reason of a page :func:`extract_page` gives no text because it nests too deep, else None."""
+    if isinstance(html, str) and too_deep(html):
+        return f"page nests more than {MAX_DEPTH:,} elements deep (MAX_DEPTH): not extracted"
+    return None
 
 
 def extract_text(html: str, extractor: str) -> str:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from classifiers.langid import identify_docs
 from curation.files import link_file
-from curation.ingest.extract import extract_page
+from curation.ingest.extract import extract_page, too_deep_reason
 from curation.quality.code_pages import page_html
 from curation.quality.html_code import CodeTagStats
 from curation.quality.page_code import page_code
@@ -97,7 +97,7 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         if not text:
             df.at[i, DROP_REASON] = DropReason.EXTRACTION_EMPTY.value
             df.at[i, DROP_DETAIL] = detail_json(file=df.at[i, "_file"], line=int(df.at[i, "_line"]), url=df.at[i, "url"],
-                                                error=f"{extractor} found no main content")
+                                                error=too_deep_reason(html.get(i, "")) or f"{extractor} found no main content")
         elif max_chars and len(text) > max_chars:
             df.at[i, "text"] = text[:1000]
             df.at[i, DROP_REASON] = DropReason.TOO_LARGE.value
