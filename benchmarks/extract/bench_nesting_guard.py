@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from curation.ingest.extract import MAX_DEPTH, elements, too_deep
-from curation.ingest.nesting import nesting_depth
+from curation.ingest.nesting import nesting_depth, parser_depth
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", ROOT.parent / "shared" / "data")) / "web" / "web_docs.parquet"
@@ -42,22 +42,6 @@ def tag_count_too_deep(html: str, limit: int = MAX_DEPTH) -> bool:
             return True
         depth = max(depth, 0)
     return False
-
-
-def parser_depth(html: str) -> int:
-    """Elements on the deepest path of Resiliparse's tree, ``html`` and ``body`` included."""
-    from resiliparse.parse.html import HTMLTree
-
-    best, todo = 0, [(HTMLTree.parse(html).document, 0)]
-    while todo:
-        node, depth = todo.pop()
-        best = max(best, depth)
-        child = node.first_child
-        while child is not None:
-            if child.type == 1:
-                todo.append((child, depth + 1))
-            child = child.next
-    return best
 
 
 def cpu(guard, pages: list[str]) -> tuple[float, int]:

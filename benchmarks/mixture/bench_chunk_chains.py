@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_packing import DATA, WORK  # noqa: E402
+from bench_packing import DATA, code_files  # noqa: E402
 
 from curation.mixture.packing import best_fit_pack, check_packing, chunk_continuations  # noqa: E402
 
@@ -37,14 +37,7 @@ def sets(data: Path) -> list[tuple[str, np.ndarray, int]]:
     out = []
     code = data / "code" / "code_files.parquet"
     if code.exists():
-        df = pd.read_parquet(code, columns=["repo", "path", "text"])
-        cache = WORK / "code_tokens.parquet"
-        if cache.exists():
-            df["n_tokens"] = pd.read_parquet(cache)["n_tokens"].to_numpy()
-        else:
-            df["n_tokens"] = count_tokens(df["text"].tolist(), "qwen")
-            WORK.mkdir(parents=True, exist_ok=True)
-            df[["n_tokens"]].to_parquet(cache)
+        df = code_files(code)
         for max_doc in (32768, 16384):
             built = []
             for repo, g in df.sort_values(["repo", "path"]).groupby("repo"):

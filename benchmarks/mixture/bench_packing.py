@@ -29,6 +29,21 @@ DATA = ROOT / ".." / "shared" / "data"
 WORK = ROOT / "benchmarks" / "_work" / "mixture"
 
 
+def code_files(code: Path) -> pd.DataFrame:
+    """The real code files (``repo, path, text``) with their Qwen token counts (cached under WORK)."""
+    from curation.tokens import count_tokens
+
+    df = pd.read_parquet(code, columns=["repo", "path", "text"])
+    cache = WORK / "code_tokens.parquet"
+    if cache.exists():
+        df["n_tokens"] = pd.read_parquet(cache)["n_tokens"].to_numpy()
+    else:
+        df["n_tokens"] = count_tokens(df["text"].tolist(), "qwen")
+        WORK.mkdir(parents=True, exist_ok=True)
+        df[["n_tokens"]].to_parquet(cache)
+    return df
+
+
 def linear_best_fit(lengths: np.ndarray, seq: int) -> int:
     """Peer 1: best-fit decreasing with a linear scan over the open sequences; returns sequences."""
     chunks: list[int] = []
@@ -103,14 +118,7 @@ def real() -> None:
 
     code = DATA / "code" / "code_files.parquet"
     if code.exists():
-        cache = WORK / "code_tokens.parquet"
-        df = pd.read_parquet(code, columns=["repo", "path", "text"])
-        if cache.exists():
-            df["n_tokens"] = pd.read_parquet(cache)["n_tokens"].to_numpy()
-        else:
-            df["n_tokens"] = count_tokens(df["text"].tolist(), "qwen")
-            WORK.mkdir(parents=True, exist_ok=True)
-            df[["n_tokens"]].to_parquet(cache)
+        df = code_files(code)
 
         def count(texts: list[str]) -> np.ndarray:
             return count_tokens(texts, "qwen")

@@ -204,3 +204,20 @@ def nesting_depth(html: str, limit: int | None = None, levels: int | None = None
             if len(names) + s.active - used <= slack:
                 break
     return s.deepest
+
+
+def parser_depth(html: str) -> int:
+    """Elements on the deepest path of the tree Resiliparse (Lexbor) parses, ``html`` and ``body``
+    included: what :func:`nesting_depth` bounds from above (tests and ``benchmarks/extract``)."""
+    from resiliparse.parse.html import HTMLTree
+
+    best, todo = 0, [(HTMLTree.parse(html).document, 0)]
+    while todo:
+        node, depth = todo.pop()
+        best = max(best, depth)
+        child = node.first_child
+        while child is not None:
+            if child.type == 1:  # an element
+                todo.append((child, depth + 1))
+            child = child.next
+    return best

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from resiliparse.parse.html import HTMLTree
 
 from curation.ingest.extract import MAX_DEPTH, extract_page, too_deep
 from curation.ingest.nesting import nesting_depth
+from curation.ingest.nesting import parser_depth as lexbor_depth
 
 DATA = Path(os.environ.get("CURATION_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data")) / "web" / "web_docs.parquet"
 
@@ -33,16 +33,7 @@ SHAPES = {
 
 def parser_depth(html: str) -> int:
     """Elements on the deepest path of the tree Lexbor parses, ``html`` and ``body`` left out."""
-    best, todo = 0, [(HTMLTree.parse(html).document, 0)]
-    while todo:
-        node, depth = todo.pop()
-        best = max(best, depth)
-        child = node.first_child
-        while child is not None:
-            if child.type == 1:
-                todo.append((child, depth + 1))
-            child = child.next
-    return best - 2
+    return lexbor_depth(html) - 2
 
 
 @pytest.mark.parametrize("shape", SHAPES)
