@@ -97,7 +97,8 @@ LOCAL_CLUSTER_CONFIG = {
     "distributed.scheduler.work-stealing-interval": "500ms",
 }
 
-#: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error.
+#: Seconds to wait for a ``--scheduler`` to answer before giving up with a one-line error (connect
+#: and Dask's handshake together: :mod:`pipelines.cluster_connect`).
 CONNECT_TIMEOUT_S = 15
 
 
@@ -120,33 +121,6 @@ def check_workers(value: Any, where: str = "--workers") -> int | None:
     if n < 1:
         raise ConfigError(f"{where} = {n}: give at least 1 worker (or auto: one per core)")
     return n
-
-
-def _connect(scheduler: str) -> Any:
-    from distributed import Client
-
-    from curation.config import ConfigError
-
-    is_file = scheduler.endswith(".json")
-    if is_file and not os.path.exists(scheduler):
-        raise SchedulerError(f"--scheduler {scheduler}: no such scheduler file; start `dask scheduler --scheduler-file {scheduler}` first")
-    try:
-        if is_file:
-            return Client(scheduler_file=scheduler, timeout=CONNECT_TIMEOUT_S)
-        from distributed.comm.addressing import parse_address, parse_host_port
-
-        protocol, location = parse_address(scheduler)  # a malformed address fails here, not after a timeout
-        if protocol in ("tcp", "tls"):
-            parse_host_port(location)
-        return Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); give tcp://host:8786, a scheduler "
-                          "file (.json) or synchronous") from None
-    except (OSError, TimeoutError) as exc:
-        raise SchedulerError(
-            f"--scheduler {scheduler}: no Dask scheduler answered within {CONNECT_TIMEOUT_S} s ({type(exc).__name__}); "
-            "check the address and that `dask scheduler` runs there, or omit --scheduler for a local cluster"
-        ) from None
 
 
 @contextlib.contextmanager
@@ -227,17 +201,18 @@ def open_client(
     # every default distributed registered when it was imported inside the block
     from distributed import Client, LocalCluster
 
+    from pipelines.cluster_connect import connect
     from pipelines.cluster_env import await_workers, check_same_code, worker_wait_s
 
     with dask.config.set({**frames, **WORKER_ENVIRON}):
         # distributed sets its loggers to INFO on import; keep the console for our progress.
         logging.getLogger("distributed").setLevel(logging.WARNING)
 
-        if scheduler:
+        if scheduler is not None:  # "" is a ConfigError (give an address), not a LocalCluster
             # a lost scheduler is said in one line (exit 9), not in the client's reconnect tracebacks
             logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
             wait = worker_wait_s()  # CURATE_WORKER_WAIT_S, read where it is used: a bad value stops here (exit 2)
-            client = _connect(scheduler)
+            client = connect(scheduler)
             try:
                 await_workers(client, scheduler, wait)
                 check_same_code(client, scheduler)  # an old or missing curate on a process of it: one line, not a traceback
@@ -254,6 +229,9 @@ def open_client(
                 client.close()
             return
         n = check_workers(workers) or os.cpu_count() or 1
+        if n > (cores := os.cpu_count() or 1):
+            log.warning("%d workers on %d cores: the workers beyond one per core share the cores, each with its own memory "
+                        "(--workers auto starts one per core)", n, cores)
         local = {k: v for k, v in LOCAL_CLUSTER_CONFIG.items() if _env_key(k) not in os.environ}
         with _workers_ignore_sigint(), dask.config.set(local):
             cluster = LocalCluster(

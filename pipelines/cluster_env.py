@@ -3,7 +3,8 @@ command's curate.
 
 A scheduler without workers is waited on for ``CURATE_WORKER_WAIT_S`` seconds (120; read only for
 a ``--scheduler``, a value that is not a whole number ≥ 1 is a ConfigError naming it, exit 2), then
-the command stops with one line (:func:`await_workers`, exit 9).
+the command stops with one line (:func:`await_workers`, exit 9). Workers whose memory limit is under
+the embedded cluster's least (640 MiB) are refused, all of them, or said, some (:func:`check_memory`).
 
 A long-lived cluster outlives upgrades: a worker started from another checkout ran the first stages
 on old code without a word and then left the run waiting; one that could not import curate failed
@@ -65,6 +66,32 @@ def await_workers(client: Any, scheduler: str, wait: int) -> None:
         workers = client.scheduler_info().get("workers", {})
     threads = sum(int(w.get("nthreads") or 0) for w in workers.values())
     log.info("connected to scheduler %s: %d workers, %d threads (dashboard: %s)", scheduler, len(workers), threads, client.dashboard_link)
+    check_memory(scheduler, {address: int(w.get("memory_limit") or 0) for address, w in workers.items()})
+
+
+def check_memory(scheduler: str, limits: dict[str, int]) -> None:
+    """Workers under ``MIN_WORKER_MEMORY`` (the least ``--memory-limit`` of the embedded cluster): all
+    of them is a SchedulerError, some a warning. Such a worker's libraries fill 80 % of its limit
+    before it runs a task, and Dask pauses it there: with no other worker the run waits for ever.
+
+    >>> check_memory("tcp://h:8786", {"tcp://h:1": 0, "tcp://h:2": 4 << 30})  # 0: no limit
+    >>> check_memory("tcp://h:8786", {"tcp://h:1": 300_000_000})
+    Traceback (most recent call last):
+    pipelines.cluster.SchedulerError: --scheduler tcp://h:8786: every worker has a memory limit under 640 MiB (tcp://h:1: 286 MiB), ...
+    """
+    from pipelines.cluster import SchedulerError
+    from pipelines.scheduler_choice import MIN_WORKER_MEMORY
+
+    small = {a: v for a, v in sorted(limits.items()) if 0 < v < MIN_WORKER_MEMORY}
+    if not small:
+        return
+    named = ", ".join(f"{a}: {v >> 20} MiB" for a, v in list(small.items())[:3]) + (", …" if len(small) > 3 else "")
+    why = ("a worker's imports and models take most of 0.5 GB and Dask pauses it at 80 % of its limit, so it runs no task: "
+           "restart them with `dask worker --memory-limit 1GB` or more")
+    if len(small) == len(limits):
+        raise SchedulerError(f"--scheduler {scheduler}: every worker has a memory limit under 640 MiB ({named}), and {why}")
+    log.warning("--scheduler %s: %d of %d workers have a memory limit under 640 MiB (%s); %s", scheduler, len(small),
+                len(limits), named, why)
 
 
 @functools.lru_cache(maxsize=1)

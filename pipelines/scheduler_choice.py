@@ -73,6 +73,10 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     from curation.config import ConfigError
 
     cluster = cluster or {}
+    if args.scheduler is not None:  # its syntax, --dry-run too (nothing is connected to here)
+        from pipelines.cluster_connect import check_address
+
+        check_address(args.scheduler)
     if args.scheduler is not None and args.memory_limit != "auto":
         raise ConfigError(f"--memory-limit {args.memory_limit} and --scheduler {args.scheduler}: --memory-limit sizes the "
                           "embedded cluster's workers; a scheduler elsewhere has its own (dask worker --memory-limit)")

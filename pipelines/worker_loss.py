@@ -75,21 +75,40 @@ def stalled(client: Any) -> str | None:
         if not workers:
             return "the scheduler has no worker: start `dask worker` processes for it (or re-run without --scheduler)"
         paused = [a for a, w in workers.items() if str(w.get("status", "")).endswith("paused")]
+        if len(paused) == len(workers) and all(_idle(w) for w in workers.values()):
+            return (f"all {len(workers)} workers are paused at their memory limit ({describe_limits(memory_limits(client))}) "
+                    "while running no task and holding no data (their libraries alone fill it), so no task runs: "
+                    "give the workers more memory (dask worker --memory-limit 1GB or more)")
         if len(paused) == len(workers):
             return (f"all {len(workers)} workers are paused at their memory limit ({describe_limits(memory_limits(client))}), "
                     "so no task runs: give the workers more memory (dask worker --memory-limit) or lower ingest.blocksize_mb")
     return None
 
 
+def _idle(worker: dict[str, Any]) -> bool:
+    """A worker (the scheduler's view) that runs no task and holds under a tenth of its memory limit in data.
+
+    >>> _idle({"memory_limit": 1000, "metrics": {"task_counts": {}, "managed_bytes": 0}})
+    True
+    >>> _idle({"memory_limit": 1000, "metrics": {"task_counts": {"executing": 1}, "managed_bytes": 0}})
+    False
+    """
+    metrics = worker.get("metrics") or {}
+    held, limit = int(metrics.get("managed_bytes") or 0), int(worker.get("memory_limit") or 0)
+    return not (metrics.get("task_counts") or {}).get("executing") and held * 10 < limit
+
+
 @contextlib.contextmanager
 def watch_workers(client: Any, label: str) -> Iterator[None]:
     """While the block waits on ``client``'s cluster, warn when no task can run for :data:`STALL_S`,
     and again each time the wait doubles (a cluster that cannot run the work would otherwise leave
-    the run waiting, silent; one line said once covered a 9-minute wait)."""
+    the run waiting, silent; one line said once covered a 9-minute wait). A worker that leaves the
+    cluster unexpectedly meanwhile (killed, out of memory) is said in one line: Dask re-runs its tasks."""
     if client is None:
         yield
         return
     done = threading.Event()
+    subscribed = _say_lost_workers(client, label, done)
 
     def watch() -> None:
         since: float | None = None
@@ -108,3 +127,30 @@ def watch_workers(client: Any, label: str) -> Iterator[None]:
         yield
     finally:
         done.set()
+        if subscribed is not None:
+            with contextlib.suppress(Exception):
+                client.unsubscribe_topic("all")  # which leaves the handler in place: ours goes too
+                if client._event_handlers.get("all") is subscribed:
+                    del client._event_handlers["all"]
+
+
+def _say_lost_workers(client: Any, label: str, done: threading.Event) -> Any:
+    """Warn once per worker the scheduler removes unexpectedly while ``done`` is unset (its ``all``
+    events; not where the caller has a handler of them). The handler subscribed, or None."""
+    handlers = getattr(client, "_event_handlers", None)
+    if not isinstance(handlers, dict) or "all" in handlers:
+        return None
+
+    def handle(event: Any) -> None:
+        msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
+        if done.is_set() or not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
+            return
+        running = len(msg.get("processing-tasks") or ())
+        log.warning("%s: the worker %s left the cluster mid-step with %d task(s) running; Dask runs its tasks again on "
+                    "the other workers (the outputs do not change; the worker's log says why it left)",
+                    label, msg.get("worker", "?"), running)
+
+    with contextlib.suppress(Exception):
+        client.subscribe_topic("all", handle)
+        return handle
+    return None
