@@ -27,17 +27,12 @@ from classifiers import code_quality_scan as lexical
 from classifiers.code_quality_scan import BRACE_FAMILIES, duplicate_fraction, function_spans, indented_blocks, scan
 from curation.quality.code_language import language_family
 
-#: balanced parentheses, three levels, possessive: ``\([^;{}]*\)`` backtracked over every later ``)`` from
-#: each line start (40 s for 200 KB of ``f (x)`` lines); other unbounded spans before a brace are capped at 4,000
-_PARAMS = r"\((?:[^;{}()]|\((?:[^;{}()]|\([^;{}()]*+\))*+\))*+\)"
+#: balanced parentheses, possessive (see :data:`classifiers.code_quality_scan.PARAMS`); other unbounded spans
+#: before a brace are capped at 4,000
+_PARAMS = lexical.PARAMS
 #: family → definition header (name in group ``name``), up to the opening brace.
 DEFINITIONS: dict[str, re.Pattern[str]] = {
-    # type tokens and separators are disjoint and possessive: with ``*`` in both (as before), a
-    # comment rule of 80 asterisks took 2^80 ways to split and a worker hung for good; the return type
-    # may be on the line before a name at the line start (GNU, BSD: ``static int⏎name(…)``) and the
-    # body's brace on the next line (K&R, Allman: ``name(…)⏎{``): C's common layouts
-    "c": re.compile(r"^(?:[ \t]*(?:[\w:<>,~]++[ \t*&]++)+)?(?P<name>[A-Za-z_~][\w:~]*)[ \t]*" + _PARAMS
-                    + r"[^;{}\n]*+(?:\n[ \t]*)?\{", re.MULTILINE),
+    "c": lexical.C_DEFINITION,  # C's and C++'s common layouts: see there
     "java": re.compile(
         r"^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|override|open|suspend|fun|func|def)\s+)*"
         r"(?:[\w<>\[\],.?]+\s+)?(?P<name>[A-Za-z_]\w*)\s*" + _PARAMS + r"\s*+(?:throws [\w., ]+)?[^;{}=\n]*+\{", re.M),

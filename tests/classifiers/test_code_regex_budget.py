@@ -60,3 +60,20 @@ def test_comment_rule_of_asterisks_scores_at_once_and_functions_are_still_found(
     assert time.perf_counter() - started < 1.0
     assert feats["n_functions"] == 1
     assert scan(text, "c").max_depth == 1
+
+
+def test_c_definition_pattern_is_fast_on_the_shapes_it_reads_over_lines():
+    """C/C++ shapes a definition may continue over lines in: old-style parameter declarations, initializer
+    lists (indented constructors too), template-qualified names, operators; none reaches a brace."""
+    texts = []
+    for line in ("f(a, b)\nint a; int b;", "f(a)", "int a;", "A::A(int x)\n : x_(x),", "A(x) :", " : x_(x),", ", y_(0)",
+                 "  A(int x)\n    : x_(x)", "T Foo<T>::bar(x) const", "Foo<std::vector<T>>::", "Foo<" * 20,
+                 "bool operator==(a)", "operator<<=", "a::b::c::d::e::", "  A(x)", "    : y(z)"):
+        texts.append((line + "\n") * 8000)
+    texts.append("f(a, b)\n" + "int a; " * 20000 + "\n")
+    texts.append("x(" + "a, " * 2000 + "b)\n" + "int a;\n" * 8000)
+    texts.append("A::A(x)\n" + ": " + "x_(x), " * 20000 + "\n")
+    started = time.perf_counter()
+    for text in texts:
+        list(DEFINITIONS["c"].finditer(text))
+    assert time.perf_counter() - started < 2.0

@@ -152,6 +152,28 @@ def test_c_functions_are_found_in_k_and_r_and_gnu_layouts_with_the_comment_above
     assert structural_features(body, "C", "main.c")["n_functions"] == 1
 
 
+
+def test_old_style_template_operator_and_constructor_definitions_are_found_with_their_comments():
+    # K&R old-style parameters: names in the list, their types declared before the brace
+    kr = ("/* Add two numbers. */\nint\nadd(a, b)\nint a; int b;\n{\n    return a + b;\n}\n\n"
+          "/* Multiply. */\nstatic long\nmul(x, y)\n    long x, y;\n    char **argv;\n{\n    return x * y;\n}\n")
+    f = structural_features(kr, "C", "src/arith.c")
+    assert f["n_functions"] == 2 and f["documented_fraction"] == 1.0 and f["max_function_lines"] == 6
+    # an out-of-class template member, a one-line operator, a constructor with an initializer list
+    cpp = ("/// First element.\ntemplate <typename T>\nT Foo<std::vector<T>>::bar(const std::vector<T>& v) const\n{\n"
+           "    return v[0];\n}\n/// Equal when x is.\nbool operator==(const A& a, const A& b) { return a.x == b.x; }\n"
+           "/// C\nA::A(int x)\n    : x_(x),\n      y_(0)\n{\n}\n")
+    f = structural_features(cpp, "C++", "src/foo.cpp")
+    assert f["n_functions"] == 3 and f["documented_fraction"] == 1.0
+    # a constructor in its class's body (indented, no return type) is found, not its first initializer
+    cls = ("class A {\n public:\n  /// Copy.\n  A(const A& rhs)\n    : b_(rhs.b_),\n      c_(rhs.c_)\n  {\n  }\n"
+           "  int f(int x) const\n  {\n    list_for_each(x, y) {\n    }\n    return x;\n  }\n};\n")
+    f = structural_features(cls, "C++", "include/a.h")
+    assert f["n_functions"] == 2 and f["documented_fraction"] == 0.5  # A documented, f not; the macro loop no function
+    # a macro call over statements and a block is no old-style definition (a statement ends the list's line)
+    body = "int main(void)\n{\n    FOR_EACH(x)\n    x = 1;\n    {\n        run(x);\n    }\n}\n"
+    assert structural_features(body, "C", "main.c")["n_functions"] == 1
+
 def test_a_header_without_functions_gets_the_neutral_share_of_documented_functions():
     h = structural_features(header("cache"), "C", "include/cache.h")
     assert h["n_functions"] == 0 and h["documented_fraction"] == -1.0
