@@ -88,6 +88,7 @@ class Decompressed(io.RawIOBase):
         self.error: str | None = None
         self.members: list[tuple[int, int]] = []  # (compressed, decompressed) offset of each member / frame start
         self._made = start[1]  # decompressed bytes produced
+        self._junk = 0  # the compressed byte where bytes that are not this kind's begin (once ``error`` says so)
         self.corrupt = False  # the error is data that failed to decompress or its check (not a cut, not junk after a member)
 
     @property
@@ -103,9 +104,7 @@ class Decompressed(io.RawIOBase):
     @property
     def junk_at(self) -> int | None:
         """The compressed byte where data that is not this kind's began, if the stream stopped there."""
-        if not (self.error or "").startswith(f"not {self.kind} data"):
-            return None
-        return self._read - len(self._input)
+        return self._junk if (self.error or "").startswith(f"not {self.kind} data") else None
 
     def readable(self) -> bool:
         return True
@@ -134,6 +133,7 @@ class Decompressed(io.RawIOBase):
         """Start the next member / frame, past gzip's zero padding and zstd's skippable frames; False at
         the end of the stream, or (``error`` set) at bytes that are not this kind's."""
         while True:
+            padded = self._read - len(self._input)  # where zero padding (or the bytes after a member) starts
             while not self._input.lstrip(b"\x00"):
                 self._input = b""
                 if not self._more():
@@ -154,7 +154,10 @@ class Decompressed(io.RawIOBase):
                     return False
             self._input = self._input[need:]
         if magic_kind(self._input[:4]) != self.kind or _skippable(self._input):
-            self.error = f"not {self.kind} data at compressed byte {start} (after {self._made} decompressed bytes)"
+            # zero bytes are padding only before a member: before other bytes they start the damaged stretch
+            # (a member whose first byte is 0x00 among them), which is said from the first of them
+            self._junk = padded
+            self.error = f"not {self.kind} data at compressed byte {self._junk} (after {self._made} decompressed bytes)"
             return False
         self.members.append((start, self._made))
         if self.kind == "gzip":

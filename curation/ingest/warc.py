@@ -1,7 +1,7 @@
 """Crawl input: WARC / WET records and plain HTML files → schema rows with their HTML beside them.
 
 Read with FastWARC (``benchmarks/extract/bench_crawl.py`` measured it against warcio), bodies
-undecoded: each is decoded on its own (chunked, then its content encoding: :mod:`curation.ingest.warc_body`),
+undecoded: each is decoded on its own (its transfer codings, chunked first, then its content encoding: :mod:`curation.ingest.warc_body`),
 so one bad body is one row and the file is read on. Only ``response`` and
 ``resource`` records (WARC) and ``conversion`` records (WET, text already extracted) become
 documents; ``request``, ``metadata``, ``warcinfo`` and ``revisit`` records are not documents and are
@@ -28,7 +28,7 @@ from curation.ingest.charsets import charset_label, codec, prefer_utf8
 from curation.ingest.discover import InputError
 from curation.ingest.records import blank
 from curation.ingest.streams import Window
-from curation.ingest.warc_body import dechunk, decode_content
+from curation.ingest.warc_body import decode_content, decode_transfer
 from curation.ingest.warc_plan import Cut
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -175,8 +175,8 @@ def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_w
     declared = (http.get("Content-Length") or "").strip() if http is not None and not chunked else ""
     if declared.isdecimal() and int(declared) != len(payload):  # the body is cut, or holds bytes of what follows it
         return {**out, "error": (DropReason.TRUNCATED_INPUT, f"the body has {len(payload)} bytes, its HTTP Content-Length says {declared}")}
-    if chunked and "chunked" in http.get("Transfer-Encoding", "").lower():
-        payload, err = dechunk(payload)
+    if chunked:  # chunked, and any coding listed before it (gzip, chunked)
+        payload, err = decode_transfer(payload, http.get("Transfer-Encoding"), max_bytes)
         if err is not None:
             return {**out, "error": err}
     if http is not None and http.get("Content-Encoding"):

@@ -8,8 +8,9 @@ each record's body is decoded on its own. A chunked body goes through FastWARC's
 where that fails, :func:`dechunk` says why: a body that does not open with a chunk header is taken as
 it is (a crawler that de-chunked the body and kept the header), one cut inside a chunk is
 ``truncated_input``, one whose chunks are not followed by a chunk header is ``undecodable``.
-A content-encoded body is decoded to at most ``limit + 1`` bytes
-(``too_large`` past ``limit``); a gzip or zlib stream that ends early is ``truncated_input``; a body
+A coding listed before ``chunked`` in ``Transfer-Encoding`` (``gzip, chunked``) is decoded after it,
+as a content coding is (one no decoder here knows leaves the body as it is). A content-encoded body
+is decoded to at most ``limit + 1`` bytes (``too_large`` past ``limit``); a gzip or zlib stream that ends early is ``truncated_input``; a body
 labelled gzip or deflate that is neither (raw deflate, or plain bytes) is read as what it is.
 
 >>> import gzip, zlib
@@ -21,6 +22,9 @@ labelled gzip or deflate that is neither (raw deflate, or plain bytes) is read a
 'too_large'
 >>> dechunk(b"5\\r\\nhello\\r\\n0\\r\\n\\r\\n"), dechunk(b"<p>de-chunked</p>")
 ((b'hello', None), (b'<p>de-chunked</p>', None))
+>>> z = gzip.compress(b"<p>hi</p>")
+>>> decode_transfer(b"%x\\r\\n" % len(z) + z + b"\\r\\n0\\r\\n\\r\\n", "gzip, chunked", 100)
+(b'<p>hi</p>', None)
 >>> dechunk(b"a\\r\\nhello")[1][0].value
 'truncated_input'
 """
@@ -35,6 +39,7 @@ from curation.schema import DropReason
 
 Error = tuple[DropReason, str]
 _GZIP, _ZLIB, _RAW = 31, 15, -15  # zlib window bits: gzip header, zlib header, raw deflate
+_CODINGS = {"gzip", "x-gzip", "deflate", "br"}  # the codings decode_content decodes
 _CHUNK_HEAD = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")  # a size, extensions, the line end
 
 
@@ -67,7 +72,18 @@ def dechunk(raw: bytes) -> tuple[bytes | None, Error | None]:
     return None, (DropReason.UNDECODABLE, f"chunked body: no chunk header at byte {pos} ({raw[pos:pos + 20]!r}; FastWARC: {said})")
 
 
-def decode_content(raw: bytes, encoding: str | None, limit: int) -> tuple[bytes | None, Error | None]:
+def decode_transfer(raw: bytes, encoding: str, limit: int) -> tuple[bytes | None, Error | None]:
+    """``(body, None)`` of a body sent with a ``Transfer-Encoding``: ``chunked`` (:func:`dechunk`), then each
+    coding listed before it (``gzip, chunked``) from the last, as :func:`decode_content` decodes them."""
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    data, err = dechunk(raw) if "chunked" in codings else (raw, None)
+    rest = [c for c in codings if c not in ("chunked", "identity", "")]
+    if err is not None or not set(rest) <= _CODINGS:  # a coding no decoder knows: the body as it is (the tests after decide)
+        return (None, err) if err is not None else (data, None)
+    return decode_content(data, ", ".join(rest), limit, "Transfer-Encoding")
+
+
+def decode_content(raw: bytes, encoding: str | None, limit: int, header: str = "Content-Encoding") -> tuple[bytes | None, Error | None]:
     """``(body, None)`` decoded from each listed coding in turn, or ``(None, (reason, detail))``."""
     codings = [c.strip().lower() for c in (encoding or "").split(",")]
     data = raw
@@ -77,7 +93,7 @@ def decode_content(raw: bytes, encoding: str | None, limit: int) -> tuple[bytes 
         elif coding == "br":
             out, err = _brotli(data, limit)
         else:
-            return None, (DropReason.UNDECODABLE, f"Content-Encoding {coding!r} is not supported")
+            return None, (DropReason.UNDECODABLE, f"{header} {coding!r} is not supported")
         if err is not None:
             return None, err
         data = out if out is not None else data

@@ -129,3 +129,21 @@ def test_offset_is_the_start_of_the_gzip_member_that_holds_the_record(tmp_path: 
     assert [r["offset"] for r in rows] == [0] * 18 + sorted(held)[1:]
     for r in rows:  # seek to the offset, decompress one member: the record is there
         assert f"WARC-Target-URI: {r['url']}".encode() in held[r["offset"]]
+
+
+@pytest.mark.parametrize("gz", [True, False])
+def test_transfer_codings_before_chunked_are_decoded_in_order(tmp_path: Path, gz: bool) -> None:
+    """``Transfer-Encoding: gzip, chunked``: chunks first, then gzip (the order undone is the reverse of the list);
+    a coding no decoder knows leaves the body as it is, and a gzip transfer coding cut short is one row."""
+    p = real_pages()
+    head, z4 = b"Content-Type: text/html; charset=utf-8\r\nTransfer-Encoding: %s\r\n", gzip.compress(p[4])
+    f = warc(tmp_path / ("t.warc.gz" if gz else "t.warc"), [
+        ("http://t.example/1", chunk(gzip.compress(p[0])), head % b"gzip, chunked"),
+        ("http://t.example/2", chunk(zlib.compress(p[1])), head % b"Deflate , Chunked"),
+        ("http://t.example/3", gzip.compress(p[2]), head % b"gzip"),
+        ("http://t.example/4", chunk(p[3]), head % b"x-unknown, chunked"),
+        ("http://t.example/5", chunk(z4[: len(z4) // 2]), head % b"gzip, chunked"),
+        ("http://t.example/6", p[5])], gz)
+    rows = list(iter_warc(f, 10_000_000))
+    assert outcome(rows) == ["html"] * 4 + ["truncated_input", "html"]
+    assert [rows[k]["html"] for k in range(4)] == [p[k].decode() for k in range(4)]

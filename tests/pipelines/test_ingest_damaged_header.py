@@ -97,3 +97,17 @@ def test_a_zstd_frame_with_a_damaged_magic_is_skipped(tmp_path: Path) -> None:
     docs, (row,) = _ingest_rows(tmp_path, f, small=False)
     assert docs == [f"r{i}" for i in [*range(10), *range(20, 30)]]
     assert row["member"] == len(frames[0]) and row["resumed_at"] == len(frames[0]) + len(frames[1])
+
+
+@pytest.mark.parametrize("where", ["first", "middle"])
+def test_a_member_whose_first_byte_is_zero_is_named_at_its_own_start(tmp_path: Path, where: str) -> None:
+    """0x00 is what gzip's zero padding is made of: before bytes that are no member, it is the damaged member's first byte."""
+    lines = _lines(0, 600)
+    blocks, _starts = _bgzf(b"".join(lines), 1 << 15)
+    k = 0 if where == "first" else len(blocks) // 2
+    blocks[k] = b"\x00" + blocks[k][1:]
+    f = tmp_path / "z.jsonl.gz"
+    f.write_bytes(b"".join([*blocks, BGZF_EOF]))
+    _docs, (row,) = _ingest_rows(tmp_path, f, small=False)
+    assert row["member"] == sum(map(len, blocks[:k])) and row["resumed_at"] == sum(map(len, blocks[: k + 1]))
+    assert "has a damaged header" in row["error"]
