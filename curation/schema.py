@@ -123,6 +123,7 @@ class DropReason(str, enum.Enum):
     LOW_FORGE_SCORE = "low_forge_score"
     # mixture
     ZERO_WEIGHT = "zero_weight"
+    EPOCH_CAP = "epoch_cap"
     NO_PHASE = "no_phase"
 
 

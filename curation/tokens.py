@@ -61,7 +61,9 @@ def load_tokenizer(name: str) -> Any:
 
     path = _tokenizer_file(name)
     if not path.exists():
-        raise FileNotFoundError(f"tokenizer {name!r}: {path} does not exist; use 'qwen', 'whitespace' or a tokenizer.json path")
+        where = "" if path.is_absolute() else (f" in {Path.cwd()} (a relative path is resolved against the folder a command "
+                                               "runs in: run it from the folder the run was started in)")
+        raise FileNotFoundError(f"tokenizer {name!r}: {path} does not exist{where}; use 'qwen', 'whitespace' or a tokenizer.json path")
     return Tokenizer.from_file(str(path))
 
 

@@ -198,8 +198,15 @@ def _check_same_tokenizer(recipe: dict[str, Any], loader: Any) -> None:
 def absolute_model_paths(recipe: dict[str, Any], names: list[str]) -> None:
     """Write each model folder the recipe names for ``names`` (``StageShape.model_paths``) as an
     absolute path with ``~`` expanded: a ``--scheduler``'s workers stand in a folder of their own,
-    and each stage's loader need not expand ``~`` itself."""
+    and each stage's loader need not expand ``~`` itself. So is every stage's ``tokenizer`` path (all
+    stages': one reads another's), which the manifests and ``run.json`` record for ``curate export``."""
     from pipelines.stages import load_stage
+
+    for section in (recipe.get("stages") or {}).values():
+        tok = section.get("tokenizer") if isinstance(section, dict) else None
+        full = os.path.abspath(os.path.expanduser(tok)) if isinstance(tok, str) and tok not in ("qwen", "whitespace") else tok
+        if full != tok and os.path.exists(full):  # a typo stays as written, for check_tokenizer to name
+            section["tokenizer"] = full
 
     for name in names:
         stage = load_stage(name)

@@ -42,10 +42,13 @@ def identity(name: str) -> dict[str, Any]:
     return out
 
 
-def copy_for_trainer(name: str, folder: Path) -> Path:
+def copy_for_trainer(name: str, folder: Path, eod_token: str) -> Path:
     """Copy the tokenizer's Hugging Face files into ``folder`` (what ``--tokenizer-model`` names): the
     files beside its ``tokenizer.json``; a ``tokenizer.json`` given alone gets a ``tokenizer_config.json``
-    naming the fast tokenizer class, which ``AutoTokenizer`` needs."""
+    naming the fast tokenizer class, which ``AutoTokenizer`` needs. The copy's ``eos_token`` is
+    ``eod_token``: megatron-core's ``HuggingFaceTokenizer`` takes its ``eod`` (the id that resets attention and
+    positions and masks the loss) from it, and Qwen3's own config names ``<|im_end|>`` there. A copy without
+    ``pad_token`` gets ``eod_token`` as its pad too."""
     src = _tokenizer_file(name)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, folder / "tokenizer.json")
@@ -53,6 +56,47 @@ def copy_for_trainer(name: str, folder: Path) -> Path:
         for f in HF_FILES[1:]:
             if (src.parent / f).is_file():
                 shutil.copyfile(src.parent / f, folder / f)
-    if not (folder / "tokenizer_config.json").exists():
-        (folder / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "PreTrainedTokenizerFast"}) + "\n")
+    for f, base in (("tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast"}), ("special_tokens_map.json", None)):
+        path = folder / f
+        if base is None and not path.exists():
+            continue
+        config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else base
+        config["eos_token"] = eod_token
+        if config.get("pad_token") is None:
+            config["pad_token"] = eod_token
+        path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return folder
+
+
+def trainer_eod(folder: Path) -> tuple[int | None, str]:
+    """The EOD id a trainer loading ``folder`` gets, and what loaded it: megatron-core's ``HuggingFaceTokenizer``
+    as Megatron-LM's ``--tokenizer-type HuggingFaceTokenizer`` builds it, where megatron-core is installed, else
+    ``transformers.AutoTokenizer`` (which it wraps) and its ``eos_token``."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            from megatron.core.tokenizers import MegatronTokenizer
+        except ImportError:
+            MegatronTokenizer = None  # noqa: N806 - the class or its absence
+        if MegatronTokenizer is not None:
+            tok = MegatronTokenizer.from_pretrained(  # Megatron-LM's build_tokenizer, its defaults for the other flags
+                tokenizer_path=str(folder), metadata_path={"library": "huggingface"}, vocab_file=None, merges_file=None,
+                additional_special_tokens=[], use_fast=False, trust_remote_code=False, include_special_tokens=False)
+            return tok.eod, "megatron-core's HuggingFaceTokenizer"
+        from transformers import AutoTokenizer
+
+        auto = AutoTokenizer.from_pretrained(str(folder))
+        return auto.eos_token_id, "transformers' AutoTokenizer"
+
+
+def check_trainer_eod(folder: Path, eod_id: int, eod_token: str) -> None:
+    """Refuse a tokenizer copy whose EOD, as a trainer loads it, is not ``eod_id`` (the separator the files hold):
+    Megatron would find no document boundary (raises :class:`~curation.ingest.inputs.InputError`, exit 4)."""
+    from curation.ingest.inputs import InputError
+
+    got, loader = trainer_eod(folder)
+    if got != eod_id:
+        raise InputError(f"{folder}: {loader} loads this tokenizer copy with eod {got}, but the export separates documents "
+                         f"with {eod_token!r} ({eod_id}): Megatron would see no document boundary; nothing was written")

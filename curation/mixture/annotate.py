@@ -2,8 +2,9 @@
 
 A document is kept if it is in at least one phase with epochs; otherwise it gets the policy's
 exclusion reason (``low_quality``, ``code_low_tier``, ``code_web_low_tier``, ``zero_weight``) with
-the scores and the rule that decided, ``zero_weight`` when no phase gives its group epochs at this
-scale, or ``no_phase`` when no phase mixes its kind.
+the scores and the rule that decided, ``epoch_cap`` when ``max_epochs`` caps its group at 0 epochs,
+``zero_weight`` when no phase gives its group epochs at this scale, or ``no_phase`` when no phase
+mixes its kind.
 
 >>> from curation.mixture.phases import PhaseSpec
 >>> from curation.mixture.policy import Policy
@@ -16,17 +17,23 @@ scale, or ``no_phase`` when no phase mixes its kind.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
 from curation.mixture.groups import memberships
 from curation.mixture.phases import PhaseSpec
+from curation.mixture.plan import lookup
 from curation.mixture.policy import DETAIL_COLUMNS, Policy, doc_groups, exclusion
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 
 
-def annotate(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]]) -> pd.DataFrame:
-    """``df`` with ``mixture_group``, ``mixture_phases`` (comma-separated, in phase order) and the drop columns."""
+def annotate(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]],
+             max_epochs: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """``df`` with ``mixture_group``, ``mixture_phases`` (comma-separated, in phase order) and the drop columns.
+    ``max_epochs``: the caps (a pattern table); a group capped at 0 is ``epoch_cap``, naming the cap."""
     df = df.copy()
     groups = doc_groups(df, policy)
     m = memberships(df, specs, groups)
@@ -50,6 +57,9 @@ def annotate(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, live: set
             reason, detail = exclusion(records[i], grp, kind, rule, policy)
             reasons.append(reason)
             details.append(detail)
+        elif (i in listed or kind in mixed) and (cap := lookup(max_epochs or {}, grp, math.inf)) <= 0:
+            reasons.append(DropReason.EPOCH_CAP.value)
+            details.append(detail_json(group=grp, repeat=float(rep), cap=cap, rule=f"max_epochs caps {grp} at {cap:g} epochs"))
         elif i in listed or kind in mixed:
             reasons.append(DropReason.ZERO_WEIGHT.value)
             details.append(detail_json(group=grp, repeat=float(rep), rule="no phase gives its group epochs at this scale"))

@@ -23,11 +23,12 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.plan import PhasePlan, pretrain_epochs
+from curation.mixture.plan import PhasePlan, lookup, pretrain_epochs
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ def check_plans(
                                 f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): cut or drop it "
                                 "(ingest.max_chars), or add data"),
                 })
-    warnings += check_used_caps(plans, specs)
+    warnings += check_zero_caps(plans, cap_patterns or {}) + check_used_caps(plans, specs, cap_patterns or {})
     for w in warnings:
         log.warning("mixture: %s", w["message"])
     if on_concentration == "fail":
@@ -110,15 +111,37 @@ def check_plans(
     return warnings
 
 
-def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec]) -> list[dict[str, Any]]:
+def check_zero_caps(plans: Mapping[str, PhasePlan], caps: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A warning naming the groups of the phases' mixes that ``max_epochs`` caps at 0 epochs: none of their
+    documents enters a phase (ledger ``epoch_cap``); ``repeat`` 0 is the setting that excludes a group.
+
+    >>> from curation.mixture.plan import GroupPlan, PhasePlan
+    >>> g = [GroupPlan("web/high", "web", 900, 2, 4.0, 1.0, 4.0, 0.0, epochs=0.0, planned_tokens=0, weight=0.0)]
+    >>> [w["groups"] for w in check_zero_caps({"p1": PhasePlan("p1", 2000, 0, 0, 0, 1.0, g, [])}, {"*": 0})]
+    [['web/high']]
+    """
+    zero = sorted({g.group for p in plans.values() for g in p.groups
+                   if g.nominal_epochs > 0 and g.tokens > 0 and lookup(caps, g.group, math.inf) <= 0})
+    if not zero:
+        return []
+    listed = ", ".join(zero[:5]) + (f" and {len(zero) - 5} more" if len(zero) > 5 else "")
+    return [{"check": "zero_cap", "phase": None, "value": 0, "limit": None, "groups": zero,
+             "message": (f"mixture.max_epochs caps {len(zero)} group(s) of the phases' mixes at 0 epochs ({listed}): none of "
+                         "their documents enters a phase (ledger reason epoch_cap); give them a cap above 0, or repeat 0 "
+                         "where they are meant to be left out")}]
+
+
+def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """A warning for each pre-training phase short of its budget in which groups of its mix get no
-    epochs because the earlier pre-training phases used their whole caps."""
+    epochs because the earlier pre-training phases used their whole caps (a cap of 0 is
+    :func:`check_zero_caps`'s)."""
     out = []
     for spec in specs:
         plan = plans.get(spec.name)
         if spec.stage != "pretrain" or plan is None or plan.budget_met:
             continue
-        spent = [g.group for g in plan.groups if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9]
+        spent = [g.group for g in plan.groups
+                 if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9 and lookup(caps or {}, g.group, math.inf) > 0]
         if not spent:
             continue
         listed = ", ".join(spent[:5]) + (f" and {len(spent) - 5} more" if len(spent) > 5 else "")

@@ -35,7 +35,7 @@ def fit_scale(
     caps bound the sum over the pre-training phases, mid-training caps each phase. A pre-training
     phase with a budget override takes its epochs (``budget / N_p × mix × r``, whatever the scale)
     out of the caps the others share; other phases with an override, or without data, do not
-    constrain it. 0.0 when nothing constrains it.
+    constrain it, nor does a group capped at 0 (it gets no epochs at any scale). 0.0 when nothing constrains it.
     """
     per_unit: dict[tuple[str, str], float] = {}  # (scope, group) → epochs at scale 1
     fixed: dict[tuple[str, str], float] = {}  # ("pretrain", group) → epochs the budget overrides take
@@ -55,7 +55,7 @@ def fit_scale(
         scope = "pretrain" if spec.stage == "pretrain" else spec.name
         for g, st in groups.items():
             e = spec.tokens / nominal * float(spec.mix.get(kind_of(g), 0.0)) * st.repeat
-            if e > 0 and st.tokens > 0:
+            if e > 0 and st.tokens > 0 and lookup(max_epochs, g, math.inf) > 0:  # a cap of 0: no epochs at any scale
                 per_unit[(scope, g)] = per_unit.get((scope, g), 0.0) + e
     limits = [max(lookup(max_epochs, g, math.inf) - fixed.get((scope, g), 0.0), 0.0) / e for (scope, g), e in per_unit.items()]
     finite = [x for x in limits if math.isfinite(x)]

@@ -42,7 +42,7 @@ import numpy as np
 
 from curation.export.megatron_index import IndexedWriter, token_dtype
 from curation.export.sequences import packed_bins, padded, shard_ids, with_eod
-from curation.export.tokenizer import copy_for_trainer, identity
+from curation.export.tokenizer import check_trainer_eod, copy_for_trainer, identity
 from curation.ingest.inputs import InputError
 from curation.tokens import token_id, vocab_size
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, empty_reason, read_verified, shard_jobs
@@ -60,6 +60,8 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     """Write every phase of ``run`` into ``work`` (which becomes ``output``); return ``export.json``'s content."""
     tok = run.tokenizer
     eod, vocab = token_id(tok, eod_token), vocab_size(tok)
+    copy_for_trainer(tok, work / "tokenizer", eod_token)  # what --tokenizer-model names: the ids' own tokenizer, beside them
+    check_trainer_eod(work / "tokenizer", eod, eod_token)  # its eod as Megatron loads it, checked before any shard is read
     jobs = [(job, m["seq_length"], m["packing"]["mode"]) for m in run.manifests.values() for job in shard_jobs(m)]
     tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, eod, vocab, seq, mode, dask_key_name=f"megatron-{i}")
              for i, (job, seq, mode) in enumerate(jobs)]
@@ -88,7 +90,6 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     for r in records:  # a shard of no document (megatron-core cannot map an empty .bin), of no weight, or of a phase left out
         if r["prefix"] not in listed:
             drop_prefix(work, r["prefix"])
-    copy_for_trainer(tok, work / "tokenizer")  # what --tokenizer-model names: the ids' own tokenizer, beside them
     out = {
         "kind": "curation.export", "format": "megatron", "run": str(run.run_dir.resolve()), "tokenizer": tok,
         "tokenizer_identity": identity(tok),

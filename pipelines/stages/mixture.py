@@ -173,7 +173,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "4"  # 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences
+    version = "4"  # 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences; a group capped at 0 is ledgered epoch_cap
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
@@ -211,7 +211,7 @@ class MixtureStage:
         created_by = {"stage": self.name, "stage_version": self.version, "versions": ctx.versions()}
         StageFigures(write_manifests(cfg, ctx, specs, seed, agg, records, plans, scale, created_by)).record(ctx)
         # annotate
-        return docs.map_partitions(annotate, specs, policy, live, meta=annotated_meta(docs._meta, self.produces))
+        return docs.map_partitions(annotate, specs, policy, live, cfg.max_epochs, meta=annotated_meta(docs._meta, self.produces))
 
 
 STAGE = MixtureStage()

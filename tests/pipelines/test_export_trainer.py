@@ -31,7 +31,8 @@ args = argparse.Namespace(tokenizer_type=flag("--tokenizer-type"), tokenizer_mod
                           merge_file=None, tokenizer_special_tokens=None, tokenizer_hf_use_fast=False, trust_remote_code=False,
                           tokenizer_hf_include_special_tokens=False, tokenizer_metadata=None)
 tok = build_tokenizer(args)
-print(json.dumps({"vocab_size": tok.vocab_size, "think": tok.tokenize("<think>a</think>"), "eot": tok.tokenize("x<|endoftext|>")}))
+print(json.dumps({"vocab_size": tok.vocab_size, "think": tok.tokenize("<think>a</think>"), "eot": tok.tokenize("x<|endoftext|>"),
+                  "eod": tok.eod}))
 '''
 
 # every sample of a best-fit phase as megatron-core's GPTDataset gives it: the last position's input, label and loss mask
@@ -84,6 +85,45 @@ def test_the_flags_name_the_tokenizer_the_ids_come_from_and_megatron_loads_it(fi
     assert loaded["vocab_size"] == ident["vocab_size"]  # Megatron's tokenizer has every id the .bin files hold
     assert loaded["think"] == encode(["<think>a</think>"], "qwen")[0].tolist() == [151667, 64, 151668]
     assert loaded["eot"][-1] == exp["eod_id"]
+    assert loaded["eod"] == exp["eod_id"] == 151643  # Megatron's document boundary is the files' separator, not <|im_end|>
+
+
+def test_a_relative_custom_tokenizer_is_recorded_absolute_and_megatron_gets_the_exports_eod(finished_run, tmp_path, monkeypatch):
+    """A tokenizer.json given alone, by a path relative to the run's folder: the manifests record it
+    absolute, so the export works from another folder, and its copy's eod (as megatron-core's
+    build_tokenizer loads it) is the export's --eod-token."""
+    (tmp_path / "tok").mkdir()
+    shutil.copyfile(qwen_tokenizer_path(), tmp_path / "tok" / "custom.json")
+    monkeypatch.chdir(tmp_path)
+    rel = "tok/custom.json"
+    assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(tmp_path / "mix"), "--scheduler",
+                   "synchronous", "--quiet", "--profile", "cpu", f"mixture.tokenizer={rel}", f"ingest.tokenizer={rel}"]) == 0
+    manifest = json.loads((tmp_path / "mix" / "manifests" / "midtrain_reasoning_32k.json").read_text())
+    assert manifest["tokenizer"] == str(tmp_path / rel)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for eod_token, eod_id in (("<|endoftext|>", 151643), ("<|im_end|>", 151645)):
+        out = tmp_path / f"megatron-{eod_id}"
+        assert curate(["export", "megatron", str(tmp_path / "mix"), "--output", str(out), "--phase", "midtrain_reasoning_32k",
+                       "--eod-token", eod_token, "--quiet"]) == 0
+        exp = json.loads((out / "export.json").read_text())
+        assert exp["eod_id"] == eod_id
+        loaded = megatron(TOKENIZER_LOADER, json.dumps(exp["phases"]["midtrain_reasoning_32k"]["megatron_flags"]))
+        assert loaded["eod"] == eod_id
+
+
+def test_a_tokenizer_copy_whose_eod_is_not_the_separator_is_refused(tmp_path):
+    """Qwen3's own tokenizer_config names <|im_end|> as eos: loaded so, Megatron's eod is 151645, and
+    the check that every export runs on its copy refuses it against the separator 151643."""
+    pytest.importorskip("megatron.core")
+    from curation.export.tokenizer import check_trainer_eod
+    from curation.ingest.inputs import InputError
+
+    folder = tmp_path / "tok"
+    shutil.copytree(qwen_tokenizer_path().parent, folder)
+    with pytest.raises(InputError, match=r"eod 151645, but the export separates documents with '<\|endoftext\|>' \(151643\)"):
+        check_trainer_eod(folder, 151643, "<|endoftext|>")
+    check_trainer_eod(folder, 151645, "<|im_end|>")
 
 
 def test_packing_puts_each_long_documents_chunks_in_consecutive_sequences():
