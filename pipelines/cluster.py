@@ -167,7 +167,8 @@ def _exit_without_teardown() -> None:
 def _quiet_teardown() -> None:
     """Closing after Ctrl-C or an error: the cancelled gathers and closing comms are not news (run
     on the driver, and on each embedded worker, whose heartbeats to a closed scheduler printed
-    tracebacks in one interrupt of three)."""
+    tracebacks in one interrupt of three); on the workers after a run that finished too (a heartbeat
+    during the close printed one at the end of a successful run on a busy machine)."""
     for name in ("distributed", "asyncio", "tornado"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
@@ -252,8 +253,9 @@ def open_client(
             with contextlib.suppress(Exception):
                 client.run(_quiet_teardown)
             raise
-        else:
+        else:  # the work is done: a heartbeat that meets the closing scheduler is no news either
             with contextlib.suppress(Exception):
+                client.run(_quiet_teardown)
                 client.run(_exit_without_teardown)
         finally:
             client.close()

@@ -103,17 +103,20 @@ def watch_workers(client: Any, label: str) -> Iterator[None]:
     """While the block waits on ``client``'s cluster, warn when no task can run for :data:`STALL_S`,
     and again each time the wait doubles (a cluster that cannot run the work would otherwise leave
     the run waiting, silent; one line said once covered a 9-minute wait). A worker that leaves the
-    cluster unexpectedly meanwhile (killed, out of memory) is said in one line: Dask re-runs its tasks."""
+    cluster meanwhile (killed, out of memory) is said in one line: Dask re-runs its tasks. Workers are
+    compared between polls of the client's view of the scheduler and once more when the block ends (an
+    ``all`` event handler unsubscribed after a step made the client log a traceback for each later event)."""
     if client is None:
         yield
         return
     done = threading.Event()
-    subscribed = _say_lost_workers(client, label, done)
+    seen = {"workers": _addresses(client)}
 
     def watch() -> None:
         since: float | None = None
         next_at = STALL_S
         while not done.wait(WATCH_EVERY_S):
+            seen["workers"] = _say_gone(client, label, seen["workers"])
             why = stalled(client)
             since = (since or time.monotonic()) if why else None
             next_at = next_at if why else STALL_S
@@ -127,30 +130,22 @@ def watch_workers(client: Any, label: str) -> Iterator[None]:
         yield
     finally:
         done.set()
-        if subscribed is not None:
-            with contextlib.suppress(Exception):
-                client.unsubscribe_topic("all")  # which leaves the handler in place: ours goes too
-                if client._event_handlers.get("all") is subscribed:
-                    del client._event_handlers["all"]
+        thread.join(timeout=5)
+        _say_gone(client, label, seen["workers"])
 
 
-def _say_lost_workers(client: Any, label: str, done: threading.Event) -> Any:
-    """Warn once per worker the scheduler removes unexpectedly while ``done`` is unset (its ``all``
-    events; not where the caller has a handler of them). The handler subscribed, or None."""
-    handlers = getattr(client, "_event_handlers", None)
-    if not isinstance(handlers, dict) or "all" in handlers:
-        return None
-
-    def handle(event: Any) -> None:
-        msg = event[1] if isinstance(event, tuple) and len(event) == 2 else {}
-        if done.is_set() or not isinstance(msg, dict) or msg.get("action") != "remove-worker" or msg.get("expected"):
-            return
-        running = len(msg.get("processing-tasks") or ())
-        log.warning("%s: the worker %s left the cluster mid-step with %d task(s) running; Dask runs its tasks again on "
-                    "the other workers (the outputs do not change; the worker's log says why it left)",
-                    label, msg.get("worker", "?"), running)
-
+def _addresses(client: Any) -> set[str] | None:
+    """The workers in the client's view of the scheduler (None where it cannot be read)."""
     with contextlib.suppress(Exception):
-        client.subscribe_topic("all", handle)
-        return handle
+        return set(client.scheduler_info().get("workers", {}))
     return None
+
+
+def _say_gone(client: Any, label: str, before: set[str] | None) -> set[str] | None:
+    """Warn once for each worker of ``before`` that is no longer in the cluster; the workers now."""
+    now = _addresses(client)
+    if before is not None and now is not None:
+        for gone in sorted(before - now):
+            log.warning("%s: the worker %s left the cluster mid-step; Dask runs its tasks again on the other workers "
+                        "(the outputs do not change; the worker's log says why it left)", label, gone)
+    return now if now is not None else before

@@ -191,23 +191,32 @@ def test_workers_paused_while_idle_are_told_to_get_more_memory():
 
 
 @pytest.mark.slow
-def test_a_worker_lost_mid_step_is_one_warning(caplog):
+def test_a_worker_lost_mid_step_is_one_warning_and_steps_log_no_client_error(caplog):
+    """A handler of the scheduler's ``all`` events, unsubscribed after each step, made the client log 'No
+    event handler known for topic all' with a traceback for later events of a normal run (a real mix,
+    12 tracebacks); the workers are compared between polls and when the step ends instead."""
     from distributed import Client, LocalCluster
 
     from pipelines.worker_loss import watch_workers
 
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as lc, Client(lc) as client:
-        futures = client.map(time.sleep, [2.0, 2.0, 2.0, 2.0], pure=False)
-        with caplog.at_level(logging.WARNING), watch_workers(client, "demo: step"):
-            time.sleep(0.8)
-            victim = sorted(client.scheduler_info()["workers"])[0]
-            os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)  # its nanny starts another
-            client.gather(futures)  # Dask runs the lost worker's tasks again
-            time.sleep(0.5)
+        with caplog.at_level(logging.INFO):
+            for step in ("demo: first", "demo: second"):  # steps with no loss: nothing said
+                with watch_workers(client, step):
+                    client.gather(client.map(time.sleep, [0.2, 0.2], pure=False))
+            futures = client.map(time.sleep, [2.0, 2.0, 2.0, 2.0], pure=False)
+            with watch_workers(client, "demo: step"):
+                time.sleep(0.8)
+                victim = sorted(client.scheduler_info()["workers"])[0]
+                os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)  # its nanny starts another
+                client.gather(futures)  # Dask runs the lost worker's tasks again
+                time.sleep(0.5)
+            with watch_workers(client, "demo: after"):
+                client.gather(client.map(time.sleep, [0.2, 0.2], pure=False))
         said = [r.getMessage() for r in caplog.records if "left the cluster" in r.getMessage()]
         assert len(said) == 1 and said[0].startswith(f"demo: step: the worker {victim} left the cluster mid-step")
-        assert "all" not in client._event_handlers  # the next step subscribes again
     assert len([r for r in caplog.records if "left the cluster" in r.getMessage()]) == 1  # closing the cluster is not a loss
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("distributed")], caplog.text[-2000:]
 
 
 def test_more_workers_than_cores_is_said(caplog):
