@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from curation.config import ConfigError
-from pipelines.cli_words import split_overrides, suggest_command
+from pipelines.cli_words import curate_version, split_overrides, suggest_command
 from pipelines.commands import add_module_parsers
 from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
@@ -34,10 +34,9 @@ from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
 from pipelines.stage_help import stage_help
 from pipelines.stages import STAGES
 
-# Light imports only: a spawned worker imports the driver's __main__ (this module under
-# `python -m pipelines.cli`, or `curate`, which imports it) before it joins, and pandas, pyarrow
-# and distributed here made each worker import them on the way (benchmarks/recipe). The rest is
-# imported where it is used.
+# Light imports only: a spawned worker imports the driver's __main__ (this module under `python -m pipelines.cli`,
+# or `curate`, which imports it) before it joins, and pandas, pyarrow and distributed here made each worker import
+# them on the way (benchmarks/recipe). The rest is imported where it is used.
 
 log = logging.getLogger("curate")
 
@@ -55,17 +54,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; for ``command`` ``run``, ``stats`` or a stage, the extra commands' parsers
     are left bare (their modules import trainers and models: ~0.5 CPU-s a run does not need)."""
     parser = argparse.ArgumentParser(prog="curate", description="Pretraining-data curation (GLM-4.5 recipe) on Dask.")
+    parser.add_argument("--version", action="version", version=f"curate {curate_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run every enabled stage of a recipe")
     run.add_argument("recipe", help="recipe YAML (e.g. pipelines/configs/glm45.yaml)")
-    _common(run)
+    _common(run, source=True)
     for name in STAGES:
         words = stage_help(name) if (command or "").replace("-", "_") == name else (None, None)  # imports the stage
         p = sub.add_parser(name.replace("_", "-"), help=f"run the {name} stage alone", description=words[0], epilog=words[1])
         p.add_argument("--config", default=None, help="recipe YAML (default: the embedded glm45 recipe)")
-        _common(p)
+        _common(p, source=name == "ingest")
     stats = sub.add_parser("stats", help="print the funnel of a run")
-    stats.add_argument("run_dir", type=Path)
+    stats.add_argument("run_dir", type=Path, help="a run folder (curate run's --output)")
     stats.add_argument("--json", action="store_true", help="print the stats (with --mixture: the phases) as JSON")
     stats.add_argument("--mixture", action="store_true", help="per phase: each group's planned and replayed tokens, shares, epochs, cap")
     stats.add_argument("--check", action="store_true", help="exit 1 when the run did not finish or holds stage folders it left out")
@@ -77,11 +77,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _common(p: argparse.ArgumentParser, source: bool) -> None:  # source: --source in the help (run, ingest; others refuse it)
     p.add_argument("--input", nargs="+", action="extend", required=True,
                    help="files, folders, globs or @list.txt (one path a line; --input may be repeated); a stage folder for later stages")
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
-    p.add_argument("--source", default=None, help="ingest: the source of inputs that carry none (web, code, math_science, …)")
+    p.add_argument("--source", default=None, help="ingest: the source of inputs that carry none (web, code, math_science, …)" if source else argparse.SUPPRESS)
     p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (one per core); default: a LocalCluster "
                    "with one per core, or one process for inputs under cluster.min_input_mb (16 MiB)")

@@ -8,6 +8,26 @@ import re
 from pathlib import Path
 
 _OVERRIDE = re.compile(r"^\+?[A-Za-z_][\w./*-]*=")
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+
+
+def plain(text: str) -> str:
+    """A docstring's words for ``--help``: reST literals (double backticks) as Markdown's single ones.
+
+    >>> plain("``curate report RUN_DIR``: a report")
+    '`curate report RUN_DIR`: a report'
+    """
+    return _LITERAL.sub(r"`\1`", text)
+
+
+def curate_version() -> str:
+    """The installed package's version (importlib.metadata), or "unknown" when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("curation")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def suggest_command(parser: argparse.ArgumentParser, command: str | None) -> None:

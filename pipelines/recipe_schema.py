@@ -54,7 +54,8 @@ def read_yaml(src: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         raise ConfigError(f"recipe {src} is not valid YAML ({yaml_problem(exc)}); fix the file") from exc
     if recipe is None:
-        raise ConfigError(f"recipe {src} is empty; copy {default_recipe_path()} and edit it")
+        raise ConfigError(f"recipe {src} is empty; write only what differs from {default_recipe_path()}, which it is merged over, "
+                          "e.g. 'name: my-recipe' and 'stages: {code_quality: {tier_high: 85}}' (README, Your own recipe file)")
     if not isinstance(recipe, dict):
         raise ConfigError(f"recipe {src} must be a mapping (name, seed, stages: …), not {type(recipe).__name__}")
     return recipe

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pipelines.cli_words import plain
+
 
 def stage_help(name: str) -> tuple[str, str]:
     """(description, epilog) of stage ``name``'s command: its module's first paragraph, its input,
@@ -16,7 +18,7 @@ def stage_help(name: str) -> tuple[str, str]:
     from pipelines.stages import load_stage
 
     stage = load_stage(name)
-    doc = inspect.cleandoc(sys.modules[type(stage).__module__].__doc__ or "").split("\n\n")[0]
+    doc = plain(inspect.cleandoc(sys.modules[type(stage).__module__].__doc__ or "").split("\n\n")[0])
     reads = "raw files (JSON Lines, Parquet, WARC/WET, HTML)" if name == "ingest" else "a stage folder (the previous stage's output)"
     keys = ", ".join(f"{k}={_short(v)}" for k, v in stage.config_cls().flat_dict().items())
     page = f"docs/{name}.md" if (Path(__file__).resolve().parents[1] / "docs" / f"{name}.md").is_file() else "README.md, Stages"

@@ -71,3 +71,25 @@ def test_notebook_executes_over_a_run_with_only_the_foundation_stages(tmp_path_f
     text = _text(nb)
     assert "web_quality did not run" in text and "mixture did not run" in text and "edu_score did not run" in text
     assert _images(nb) >= 4
+
+
+@pytest.mark.slow
+def test_notebook_shows_code_webs_scores_on_the_sample_run(tmp_path):
+    """code_web's recalled pages keep source web: the score view reads ("web", "code_web"), so on the
+    sample run it shows code_web's table (not a note that it scored none, nor that it dropped any)."""
+    import subprocess
+    import sys
+
+    repo = NOTEBOOK.parents[1]
+    run = tmp_path / "sample"
+    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data",
+                           "--output", str(run), "--quiet"], cwd=repo, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    nb = _execute(run, None, NOTEBOOK.parent)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "scored_none_note(run, stage)" in c.source)
+    text = "\n".join(out.get("text", "") + str(out.get("data", {}).get("text/plain", "")) for out in cell.outputs)
+    tables = [" ".join(str(out["data"]["text/plain"]).split()) for out in cell.outputs if "text/html" in out.get("data", {})]
+    assert "scored none" not in text and "dropped before scoring" not in text
+    assert len(tables) == 3  # code_quality's, code_web's and edu_score's documents and tokens per scorer
+    words = tables[1].split()
+    assert words[words.index("structural") + 1] == "True" and int(words[words.index("structural") + 2]) > 0, tables[1]

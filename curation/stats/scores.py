@@ -155,8 +155,9 @@ def category_note(run: Run, column: str) -> str:
 
 
 def scored_none_note(run: Run, stage: str) -> str:
-    """A sentence for a stage that ran and scored no document: none of its sources reached it, or
-    those that did were dropped before scoring (code_quality's data-file rules)."""
+    """A sentence for a stage that ran and scored no document: none of its sources reached it, those
+    that did were dropped before scoring (code_quality's data-file rules), or it kept them with no
+    score (the stage's dropped count says which)."""
     out = run.stage(stage)
     stats = out.stats if out is not None else {}
     sources = (stats.get("config") or {}).get("sources")
@@ -164,12 +165,22 @@ def scored_none_note(run: Run, stage: str) -> str:
     seen = (stats.get("in") or {}).get("documents", "?")
     head = f"{stage} ran in {run.name} ({seen} documents in) and scored none of them"
     by_source = stats.get("by_source") or {}
-    reached = sum(int(((by_source.get(x) or {}).get("in") or {}).get("documents", 0)) for x in sources)
+
+    def count(source: str, key: str) -> int:
+        return int(((by_source.get(source) or {}).get(key) or {}).get("documents", 0))
+
+    reached, dropped = sum(count(x, "in") for x in sources), sum(count(x, "dropped") for x in sources)
     if not sources:
         return head
+    names = ", ".join(sources)
     if not reached:
-        return f"{head}: no document of its sources ({', '.join(sources)}) reached it"
-    return f"{head}: the {reached} documents of its sources ({', '.join(sources)}) it got were dropped before scoring (see the drop reasons)"
+        return f"{head}: no document of its sources ({names}) reached it"
+    if not dropped:
+        return f"{head}: it kept the {reached} documents of its sources ({names}) it got, none with a score"
+    if dropped < reached:
+        return (f"{head}: of the {reached} documents of its sources ({names}) it got, {dropped} were dropped "
+                "(see the drop reasons) and it kept the others with no score")
+    return f"{head}: the {reached} documents of its sources ({names}) it got were dropped before scoring (see the drop reasons)"
 
 
 def score_histogram(frame: pd.DataFrame, scorer: str, bins: int | np.ndarray = 40) -> pd.DataFrame:

@@ -7,6 +7,8 @@ import argparse
 import importlib
 from typing import Any
 
+from pipelines.cli_words import plain
+
 
 def add_module_parsers(sub: argparse._SubParsersAction, modules: dict[str, str], dest: str) -> None:
     """One subparser per ``name → module``, described by the module's first docstring line, with the
@@ -19,7 +21,7 @@ def add_module_parsers(sub: argparse._SubParsersAction, modules: dict[str, str],
             if exc.name != module:
                 raise
             continue
-        p = sub.add_parser(name, help=(mod.__doc__ or name).strip().splitlines()[0])
+        p = sub.add_parser(name, help=plain((mod.__doc__ or name).strip().splitlines()[0]))
         mod.add_arguments(p)
         p.set_defaults(**{dest: mod.main})
 

@@ -97,8 +97,7 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
     if same:
         raise ConfigError(f"{sorted(same)[0]} is given as both --positive and --negative: the classes must differ")
     df = pd.concat(frames, ignore_index=True)
-    df["y"] = pd.to_numeric(df["y"], errors="coerce")
-    df = df[df["y"].notna() & (df["text"].str.len() > 0)].reset_index(drop=True)
+    df = _usable_rows(df, args)
     if args.task == "binary" and not df["y"].isin([0.0, 1.0]).all():
         raise InputError(f"--task binary needs labels 0/1; {args.label_column} has {sorted(df['y'].unique())[:5]} — "
                          "use --task regression for graded labels")
@@ -107,6 +106,23 @@ def training_frame(args: argparse.Namespace) -> pd.DataFrame:
     if len(df) < 20:
         log.warning("only %d labelled documents: the model and its held-out figures say little (give hundreds or more)", len(df))
     return df
+
+
+def _usable_rows(df: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """The rows with text and a numeric label; a warning counts the others by reason (as ``edu --labels`` does)."""
+    raw = df["y"]
+    y = pd.to_numeric(raw, errors="coerce")
+    blank = raw.isna() | raw.astype(str).str.strip().eq("")
+    reasons = pd.Series(np.select([blank, y.isna(), df["text"].str.len() == 0],
+                                  ["no label", "non-numeric label", "empty text"], default=""), index=df.index)
+    left = reasons[reasons != ""]
+    if len(left):
+        why = ", ".join(f"{r}={n}" for r, n in left.value_counts().items())
+        odd = raw[reasons == "non-numeric label"].astype(str).unique()[:3]
+        said = f" ({args.label_column} values such as {', '.join(map(repr, odd))})" if len(odd) else ""
+        log.warning("train-classifier linear: %d of %d document(s) are left out (%s)%s; training on %d",
+                    len(left), len(df), why, said, len(df) - len(left))
+    return df.assign(y=y)[reasons == ""].reset_index(drop=True)
 
 
 def _no_class(df: pd.DataFrame, args: argparse.Namespace) -> str:

@@ -94,6 +94,21 @@ def test_a_stage_that_ran_on_none_of_its_sources_says_it_ran_and_scored_none(tmp
     assert "scored none" in scores_section(run).render()
 
 
+def test_a_stage_that_scored_none_says_dropped_only_when_it_dropped(tmp_path):
+    from curation.stats.scores import scored_none_note
+
+    web = {"in": {"documents": 385}, "dropped": {"documents": 0}}
+    kept = stats.open_run(_stage(tmp_path / "cw", "code_web", config={"sources": ["web"]}, by_source={"web": web}))
+    note = scored_none_note(kept, "code_web")
+    assert note.endswith("it kept the 385 documents of its sources (web) it got, none with a score") and "dropped" not in note
+    some = {"web": {"in": {"documents": 10}, "dropped": {"documents": 4}}}
+    part = stats.open_run(_stage(tmp_path / "cq", "code_quality", config={"sources": ["web"]}, by_source=some))
+    assert "of the 10 documents of its sources (web) it got, 4 were dropped" in scored_none_note(part, "code_quality")
+    every = {"web": {"in": {"documents": 10}, "dropped": {"documents": 10}}}
+    gone = stats.open_run(_stage(tmp_path / "all", "code_quality", config={"sources": ["web"]}, by_source=every))
+    assert "the 10 documents of its sources (web) it got were dropped before scoring" in scored_none_note(gone, "code_quality")
+
+
 def test_code_score_plots_draw_the_recorded_tier_cuts(tmp_path_factory, monkeypatch):
     from curation.stats.scores import tier_cut_lines
 

@@ -15,7 +15,8 @@ def test_a_stage_help_says_what_it_does_and_its_keys(name, capsys):
         main([name.replace("_", "-"), "--help"])
     assert done.value.code == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"``{name}``" in out  # the module's first paragraph
+    assert f"`{name}`" in out and "``" not in out  # the module's first paragraph, reST literals as plain `x`
+    assert ("--source" in out) == (name == "ingest")  # the other stages refuse it
     assert f"recipe's stages.{name} section" in out
     page = f"docs/{name}.md"
     assert (page if (Path(__file__).resolve().parents[2] / page).is_file() else "README.md, Stages") in out

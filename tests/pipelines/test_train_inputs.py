@@ -105,3 +105,21 @@ def test_web_embedding_annotations_off_the_rubrics_scale_are_refused(tmp_path, c
     assert main(["train-classifier", "web-embedding", "--input", str(docs), "--annotations", str(ann), "--embedder-model",
                  "minilm-static", "--output", str(tmp_path / "m")]) == 4
     assert "score must be a number on the web_quality rubric's scale 0–5" in caplog.text and not (tmp_path / "m").exists()
+
+
+def test_linear_counts_the_documents_it_leaves_out_by_reason(tmp_path, caplog):
+    """Empty texts and labels that are not numbers are left out with a counted warning, not silently."""
+    import pandas as pd
+
+    pos = _texts(tmp_path / "pos.jsonl", [f"a reference page about linear algebra {i}" for i in range(20)] + [""] * 3)
+    neg = _texts(tmp_path / "neg.jsonl", [f"buy cheap now click here {i}" for i in range(20)])
+    assert main(["train-classifier", "linear", "--positive", str(pos), "--negative", str(neg), "--output", str(tmp_path / "a")]) == 0
+    assert "3 of 43 document(s) are left out (empty text=3); training on 40" in caplog.text
+    caplog.clear()
+    labelled = tmp_path / "l.parquet"
+    pd.DataFrame({"text": [f"page number {i} about things" for i in range(30)] + ["x", "y", ""],
+                  "label": [str(i % 5) for i in range(30)] + ["high", None, "2"]}).to_parquet(labelled)
+    assert main(["train-classifier", "linear", "--labelled", str(labelled), "--task", "regression", "--output", str(tmp_path / "b")]) == 0
+    assert "3 of 33 document(s) are left out (" in caplog.text and "non-numeric label=1" in caplog.text
+    assert "no label=1" in caplog.text and "empty text=1" in caplog.text and "label values such as 'high'" in caplog.text
+    assert json.loads((tmp_path / "b" / "model.json").read_text())["kind"] == "hashed_linear"
