@@ -163,3 +163,18 @@ def test_repository_token_counts_are_exact_with_the_real_tokenizer():
     texts = list(files.values())
     docs = concat_repo("o/r", list(files), texts, qwen(texts).tolist(), list(files), max_tokens=10_000, count=qwen)
     assert [d.n_tokens for d in docs] == qwen([d.text for d in docs]).tolist()
+
+
+def test_repository_token_counts_are_exact_with_headers_of_the_recipes_own():
+    """A file header without its line break merged the path with the file's first word, so the sum of
+    the parts was off (the export then refused the shard); custom headers are counted whole."""
+    from curation.tokens import count_tokens
+
+    def qwen(texts: list[str]) -> np.ndarray:
+        return count_tokens(texts, "qwen")
+
+    texts = list(PY_REPO.values())
+    for headers in (RepoHeaders(file="<|file_sep|>{path}"), RepoHeaders(repo="# {repo}\n", file="## {path}:")):
+        docs = concat_repo("o/r", list(PY_REPO), texts, qwen(texts).tolist(), list(PY_REPO), max_tokens=10_000, count=qwen,
+                           headers=headers)
+        assert [d.n_tokens for d in docs] == qwen([d.text for d in docs]).tolist(), headers
