@@ -30,6 +30,7 @@ from curation.ingest.records import blank
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content, decode_transfer
 from curation.ingest.warc_plan import Cut
+from curation.ingest.warc_resync import only_padding_after
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
 
@@ -111,6 +112,9 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
             except StopIteration:
                 break
             except OSError as exc:
+                if gz is not None and number >= first_line and number - first_line + 1 >= (expected or 0) \
+                        and only_padding_after(path, offset, size):  # zeros after the last member: no record lost
+                    break
                 yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line, size - offset)
                 return
             number += 1

@@ -116,3 +116,40 @@ def damaged(fh: Any, starts: list[tuple[int, int]], docs: int, pos: int, current
     before = starts[i + 1][1] if i + 1 < len(starts) else docs
     del starts[i + 1:]
     return Damage(d, before, c, why)  # the member gave no record's start before it failed: an unknown record
+
+
+def only_padding_after(path: Path, member: int, end: int, block: int = 1 << 16) -> bool:
+    """Whether the bytes of ``path`` after the gzip member that starts at byte ``member``, up to byte
+    ``end``, are all zeros: padding some writers add after the last member, which gzip and the JSONL
+    reader skip and FastWARC reads as a damaged member. Decompressed a block at a time (bounded memory).
+
+    >>> import gzip, tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "p.gz"
+    >>> _ = f.write_bytes(gzip.compress(b"WARC/1.0") + bytes(100))
+    >>> only_padding_after(f, 0, f.stat().st_size), only_padding_after(f, 0, f.stat().st_size - 100)
+    (True, False)
+    """
+    d = zlib.decompressobj(31)
+    with open(path, "rb") as fh:
+        fh.seek(member)
+        data = fh.read(block)
+        while True:
+            try:
+                d.decompress(data, block)
+            except zlib.error:
+                return False
+            if d.eof:
+                break
+            data = d.unconsumed_tail or fh.read(block)
+            if not data:
+                return False
+        stop = fh.tell() - len(d.unused_data)  # where the member ends
+        if stop >= end:
+            return False
+        fh.seek(stop)
+        while stop < end:
+            more = fh.read(min(block, end - stop))
+            if not more or more.strip(b"\0"):
+                return False
+            stop += len(more)
+        return True

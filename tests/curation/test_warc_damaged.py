@@ -154,3 +154,16 @@ def test_each_partition_knows_how_many_documents_it_holds(tmp_path: Path) -> Non
     for c in chunks:
         rows = list(iter_warc(f, 10_000_000, c.start, c.end, c.first_line, expected=c.docs))
         assert len(rows) == c.docs and all("html" in r for r in rows)
+
+
+def test_zero_padding_after_the_last_member_loses_no_record(tmp_path: Path) -> None:
+    """Zeros after the last gzip member (which gzip skips) were a truncated_input row and a 'not read to
+    the end' warning, though every record was read; zeros followed by other bytes still are a row."""
+    recs = [ok(f"z{i}") for i in range(6)]
+    padded = write(tmp_path / "z.warc.gz", recs, tail=bytes(1024))
+    for c in warc_chunks(padded, 2_000):  # partitions too: the last one holds the padding
+        rows = list(iter_warc(padded, 10_000_000, c.start, c.end, c.first_line, expected=c.docs))
+        assert len(rows) == c.docs and all("html" in r for r in rows)
+    assert sum(c.docs for c in warc_chunks(padded, 2_000)) == 6
+    rows = list(iter_warc(write(tmp_path / "j.warc.gz", recs, tail=bytes(64) + b"junk"), 10_000_000))
+    assert [r.get("error", (None,))[0] for r in rows][-1] == DropReason.TRUNCATED_INPUT and len(rows) == 7
