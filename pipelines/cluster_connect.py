@@ -45,8 +45,8 @@ def check_address(scheduler: str) -> None:
     try:
         protocol, location = parse_address(scheduler)
         registry.get_backend(protocol)  # http://… and other protocols Dask does not speak
-        if protocol in ("tcp", "tls"):
-            parse_host_port(location)
+        if protocol in ("tcp", "tls") and not 0 < parse_host_port(location)[1] < 65536:
+            raise ValueError("a port is 1 to 65535")
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"--scheduler {scheduler}: not a Dask scheduler address ({exc}); give tcp://host:8786, a scheduler "
                           "file (.json) or synchronous") from None

@@ -103,6 +103,8 @@ def test_a_server_that_is_not_dask_is_one_line_exit_9(tmp_path, caplog, short_co
     ("tcp://127.0.0.1", "not a Dask scheduler address"),
     ("http://127.0.0.1:8786", "not a Dask scheduler address"),
     ("tcp://h:notaport", "not a Dask scheduler address"),
+    ("tcp://127.0.0.1:0", "a port is 1 to 65535"),  # these waited 15 s for an OSError
+    ("tcp://127.0.0.1:99999", "a port is 1 to 65535"),
 ])
 def test_a_bad_address_is_exit_2_in_a_dry_run_too(tmp_path, caplog, scheduler, said):
     for dry in (["--dry-run"], []):
