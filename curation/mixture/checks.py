@@ -124,7 +124,7 @@ def check_zero_caps(plans: Mapping[str, PhasePlan], caps: Mapping[str, Any]) -> 
                    if g.nominal_epochs > 0 and g.tokens > 0 and lookup(caps, g.group, math.inf) <= 0})
     if not zero:
         return []
-    listed = ", ".join(zero[:5]) + (f" and {len(zero) - 5} more" if len(zero) > 5 else "")
+    listed = _first_five(zero)
     return [{"check": "zero_cap", "phase": None, "value": 0, "limit": None, "groups": zero,
              "message": (f"mixture.max_epochs caps {len(zero)} group(s) of the phases' mixes at 0 epochs ({listed}): none of "
                          "their documents enters a phase (ledger reason epoch_cap); give them a cap above 0, or repeat 0 "
@@ -140,11 +140,10 @@ def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps
         plan = plans.get(spec.name)
         if spec.stage != "pretrain" or plan is None or plan.budget_met:
             continue
-        spent = [g.group for g in plan.groups
-                 if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9 and lookup(caps or {}, g.group, math.inf) > 0]
+        spent = [g.group for g in plan.groups if g.capped_out and lookup(caps or {}, g.group, math.inf) > 0]
         if not spent:
             continue
-        listed = ", ".join(spent[:5]) + (f" and {len(spent) - 5} more" if len(spent) > 5 else "")
+        listed = _first_five(spent)
         out.append({
             "check": "earlier_caps", "phase": spec.name, "value": plan.planned_tokens, "limit": plan.budget_tokens, "groups": spent,
             "message": (f"phase {spec.name} plans {plan.planned_tokens:,} of its {plan.budget_tokens:,} tokens"
@@ -153,6 +152,15 @@ def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps
                         "lower mixture.scale (or set it to auto) or raise max_epochs"),
         })
     return out
+
+
+def _first_five(names: list[str], sep: str = ", ") -> str:
+    """The first five of ``names`` and how many more.
+
+    >>> _first_five(list("abcdefg"))
+    'a, b, c, d, e and 2 more'
+    """
+    return sep.join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _unknown_group(check: str, setting: str, key: str, present: set[str]) -> list[dict[str, Any]]:
@@ -218,12 +226,11 @@ def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tole
         return []
     replay = sum(g["replay_tokens"] for g in groups)
     off.sort(key=lambda g: -abs(g["replay_tokens"] - g["planned_tokens"]))
-    listed = "; ".join(f"{g['name']} planned {g['planned_tokens']:,}, replayed {g['replay_tokens']:,}" for g in off[:5])
-    more = f" and {len(off) - 5} more" if len(off) > 5 else ""
+    listed = _first_five([f"{g['name']} planned {g['planned_tokens']:,}, replayed {g['replay_tokens']:,}" for g in off], "; ")
     w = {
         "check": "replay", "phase": phase, "value": round(replay / planned, 6) if planned else 0.0, "limit": tolerance,
         "groups": [{"group": g["name"], "planned_tokens": g["planned_tokens"], "replay_tokens": g["replay_tokens"]} for g in off],
-        "message": (f"phase {phase}: {len(off)} group(s) replay more than {tolerance:.0%} off their plan ({listed}{more}); "
+        "message": (f"phase {phase}: {len(off)} group(s) replay more than {tolerance:.0%} off their plan ({listed}); "
                     f"the phase replays {replay:,} of {planned:,} planned tokens: whole copies of these groups' documents "
                     "cannot reach a fractional epoch (too few or too long documents): add data or raise mixture.scale"),
     }

@@ -127,7 +127,7 @@ def build_manifest(
                     "share": round(v["planned_tokens"] / planned_all, 6)} for k, v in sorted(per_lang.items())}
     excluded = [
         {"name": g.group, "documents": g.documents, "tokens": g.tokens,
-         "reason": "epoch_cap" if g.nominal_epochs > 0 and g.tokens > 0 and g.cap <= 1e-9 else (exclusion_reasons or {}).get(g.group, "zero_weight")}
+         "reason": "epoch_cap" if g.capped_out else (exclusion_reasons or {}).get(g.group, "zero_weight")}
         for g in plan.groups if g.weight <= 0
     ]
     replay = sum(g["replay_tokens"] for g in shipped)

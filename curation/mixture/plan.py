@@ -66,6 +66,11 @@ class GroupPlan:
     max_doc_tokens: int = 0  #: the group's largest document
     max_doc: str = ""  #: its id
 
+    @property
+    def capped_out(self) -> bool:
+        """In the phase's mix, with data, and no cap left: the earlier phases (or a cap of 0) took it all."""
+        return self.nominal_epochs > 0 and self.tokens > 0 and self.cap <= 1e-9
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
