@@ -33,6 +33,18 @@ def test_short_chinese_and_code_heavy_chinese_sections_are_chinese():
     assert codes == ["zh", "zh", "zh", "zh"]
 
 
+def test_korean_with_hanja_and_english_with_chinese_glosses_keep_their_language():
+    korean = ("대한민국 헌법(大韓民國 憲法)은 대한민국의 최고 법규범이다. 헌법 제1조(第1條)는 국민 주권(國民主權)의 원리를 "
+              "규정하고 있으며, 모든 권력은 국민으로부터 나온다. 헌법재판소는 여러 판례에서 이 원리를 확인하였다.")
+    english = ("Mapo tofu (麻婆豆腐) is a Sichuan classic. You need soft tofu (嫩豆腐), doubanjiang (豆瓣酱), fermented "
+               "black beans (豆豉), Sichuan peppercorns (花椒), chilli flakes (辣椒面) and minced pork (猪肉末). Cut the "
+               "tofu into cubes and blanch them in salted water for a minute so they hold together. Fry the pork until "
+               "crisp, add the bean paste and cook until the oil turns red, then add stock, tofu and black beans.")
+    codes, scores = langid.identify([korean, english])
+    assert codes == ["ko", "en"]
+    assert np.all(scores > 0.8)  # the model's own probabilities, not a share of Han characters
+
+
 def test_empty_symbols_and_source_code_are_undetermined_with_zero_score():
     codes, scores = langid.identify(["", "   ", "1234 5678 !!", None])
     assert codes == ["und"] * 4 and scores.tolist() == [0.0] * 4
