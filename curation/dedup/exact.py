@@ -11,19 +11,22 @@ from __future__ import annotations
 import pandas as pd
 
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
-from curation.text import normalize_exact, text_hash
+from curation.text import normalized_and_altered, text_hash
 
 KEEP_RULES = ("first", "longest")
 
 
 def exact_keys(df: pd.DataFrame) -> pd.DataFrame:
-    """``hash`` of each normalised text with ``doc_id`` and text length."""
+    """``hash`` of each normalised text with ``doc_id``, text length and
+    :func:`~curation.text.altered_chars`."""
     texts = df["text"].tolist()
+    keys = [normalized_and_altered(t) for t in texts]
     return pd.DataFrame(
         {
-            "hash": [text_hash(normalize_exact(t)) for t in texts],
+            "hash": [text_hash(k) for k, _ in keys],
             "doc_id": df["doc_id"].astype(object).to_numpy(),
             "length": [len(t) for t in texts],
+            "altered": [a for _, a in keys],
         }
     )
 
@@ -31,15 +34,17 @@ def exact_keys(df: pd.DataFrame) -> pd.DataFrame:
 def pick_duplicates(keys: pd.DataFrame, keep: str = "first") -> pd.DataFrame:
     """Removal rows for every member of a hash group but its keeper.
 
-    ``first`` keeps the earliest (input partition, row); ``longest`` the longest original
-    text (ties: earliest).
+    Of the copies, those with the fewest characters normalisation changes come first (a copy in
+    full-width Latin letters or with zero-width spaces loses to the text as typed); among them
+    ``first`` keeps the earliest (input partition, row), ``longest`` the longest original text
+    (ties: earliest).
     """
     if keep not in KEEP_RULES:
         raise ValueError(f"keep must be one of {KEEP_RULES}, not {keep!r}")
     cols = ["doc_id", "_part", DROP_REASON, DROP_DETAIL]
     if keys.empty:
         return pd.DataFrame({c: pd.Series(dtype="int64" if c == "_part" else object) for c in cols})
-    order = ["hash", "_part", "_row"] if keep == "first" else ["hash", "neg_len", "_part", "_row"]
+    order = ["hash", "altered", "_part", "_row"] if keep == "first" else ["hash", "altered", "neg_len", "_part", "_row"]
     ranked = keys.assign(neg_len=-keys["length"]).sort_values(order, kind="stable")
     keeper = ranked.groupby("hash", sort=False)["doc_id"].transform("first")
     size = ranked.groupby("hash", sort=False)["doc_id"].transform("size")

@@ -25,9 +25,10 @@ class ExactDedupConfig(StageConfig):
 
 class ExactDedupStage(GroupStage):
     name = "exact_dedup"
-    version = "2"  # 2: format characters dropped from the key
+    version = "3"  # 2: format characters dropped from the key; 3: the copy normalisation changes least is kept
     config_cls = ExactDedupConfig
-    key_meta = pd.DataFrame({"hash": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object), "length": pd.Series(dtype="int64")})
+    key_meta = pd.DataFrame({"hash": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object), "length": pd.Series(dtype="int64"),
+                             "altered": pd.Series(dtype="int64")})
     on = "hash"
     figure = "duplicates"
     removal_keys = ("keep",)
