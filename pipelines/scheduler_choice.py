@@ -73,7 +73,7 @@ def command_scheduler(args: Any, inputs: Sequence[str | Path], cluster: Mapping[
     from curation.config import ConfigError
 
     cluster = cluster or {}
-    if args.scheduler is not None:  # its syntax, --dry-run too (nothing is connected to here)
+    if args.scheduler is not None:  # its syntax, or its scheduler file and the address there, --dry-run too (nothing is connected to here)
         from pipelines.cluster_connect import check_address
 
         check_address(args.scheduler)
