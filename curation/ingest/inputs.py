@@ -60,6 +60,7 @@ class InputSpec:
     nbytes: int = 0  # bytes to read (decompressed; Parquet: uncompressed), what partitions are balanced by
     cut: Cut | None = None  # warc: the record where a cut file ends (on its last chunk)
     docs: int = -1  # warc: document records the planning pass counted in this chunk (-1: not counted)
+    one_member: bool = False  # warc: a .warc.gz of one gzip member (offsets in its rows are decompressed bytes)
     label: str = ""  # how ledgers and artifacts name the file (:func:`input_label`); "" for ``str(path)``
     damaged: Stop | None = None  # jsonl: the member that failed its check, where this chunk ends (its ledger row)
     resume: tuple[int, int] | None = None  # jsonl: the (compressed, decompressed) offset of the member its stream opens at, past a damaged one
@@ -225,7 +226,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
             return [InputSpec(path, fmt, source, fields, nbytes=path.stat().st_size)]
         if fmt == "warc":
             _check_crawl_file(path, fmt)
-            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut, docs=c.docs)
+            return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut, docs=c.docs, one_member=c.one_member)
                     for c in warc_chunks(path, rules.crawl_block)]
         return _jsonl_partitions(path, source, fields, rules.block)
     except InputError:

@@ -31,7 +31,8 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         if spec.fmt == "html":
             return crawl_frame(read_html_file(spec.path, max_chars, label), spec.source)
         expected = spec.docs if spec.docs >= 0 else None  # fewer records read than planned: a ledger row, never silence
-        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected, label), spec.cut, label)
+        records = until_cut(iter_warc(spec.path, max_chars, spec.start, spec.end, spec.first_line, expected, label, spec.one_member),
+                            spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
         return _parquet_rows(spec, label, max_chars)

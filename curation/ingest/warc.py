@@ -25,11 +25,11 @@ from typing import Any
 import pandas as pd
 
 from curation.ingest.charsets import charset_label, codec, prefer_utf8
-from curation.ingest.discover import InputError
 from curation.ingest.records import blank
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content, decode_transfer
-from curation.ingest.warc_plan import Cut
+from curation.ingest.warc_ends import DECOMPRESSED, Decompressed, stopped, until_cut  # noqa: F401 -- until_cut: read from here too
+from curation.ingest.warc_ends import row as _row
 from curation.ingest.warc_resync import only_padding_after
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -75,21 +75,21 @@ def is_binary(payload: bytes) -> bool:
     return payload.startswith(_BINARY_MAGIC) or b"\x00" in payload[:1024]
 
 
-def _row(file: str, number: int, **fields: Any) -> dict[str, Any]:
-    return {"file": file, "line": number, **fields}
-
-
 def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_line: int = 1,
-              expected: int | None = None, label: str | None = None) -> Iterator[dict[str, Any]]:
+              expected: int | None = None, label: str | None = None, one_member: bool = False) -> Iterator[dict[str, Any]]:
     """One dict per response/conversion/resource record: id, url, date, meta, and html or text or an error.
 
     ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``);
     ``expected``: its document records as the planning pass counted them (which also ends a partition
     before a damaged stretch of a ``.warc.gz``). A file FastWARC cannot read on (junk after the last
-    gzip member, a wrong ``Content-Length`` in a file not planned record by record, a header over 32 KiB) ends with one
+    gzip member, a wrong ``Content-Length`` in a file not planned record by record, header lines over ``max_bytes``
+    plus 32 KiB) ends with one
     ``truncated_input`` row after the records read so far; one where nothing could be read at all is
     :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
-    ``label``: how rows name the file (``str(path)`` if None).
+    ``label``: how rows name the file (``str(path)`` if None). ``one_member``: a ``.warc.gz`` of one gzip member,
+    whose rows give the record's offset in the decompressed stream (:mod:`curation.ingest.warc_ends`).
+    HTTP (and WARC) header lines are read up to ``max_bytes`` plus 32 KiB, not FastWARC's 32 KiB: a page
+    stored without its HTTP header block, read as header lines, is one ``undecodable`` row, not the end of the file.
     """
     from fastwarc.stream_io import GzipReader
     from fastwarc.warc import ArchiveIterator, WarcRecordType
@@ -103,9 +103,14 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     with open(path, "rb") as fh:
         fh.seek(start)
         gz = GzipReader(stream) if fh.read(2) == b"\x1f\x8b" else None  # it knows where the member it reads starts
+    inner = one_member and gz is not None and start == 0  # offsets in the decompressed stream: FastWARC counts them
+    mark = DECOMPRESSED if inner else {}
+    member = start  # the compressed byte of the gzip member (the record, in a plain file) last read
     with stream:
-        # bodies undecoded: FastWARC's decoding ends the whole iteration at one bad body (warc_body decodes them)
-        it = iter(ArchiveIterator(gz or stream, record_types=types, parse_http=True, auto_decode="none", fsspec_args=False))
+        # bodies undecoded: FastWARC's decoding ends the whole iteration at one bad body (warc_body decodes them);
+        # header lines up to a page's size: a page without its HTTP header block is read as header lines
+        it = iter(ArchiveIterator(Decompressed(gz) if inner else gz or stream, record_types=types, parse_http=True,
+                                  auto_decode="none", max_header_len=max_bytes + (32 << 10), fsspec_args=False))
         while True:
             try:
                 rec = next(it)
@@ -113,37 +118,26 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
                 break
             except OSError as exc:
                 if gz is not None and number >= first_line and number - first_line + 1 >= (expected or 0) \
-                        and only_padding_after(path, offset, size):  # zeros after the last member: no record lost
+                        and only_padding_after(path, member, size):  # zeros after the last member: no record lost
                     break
-                yield _stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line, size - offset)
+                yield stopped(label, number + 1, offset, exc, start == 0 and number < first_line, expected, first_line,
+                              (member, size - member), inner)
                 return
             number += 1
             # the gzip member where the record's headers were read (its stream_pos there is a read position, not a member)
-            offset = start + ((gz.frame_start_position() or 0) if gz is not None else int(rec.stream_pos))
+            member = start + ((gz.frame_start_position() or 0) if gz is not None else int(rec.stream_pos))
+            offset = int(rec.stream_pos) if inner else member
             try:
-                row = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
+                out = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
             except OSError as exc:
-                yield _stopped(label, number, offset, exc, False, expected, first_line, size - offset)
+                yield stopped(label, number, offset, exc, False, expected, first_line, (member, size - member), inner)
                 return
-            yield row
+            yield {**out, **mark}
     read = number - first_line + 1
     if expected is not None and read < expected:
         out = _row(label, number + 1, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
-        yield {**out, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC read {read} of the {expected} "
+        yield {**out, **mark, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC read {read} of the {expected} "
                f"document records planned; records {number + 1}..{first_line + expected - 1} were not read")}
-
-
-def _stopped(label: str, number: int, offset: int, exc: OSError, nothing_read: bool, expected: int | None,
-             first_line: int, unread: int) -> dict[str, Any]:
-    """The ``truncated_input`` row a file FastWARC stops reading ends with (or exit 4 when nothing was read);
-    ``unread``: the bytes of the file (of the partition) after ``offset``, some of them not read."""
-    if nothing_read:
-        raise InputError(f"{label}: cannot be read as a WARC/WET file (FastWARC: {exc}); re-create it")
-    rest = f"records {number}..{first_line + expected - 1}" if expected and first_line + expected - 1 > number else f"record {number} on"
-    out = _row(label, number, id=None, url=None, date=None, offset=offset, content_type=None, status=None)
-    return {**out, "stopped": True, "error": (DropReason.TRUNCATED_INPUT, f"FastWARC stopped at document record {number} "
-            f"(the last record read starts at byte {offset}): {exc}; the records before it were kept, {rest} not read "
-            f"(up to {unread} bytes of the file after byte {offset}); re-create the file")}
 
 
 def _url(rec: Any) -> str | None:
@@ -221,26 +215,6 @@ def wide_charset(payload: bytes, declared: str | None) -> str | None:
     return cs if cs.startswith(("utf-16", "utf-32")) else None
 
 
-def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) -> Iterator[dict[str, Any]]:
-    """``records`` up to the cut record of a cut file (or a partition that ends at a damaged stretch
-    of one), then that record as one ``truncated_input`` row.
-
-    FastWARC reads a record cut in its header as a page with a cut URL: the planned cut replaces it.
-    """
-    if cut is None:
-        yield from records
-        return
-    for r in records:
-        if r["line"] >= cut.line:
-            break
-        yield r
-        if r.get("stopped"):  # the file was already ended by a row of its own
-            return
-    out = _row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
-    tail = "; the records before it were kept, re-create the file" if cut.final else ""
-    yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}{tail}")}
-
-
 def _page(payload: bytes, ctype: str | None, declared: str | None) -> dict[str, Any]:
     wide = wide_charset(payload, declared)
     if wide and (ctype is None or ctype in HTML_TYPES) and not payload.startswith(_BINARY_MAGIC):
@@ -288,6 +262,8 @@ def crawl_frame(records: Iterator[dict[str, Any]], source: str | None) -> pd.Dat
             err = (DropReason.UNKNOWN_SOURCE, f"source {source!r} is not one of {list(SOURCES)}")
         row[DROP_REASON] = err[0].value if err else None
         stop = {"stopped": True} if r.get("stopped") else {}  # a file read no further: ingest warns of it when it finishes
+        if r.get("offset_in"):  # a .warc.gz of one gzip member: the offset counts decompressed bytes
+            stop["offset_in"] = r["offset_in"]
         row[DROP_DETAIL] = detail_json(file=r["file"], line=r["line"], offset=r["offset"], url=r.get("url"), error=err[1], **stop) if err else None
         row["_html"] = html if err is None else None
         row["_file"], row["_line"] = r["file"], r["line"]

@@ -70,6 +70,7 @@ class WarcChunk:
     nbytes: int  # decompressed bytes
     cut: Cut | None = None  # only on the last chunk of a cut file
     docs: int = -1  # document records the planning pass counted in it (-1: not counted); the reader checks it
+    one_member: bool = False  # a .warc.gz of one gzip member (`gzip file.warc`): its rows' offsets are decompressed bytes
 
 
 def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
@@ -91,12 +92,13 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
         resumed = {g.resume_d: (g.resume_d, g.resume, g.docs + (g.cut is not None)) for g in gaps}
         cuts = sorted({**{c[0]: c for c in cuts}, **resumed}.values())
     before = {g.resume_d: g for g in gaps}
+    one = compression(path) == "gzip" and len(set(members.values())) == 1  # a file `gzip` wrote whole: one partition
     chunks = []
     for k, (d, c, docs) in enumerate(cuts):
         last = k == len(cuts) - 1
         g = None if last else before.get(cuts[k + 1][0])
         de, e, docs_end = (g.d, g.end, g.docs) if g else (total, -1, ndocs) if last else cuts[k + 1]
-        chunks.append(WarcChunk(c, e, docs + 1, de - d, g.cut if g else cut if last else None, docs_end - docs))
+        chunks.append(WarcChunk(c, e, docs + 1, de - d, g.cut if g else cut if last else None, docs_end - docs, one))
     return chunks
 
 

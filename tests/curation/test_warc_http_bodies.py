@@ -97,7 +97,7 @@ def test_a_response_without_an_http_header_block_is_a_malformed_http_message(tmp
     bare = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:0b8e2f7c-1a1e-4c57-9a43-3d2b1f0c9e11>\r\n"
             b"WARC-Target-URI: http://m.example/bare\r\nWARC-Date: 2024-01-02T03:04:05Z\r\n"
             b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n" % (20_000, p[0][:20_000]))
-    # the page alone in the record (warcio refuses to write that); FastWARC reads its first 32 KiB as header lines
+    # the page alone in the record (warcio refuses to write that); FastWARC reads it as header lines
     f.write_bytes(gzip.compress(bare) + f.read_bytes())
     rows = list(iter_warc(f, 10_000_000))
     assert outcome(rows) == ["undecodable", "html"]

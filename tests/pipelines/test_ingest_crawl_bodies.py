@@ -18,10 +18,10 @@ def test_crawl_bodies_end_to_end(tmp_path: Path) -> None:
     a = warc(tmp_path / "a.warc.gz", [("http://m.example/1", p[0]), ("http://m.example/dechunked", p[1], TE),
                                       ("http://m.example/empty", b"  \n\n  "), ("http://m.example/3", p[2]),
                                       ("https://www.m.example/1#again", p[3])])
-    big = b"Content-Type: text/html\r\nSet-Cookie: " + b"a" * 40_000 + b"\r\n"  # over FastWARC's 32 KiB of header lines
+    big = b"Content-Type: text/html\r\nSet-Cookie: " + b"a" * 140_000 + b"\r\n"  # over max_html_bytes + 32 KiB of header lines
     z = warc(tmp_path / "z.warc.gz", [("http://z.example/1", p[4]), ("http://z.example/big", p[5], big), ("http://z.example/3", p[0])])
     run = subprocess.run([sys.executable, "-m", "pipelines.cli", "ingest", "--input", str(a), str(z), "--output", str(tmp_path / "o"),
-                          "--quiet", "ingest.tokenizer=whitespace"], capture_output=True, text=True, cwd=Path(__file__).parents[2])
+                          "--quiet", "ingest.tokenizer=whitespace", "ingest.max_html_bytes=100000"], capture_output=True, text=True, cwd=Path(__file__).parents[2])
     assert run.returncode == 0, run.stderr
     kept, ledger = read_parts(tmp_path / "o" / "docs"), read_parts(tmp_path / "o" / "ledger")
     assert {"http://m.example/1", "http://m.example/dechunked", "http://m.example/3", "http://z.example/1"} == set(kept["url"])
