@@ -111,8 +111,10 @@ class StructuralScorer:
     """Language-aware structural score (``ast`` for Python, lexical scans for the others)."""
 
     name = "structural"
-    version = "structural_v5"  # 4: cut files read as a prefix, .pyi documentation floor, files without code 0;
-    # 5: C definitions with the brace or the return type on a line of its own, neutral documented share without functions
+    version = "structural_v6"  # 4: cut files read as a prefix, .pyi documentation floor, files without code 0;
+    # 5: C definitions with the brace or the return type on a line of its own, neutral documented share without functions;
+    # 6: C/C++ statements, type operators and attributes no function names (their own keyword list), attributes in
+    # the return type, noexcept/requires lines before a constructor's initializer list
     needs = frozenset({"text", "language", "path"})
 
     def features(self, texts: Sequence[str], languages: Sequence[str | None], paths: Sequence[str | None],

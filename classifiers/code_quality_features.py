@@ -4,7 +4,8 @@ Python is parsed with :mod:`ast` (functions, docstrings, control-flow nesting, p
 dialect of the family that :mod:`ast` cannot read (Cython's ``cdef``/``cimport``) is read by its
 indentation instead, with no parse check (an unreadable dialect is not broken Python); the other
 families use :mod:`classifiers.code_quality_scan` (comments and strings masked, brace
-depth, brace-bodied definitions). Every family yields the same feature names, so one score
+depth) and :mod:`classifiers.code_quality_defs` (brace-bodied definitions, without the statements and
+operators a family's pattern reads as names). Every family yields the same feature names, so one score
 formula serves all. A text ``cut`` short (the start of a longer file) is read as a dialect is: a
 failed Python parse falls back to the indentation, and brackets count as broken only when one closes
 what was never opened (a prefix leaves blocks open). ``code_lines`` counts the lines that hold code
@@ -24,31 +25,10 @@ from itertools import compress
 from typing import Any
 
 from classifiers import code_quality_scan as lexical
-from classifiers.code_quality_scan import BRACE_FAMILIES, duplicate_fraction, function_spans, indented_blocks, scan
+from classifiers.code_quality_defs import definitions
+from classifiers.code_quality_scan import BRACE_FAMILIES, duplicate_fraction, indented_blocks, scan
 from curation.quality.code_language import language_family
 
-#: balanced parentheses, possessive (see :data:`classifiers.code_quality_scan.PARAMS`); other unbounded spans
-#: before a brace are capped at 4,000
-_PARAMS = lexical.PARAMS
-#: family → definition header (name in group ``name``), up to the opening brace.
-DEFINITIONS: dict[str, re.Pattern[str]] = {
-    "c": lexical.C_DEFINITION,  # C's and C++'s common layouts: see there
-    "java": re.compile(
-        r"^[ \t]*(?:(?:public|private|protected|static|final|abstract|synchronized|override|open|suspend|fun|func|def)\s+)*"
-        r"(?:[\w<>\[\],.?]+\s+)?(?P<name>[A-Za-z_]\w*)\s*" + _PARAMS + r"\s*+(?:throws [\w., ]+)?[^;{}=\n]*+\{", re.M),
-    "go": re.compile(r"^func\s+(?:\([^)]*\)\s*)?(?P<name>\w+)\s*(?:\[[^\]]*\])?\([^{]{0,4000}+\{", re.MULTILINE),
-    "rust": re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+|async\s+|unsafe\s+|extern\s+\"C\"\s+)*fn\s+(?P<name>\w+)[^{;]{0,4000}+\{", re.M),
-    "javascript": re.compile(
-        r"(?:^|[;\s])(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)\s*\([^)]{0,4000}+\)\s*\{"
-        r"|^[ \t]*(?:(?:static|async|get|set|public|private|protected)\s+)*(?P<m>[\w$]+)\s*\([^)]{0,4000}+\)\s*(?::[^{;]{0,4000}+)?\{"
-        r"|(?:const|let|var)\s+(?P<a>[\w$]+)\s*=\s*(?:async\s*)?(?:\([^)]{0,4000}+\)|[\w$]+)\s*=>\s*\{",
-        re.MULTILINE,
-    ),
-    "shell": re.compile(r"^[ \t]*(?:function\s+)?(?P<name>[\w:.-]+)\s*\(\s*\)\s*\{|^[ \t]*function\s+(?P<f>[\w:.-]+)\s*\{", re.MULTILINE),
-    "perl": re.compile(r"^[ \t]*sub\s+(?P<name>\w+)\s*\{", re.MULTILINE),
-    "r": re.compile(r"(?P<name>[\w.]+)\s*(?:<-|=)\s*function\s*\([^)]*\)\s*\{", re.MULTILINE),
-}
-_JS_KEYWORDS = frozenset({"if", "for", "while", "switch", "catch", "function", "return", "with", "else", "do"})
 #: family → regex a conventional function name matches (Python: PEP 8, Go: MixedCaps…).
 NAMING: dict[str, re.Pattern[str]] = {
     "python": re.compile(r"^_{0,2}[a-z][a-z0-9_]*$|^__\w+__$|^_?[A-Z][a-zA-Z0-9]*$"),
@@ -263,13 +243,7 @@ def _indent_nesting(lines: list[str], stripped: list[str]) -> int:
 
 def _scanned_features(text: str, family: str, lines: list[str], stripped: list[str], cut: bool = False) -> dict[str, Any]:
     s = scan(text, family)
-    pattern = DEFINITIONS.get(family)
-    spans = []
-    if pattern is not None:
-        for name, first, last, inner in function_spans(s, pattern):
-            if name in _JS_KEYWORDS:
-                continue
-            spans.append((name, first, last, inner))
+    spans = definitions(s, family)
     names = [sp[0] for sp in spans]
     rows = s.code.split("\n")
     heads = [lexical.declaration_start(rows, first) for _n, first, _l, _i in spans]

@@ -181,32 +181,6 @@ def function_spans(s: Scan, pattern: re.Pattern[str]) -> list[tuple[str, int, in
     return out
 
 
-#: balanced parentheses, three levels, possessive: ``\([^;{}]*\)`` backtracked over every later ``)`` from
-#: each line start (40 s for 200 KB of ``f (x)`` lines)
-PARAMS = r"\((?:[^;{}()]|\((?:[^;{}()]|\([^;{}()]*+\))*+\))*+\)"
-_TARGS = r"<[\w:, \t*&]*+(?:<[\w:, \t*&]*+>[\w:, \t*&]*+)*+>"  # template arguments, two levels: ``<std::vector<T>>``
-#: a C/C++ definition header up to its opening brace, name in group ``name`` (``ctor``). Type tokens and
-#: separators are disjoint and possessive (with ``*`` in both, a comment rule of 80 asterisks took 2^80 ways to
-#: split and a worker hung for good); every span that may cross lines is capped at 16 lines. The layouts: the
-#: return type before the name or on the line above a name at the line start (GNU, BSD: ``static int⏎name(…)``);
-#: a name qualified by classes and their template arguments (``Foo<T>::bar``, ``A::~A``) or an operator
-#: (``operator==``); the body's brace on the next line (K&R, Allman: ``name(…)⏎{``); a constructor's initializer
-#: list (``A::A(int x)⏎    : x_(x),⏎      y_(0)⏎{``), which also finds an indented constructor in its class's
-#: body; old-style parameters, a list of names declared on the lines before the brace (``add(a, b)⏎int a;⏎{``)
-_INIT = r"(?:\n[ \t]*+[\w,][^;{}\n]*+){0,16}+"  # the lines an initializer list goes on over
-C_DEFINITION = re.compile(
-    r"^(?:[ \t]*(?:[\w:<>,~]++[ \t*&]++)+)?"
-    rf"(?P<name>(?:[A-Za-z_~]\w*+(?:{_TARGS})?+::)*+"
-    r"(?:operator[ \t]*+(?:\(\)|\[\]|[-+*/%^&|~!=<>,]{1,3}+|(?:new|delete)(?:\[\])?+)|[A-Za-z_~][\w:~]*+))[ \t]*+"
-    rf"(?:{PARAMS}[^;{{}}\n]*+(?:(?:(?<=[:,])|(?<=[:,][ \t])|\n[ \t]*+:(?!:)[^;{{}}\n]*+){_INIT})?"
-    r"|\([ \t]*+[A-Za-z_]\w*+(?:[ \t]*+,[ \t]*+[A-Za-z_]\w*+)*+[ \t]*+\)[ \t]*+"
-    r"(?:\n[ \t]*+(?:[A-Za-z_][\w \t*,\[\]]*+;[ \t]*+)++){1,16}+)(?:\n[ \t]*)?\{"
-    # a constructor in its class's body: indented, no return type, an initializer list
-    rf"|^[ \t]++(?P<ctor>[A-Za-z_]\w*+)[ \t]*+{PARAMS}[^;{{}}\n:]*+(?:\n[ \t]*+)?:(?!:)[^;{{}}\n]*+{_INIT}(?:\n[ \t]*)?\{{",
-    re.MULTILINE,
-)
-
-
 def _body_end(depth: np.ndarray, open_line: int, base: int) -> tuple[int, int]:
     """(last line of the body opened on ``open_line`` at depth ``base``, deepest nesting inside it):
     the body ends on the line before the first later line that starts at ``base`` or shallower."""

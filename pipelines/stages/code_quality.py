@@ -112,7 +112,7 @@ def _on_batches(scorer: Scorer) -> Callable[..., np.ndarray]:
 
 class CodeQualityStage(RowStage):
     name = "code_quality"
-    version = "5"  # 3: cut files read as a prefix, .pyi documentation floor, files without code 0; 4: generated markers only in header comments, a tie at a tier cut is medium, JSON/YAML/TOML medium; 5: structural_v5
+    version = "6"  # 3: cut files read as a prefix, .pyi documentation floor, files without code 0; 4: generated markers only in header comments, a tie at a tier cut is medium, JSON/YAML/TOML medium; 5: structural_v5; 6: structural_v6
     config_cls = CodeQualityConfig
     requires = ("doc_id", "text", "source", "path", "language")
     produces: dict[str, Any] = {"code_score_structural": "float64", "code_tier": object}

@@ -252,7 +252,7 @@ def _annotate(df: pd.DataFrame, s: pd.DataFrame | None, cfg: CodeWebConfig, cuts
 
 class CodeWebStage(RowStage):
     name = "code_web"
-    version = "3"  # 2: a tie at a tier cut is medium (curation.quality.code_tiers); 3: structural_v5 block scores
+    version = "4"  # 2: a tie at a tier cut is medium (curation.quality.code_tiers); 3: structural_v5 block scores; 4: structural_v6
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
     requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags"), "code_text": ("ingest", "code_text")}

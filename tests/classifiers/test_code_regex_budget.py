@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from classifiers.code_quality_features import DEFINITIONS, structural_features
+from classifiers.code_quality_defs import DEFINITIONS
+from classifiers.code_quality_features import structural_features
 from classifiers.code_quality_scan import LEXERS, scan
 
 SPECIAL = "*&:<>,~ \t/\"'`#-=(){}[]\\$.;!?|r@_a1\n"
@@ -64,11 +65,16 @@ def test_comment_rule_of_asterisks_scores_at_once_and_functions_are_still_found(
 
 def test_c_definition_pattern_is_fast_on_the_shapes_it_reads_over_lines():
     """C/C++ shapes a definition may continue over lines in: old-style parameter declarations, initializer
-    lists (indented constructors too), template-qualified names, operators; none reaches a brace."""
+    lists (indented constructors too, with noexcept/requires/macro lines before them), template-qualified names,
+operators, attributes among the return type's tokens; none reaches a brace."""
     texts = []
     for line in ("f(a, b)\nint a; int b;", "f(a)", "int a;", "A::A(int x)\n : x_(x),", "A(x) :", " : x_(x),", ", y_(0)",
                  "  A(int x)\n    : x_(x)", "T Foo<T>::bar(x) const", "Foo<std::vector<T>>::", "Foo<" * 20,
-                 "bool operator==(a)", "operator<<=", "a::b::c::d::e::", "  A(x)", "    : y(z)"):
+                 "bool operator==(a)", "operator<<=", "a::b::c::d::e::", "  A(x)", "    : y(z)",
+                 # attributes among the return type's tokens, specifiers before an initializer list, non-heads
+                 "static int __attribute__((x)) ", "__attribute__((" * 20, "[[a]] " * 20, "__declspec(x) int f(a)",
+                 "  A(x)\n  noexcept(y)", "  A(x)\n  FOO(y)\n  BAR(z)", "  noexcept(y)", "else if (x)",
+                 "namespace a B(c)", "struct A(x)"):
         texts.append((line + "\n") * 8000)
     texts.append("f(a, b)\n" + "int a; " * 20000 + "\n")
     texts.append("x(" + "a, " * 2000 + "b)\n" + "int a;\n" * 8000)

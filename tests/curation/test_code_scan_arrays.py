@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from classifiers.code_quality_features import DEFINITIONS, structural_features
+from classifiers.code_quality_defs import DEFINITIONS
+from classifiers.code_quality_features import structural_features
 from classifiers.code_quality_scan import LEXERS, function_spans, scan
 from curation.quality.code_language import detect_language, language_family
 from tests.classifiers.test_code_regex_budget import _adversarial
