@@ -5,7 +5,8 @@
 1. Real pages (``html`` of ../shared/data/web/web_docs.parquet): CPU seconds of the guard over all
    pages (best of 3 passes, this process), pages it rejects, and per page the depth it counts
    (:func:`curation.ingest.nesting.nesting_depth`) against the depth of the tree Resiliparse parses.
-2. Hostile shapes (``<div/>``, ``<div></b>``, ``<p><b id=i>``): the guard's CPU seconds and verdict.
+2. Hostile shapes (``<div/>``, ``<div></b>``, ``<p><b id=i>``, ``<optgroup>``, ``<em><nobr>``, and 150
+   distinct ``<b>`` a paragraph closes, reopened by each ``<p>x`` after it): the guard's CPU seconds and verdict.
 
 Both are run for the guard of ``curation.ingest.extract`` and for a plain tag count (open tags less
 close tags of elements that nest, ``<x/>`` skipped), the reference the table compares to.
@@ -66,8 +67,11 @@ def main() -> None:
     print(f"  depth counted: max {max(counted)}; parser's: max {max(parsed)}; counted - parser's: "
           f"min {min(diff)}, max {max(diff)}, pages counted deeper by > 10: {sum(d > 10 for d in diff)}")
     for shape, unit in (("<div/>", lambda i: "<div/>"), ("<div></b>", lambda i: "<div></b>"),
-                        ("<p><b id=i>", lambda i: f"<p><b id={i}>")):
-        for n in (80_000, 1_000_000):
+                        ("<p><b id=i>", lambda i: f"<p><b id={i}>"), ("<optgroup>", lambda i: "<optgroup>"),
+                        ("<em><nobr>", lambda i: "<em><nobr>"),
+                        ("<p>x, <b id=i> x 150 first", lambda i: "<p>" + "".join(f"<b id={j}>" for j in range(150))
+                         if i == 0 else "<p>x")):
+        for n in (10_000, 100_000) if shape.startswith(("<optgroup>", "<em>", "<p>x")) else (80_000, 1_000_000):
             html = "<html><body>" + "".join(unit(i) for i in range(n)) + "deep text</body></html>"
             for name, guard in (("tag count", tag_count_too_deep), ("too_deep", too_deep)):
                 start = time.process_time()

@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from curation.ingest.nesting import MAX_DEPTH, most_levels, nesting_depth
+from curation.ingest.nesting import MAX_DEPTH, MAX_REOPENED, most_levels, most_reopened, nesting_depth
 
 #: Below this many characters an extraction counts as "too little" for the hybrid's fallback.
 HYBRID_MIN_CHARS = 250
@@ -181,22 +181,27 @@ def elements(html: str) -> int:
 def too_deep(html: str, limit: int = MAX_DEPTH) -> bool:
     """Whether ``html`` nests more than ``limit`` elements deep as an HTML5 parser builds it
     (:func:`curation.ingest.nesting.nesting_depth`: ``<div/>`` opens a div, a stray end tag closes
-    nothing); a page of so few open tags that it cannot nest that deep is not scanned.
+    nothing), or makes the parser reopen more than :data:`~curation.ingest.nesting.MAX_REOPENED`
+    formatting elements; a page of so few tags that it can do neither is not scanned.
 
     >>> too_deep("<div>" * 6000 + "x"), too_deep("<div/>" * 6000), too_deep("<p>a" * 12000), too_deep("<div>x</div>" * 12000)
     (True, True, False, False)
     """
     opened = elements(html)
-    if 3 * opened <= limit:  # at C speed: a start tag opens at most three levels
+    reopens = most_reopened(html) > MAX_REOPENED
+    if 3 * opened <= limit and not reopens:  # at C speed: a start tag opens at most three levels
         return False
     levels = most_levels(html, opened)
+    if reopens:
+        return nesting_depth(html, limit, levels, MAX_REOPENED) > limit
     return levels > limit and nesting_depth(html, limit, levels) > limit
 
 
 def too_deep_reason(html: str) -> str | None:
     """The ledger reason of a page :func:`extract_page` gives no text because it nests too deep, else None."""
     if isinstance(html, str) and too_deep(html):
-        return f"page nests more than {MAX_DEPTH:,} elements deep (MAX_DEPTH): not extracted"
+        return (f"page nests more than {MAX_DEPTH:,} elements deep or reopens more than {MAX_REOPENED:,} "
+                "formatting elements (MAX_DEPTH, MAX_REOPENED): not extracted")
     return None
 
 

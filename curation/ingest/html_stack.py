@@ -36,6 +36,8 @@ class _Active:
 
     def __init__(self) -> None:
         self.closed = 0
+        self.cleared = False
+        self.into: _Active | None = None  # the segment its entries moved to when its marker closed without clearing
         self.by_key: dict[tuple[str, str], deque[int]] = {}
         self.by_name: dict[str, list[int]] = {}
 
@@ -44,7 +46,12 @@ class Stack:
     """The parser's stack of open elements: names, whether each is SVG/MathML, and the positions of
     each name, of special elements and of scope boundaries (each kept in order, so every question is O(1));
     and its active formatting elements (:class:`_Active`): a page nests at most as deep as the stack and
-    the closed ones among them (``active``) together."""
+    the closed ones among them (``active``) together.
+
+    A closed entry waits (``waiting``) until the next text or start tag reopens it (:meth:`reopen`); its
+    copy then sits above the element on top of the stack (``above``) and waits again when that element is
+    popped. ``made`` counts the copies reopened; an entry the list drops (a fourth alike) while its copy
+    is open stays counted in ``active`` until that copy is popped."""
 
     def __init__(self) -> None:
         self.names: list[str] = []
@@ -60,6 +67,11 @@ class Stack:
         self.entry_at: dict[int, int] = {}  # stack position of an open formatting element -> its entry
         self.active = 0
         self.seq = 0
+        self.made = 0
+        self.waiting: set[int] = set()
+        self.above: dict[int, list[int]] = {}  # stack position -> reopened entries whose copy sits above it
+        self.dropped_open: set[int] = set()  # entries out of the list whose copy is still open
+        self.seg_of: dict[int, _Active] = {}
 
     def push(self, name: str, ns: str = "") -> None:
         """Open ``name``: an HTML element, or an SVG or MathML one (``ns``), kept as ``ns:name``."""
@@ -86,9 +98,16 @@ class Stack:
         while same and same[0] not in self.live:
             same.popleft()
         if len(same) >= 3:
-            self._drop(seg, same.popleft())
+            entry = same.popleft()
+            if entry in self.closed and entry not in self.waiting:  # its copy stays open until popped
+                self.live.discard(entry), self.closed.discard(entry)
+                seg.closed -= 1
+                self.dropped_open.add(entry)
+            else:
+                self._drop(seg, entry)
         self.seq += 1
         self.live.add(self.seq)
+        self.seg_of[self.seq] = seg
         same.append(self.seq)
         seg.by_name.setdefault(name, []).append(self.seq)
         self.entry_at[len(self.names) - 1] = self.seq  # the element just pushed
@@ -109,6 +128,20 @@ class Stack:
             seg.closed -= 1
             self.active -= 1
 
+    def _alive(self, entry: int) -> bool:
+        seg = self.seg_of[entry]
+        while seg.into is not None:
+            seg = seg.into
+        return entry in self.closed and not seg.cleared
+
+    def reopen(self) -> None:
+        """Text or a start tag: the parser reopens the closed entries, above the element on top of the stack."""
+        if self.waiting:
+            entries = [e for e in self.waiting if self._alive(e)]
+            self.made += len(entries)
+            self.above.setdefault(len(self.names) - 1, []).extend(entries)
+            self.waiting.clear()
+
     def last(self, name: str) -> int:
         where = self.at.get(name)
         return where[-1] if where else -1
@@ -126,10 +159,17 @@ class Stack:
                 self.scope.pop()
             if self.html[-1] == len(self.names):
                 self.html.pop()
+            for entry in self.above.pop(len(self.names), ()):  # the copies above it close too
+                if entry in self.dropped_open:
+                    self.dropped_open.discard(entry)
+                    self.active -= 1
+                elif self._alive(entry):
+                    self.waiting.add(entry)
             if name in FORMATTING and len(self.names) in self.entry_at:
                 entry = self.entry_at.pop(len(self.names))
                 if entry in self.live:  # closed by another tag: reopened at the next one
                     self.closed.add(entry)
+                    self.waiting.add(entry)
                     self.segments[-1].closed += 1
                     self.active += 1
                     self.deepest = max(self.deepest, len(self.names) + self.active)
@@ -137,8 +177,10 @@ class Stack:
                 segment = self.segments.pop()
                 if name in CELLS or clear and len(self.names) == i:
                     self.active -= segment.closed  # the list is cleared to the marker
+                    segment.cleared = True
                 else:  # the marker stays: what follows it is still reopened (counted, no longer dropped)
                     self.segments[-1].closed += segment.closed
+                    segment.into = self.segments[-1]
 
     def close(self, name: str, bounds: list[int], clear: bool = False) -> None:
         """Pop to the last open ``name`` unless an element of ``bounds`` lies above it."""

@@ -24,6 +24,12 @@ from curation.ingest.html_stack import FORMATTING, INTEGRATION, MARKERS, SCOPE, 
 #: nesting past which a page is no content; real pages nest a few dozen deep (at most 54 among the
 #: 2,129 pages with HTML of ``web/web_docs.parquet``)
 MAX_DEPTH = 5_000
+#: formatting elements the parser may reopen (copies of ``<b>``, ``<a>``, … a block closed, at each text or
+#: tag after it) before a page is no content: ``<p>`` + 1,000 distinct ``<b id=…>`` + ``<p>x`` × 3,000 (22 KB)
+#: makes 3M elements (3.7 s of Resiliparse), 150 of them × 1,000 (5.4 KB) 151k (0.24 s); real pages
+#: reopen at most 59 (``web/web_docs.parquet``), and a bound of 300,000 sends 72 of them to the full
+#: count (100,000: 299), the guard's largest cost on real pages
+MAX_REOPENED = 300_000
 
 # a comment's start, or a start or end tag (name, and what follows it up to ">")
 _TAG = re.compile(r"<!--|<(/?)([a-zA-Z][^\s/>]*)([^>]*)>")
@@ -45,6 +51,8 @@ _CLOSES_P = names("address article aside blockquote center details dialog dir di
 #: start tags that leave SVG or MathML content (the parser closes the foreign elements first)
 _BREAKOUT = names("b big blockquote body br center code dd div dl dt em embed h1 h2 h3 h4 h5 h6 head hr i img li "
                   "listing menu meta nobr ol p pre ruby s small span strong strike sub sup table tt u ul var")
+#: special elements whose start tag reopens the formatting elements a block closed
+_REOPENS = names("button applet marquee object select xmp noscript")
 _FONT_BREAKS = re.compile(r"\s(?:color|face|size)\s*=", re.IGNORECASE)
 
 
@@ -68,13 +76,19 @@ def _start(s: Stack, name: str, rest: str) -> None:
         if name == "select":
             return
     if name in _VOID or (name in ("svg", "math") and _self_closing(rest)):
+        if name == "hr":
+            s.close("p", s.scope)
+        elif name not in SPECIAL:  # br, img, input: the parser reopens the formatting elements first
+            s.reopen()
         return
     if name in _CLOSES_P:
         s.close("p", s.scope)
     # these close the current element if it is one of them, and a reopened formatting element may be current
     if name in _HEADINGS and s.names and s.names[-1] in _HEADINGS and not s.active:
         s.pop_to(len(s.names) - 1)
-    if name in ("option", "optgroup") and s.names and s.names[-1] == name and not s.active:
+    if name in ("option", "optgroup") and s.names and s.names[-1] == "option" and not s.active:
+        s.pop_to(len(s.names) - 1)  # an open option closes; an optgroup nests in an optgroup outside a select
+    if name == "optgroup" and s.names and s.names[-1] == "optgroup" and s.in_select() >= 0:
         s.pop_to(len(s.names) - 1)
     if name in ("li", "dd", "dt", "a", "nobr", "button"):  # the same start tag closes the open one
         for other in ("dd", "dt") if name in ("dd", "dt") else (name,):
@@ -96,6 +110,8 @@ def _start(s: Stack, name: str, rest: str) -> None:
                 s.push("tbody")
             if name in ("td", "th"):
                 s.push("tr")
+    if name not in SPECIAL or name in _REOPENS:  # a block start tag does not reopen them (text in it does)
+        s.reopen()
     s.push(name, name if name in ("svg", "math") else "")
     if name in FORMATTING:
         s.add_formatting(name, rest.strip())
@@ -156,16 +172,40 @@ def most_levels(html: str, elements: int | None = None) -> int:
     return elements + 2 * (html.count("<t") + html.count("<T"))
 
 
-def nesting_depth(html: str, limit: int | None = None, levels: int | None = None) -> int:
+#: start tags of formatting elements but ``a`` and ``nobr`` (their own start tag closes an open one)
+_FORMATTING_TAG = re.compile(r"<(?:b|big|code|em|font|i|s|small|strike|strong|tt|u)(?:[\s/][^>]*)?>", re.IGNORECASE)
+
+
+def most_reopened(html: str, enough: int = MAX_REOPENED) -> int:
+    """A bound on the formatting elements the parser reopens in ``html``, read at C speed: each text or tag
+    reopens at most every start tag before it, and at most the list of formatting elements, which holds
+    one ``a``, one ``nobr`` and three alike of each other start tag (the same name and attributes); the
+    second bound is read only where the first passes ``enough``.
+
+    >>> most_reopened("<p><b>x<p><b>y"), most_reopened("<p><b>x" * 1000, 0)
+    (20, 10005)
+    """
+    tags = html.count("<")
+    if tags * (tags + 1) <= enough:
+        return tags * (tags + 1)
+    return min(tags * (tags + 1), (2 + 3 * len(set(_FORMATTING_TAG.findall(html)))) * (tags + 1))
+
+
+def nesting_depth(html: str, limit: int | None = None, levels: int | None = None, reopened: int | None = None) -> int:
     """The deepest nesting of ``html`` as an HTML5 parser builds it (at least that deep), or
-    ``limit + 1`` as soon as it passes ``limit``; with a ``limit``, it stops reading where the tags
-    left could not reach it (``levels``: :func:`most_levels`, where counted already) and gives the depth so far."""
+    ``limit + 1`` as soon as it passes ``limit`` or the parser reopens more than ``reopened`` formatting
+    elements; with a ``limit`` and no ``reopened``, it stops reading where the tags left could not reach
+    it (``levels``: :func:`most_levels`, where counted already) and gives the depth so far."""
     s = Stack()
     names, foreign, at, html_at = s.names, s.foreign, s.at, s.html
     end = html.rfind(">") + 1  # no tag ends after the last ">": past it every "<" would search to the end
-    slack = None if limit is None else limit - (most_levels(html) if levels is None else levels)
+    slack = None if limit is None or reopened is not None else limit - (most_levels(html) if levels is None else levels)
     pos = used = 0
     while m := _TAG.search(html, pos, end):
+        if s.waiting and m.start() > pos:  # text (white space too): the parser reopens the formatting elements
+            s.reopen()
+            if reopened is not None and s.made > reopened:
+                return limit + 1
         pos, name = m.end(), m.group(2)
         if name is None:  # a comment, to "-->" ("<!-->" and "<!--->" are empty ones)
             if html.startswith((">", "->"), pos):
@@ -187,6 +227,8 @@ def nesting_depth(html: str, limit: int | None = None, levels: int | None = None
             continue
         used += 3 if name[0] == "t" else 1
         if name not in _SLOW and not (foreign and foreign[-1]):
+            if s.waiting:
+                s.reopen()
             html_at.append(len(names))
             names.append(name), foreign.append(""), at.setdefault(name, []).append(len(names) - 1)
             if len(names) + s.active > s.deepest:
@@ -198,11 +240,10 @@ def nesting_depth(html: str, limit: int | None = None, levels: int | None = None
             continue
         else:
             _start(s, name, m.group(3))
-        if slack is not None:
-            if s.deepest > limit:
-                return limit + 1
-            if len(names) + s.active - used <= slack:
-                break
+        if limit is not None and (s.deepest > limit or reopened is not None and s.made > reopened):
+            return limit + 1
+        if slack is not None and len(names) + s.active - used <= slack:
+            break
     return s.deepest
 
 

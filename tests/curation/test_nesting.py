@@ -28,6 +28,11 @@ SHAPES = {
     "self-closing past an SVG left": lambda i: "<svg><svg><div><foo/>" if i == 0 else "<foo/>",
     "unquoted slash in SVG": lambda i: "<svg><g a=/>" if i == 0 else "<g a=/>",
     "option in span": lambda i: "<option><span>",
+    "optgroups": lambda i: "<optgroup>",
+    "formatting past the list's three alike": lambda i: "<em><nobr>",
+    "formatting reopened by a button": lambda i: "<button><em/>",
+    "hr closes a paragraph": lambda i: "<p><hr><foreignObject>",
+    "formatting reopened by a noscript": lambda i: "<noscript><p><em/><em><h1>",
 }
 
 
@@ -52,6 +57,25 @@ def test_a_hostile_page_past_the_limit_is_no_content_at_once(shape):
     assert extract_page(html, "resiliparse_routed") == ("", None)
     assert extract_page(html, "trafilatura") == ("", None)
     assert time.process_time() - started < 1.0
+
+
+@pytest.mark.parametrize("shape", ["optgroups", "formatting past the list's three alike", "formatting reopened by a button"])
+def test_shapes_nesting_10k_deep_are_too_deep(shape):
+    """Each nested 10k deep as Lexbor parses it (about 1 s of extraction) and passed the guard as flat."""
+    html = "<html><body>" + "".join(SHAPES[shape](i) for i in range(10_000)) + "x</body></html>"
+    assert too_deep(html)
+
+
+def test_a_page_that_reopens_formatting_elements_past_the_limit_is_too_deep():
+    """8.9 KB, 401 deep: each of 1,000 paragraphs reopens 400 distinct <b> (the parser makes 401k elements)."""
+    bomb = "<html><body><p>" + "".join(f"<b id={i}>" for i in range(400)) + "<p>x" * 1000 + "</body></html>"
+    assert nesting_depth(bomb) < MAX_DEPTH and len(bomb) < 9_000
+    started = time.process_time()
+    assert too_deep(bomb)
+    assert extract_page(bomb, "resiliparse_routed") == ("", None)
+    assert time.process_time() - started < 0.5
+    assert not too_deep(bomb.replace("<p>x", "<p>x</b></b>"))  # a few hundred reopened: kept
+    assert not too_deep("<html><body>" + "<p><b>x" * 12_000)  # three alike reopened in each: kept
 
 
 def test_pages_that_do_not_nest_are_not_too_deep():

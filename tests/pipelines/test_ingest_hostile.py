@@ -236,13 +236,16 @@ def test_a_source_id_or_path_that_is_no_string_is_a_ledger_row(tmp_path):
 def test_a_page_nested_too_deep_is_no_content_at_once(tmp_path):
     """Text extraction is quadratic in nesting (200k nested divs: 505 s for a page); past
     curation.ingest.extract.MAX_DEPTH a page is no content, ledgered with the limit, in well under a
-    second; so is a page of <div/> (the parser ignores the slash: 80k of them took minutes)."""
+    second; so is a page of <div/> (the parser ignores the slash: 80k of them took minutes) and one that
+    makes the parser reopen formatting elements past MAX_REOPENED."""
     import time
 
     deep = tmp_path / "deep.html"
     deep.write_text("<html><body>" + "<div>" * 30_000 + "hidden text " * 100 + "</div>" * 30_000 + "</body></html>")
     slashed = tmp_path / "slashed.html"
     slashed.write_text("<html><body>" + "<div/>" * 80_000 + "hidden text</body></html>")
+    reopened = tmp_path / "reopened.html"  # 9 KB the parser makes 401k elements of: each <p> reopens 400 <b>
+    reopened.write_text("<html><body><p>" + "".join(f"<b id={i}>" for i in range(400)) + "<p>x" * 1000 + "</body></html>")
     fine = tmp_path / "fine.html"
     fine.write_text("<html><body><article>" + "<p>A real paragraph of words about water pipes.</p>" * 50 + "</article></body></html>")
     from curation.ingest.extract import extract_page
@@ -251,11 +254,12 @@ def test_a_page_nested_too_deep_is_no_content_at_once(tmp_path):
     assert extract_page(deep.read_text(), "resiliparse_routed")[0] == ""
     assert extract_page(slashed.read_text(), "resiliparse_routed")[0] == ""
     assert time.process_time() - started < 1.0  # ~9 s and minutes of extraction before the guard
-    _ingest([deep, slashed, fine], tmp_path / "out")
+    _ingest([deep, slashed, reopened, fine], tmp_path / "out")
     ledger = read_parts(tmp_path / "out" / "ledger")
-    assert ledger["reason"].tolist() == ["extraction_empty"] * 2
+    assert ledger["reason"].tolist() == ["extraction_empty"] * 3
     assert {json.loads(d)["error"] for d in ledger["detail"]} == {
-        "page nests more than 5,000 elements deep (MAX_DEPTH): not extracted"}
+        "page nests more than 5,000 elements deep or reopens more than 300,000 formatting elements "
+        "(MAX_DEPTH, MAX_REOPENED): not extracted"}
     assert len(read_parts(tmp_path / "out" / "docs")) == 1
 
 
