@@ -57,13 +57,14 @@ def compression(path: Path) -> str | None:
     return head_kind(path)
 
 
-def open_input(path: Path, start: tuple[int, int] | None = None) -> io.BufferedReader:
+def open_input(path: Path, start: tuple[int, int] | None = None, padding: bool = True) -> io.BufferedReader:
     """The file's bytes, decompressed by their magic number (gzip, zstd) whatever its name; ``start``:
-    the (compressed, decompressed) offset of a member (frame) to begin at (:class:`Decompressed`)."""
+    the (compressed, decompressed) offset of a member (frame) to begin at, ``padding``: whether zero
+    bytes between two members are skipped (:class:`Decompressed`)."""
     kind = compression(path)
     if kind is None:
         return open(path, "rb")
-    return io.BufferedReader(Decompressed(path, kind, start or (0, 0)), buffer_size=_READ)
+    return io.BufferedReader(Decompressed(path, kind, start or (0, 0), padding), buffer_size=_READ)
 
 
 def stream_error(fh: Any) -> str | None:
@@ -74,9 +75,14 @@ def stream_error(fh: Any) -> str | None:
 class Decompressed(io.RawIOBase):
     """A gzip or zstd file's decompressed bytes; a cut or corrupt stream ends (``error`` set) instead of raising."""
 
-    def __init__(self, path: Path, kind: str, start: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, path: Path, kind: str, start: tuple[int, int] = (0, 0), padding: bool = True) -> None:
         """``start``: the (compressed, decompressed) offset of the member to begin at (a reader that
-        goes on past a damaged stretch); offsets are counted from the file's start either way."""
+        goes on past a damaged stretch); offsets are counted from the file's start either way.
+        ``padding``: zero bytes between two members are skipped, as after the last; False: they stop
+        the stream as bytes that are not this kind's (``padded_to``: the member after them), for a
+        planning pass whose reader does not read past them (FastWARC)."""
+        self.padding = padding
+        self.padded_to: int | None = None  # the member after the zero bytes that stopped the stream (padding False)
         self._raw = open(path, "rb")  # noqa: SIM115 -- closed by close()
         self._raw.seek(start[0])
         self.kind = kind
@@ -153,10 +159,11 @@ class Decompressed(io.RawIOBase):
                                   f"{self._read} before its end (after {self._made} decompressed bytes)")
                     return False
             self._input = self._input[need:]
-        if magic_kind(self._input[:4]) != self.kind or _skippable(self._input):
+        zeros = not self.padding and start > padded and magic_kind(self._input[:4]) == self.kind
+        if magic_kind(self._input[:4]) != self.kind or _skippable(self._input) or zeros:
             # zero bytes are padding only before a member: before other bytes they start the damaged stretch
             # (a member whose first byte is 0x00 among them), which is said from the first of them
-            self._junk = padded
+            self._junk, self.padded_to = padded, start if zeros else None
             self.error = f"not {self.kind} data at compressed byte {self._junk} (after {self._made} decompressed bytes)"
             return False
         self.members.append((start, self._made))

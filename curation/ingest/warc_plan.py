@@ -10,11 +10,11 @@ ceil(size / block) near-equal parts of its decompressed size, the rule JSONL fol
 A file that ends inside a record (its header or its payload) is :class:`Cut`: the reader keeps the
 records before it and ledgers that record as ``truncated_input``. In a ``.warc.gz`` a record without
 a usable ``Content-Length`` or whose ``Content-Length`` does not end it (the bytes after its block
-are neither the blank lines that end a record nor the next record's start), a gzip member that
-fails to decompress or fails its check, or bytes that start no record or are not gzip data, is a
-:class:`Gap`: one ``truncated_input`` row, and reading goes on at the next gzip member that starts
-a record (:mod:`curation.ingest.warc_resync`); a plain ``.warc`` is not read past it, and its row
-says how many bytes were not read. A damaged or cut file is said in one warning.
+are neither the blank lines that end a record nor the next record's start), a gzip member that fails
+to decompress or fails its check, bytes that start no record or are not gzip data, or zero bytes
+between two members (FastWARC does not read past them), is a :class:`Gap`: one ``truncated_input``
+row, and reading goes on at the next gzip member that starts a record (:mod:`curation.ingest.warc_resync`);
+a plain ``.warc`` is not read past it, and its row says how many bytes were not read. A damaged or cut file is said in one warning.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
     members: dict[int, int] = {}
     gaps: list[Gap] = []
     pos, docs = 0, 0
-    fh = open_input(path)
+    fh = open_input(path, padding=False)
     final: Cut | None = None  # the row of a damaged member no later member comes after
     try:
         while True:
@@ -132,7 +132,9 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
             junk = junk_at(fh) if gz and stop is None else None
             if junk is not None and (nxt := next_member(path, junk)) is not None:  # bytes that are not gzip data
                 resume, what = nxt[0], " (a gzip member whose header is damaged)" if damaged_head_at(path, junk) else ""
-                why = (f"{resume - junk} bytes that are not gzip data{what} at compressed byte {junk} (after document record "
+                what = ("zero bytes between two gzip members (padding, which FastWARC does not read past)" if fh.raw.padded_to == resume
+                        else f"bytes that are not gzip data{what}")
+                why = (f"{resume - junk} {what} at compressed byte {junk} (after document record "
                        f"{docs}) were skipped; reading went on at the gzip member at byte {resume}"
                        f"{'' if nxt[1] else ', whose header is damaged too (the next row)'}")
                 made = fh.raw.made + 1  # past every byte decompressed: a gap's end stays unique (two in a row, one at byte 0)

@@ -28,12 +28,15 @@ from curation.ingest.unit_heads import damaged_head, next_start
 
 def open_at(path: Path, compressed: int, decompressed: int) -> io.BufferedReader:
     """The decompressed bytes of ``path`` from the gzip member at byte ``compressed``, whose
-    ``members`` go on numbering decompressed bytes from ``decompressed``."""
-    return io.BufferedReader(Decompressed(path, "gzip", start=(compressed, decompressed)), buffer_size=1 << 16)
+    ``members`` go on numbering decompressed bytes from ``decompressed``; zero bytes between two
+    members stop it, as they stop FastWARC (:func:`junk_at`)."""
+    return io.BufferedReader(Decompressed(path, "gzip", start=(compressed, decompressed), padding=False), buffer_size=1 << 16)
 
 
 def junk_at(fh: Any) -> int | None:
-    """Compressed byte where a gzip stream that met bytes that are not gzip data stopped; None if it did not."""
+    """Compressed byte where a gzip stream that met bytes that are not gzip data stopped; None if it did not.
+    Zero bytes between two members are such bytes for a WARC: gzip skips zero padding after the last
+    member only, and FastWARC stops at them, so the planning pass ends a partition before them."""
     raw = getattr(fh, "raw", None)
     return raw.junk_at if isinstance(raw, Decompressed) and raw.kind == "gzip" else None
 

@@ -108,9 +108,10 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "7"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    version = "8"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
     # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line;
-    # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over
+    # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
+    # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
