@@ -107,10 +107,13 @@ def build_manifest(
     languages: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None,
     warnings: list[dict[str, Any]] | None = None,
     eod_tokens: int = 1,
+    language_epochs: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The manifest of one phase. ``groups`` come from :func:`group_entry`; ``exclusion_reasons``
     is group → the ledger's reason for a group the policy excludes; ``languages`` is group →
-    language → unique documents/tokens (the plan's epochs give the planned tokens)."""
+    language → unique documents/tokens (the plan's epochs give the planned tokens); ``language_epochs``
+    is group → language → epochs for the groups whose languages have different repeat factors
+    (:func:`~curation.mixture.doc_repeats.language_epochs`), the others' languages take the group's."""
     shipped = [g for g in groups if g["shards"]]
     epochs = {g.group: g.epochs for g in plan.groups}
     per_lang: dict[str, dict[str, float]] = {}
@@ -121,7 +124,7 @@ def build_manifest(
             d = per_lang.setdefault(lang, {"documents": 0, "tokens": 0, "planned_tokens": 0.0})
             d["documents"] += int(v["documents"])
             d["tokens"] += int(v["tokens"])
-            d["planned_tokens"] += epochs[gname] * int(v["tokens"])
+            d["planned_tokens"] += (language_epochs or {}).get(gname, {}).get(lang, epochs[gname]) * int(v["tokens"])
     planned_all = sum(v["planned_tokens"] for v in per_lang.values()) or 1.0
     lang_out = {k: {"documents": int(v["documents"]), "tokens": int(v["tokens"]), "planned_tokens": int(round(v["planned_tokens"])),
                     "share": round(v["planned_tokens"] / planned_all, 6)} for k, v in sorted(per_lang.items())}

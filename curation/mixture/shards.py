@@ -25,11 +25,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from curation.mixture.doc_repeats import copies_by_repeat
 from curation.mixture.fim import FimSentinels, fim_many
 from curation.mixture.groups import PROVENANCE_COLUMNS, REPO_GROUP, THREADS_GROUP, order_key
 from curation.mixture.packing import best_fit_pack
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.replay import CopyPlan, shard_copies
+from curation.mixture.replay import CopyPlan
 from curation.mixture.repo_concat import BuiltDoc, RepoHeaders, concat_repo
 from curation.mixture.repo_threads import concat_threads
 from curation.tokens import count_tokens
@@ -233,10 +234,15 @@ def _first_in_order(frame: pd.DataFrame, seed: int, phase: str) -> tuple[pd.Data
 
 def build_shard(rows: pd.DataFrame, spec: PhaseSpec, group: str, plan: CopyPlan, opts: ShardOptions) -> BuiltShard:
     """The :class:`BuiltShard` of one shard's membership rows."""
-    frame = built_frame(rows, spec, group, opts) if group in (REPO_GROUP, THREADS_GROUP) else documents_frame(rows, group, opts.keep_meta)
+    built = group in (REPO_GROUP, THREADS_GROUP)
+    frame = built_frame(rows, spec, group, opts) if built else documents_frame(rows, group, opts.keep_meta)
+    if not built and "repeat" in rows.columns:  # each document's repeat factor (language_repeat)
+        frame["_repeat"] = pd.to_numeric(rows["repeat"]).to_numpy(dtype=np.float64)
     frame, doc_ids = _first_in_order(frame, opts.seed, spec.name)
-    # copies: how many times the phase's plan shows each document (curation.mixture.replay)
-    copies = shard_copies(doc_ids, frame["n_tokens"].to_numpy(), plan, opts.seed)
+    # copies: how many times the phase's plan shows each document, in proportion to its repeat factor
+    # within its group (curation.mixture.replay, curation.mixture.doc_repeats)
+    repeats = frame["_repeat"].to_numpy() if "_repeat" in frame.columns else None
+    copies = copies_by_repeat(doc_ids, frame["n_tokens"].to_numpy(), repeats, plan, opts.seed)
     text_unique_tokens = int(frame["n_tokens"].sum())
     if opts.materialize_repeats:
         frame = frame.loc[np.repeat(frame.index.to_numpy(), copies)].reset_index(drop=True)

@@ -13,12 +13,14 @@ import pandas as pd
 
 from curation.mixture.accounting import language_table
 from curation.mixture.checks import check_edu_bands, check_plans, check_replay, check_values
+from curation.mixture.doc_repeats import language_epochs
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, UNPLACED_GROUP, unplaced_warnings
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
 from curation.mixture.manifest_check import validate_schema
 from curation.mixture.phases import DEFAULT_REPEATS, PhaseSpec
 from curation.mixture.plan import PhasePlan, pretrain_epochs, with_built_tokens
 from curation.mixture.policy import group_exclusion_reason
+from curation.mixture.replay import copy_plans
 from curation.mixture.shards import EOD_TOKENS
 from pipelines.io import write_json
 from pipelines.kit import StageContext
@@ -51,6 +53,7 @@ def write_manifests(
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
     langs = language_table(agg)
+    lang_epochs = language_epochs(agg, copy_plans(plans, specs, cfg.max_epochs))
     policy = cfg.policy()
     provenance = {
         "created_by": created_by, "config_hash": ctx.config_hash, "input_fingerprint": ctx.input_fingerprint,
@@ -70,7 +73,7 @@ def write_manifests(
             exclusion_reasons={g.group: "no_repo" if g.group == UNPLACED_GROUP else group_exclusion_reason(g.group, policy)
                                for g in plan.groups if g.weight <= 0},
             languages=langs.get(spec.name, {}), warnings=[w for w in warnings if w["phase"] in (None, spec.name) and (w["check"] != "top_level_epochs" or spec.stage == "pretrain")],
-            eod_tokens=EOD_TOKENS,
+            eod_tokens=EOD_TOKENS, language_epochs=lang_epochs.get(spec.name),
         )
         errors = validate_schema(manifest)
         if errors:
