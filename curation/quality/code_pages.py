@@ -105,6 +105,35 @@ def enough_evidence(chars: Any, lines: Any, min_chars: float) -> Any:
     return (chars >= min_chars) | ((chars >= min_chars / 2) & (lines >= 2))
 
 
+#: the share of a window's non-space characters that must be code-like for it to stand in for code
+CODE_SHARE = 0.5
+
+
+def code_windows(windows: Sequence[str], probs: Sequence[float], threshold: float, min_chars: int) -> list[str]:
+    """The windows that stand in for code blocks on a page without any: probability at least
+    ``threshold`` and, unless ``min_chars`` is 0 (the probability alone), the recall's code evidence
+    on the window alone (:func:`enough_evidence`) with code-like characters at least
+    :data:`CODE_SHARE` of its non-space characters. The model's probability is not calibrated on
+    prose outside English: Chinese sentences that name commands and APIs hold code-like characters
+    enough for the evidence, but not half of their characters.
+
+    >>> zh = "在 B+ Tree 中，节点中的 key 从左到右非递减排列，且不为 null\\n在叶子节点上二分查找，找出 key 对应的 data"
+    >>> code_windows(["x = f(1)\\ny = g(x, 2) + h[0] * 3", zh, "x = 1"], [0.9, 0.9, 0.4], 0.5, 40)
+    ['x = f(1)\\ny = g(x, 2) + h[0] * 3']
+    >>> code_windows([zh], [0.9], 0.5, 0)  # 0: the probability alone
+    ['在 B+ Tree 中，节点中的 key 从左到右非递减排列，且不为 null\\n在叶子节点上二分查找，找出 key 对应的 data']
+    >>> code_evidence([zh], [0.9], 0.5)  # the recall's evidence alone would take it
+    (20, 2)
+    """
+    out = []
+    for w, q in zip(windows, probs, strict=True):
+        if q >= threshold:
+            chars, lines = code_evidence([w], [q], threshold)
+            if min_chars <= 0 or (enough_evidence(chars, lines, min_chars) and chars >= CODE_SHARE * len("".join(w.split()))):
+                out.append(w)
+    return out
+
+
 def recall_method(s: pd.DataFrame, recall: Sequence[str], min_code_blocks: int, min_code_chars: int,
                   classifier_threshold: float, classifier_min_code_chars: int = 0) -> np.ndarray:
     """``html_tags`` | ``classifier`` | None per scored page (tags first when both apply).

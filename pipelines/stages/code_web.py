@@ -48,7 +48,7 @@ from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pa
 
 log = logging.getLogger(__name__)
 
-CODE_WINDOW = 0.5  #: a window is code for page scoring when the classifier says so at even odds
+CODE_WINDOW = 0.5  #: a window is code for page scoring at even odds with code evidence (code_pages.code_windows)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,15 +195,15 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         else:
             new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
         new_texts.append(new_text)
-        blocks = code_blocks(new_text) if new_text else []
+        blocks = [b for b in code_blocks(new_text or text) if b[1].strip()]  # no re-parse: the text's own Markdown fences
         if blocks:
             page_blocks.append(blocks)
             continue
-        # no code markup: the windows the classifier calls code stand in for code blocks
+        # no code blocks: the windows the classifier calls code, with code evidence, stand in for them
         page_blocks.append(None)
         full = all_windows(new_text, lines, min_chars=clf.min_chars) if new_text else None
         if full is None and texts[i] == text and n_windows[i] <= MAX_WINDOWS:  # all its windows: predict scored them
-            page_blocks[j] = [("", w) for w, q in zip(page_windows[i], window_probs[i], strict=True) if q >= CODE_WINDOW]
+            page_blocks[j] = [("", w) for w in code_pages.code_windows(page_windows[i], window_probs[i], CODE_WINDOW, cfg.classifier_min_code_chars)]
             continue
         ws = sample_windows(full if full is not None else all_windows(text, lines, min_chars=clf.min_chars), 10_000)
         pending.append((j, ws))
@@ -211,7 +211,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     p = clf.predict_windows(flat) if flat else np.zeros(0)
     at = 0
     for j, ws in pending:
-        page_blocks[j] = [("", w) for w, q in zip(ws, p[at : at + len(ws)], strict=True) if q >= CODE_WINDOW]
+        page_blocks[j] = [("", w) for w in code_pages.code_windows(ws, p[at : at + len(ws)], CODE_WINDOW, cfg.classifier_min_code_chars)]
         at += len(ws)
     counted = [t for t in new_texts if t]
     counts = iter(count_tokens(counted, tokenizer).tolist() if counted else [])
@@ -252,7 +252,7 @@ def _annotate(df: pd.DataFrame, s: pd.DataFrame | None, cfg: CodeWebConfig, cuts
 
 class CodeWebStage(RowStage):
     name = "code_web"
-    version = "4"  # 2: a tie at a tier cut is medium (curation.quality.code_tiers); 3: structural_v5 block scores; 4: structural_v6
+    version = "5"  # 2: ties at a tier cut medium (code_tiers); 3: structural_v5; 4: structural_v6; 5: text pages' fences, code evidence
     config_cls = CodeWebConfig
     requires = ("doc_id", "text", "source", "meta")
     requires_artifacts = {"html": ("ingest", "html"), "code_tags": ("ingest", "code_tags"), "code_text": ("ingest", "code_text")}

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from classifiers.code_content import CodeContentClassifier, all_windows, sample_windows, windows
-from curation.quality.code_pages import code_evidence, page_html, page_score
+from curation.quality.code_pages import code_evidence, code_windows, page_html, page_score
 from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.stages.code_web import CODE_WINDOW, SCORE_COLUMNS, CodeWebConfig, block_score, score_frame
@@ -77,11 +77,11 @@ def reference_score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str) 
         new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
         reparsed[i] = new_text or None
         base = new_text or text
-        blocks = code_blocks(new_text) if new_text else []
+        blocks = [b for b in code_blocks(base) if b[1].strip()]  # a page without a re-parse: its text's fences
         if not blocks:
             ws = reference_windows(base, clf.window_lines, max_windows=10_000, min_chars=clf.min_chars)
             p = clf.predict_windows(ws) if ws else np.zeros(0)
-            blocks = [("", w) for w, q in zip(ws, p, strict=True) if q >= CODE_WINDOW]
+            blocks = [("", w) for w in code_windows(ws, p, CODE_WINDOW, cfg.classifier_min_code_chars)]
         score[i], language[i] = page_score(base, blocks, block_score)
         if new_text:
             n_tokens[i] = int(count_tokens([new_text], tokenizer)[0])
