@@ -23,6 +23,7 @@ from typing import Any
 
 from curation.config import ConfigError, StageConfig, brief, config_hash, merge_tables, parse_override, set_path
 from pipelines.recipe_groups import check_mixture_groups
+from pipelines.recipe_merge import merge_rule, value_at, with_shipped_keys
 from pipelines.recipe_profiles import AUTO_PROFILES, profile_overrides, profiles, resolve_profile  # noqa: F401 - their home was here
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
 
@@ -40,7 +41,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
         raise ConfigError(f"recipe {src} {_not_a_file(src)}; pass a recipe YAML file (pipelines/configs/glm45.yaml is the default recipe)")
     recipe = read_yaml(src)
     check_recipe(recipe, str(src))
-    recipe = normalise(copy.deepcopy(recipe))
+    recipe = normalise(with_shipped_keys(copy.deepcopy(recipe)))
     recipe.setdefault("stages", {})
     for item in overrides or []:
         plus = item.startswith("+")
@@ -49,7 +50,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
         if stage is not None and path[0] == "stages" and len(path) > 2 and path[1] != stage and (stage, *path[1:3]) not in _READ_ACROSS:
             log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
                         "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))
-        current = _at(recipe, path)
+        current = value_at(recipe, path)
         if isinstance(value, dict) and path[0] == "stages" and not plus:  # its new entries need 'new: true', as in a file
             probe = value
             for key in reversed(path[2:]):
@@ -57,7 +58,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
             check_recipe({"stages": {path[1]: probe}}, f"override {brief(item)}", known=recipe)
         if isinstance(value, dict) and len(path) == 2 and path[0] == "stages":  # {tier_high: 85} as the section holds it
             value = normalise({"stages": {path[1]: dict(value)}})["stages"][path[1]]
-        how = _merge_rule(path)
+        how = merge_rule(path)
         if isinstance(value, dict) and isinstance(current, dict) and how != "whole":  # a table (or sub-config) is merged by name, as in a file
             value = merge_tables(current, value, keep_null=True, deep=how == "deep")
         set_path(recipe, path, value)
@@ -68,31 +69,6 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     recipe = normalise(recipe) if overrides else recipe  # a '+' override may carry 'new: true' as a recipe file does
     recipe["recipe_path"] = str(src)
     return recipe
-
-
-def _merge_rule(path: list[str]) -> str:
-    """How the table at recipe ``path`` merges (:data:`curation.config.MERGE`): ``deep``, ``entry`` or ``whole``."""
-    import dataclasses
-
-    from curation.config import MERGE, nested_fields
-    from pipelines.stages import STAGES, load_stage
-
-    if len(path) < 3 or path[0] != "stages" or path[1] not in STAGES:
-        return "deep"
-    cls: Any = load_stage(path[1]).config_cls
-    for key in path[2:-1]:  # down the sub-configs (tiers.overrides)
-        if key not in nested_fields(cls):
-            return "deep"
-        cls = nested_fields(cls)[key][1]
-    field = next((f for f in dataclasses.fields(cls) if f.name == path[-1]), None)
-    return field.metadata.get(MERGE, "deep") if field is not None else "deep"
-
-
-def _at(tree: dict[str, Any], path: list[str]) -> Any:
-    """The value at ``path`` in ``tree``, or None."""
-    for key in path:
-        tree = tree.get(key) if isinstance(tree, dict) else None
-    return tree
 
 
 #: (command's stage, other stage, key): keys of another stage a single-stage command reads (they must agree)
@@ -281,7 +257,7 @@ def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = 
 
     stage = stage or load_stage(name)
     cfg = cfg or stage_config(recipe, name, stage.config_cls)
-    payload = {"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": _global_keys(recipe, stage)}
+    payload = {"stage": name, "version": stage.version, "config": cfg.flat_dict(), "extra": global_keys(recipe, stage)}
     models = stage.model_paths(cfg) if hasattr(stage, "model_paths") else {}
     if models:  # only where the user names a model: the hashes of the shipped recipe stay as they are
         from pipelines.kit.preflight import files_stamp
@@ -290,6 +266,6 @@ def stage_hash(name: str, recipe: dict[str, Any], stage: Any = None, cfg: Any = 
     return config_hash(payload)
 
 
-def _global_keys(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
+def global_keys(recipe: dict[str, Any], stage: Any) -> dict[str, Any]:
     """Recipe keys outside the stage's section that change its output (declared by the stage)."""
     return {k: recipe.get(k) for k in getattr(stage, "global_keys", ())}

@@ -18,16 +18,17 @@ from pipelines.safety import OutputError, check_replaceable
 
 
 def rerun_reason(stage_dir: Path, chash: str, fingerprint: str, config: dict[str, Any] | None = None,
-                 raw: bool = False) -> tuple[str | None, bool]:
+                 raw: bool = False, recipe_keys: dict[str, Any] | None = None) -> tuple[str | None, bool]:
     """Why the stage folder is made again, and whether that is a fault (damaged or incomplete
     output, logged as a warning) rather than a change the user made: ``(None, False)`` when it is up to
     date, ``("", False)`` when it holds no output yet. ``config``: the stage's flat config, to name
-    the keys that changed (from ``stats.json``); ``raw``: its input is raw files (ingest)."""
+    the keys that changed (from ``stats.json``), with ``recipe_keys``: the recipe keys outside its section it
+    reads (``seed``); ``raw``: its input is raw files (ingest)."""
     marker = read_marker(stage_dir)
     if not marker:
         return "", False
     if marker.get("config_hash") != chash:
-        return f"its config changed ({_changed_keys(stage_dir, config)})", False
+        return f"its config changed ({_changed_keys(stage_dir, config, recipe_keys)})", False
     if marker.get("input_fingerprint") != fingerprint:
         what = "an input file was edited, added or removed" if raw else "the folder it reads was made again, or is another"
         return f"its input changed since it was made ({what})", False
@@ -40,11 +41,15 @@ def rerun_reason(stage_dir: Path, chash: str, fingerprint: str, config: dict[str
     return None, False
 
 
-def _changed_keys(stage_dir: Path, config: dict[str, Any] | None) -> str:
-    """The keys whose values differ between the folder's ``stats.json`` and ``config``, as ``key old → new``."""
+def _changed_keys(stage_dir: Path, config: dict[str, Any] | None, recipe_keys: dict[str, Any] | None = None) -> str:
+    """The keys whose values differ between the folder's ``stats.json`` and ``config`` (and the recipe keys
+    outside its section it records), as ``key old → new``."""
     try:
-        old = json.loads((Path(stage_dir) / "stats.json").read_text())["config"]
-        new = json.loads(json.dumps(config, default=str))
+        stats = json.loads((Path(stage_dir) / "stats.json").read_text())
+        old, new = stats["config"], json.loads(json.dumps(config, default=str))
+        if isinstance(stats.get("recipe_keys"), dict) and isinstance(old, dict) and isinstance(new, dict):
+            old = {**old, **stats["recipe_keys"]}
+            new = {**new, **json.loads(json.dumps(recipe_keys or {}, default=str))}
     except (OSError, ValueError, KeyError, TypeError):
         old = new = None
     if not isinstance(old, dict) or not isinstance(new, dict):

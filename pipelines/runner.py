@@ -41,7 +41,7 @@ from pipelines.marker import (
     stage_fingerprint,
 )
 from pipelines.plan_checks import check_plan
-from pipelines.recipe import check_configs, stage_config, stage_hash, stage_settings
+from pipelines.recipe import check_configs, global_keys, stage_config, stage_hash, stage_settings
 from pipelines.rerun import check_run_replaceable, rerun_reason, stale_after
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
@@ -106,7 +106,8 @@ def _run_stage_locked(
         warning = skipped_warning(name, recipe, Path(input_dir), chain) if run_dir is None else None  # a run skips none
         if warning:
             log.warning("%s", warning)
-    why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), getattr(stage, "reads_raw", False))
+    why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), getattr(stage, "reads_raw", False),
+                              global_keys(recipe, stage))
     if why is None:
         log.info("%s: up to date (config %s), skipped", name, chash[:12])
         return StageResult(name, stage_dir, True, _read_stats(stage_dir))
@@ -191,6 +192,7 @@ def _build_and_write(
         "version": stage.version,
         "config_hash": chash,
         "config": cfg.flat_dict(),  # the flat view: manifests cite it, and grouping fields must not change it
+        **({"recipe_keys": recipe_keys} if (recipe_keys := global_keys(recipe, stage)) else {}),
         "seconds": round(time.time() - started, 3),
         **_cpu_figures(client, driver_cpu_started, cpu_started),
         **summary,

@@ -40,13 +40,14 @@ def flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def config_changes(a: Run, b: Run) -> pd.DataFrame:
-    """Stage config keys whose value differs between the runs (from each stats.json)."""
+    """Stage config keys whose value differs between the runs (from each stats.json), with the recipe keys
+    outside a stage's section that it reads (``seed``)."""
     rows = []
     names = _stage_names(a, b)
     for name in names:
         sa, sb = a.stage(name), b.stage(name)
-        ca = flatten(sa.stats.get("config", {})) if sa else {}
-        cb = flatten(sb.stats.get("config", {})) if sb else {}
+        ca = flatten({**(sa.stats.get("config") or {}), **(sa.stats.get("recipe_keys") or {})}) if sa else {}
+        cb = flatten({**(sb.stats.get("config") or {}), **(sb.stats.get("recipe_keys") or {})}) if sb else {}
         if sa is None or sb is None:
             rows.append({"stage": name, "key": "(stage)", "a": "ran" if sa else "absent", "b": "ran" if sb else "absent"})
             continue
