@@ -144,11 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, "handler"):
             return int(args.handler(args) or 0)
         return _run(args)
-    except KeyboardInterrupt:
-        log.error("interrupted: %s", _STOPPED.get(args.command, "re-run the same command"))
+    except KeyboardInterrupt as stop:  # what a stop that came once a stage was in place kept, else the command's line
+        log.error("interrupted: %s", getattr(stop, "what", None) or _STOPPED.get(args.command, "re-run the same command"))
         return 130
-    except Terminated:
-        log.error("terminated (SIGTERM): %s", _STOPPED.get(args.command, "re-run the same command"))
+    except Terminated as stop:
+        log.error("terminated (SIGTERM): %s", getattr(stop, "what", None) or _STOPPED.get(args.command, "re-run the same command"))
         return 143
     except BrokenPipeError:  # `curate stats --json | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout

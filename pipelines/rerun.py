@@ -1,5 +1,6 @@
 """Whether a stage folder is up to date, why it is made again, and, before a run changes anything in
-its folder, whether every stage folder it will replace may be replaced.
+its folder, whether every stage folder it will replace may be replaced; what a stopped write left
+beside a stage folder, and what the CLI says of a stop that came once the new output was in place.
 
 A stage is skipped when its ``_SUCCESS`` records the config hash and input fingerprint it would be
 made with, its files are as recorded and its last run was complete (:func:`rerun_reason`). A run
@@ -10,6 +11,7 @@ checks the folders of the stages it will make again before it removes ``run.json
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +115,24 @@ def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:
             f"from its previous output and are stale now (curate verify and curate stats leave them out); to bring them up to "
             f"date, re-run the recipe into {parent} with the settings you gave this stage (as overrides or in your recipe "
             f"file): with the recipe's own, the run makes {Path(stage_dir).name} again as it was"]
+
+
+def kept_after_stop(stage_dir: Path, run_dir: Path | None, old: Path) -> str:
+    """What the CLI says of a stop (Ctrl-C, SIGTERM) that came once the stage's new output was in place
+    (:func:`pipelines.safety.swapped_into_place`): it finished; ``old``, its previous output, may be left."""
+    stage_dir = Path(stage_dir)
+    left = f"its previous output is left, whole or in part, in {old}" if old.exists() else ""
+    if run_dir is not None:
+        return (f"finished stages are kept, {stage_dir.name} among them (its new output is in place{'; ' + left if left else ''}); "
+                f"re-run the same command to resume{' (it deletes that folder)' if left else ''}")
+    return (f"the stage finished: its new output is in place in {stage_dir}" + (f"; {left}: re-run the same command, which "
+            f"skips the stage (up to date) and deletes that folder, or delete it" if left else "; nothing is left to delete"))
+
+
+def remove_leftovers(target: Path) -> None:
+    """Delete what a stopped write of ``target`` left beside it: ``.NAME.inprogress`` (a killed stage's
+    output) and ``.NAME.old`` (the previous output a stopped swap was deleting), folders only this
+    tool names so; the caller holds the lock of ``target``."""
+    for leftover in (target.parent / f".{target.name}.inprogress", target.parent / f".{target.name}.old"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)

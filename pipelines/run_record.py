@@ -20,6 +20,7 @@ from curation.stats.run_state import PROGRESS, is_stage_folder
 from pipelines import io
 from pipelines.kit import StageContext
 from pipelines.marker import is_stage_output, read_marker, unrecorded
+from pipelines.rerun import remove_leftovers
 from pipelines.signals import Terminated
 
 log = logging.getLogger(__name__)
@@ -128,9 +129,7 @@ def remove_other_stages(output: Path, planned: list[str]) -> list[str]:
     for stray in output.glob(".run*.json.*.tmp"):
         stray.unlink(missing_ok=True)
     for name in sorted(names):
-        for leftover in (output / f".{name}.inprogress", output / f".{name}.old"):
-            if leftover.is_dir() and not leftover.is_symlink():
-                shutil.rmtree(leftover, ignore_errors=True)
+        remove_leftovers(output / name)
         folder = output / name
         if name in planned or not is_stage_folder(folder) or folder.is_symlink():
             continue

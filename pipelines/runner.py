@@ -42,9 +42,9 @@ from pipelines.marker import (
 )
 from pipelines.plan_checks import check_plan
 from pipelines.recipe import check_configs, global_keys, stage_config, stage_hash, stage_settings
-from pipelines.rerun import check_run_replaceable, rerun_reason, stale_after
+from pipelines.rerun import check_run_replaceable, kept_after_stop, remove_leftovers, rerun_reason, stale_after
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
-from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swap_into_place
+from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swapped_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
 from pipelines.stages import enabled_stages, folder_name, load_stage
 from pipelines.summary import stage_warnings
@@ -94,7 +94,8 @@ def _run_stage_locked(
     chash = stage_hash(name, recipe, stage, cfg)
     specs: list[Any] = []
     chain: list[Path] = []  # the stage folders its input was made through, in run order
-    if getattr(stage, "reads_raw", False):
+    raw = getattr(stage, "reads_raw", False)
+    if raw:
         # the files alone decide whether ingest is up to date; planning its partitions reads them
         fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
     else:
@@ -103,29 +104,33 @@ def _run_stage_locked(
         check_requires(stage, Path(input_dir), io.docs_columns(Path(input_dir)), cfg)  # before any output or compute
         fingerprint = stage_fingerprint(Path(input_dir))
         chain = run_chain(name, run_dir) if run_dir is not None else upstream_chain(Path(input_dir))
-        warning = skipped_warning(name, recipe, Path(input_dir), chain) if run_dir is None else None  # a run skips none
-        if warning:
+        if run_dir is None and (warning := skipped_warning(name, recipe, Path(input_dir), chain)):  # a run skips none
             log.warning("%s", warning)
-    why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), getattr(stage, "reads_raw", False),
-                              global_keys(recipe, stage))
+    why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), raw, global_keys(recipe, stage))
     if why is None:
+        remove_leftovers(stage_dir)  # a stopped swap's .NAME.old, a killed run's .NAME.inprogress
         log.info("%s: up to date (config %s), skipped", name, chash[:12])
         return StageResult(name, stage_dir, True, _read_stats(stage_dir))
     if why:  # a damaged or incomplete output is a warning, a changed config or input what the user asked for
         log.log(logging.WARNING if fault else logging.INFO, "%s: re-running: %s", name, why)
     check_replaceable(stage_dir, (name,))
-    if getattr(stage, "reads_raw", False):
+    if raw:
         specs = stage.plan_inputs(inputs or [], cfg)  # fails here, before any output, on unusable input
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
     created = [d for d in (stage_dir, cache.parent, cache) if not d.exists()]  # removed again if left empty
-    shutil.rmtree(work, ignore_errors=True)
+    remove_leftovers(stage_dir)
     try:
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, chain, specs, client, run_dir,
                                  quiet, cache)
-        swap_into_place(work, stage_dir)
-        save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
+        # once in place the stage has succeeded: a stop waits for this bookkeeping and says what is kept and left
+        with swapped_into_place(work, stage_dir, lambda old: kept_after_stop(stage_dir, run_dir, old)):
+            save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
+            log.info("%s: %d in, %d kept, %d dropped in %.1fs", name, stats["in"]["documents"], stats["kept"]["documents"],
+                     stats["dropped"]["documents"], stats["seconds"])
+            for warning in [*stage_warnings(stats, stage_dir / "ledger"), *stale_after(stage_dir, run_dir)]:
+                log.warning("%s", warning)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         remove_temp(cache)
@@ -134,10 +139,6 @@ def _run_stage_locked(
             with contextlib.suppress(OSError):
                 empty.rmdir()
         raise
-    log.info("%s: %d in, %d kept, %d dropped in %.1fs", name, stats["in"]["documents"], stats["kept"]["documents"],
-             stats["dropped"]["documents"], stats["seconds"])
-    for warning in [*stage_warnings(stats, stage_dir / "ledger"), *stale_after(stage_dir, run_dir)]:
-        log.warning("%s", warning)
     return StageResult(name, stage_dir, False, stats)
 
 
@@ -287,6 +288,8 @@ def run_recipe(
                 previous = stage_dir
             io.write_json(output / "run.json", run_record(recipe, results, time.time() - started))
         except BaseException as exc:  # a stop while run.json is written is a stop too, not a crash
+            if (done := getattr(exc, "done", None)) is not None:  # a stop once the stage was in place: it is done
+                progress.done(StageResult(name, done, False, _read_stats(done)))
             progress.stopped(exc)
             raise
         progress.remove()

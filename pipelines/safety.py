@@ -3,6 +3,9 @@
 - A stage replaces an existing output folder only when its ``_SUCCESS`` says this project wrote
   it and the folder holds no file the marker does not list; otherwise it refuses, naming it.
 - An output equal to, inside or containing one of the inputs is refused before anything runs.
+- A finished folder is renamed into place and the output it replaces, moved aside to ``.NAME.old``,
+  is deleted last; a stop after the rename waits for the caller's bookkeeping and is reported as a
+  finished stage with what is left (:func:`swapped_into_place`).
 - A folder that receives stage output is locked while a run or a stage writes into it: a lock
   file ``.curate.lock`` (host, pid, start, command) held with ``flock``, so a dead process's
   lock is released by the kernel; where ``flock`` is unsupported (some network file systems)
@@ -20,12 +23,13 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from curation.ingest.patterns import expand, is_pattern
 from pipelines.marker import is_stage_output, read_marker, unrecorded
+from pipelines.signals import Terminated, held_stops, stopped_after
 
 LOCK_NAME = ".curate.lock"
 #: A single-stage run's sub-step cache inside its --output folder (kept when the folder is replaced).
@@ -73,14 +77,34 @@ def check_replaceable(stage_dir: Path, stages: tuple[str, ...] = ()) -> None:
 
 def swap_into_place(work: Path, target: Path) -> None:
     """Rename the finished ``work`` folder to ``target``; the old output (checked to be ours) goes last."""
+    with swapped_into_place(work, target):
+        pass
+
+
+@contextlib.contextmanager
+def swapped_into_place(work: Path, target: Path, what: Callable[[Path], str] | None = None) -> Iterator[None]:
+    """Rename the finished ``work`` folder to ``target``, run the with-block (the caller's bookkeeping), then
+    delete the old output (checked to be ours), moved aside to ``.NAME.old``. From the rename on, the
+    output is in place and the step has succeeded: SIGINT and SIGTERM are held until the with-block is
+    done, and such a stop, or one that comes while the old output is deleted (seconds to minutes on a
+    large corpus), is raised tagged with ``what(old)`` (:func:`pipelines.signals.stopped_after`): what
+    is in place and what is left; the next write of ``target`` deletes that leftover."""
     old = target.parent / f".{target.name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    work.rename(target)
-    if (old / CACHE).is_dir() and not (target / CACHE).exists():
-        (old / CACHE).rename(target / CACHE)  # a single-stage run's cache stays with its folder
-    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)  # a stopped swap's leftover: a stop here has changed nothing yet
+    with held_stops() as held:
+        if target.exists():
+            target.rename(old)
+        work.rename(target)
+        if (old / CACHE).is_dir() and not (target / CACHE).exists():
+            (old / CACHE).rename(target / CACHE)  # a single-stage run's cache stays with its folder
+        yield
+    try:
+        if held:
+            raise held[0]
+        shutil.rmtree(old, ignore_errors=True)
+    except (KeyboardInterrupt, Terminated) as stop:
+        left = f"; its previous output is left, whole or in part, in {old}" if old.exists() else ""
+        raise stopped_after(stop, target, what(old) if what else f"{target} is in place, complete{left}") from None
 
 
 def input_paths(args: list[Any]) -> list[Path]:
