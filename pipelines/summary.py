@@ -48,7 +48,9 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     """What a user should hear about a stage that finished: it kept none of its documents, or ingest
     could not read some records as documents (with the change that fixes the usual causes), or
     dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`), or
-    stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`)."""
+    stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`), or kept a
+    natural-language ``language`` field in meta (:func:`curation.ingest.language_field.moved_note`)."""
+    from curation.ingest.language_field import moved_note
     from curation.ingest.notices import duplicate_id_warning, missing_text_fix, stopped_files_warning
 
     out = []
@@ -64,6 +66,8 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
         out.append(duplicates)
     if (stopped := stopped_files_warning(stats, ledger)) is not None:
         out.append(stopped)
+    if (moved := moved_note(stats)) is not None:  # a natural-language `language` field kept in meta
+        out.append(moved)
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from curation.errors import nearest
+from curation.ingest.language_field import MOVED, moved_to_meta
 from curation.ingest.record_meta import id_text, merged_meta, meta_json
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id, drop_format
@@ -146,6 +147,7 @@ def rows_from_records(
     reasons: list[str | None] = []
     details: list[str | None] = []
     pages: list[str | None] = []
+    moved: list[str | None] = []  # a natural-language ``language`` field kept in meta (curation/ingest/language_field.py)
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
     files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
@@ -153,6 +155,7 @@ def rows_from_records(
         location = f"{f}:{line}"
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
         html = row.pop(HTML_COLUMN, None)
+        moved.append(row.pop(MOVED, None))
         if not row["doc_id"]:
             row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else (html or ""), location)
         pages.append(html if reason is None else None)
@@ -165,6 +168,7 @@ def rows_from_records(
     df[DROP_REASON] = pd.Series(reasons, dtype=object)
     df[DROP_DETAIL] = pd.Series(details, dtype=object)
     df[HTML_COLUMN] = pd.Series(pages, dtype=object)
+    df[MOVED] = pd.Series(moved, dtype=object)
     df["_file"] = file
     df["_line"] = pd.Series(lines, dtype="int64")
     return df
@@ -195,7 +199,10 @@ def _map_record(
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
-    extra = merged_meta(rec.get(fields.meta), {k: v for k, v in rec.items() if k not in mapped})
+    extra = {k: v for k, v in rec.items() if k not in mapped}
+    if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta
+        extra[fields.language], row[MOVED], row["language"] = row["language"], row["language"], None
+    extra = merged_meta(rec.get(fields.meta), extra)
     row["meta"] = meta_json(extra) if extra else None
     text, html = rec.get(fields.text), rec.get(fields.html)
     for name, value in ((fields.text, text), (fields.html, html)):
