@@ -64,10 +64,12 @@ _URL = re.compile(r"https?://[^\s)]+|www\.[^\s)]+")
 _LETTER = re.compile(r"[^\W\d_]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
-_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")  # syllables: Korean words, not the jamo of emoticons (ㅠㅠ, ㅋㅋ)
+#: Hangul syllables that make a text Korean for the Han script rule (a Korean name in a Chinese review is not)
+HANGUL_MIN = 5
 #: Han characters make a text Chinese from this share of its letters on, when it has at least
-#: :data:`HAN_MIN` of them (or they are half its letters) and no kana or Hangul (Japanese, and Korean
-#: with Hanja glosses): short reviews that lid.176 calls ``ja`` or ``en``, and code-heavy tutorial
+#: :data:`HAN_MIN` of them (or they are half its letters) and no kana or Korean words (Japanese, and
+#: Korean with Hanja glosses): short reviews that lid.176 calls ``ja`` or ``en``, and code-heavy tutorial
 #: sections with Chinese comments. Under half of the letters, the rule overrules only an answer of
 #: the model's below :data:`HAN_OVERRULE_BELOW`: an English page with Chinese glosses (``tofu
 #: (豆腐)``, en 0.93) stays English; the tutorial sections the rule is for get 0.27–0.50.
@@ -165,7 +167,7 @@ def han_share(text: str) -> float | None:
     if text.isascii():  # no Han character (an O(1) flag of the string): the scans below would find none
         return None
     n_han = len(_HAN.findall(text))
-    if not n_han or _KANA.search(text) or _HANGUL.search(text):
+    if not n_han or _KANA.search(text) or len(_HANGUL.findall(text)) >= HANGUL_MIN:
         return None
     share = n_han / max(len(_LETTER.findall(text)), 1)
     return share if share >= 0.5 or (n_han >= HAN_MIN and share >= HAN_SHARE) else None

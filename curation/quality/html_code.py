@@ -120,6 +120,42 @@ def code_blocks(text: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in re.finditer(r"^```([^\n`]*)\n(.*?)\n```$", text, re.DOTALL | re.MULTILINE)]
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)[^`]*")
+
+
+def markdown_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, code) of the fenced blocks of Markdown a page holds as text (CommonMark's fences:
+    ````` ``` ````` or ``~~~``, up to three spaces in, an info string, a closing fence of the same
+    character at least as long, CRLF or LF). A text cut out of a longer one may start inside a code
+    block, so its first fence closes one: a block opened by a bare fence is prose when a fence with
+    a language follows it (that one opens), and one left open at the end counts only when it named
+    its language.
+
+    >>> markdown_blocks("ls\\n```\\n\\nprose 中文\\n\\n```sh\\necho x\\n```\\n")
+    [('sh', 'echo x')]
+    >>> markdown_blocks("a\\r\\n~~~py \\r\\nx = 1\\r\\n~~~ \\r\\nb"), markdown_blocks("```c\\nint x;")
+    ([('py', 'x = 1')], [('c', 'int x;')])
+    """
+    out: list[tuple[str, str]] = []
+    fence, lang, body = "", "", []  # the open block's fence ("" when none is open)
+    for line in text.replace("\r\n", "\n").split("\n"):
+        m = _FENCE.fullmatch(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2):
+                out.append((lang, "\n".join(body)))
+                fence = ""
+                continue
+            if m and m.group(2) and not lang:  # a fence with a language inside a bare block: that block was prose
+                fence, lang, body = m.group(1), m.group(2), []
+                continue
+            body.append(line)
+        elif m:
+            fence, lang, body = m.group(1), m.group(2), []
+    if fence and lang:
+        out.append((lang, "\n".join(body)))
+    return out
+
+
 def _fold(s: str) -> str:
     """Each whitespace run of a non-empty ``s`` as one space (``re.sub(r"\\s+", " ", s)``)."""
     if s.isspace():

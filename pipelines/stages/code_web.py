@@ -38,7 +38,7 @@ from curation.config import ConfigError, StageConfig, check_range
 from curation.quality import code_pages
 from curation.quality.code_pages import GROUP, annotate_pages, page_histogram, page_html, page_score, recall_method
 from curation.quality.code_tiers import TierRule, thresholds, tier_rules
-from curation.quality.html_code import code_blocks, code_tag_stats, parse, reparse_html
+from curation.quality.html_code import code_blocks, code_tag_stats, markdown_blocks, parse, reparse_html
 from curation.tokens import count_tokens
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
 from pipelines.kit.preflight import check_model
@@ -195,7 +195,7 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         else:
             new_text = reparse_html(None, root) if (root is not None and cfg.reparse) else ""
         new_texts.append(new_text)
-        blocks = [b for b in code_blocks(new_text or text) if b[1].strip()]  # no re-parse: the text's own Markdown fences
+        blocks = [b for b in (code_blocks(new_text) if new_text else markdown_blocks(text)) if b[1].strip()]  # its own fences
         if blocks:
             page_blocks.append(blocks)
             continue

@@ -43,6 +43,7 @@ def test_korean_with_hanja_and_english_with_chinese_glosses_keep_their_language(
     codes, scores = langid.identify([korean, english])
     assert codes == ["ko", "en"]
     assert np.all(scores > 0.8)  # the model's own probabilities, not a share of Han characters
+    assert langid.identify(["质量C级，末有下次ㅠㅠ", "三星手机（삼성）质量不错，屏幕很清楚"])[0] == ["zh", "zh"]  # emoticon jamo, a name
 
 
 def test_empty_symbols_and_source_code_are_undetermined_with_zero_score():

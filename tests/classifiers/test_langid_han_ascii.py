@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from classifiers.langid import _HAN, _HANGUL, _KANA, _LETTER, HAN_MIN, HAN_SHARE, han_share
+from classifiers.langid import _HAN, _HANGUL, _KANA, _LETTER, HAN_MIN, HAN_SHARE, HANGUL_MIN, han_share
 
 
 def _reference(text: str) -> float | None:
     n_han = len(_HAN.findall(text))
-    if not n_han or _KANA.search(text) or _HANGUL.search(text):
+    if not n_han or _KANA.search(text) or len(_HANGUL.findall(text)) >= HANGUL_MIN:
         return None
     share = n_han / max(len(_LETTER.findall(text)), 1)
     return share if share >= 0.5 or (n_han >= HAN_MIN and share >= HAN_SHARE) else None
