@@ -99,8 +99,9 @@ class MinHashDedupConfig(StageConfig):
 
 class MinHashDedupStage(GroupStage):
     name = "minhash_dedup"
-    version = "4"  # 2: script:5 shingles by default; 3: format characters dropped from the folded text;
-    # 4: documents without a word (punctuation, symbols, emoji only) get no signature
+    version = "5"  # 2: script:5 shingles by default; 3: format characters dropped from the folded text;
+    # 4: documents without a word (punctuation, symbols, emoji only) get no signature;
+    # 5: a member is removed only when its own Jaccard with its keeper reaches the threshold (star keepers)
     config_cls = MinHashDedupConfig
     requires = ("doc_id", "text", "source")
     produces: dict[str, Any] = {"minhash_cluster": object}
@@ -129,8 +130,10 @@ class MinHashDedupStage(GroupStage):
         cands = ctx.step("buckets", p_buckets, lambda out: steps.buckets_step(sigs, nparts, bands, rows, cfg.large_bucket, ctx, out))
         edges = ctx.step("edges", p_edges, lambda out: steps.edges_step(exact, nparts, sigs, cands, specs, cfg.verify, threshold, ctx, out))
         comps = ctx.step("components", p_edges, lambda out: steps.components_step(edges, cfg.union_find_max_edges, cfg.max_iterations, ctx, out))
-        keyed = docs[["doc_id", column]] if column else None
-        clusters = ctx.step("clusters", p_clusters, lambda out: steps.clusters_step(keyed, nparts, sigs, comps, cfg.keep, ctx, out))
+        keyed = docs[["doc_id", *(["text", "source"] if exact is not None else []), *([column] if column else [])]]
+        keyed = keyed if exact is not None or column else None
+        clusters = ctx.step("clusters", p_clusters, lambda out: steps.clusters_step(
+            keyed, nparts, sigs, comps, cfg.keep, ctx, out, threshold, specs if exact is not None else None))
         lsh = {"bands": bands, "rows": rows, "lsh_threshold": cfg.effective_lsh_threshold(), "threshold": cfg.threshold,
                "verify": cfg.verify, "verify_threshold": threshold, "s_curve": s_curve(bands, rows)}
         return Plan((clusters.path / "removals", Artifact(clusters.path / "members")), StageFigures({"lsh": lsh}))

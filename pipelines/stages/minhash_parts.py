@@ -137,28 +137,37 @@ def write_labels(number: int, df: pd.DataFrame, out: Artifact) -> pd.DataFrame:
     return count_rows([("nodes", "", len(df))])
 
 
-def members_part(part: int, docs: pd.DataFrame | None, sigs: Artifact, comps: Artifact, keep: str) -> pd.DataFrame:
-    """The clustered documents of one partition with their label and keep key."""
+def members_part(
+    part: int, docs: pd.DataFrame | None, sigs: Artifact, comps: Artifact, keep: str, specs: dict[str, str] | None = None
+) -> pd.DataFrame:
+    """The clustered documents of one partition with their label, keep key and, with ``specs``
+    (exact verification), their shingle-hash sets (``sh``) for the Jaccard to their keeper."""
     comp = read_group(comps, part, ["node", "label"])
     uids, sig, table = read_sigs(sigs, part, ["doc_id", "source", "length"])
     pos = np.searchsorted(uids, comp["node"].to_numpy())
+    rows = comp["node"].to_numpy() & 0xFFFFFFFF
     if keep_column(keep) and docs is not None:
         column = docs[keep_column(keep)]
-        key = pd.to_numeric(column.iloc[comp["node"].to_numpy() & 0xFFFFFFFF], errors="coerce").to_numpy(dtype=np.float64)
+        key = pd.to_numeric(column.iloc[rows], errors="coerce").to_numpy(dtype=np.float64)
         key = -key if keep.startswith("lowest:") else key  # larger wins in pick_keepers
     else:
         key = table.column("length").to_numpy()[pos].astype(np.float64)
+    sh = exact_shingle_sets(docs, rows, specs) if specs is not None and docs is not None else [b""] * len(comp)
     return pd.DataFrame({
         "label": comp["label"].to_numpy(dtype=np.int64), "uid": comp["node"].to_numpy(dtype=np.int64),
         "doc_id": table.column("doc_id").to_numpy(zero_copy_only=False)[pos].astype(object),
         "source": table.column("source").to_numpy(zero_copy_only=False)[pos].astype(object),
         "key": key, "sig": pd.Series([s.tobytes() for s in sig[pos]], dtype=object).to_numpy(),
+        "sh": pd.Series(sh, dtype=object).to_numpy(),
     })
 
 
-def keeper_part(number: int, df: pd.DataFrame, out: Path, keep: str) -> pd.DataFrame:
-    """The keeper of each cluster of one shuffle partition: removals and cluster ids, by partition."""
-    picked = pick_keepers(df, keep)
+def keeper_part(number: int, df: pd.DataFrame, out: Path, keep: str, threshold: float | None, exact: bool) -> pd.DataFrame:
+    """The keepers of each cluster of one shuffle partition: removals and cluster ids, by partition.
+
+    A member goes only when its own similarity to its keeper reaches ``threshold`` (exact Jaccard
+    of the shingle sets with ``exact``); the others of the cluster keep their own keepers."""
+    picked = pick_keepers(df if exact else df.drop(columns=["sh"], errors="ignore"), keep, threshold)
     parts = part_of(picked["uid"].to_numpy())
     picked["_part"] = parts
     removed = picked[picked[DROP_REASON].notna()]
@@ -166,7 +175,8 @@ def keeper_part(number: int, df: pd.DataFrame, out: Path, keep: str) -> pd.DataF
     Artifact(out / "members").write_by_part(picked[["doc_id", "minhash_cluster"]], source=number, part_column=parts)
     sizes = df.groupby("label").size().to_numpy()
     src = df.set_index("uid").loc[removed["uid"], "source"] if len(removed) else pd.Series(dtype=object)
-    rows = [("clusters", "", len(sizes)), ("clustered_documents", "", len(df)), ("removed", "", len(removed))]
+    rows = [("clusters", "", len(sizes)), ("clustered_documents", "", len(df)), ("removed", "", len(removed)),
+            ("keepers", "", len(df) - len(removed))]
     rows += [("hist", k, v) for k, v in size_histogram(sizes).items()]
     rows += [("removed_by_source", k, v) for k, v in src.value_counts().items()]
     return count_rows(rows)

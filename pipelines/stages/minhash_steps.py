@@ -99,14 +99,19 @@ def components_step(edges: Artifact, union_find_max_edges: int, max_iterations: 
 
 def clusters_step(
     docs: dd.DataFrame | None, nparts: int, sigs: Artifact, comps: Artifact, keep: str, ctx: StageContext, out: Path,
+    threshold: float | None = None, specs: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Members shuffled on their component label; the keeper of each cluster picked by ``keep``.
+    """Members shuffled on their component label; the keepers of each cluster picked by ``keep``.
 
-    ``docs`` (``doc_id`` and the key column) only for ``keep = highest:<column>`` or ``lowest:<column>``.
+    A member is removed only when its similarity to its keeper reaches ``threshold`` (``None``:
+    every member goes against the cluster's one keeper); ``specs`` (exact verification): the
+    similarity is the exact Jaccard of the shingle sets. ``docs``: ``doc_id`` and the key column for
+    ``keep = highest:<column>`` / ``lowest:<column>``, ``text`` and ``source`` with ``specs``.
     """
-    members = over_parts(docs, nparts, parts.members_part, sigs, comps, keep, meta=MEMBER_META)
+    members = over_parts(docs, nparts, parts.members_part, sigs, comps, keep, specs, meta=MEMBER_META)
     shuffled = ctx.shuffle(members, "label", "clusters", npartitions=max(nparts, 1))
-    counts = ctx.compute(ctx.map_parts(shuffled, parts.keeper_part, out, keep, meta=COUNTS_META, enforce_metadata=False), "clusters")
+    graph = ctx.map_parts(shuffled, parts.keeper_part, out, keep, threshold, specs is not None, meta=COUNTS_META, enforce_metadata=False)
+    counts = ctx.compute(graph, "clusters")
     stats = fold_counts(counts[counts["kind"] != "hist"])
     stats["cluster_sizes"] = histogram_rows(counts)
     return {"clusters": stats}
