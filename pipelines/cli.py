@@ -184,8 +184,8 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
     from pipelines.dry_run import dry_run
     from pipelines.io import docs_columns
+    from pipelines.kit.input_order import check_stage_input
     from pipelines.kit.stage import check_requires
-    from pipelines.marker import check_input
     from pipelines.output_guards import check_destination, run_recipe_note
     from pipelines.plan_checks import check_plan
     from pipelines.profile_choice import profile_settings
@@ -226,7 +226,7 @@ def _run(args: argparse.Namespace) -> int:
         if len(args.input) != 1:
             raise ConfigError(f"{args.command} reads one stage folder; got {len(args.input)} inputs")
         check_overlap(args.output, args.input[:1])
-        check_input(Path(args.input[0]))  # a damaged or unfinished stage folder, before a cluster starts
+        check_stage_input(stage, recipe, Path(args.input[0]))  # a run folder, a damaged or unfinished stage folder, before a cluster starts
         check_requires(st := load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])),  # and one without a column
                        stage_config(recipe, stage, st.config_cls))  # it or a setting of it (keep: highest:<column>) reads
     if stage is not None:

@@ -27,12 +27,12 @@ from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_t
 from pipelines.cputime import cpu_times
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
-from pipelines.kit.stage import check_requires, run_chain, skipped_warning, upstream_chain
+from pipelines.kit.input_order import chain_warning, check_stage_input
+from pipelines.kit.stage import check_requires, run_chain, upstream_chain
 from pipelines.marker import (
     INPUT_CHECKSUMS,
     MARKER,
     WRITER,
-    check_input,
     check_unchanged,
     file_records,
     output_fingerprint,
@@ -62,16 +62,8 @@ class StageResult:
 
 
 def run_stage(
-    name: str,
-    recipe: dict[str, Any],
-    *,
-    stage_dir: Path,
-    input_dir: Path | None = None,
-    inputs: list[Any] | None = None,
-    client: Any = None,
-    run_dir: Path | None = None,
-    quiet: bool = False,
-    cache_root: Path | None = None,
+    name: str, recipe: dict[str, Any], *, stage_dir: Path, input_dir: Path | None = None, inputs: list[Any] | None = None,
+    client: Any = None, run_dir: Path | None = None, quiet: bool = False, cache_root: Path | None = None,
 ) -> StageResult:
     """Run stage ``name`` from ``input_dir`` (or raw ``inputs`` for ingest) into ``stage_dir``;
     its resumable sub-steps go to ``cache_root/<name>`` (default: :func:`cache_dir`)."""
@@ -100,11 +92,11 @@ def _run_stage_locked(
         fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
     else:
         assert input_dir is not None
-        check_input(Path(input_dir))
+        check_stage_input(name, recipe, Path(input_dir))  # a run folder for one of its stage folders, a damaged one
         check_requires(stage, Path(input_dir), io.docs_columns(Path(input_dir)), cfg)  # before any output or compute
         fingerprint = stage_fingerprint(Path(input_dir))
         chain = run_chain(name, run_dir) if run_dir is not None else upstream_chain(Path(input_dir))
-        if run_dir is None and (warning := skipped_warning(name, recipe, Path(input_dir), chain)):  # a run skips none
+        if run_dir is None and (warning := chain_warning(name, recipe, Path(input_dir), chain)):  # a run feeds each the one before
             log.warning("%s", warning)
     why, fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), raw, global_keys(recipe, stage))
     if why is None:

@@ -173,7 +173,9 @@ def _check_file(base: Path, rec: Mapping[str, Any], rows_key: str | None, tokens
 
 def validate_run(path: Path, manifest: Mapping[str, Any]) -> list[str]:
     """For a manifest inside a run folder (``RUN/NN_mixture/manifests/x.json``): its stage is one
-    of the run's current stages, and ``upstream`` cites exactly the current stages before it."""
+    of the run's current stages, and ``upstream`` cites exactly the current stages before it (in a
+    folder of stages run one at a time whose chain begins in another folder, it ends with them:
+    :func:`_begins_elsewhere`)."""
     from curation.stats.run_state import is_stage_folder, read_json, run_state
 
     stage_dir = Path(path).resolve().parent.parent
@@ -195,10 +197,29 @@ def validate_run(path: Path, manifest: Mapping[str, Any]) -> list[str]:
         expected.append((folder.name, marker.get("config_hash"), marker.get("output_fingerprint")))
     cited = [(u.get("folder"), u.get("config_hash"), u.get("output_fingerprint"))
              for u in manifest.get("upstream") or [] if isinstance(u, dict)]
-    if cited != expected:
+    if cited != expected and not _begins_elsewhere(state, run_dir, cited, expected):
         return [f"upstream cites {[c[0] for c in cited]}, but the run's current stages before "
                 f"{stage_dir.name} are {[e[0] for e in expected]} (or their config hashes differ)"]
     return []
+
+
+def _begins_elsewhere(state: Any, run_dir: Path, cited: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> bool:
+    """Whether ``cited`` is the chain of a folder of stages run one at a time (no run record) whose
+    first stage read a stage folder outside it (``curate semdedup --input RUN/20_minhash_dedup
+    --output DIR/30_semdedup``, then the later stages into ``DIR``): the manifest cites the whole
+    chain back to ingest, which ends with the folder's own stages, and the stage it cites just before
+    them made the output the first one's marker says it read (its ``input``, outside the folder, and
+    ``input_fingerprint``). A run with a record cites its own stages alone."""
+    from curation.stats.run_state import MARKER, read_json
+
+    if state.status != "unrecorded" or not state.current or len(cited) <= len(expected):
+        return False
+    first = read_json(state.current[0] / MARKER) or {}
+    source = first.get("input")
+    if not isinstance(source, str) or not source or Path(source).resolve().is_relative_to(run_dir.resolve()):
+        return False
+    head, tail = cited[:len(cited) - len(expected)], cited[len(cited) - len(expected):]
+    return tail == expected and head[-1][2] == first.get("input_fingerprint")
 
 
 def validate_manifest(path: Path, check_files: bool = True) -> list[str]:

@@ -49,6 +49,10 @@ class RunState:
         if self.status == "unrecorded" and (self.path / RUN_RECORD).exists():
             parts.append(f"{self.path / RUN_RECORD} cannot be read as a run record (cut or edited after curate wrote it); "
                          "re-run the same `curate run` command to rewrite it")
+        elif self.status == "unrecorded" and self.current:
+            parts.append(f"{self.path} has no {RUN_RECORD}: a folder of stages run one at a time (`curate <stage>`), not a "
+                         "finished `curate run` (or its run.json was removed); `curate verify` checks each stage against the "
+                         "one it was made from")
         elif self.status == "unrecorded":
             parts.append(f"{self.path} has no {RUN_RECORD}: the run did not finish (or an older curate wrote it)")
         elif self.status != "complete":

@@ -54,6 +54,8 @@ def main(args: argparse.Namespace) -> int:
     if args.scheduler not in (None, "synchronous"):  # its workers stand in a folder of their own: absolute paths
         args.run_dir, args.output = Path(os.path.abspath(args.run_dir)), Path(os.path.abspath(args.output))
     run = open_run(args.run_dir, args.phase)
+    if run.stale:  # a mixture folder given as it is, made before a stage before it was made again
+        log.warning("%s", run.stale)
     _check_eod(run.tokenizer, args.eod_token)
     if args.format == "megatron":
         _check_blend_path(args.output)
@@ -93,6 +95,8 @@ def main(args: argparse.Namespace) -> int:
     written += f"; {how}: " + ", ".join(f"{ph} ({left_out(p)})" for ph, p in empty.items()) if empty else ""
     written += f"; kept from the earlier export: {', '.join(kept)}" if kept else ""
     print(f"wrote {args.output}: {written} ({args.format}); see {args.output / 'export.json'}")
+    if run.stale:  # said again under the export's own lines, where it is read
+        log.warning("%s", run.stale)
     return 0
 
 

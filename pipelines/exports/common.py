@@ -42,6 +42,8 @@ class RunExport:
     run_dir: Path
     stage_dir: Path
     manifests: dict[str, dict[str, Any]]
+    #: a mixture folder given as it is that is not the current output of its run: why (:func:`stale_mixture`)
+    stale: str | None = None
 
     @property
     def tokenizer(self) -> str:
@@ -87,8 +89,10 @@ def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
     if not run_dir.is_dir():
         raise InputError(f"{run_dir} is not a folder; give the run folder that `curate run` wrote")
     own = read_marker(run_dir)
+    stale = None
     if own and own.get("stage") == "mixture":  # `curate mixture --output DIR`: the stage's folder is what an export reads
         stage_dir, marker = run_dir, own
+        stale = stale_mixture(stage_dir, own)
     else:
         stage_dir, marker = _finished_mixture(run_dir, own)
     damage = check_files(stage_dir, marker)
@@ -105,7 +109,35 @@ def open_run(run_dir: Path, phases: list[str] | None = None) -> RunExport:
     if unknown:
         raise ConfigError(f"--phase {unknown[0]}: the run has no such phase; its phases are {', '.join(manifests)}")
     chosen = {p: m for p, m in manifests.items() if not phases or p in phases}
-    return RunExport(run_dir, stage_dir, chosen)
+    return RunExport(run_dir, stage_dir, chosen, stale)
+
+
+def stale_mixture(stage_dir: Path, marker: dict[str, Any]) -> str | None:
+    """Why a mixture folder given as it is (``curate export FORMAT RUN/80_mixture``) is not made from
+    the current output of the stages before it, or None. In the folder around it, the check ``export
+    RUN`` refuses on and ``curate verify`` fails (:func:`curation.stats.run_state.run_state`; for a
+    folder of stages run one at a time, each made from the one before), less a mixture re-run alone
+    (``made with another config``: exported as it is, on purpose); for a mixture folder with no
+    stage folder beside it, the folder its marker says it was made from holding another output since. The export goes on and says so: the folder's
+    files are checked against its own manifests, so it exports what they describe."""
+    from curation.stats.run_state import run_state
+
+    run = stage_dir.parent
+    state = run_state(run)
+    why = state.stale.get(stage_dir.name)
+    if why and not why.startswith("made with another config"):
+        remedy = ("re-run the same `curate run` command, then export the run folder" if state.status != "unrecorded" else
+                  f"re-run the stages after the one made again, in order, into {run}, then export {stage_dir}")
+        return (f"{stage_dir} is not the current output of {run} ({why}: a stage before it was made again since; "
+                f"`curate verify {run}` says which): it is exported as it is, made from those stages' earlier output; "
+                f"for the current output, {remedy}")
+    alone = not state.stale and all(p == stage_dir for p in state.current)  # no stage folder beside it
+    source = marker.get("input") if alone else None
+    now = read_marker(Path(source)) if isinstance(source, str) and source else None
+    if now and now.get("output_fingerprint") != marker.get("input_fingerprint"):
+        return (f"{stage_dir} was made from {source}, which holds another output since (it was made again): it is "
+                f"exported as it is; for the current output, re-run the mixture from {source}, then export it")
+    return None
 
 
 def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, dict[str, Any]]:
