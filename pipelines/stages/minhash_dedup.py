@@ -25,6 +25,7 @@ from curation.config import ConfigError, StageConfig, check_choice, check_range
 from curation.dedup.lsh import check_keep, keep_column, lsh_params, s_curve
 from curation.dedup.minhash import HASHES, SCHEMES
 from curation.dedup.shingles import ShingleSpec
+from curation.schema import SOURCES
 from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
 from pipelines.stages import minhash_steps as steps
 from pipelines.stages.minhash_parts import set_cluster
@@ -44,7 +45,8 @@ class MinHashDedupConfig(StageConfig):
     hash: str = "fast"
     shingle: str = "script:5"
     source_shingle: dict[str, str] = dataclasses.field(default_factory=dict)
-    sources: tuple[str, ...] = ()
+    # every source but synthetic traces (reasoning, agent): templated traces of different problems are near-duplicates
+    sources: tuple[str, ...] = tuple(s for s in SOURCES if s not in ("reasoning", "agent"))
     verify: str = "exact"
     verify_threshold: float | None = None
     keep: str = "first"
