@@ -10,7 +10,11 @@ labels come from git and GitHub, not from the rules' own patterns: **merge** = t
 parents; **bot** = GitHub's ``[bot]`` account suffix. Human, non-merge commits have no label; what
 the filter drops among them is listed by reason with examples, to read. Then each repository's
 Markdown issue and pull-request templates (``.github/…TEMPLATE…md`` at HEAD), left unfilled under
-a title, are judged as issues/PRs: an unfilled template should go.
+a title, are judged as issues/PRs: an unfilled template should go. Last, the same templates and
+GitHub's stock bug report are filled the way reporters fill them: the first ``k`` words of a real
+commit message body (human, non-merge, ≥ 40 words) under the first heading or comment, the rest of
+the template left as it is, and a copy with only the environment labels filled (``- Python
+version: 3.12.3``): the share of each kept is printed (``--filled 20`` messages per repository).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,24 +58,66 @@ def commits(git_dir: str, n: int) -> list[dict]:
     return rows
 
 
-def templates(git_dir: str) -> dict[str, str | None]:
-    """``{template path: reason or None}`` for the repository's unfilled Markdown templates."""
+#: GitHub's stock bug-report template (the one ``forge.TEMPLATE_LINES`` knows), as a reporter gets it.
+STOCK_BUG_REPORT = """**Describe the bug**
+A clear and concise description of what the bug is.
+
+**To Reproduce**
+Steps to reproduce the behavior:
+1. Go to '...'
+2. Click on '....'
+3. Scroll down to '....'
+4. See error
+
+**Expected behavior**
+A clear and concise description of what you expected to happen.
+
+**Environment**
+- OS:
+- Python version:
+
+**Additional context**
+Add any other context about the problem here."""
+WORDS = (3, 5, 10, 20, 40)
+
+
+def template_files(git_dir: str) -> dict[str, str]:
+    """``{path: body}`` of the repository's Markdown issue and PR templates at HEAD (front matter cut)."""
     names = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True, text=True, check=True).stdout
-    out: dict[str, str | None] = {}
+    out = {}
     for path in names.splitlines():
-        if not (path.startswith(".github/") and "template" in path.lower() and path.endswith(".md")):
-            continue
-        body = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"], capture_output=True, text=True, check=True).stdout
-        if body.startswith("---"):  # YAML front matter of an issue template
-            body = body.split("---", 2)[-1]
-        kind = "pull_request" if "pull_request" in path.lower() else "issue"
-        meta = {"kind": kind, "title": "Title", "author": "someone"}
-        text = f"# Title\n\norg/repo#1 opened by @someone on 2024-01-01\n\n{body.strip()}"
-        reason, _ = forge_flags(meta, text)
-        if reason is None and forge_score(forge_features(meta, text)) < 0.5:
-            reason = "low_forge_score"
-        out[path] = reason
+        if path.startswith(".github/") and "template" in path.lower() and path.endswith(".md"):
+            body = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"HEAD:{path}"], capture_output=True, text=True, check=True).stdout
+            out[path] = body.split("---", 2)[-1].strip() if body.startswith("---") else body.strip()  # YAML front matter
     return out
+
+
+def judge(path: str, body: str, min_score: float = 0.5) -> str | None:
+    """The reason the filter gives a thread of ``body`` under a title, or None (kept)."""
+    meta = {"kind": "pull_request" if "pull_request" in path.lower() else "issue", "title": "Title", "author": "someone"}
+    text = f"# Title\n\norg/repo#1 opened by @someone on 2024-01-01\n\n{body}"
+    reason, _ = forge_flags(meta, text)
+    return "low_forge_score" if reason is None and forge_score(forge_features(meta, text)) < min_score else reason
+
+
+def fill(body: str, words: str) -> str:
+    """``body`` with ``words`` after its first heading or HTML comment (at the top without one)."""
+    lines = body.splitlines()
+    at = next((i + 1 for i, ln in enumerate(lines) if ln.lstrip().startswith(("#", "**")) or ln.rstrip().endswith("-->")), 0)
+    return "\n".join([*lines[:at], words, *lines[at:]])
+
+
+def filled(files: dict[str, str], rows: list[dict], n: int) -> dict[str, float]:
+    """Share of threads kept: each template filled with the first k words of ``n`` real commit message
+    bodies, and with its environment labels only."""
+    bodies = [" ".join(r["meta"]["message"].split("\n", 1)[-1].split()) for r in rows if not r["merge"] and not r["bot"]]
+    bodies = [b for b in bodies if len(b.split()) >= 40][:n]
+    files = {**files, "stock bug report": STOCK_BUG_REPORT}
+    out = {f"{k} words": sum(judge(p, fill(t, " ".join(b.split()[:k]))) is None for p, t in files.items() for b in bodies)
+           / max(len(files) * len(bodies), 1) for k in WORDS}
+    labels = {p: re.sub(r"(?m)^(\s*[-*] *(Python|OS|Flask|pydantic)[\w ]*:)\s*$", r"\1 3.12.3", t, flags=re.I) for p, t in files.items()}
+    out["environment labels only"] = sum(judge(p, t) is None for p, t in labels.items() if t != files[p]) / max(sum(t != files[p] for p, t in labels.items()), 1)
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def main() -> int:
@@ -78,6 +125,7 @@ def main() -> int:
     ap.add_argument("git_dirs", nargs="+")
     ap.add_argument("--commits", type=int, default=3000)
     ap.add_argument("--min-score", type=float, default=0.5)
+    ap.add_argument("--filled", type=int, default=20, help="real commit messages per repository to fill the templates with")
     a = ap.parse_args()
     report: dict = {}
     for git_dir in a.git_dirs:
@@ -97,7 +145,9 @@ def main() -> int:
         rep["human_dropped_examples"] = {reason: [r["meta"]["title"][:70] for r in human if r["reason"] == reason][:8]
                                          for reason in rep["human, not merge"]["by_reason"]}
         rep["merge_kept_examples"] = [r["meta"]["title"][:70] for r in groups["merge (human)"] if r["reason"] is None][:5]
-        rep["unfilled_templates"] = templates(git_dir)
+        files = template_files(git_dir)
+        rep["unfilled_templates"] = {p: judge(p, t, a.min_score) for p, t in files.items()}
+        rep["filled_templates_kept"] = filled(files, rows, a.filled)
         report[git_dir] = rep
         print(json.dumps({git_dir: rep}, indent=1, ensure_ascii=False), flush=True)
     return 0

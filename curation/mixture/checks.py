@@ -205,11 +205,17 @@ def check_edu_bands(values: Any, present: set[str]) -> list[dict[str, Any]]:
     return check_values("mixture.web_edu_bands", values, present, "edu band")
 
 
-def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02) -> list[dict[str, Any]]:
+def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02,
+                 stage: str = "pretrain") -> list[dict[str, Any]]:
     """Warnings for the groups of ``phase`` (manifest entries) whose replay is off the plan by more than
     ``tolerance`` of it and by more than one of the group's documents (their mean size) or ``tolerance``
     of the phase, the smaller: whole copies are within about a document of any plan, so a group of a few
     tokens a little off is no finding, while one whose documents are long against the phase is.
+
+    The advice names the knob that works for the phase's ``stage``: a pre-training phase's budget
+    follows ``mixture.scale``; a mid-training phase has its own (``phases.<phase>.budget``, which leaves
+    the pre-training plan as it is), and the warning gives the budget at which each short group plans
+    one of its documents of mean size.
 
     >>> g = [{"name": "a/b", "planned_tokens": 100, "replay_tokens": 50}, {"name": "c/d", "planned_tokens": 900, "replay_tokens": 900}]
     >>> [w["check"] for w in check_replay("p", g, 1000)]
@@ -232,7 +238,19 @@ def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tole
         "groups": [{"group": g["name"], "planned_tokens": g["planned_tokens"], "replay_tokens": g["replay_tokens"]} for g in off],
         "message": (f"phase {phase}: {len(off)} group(s) replay more than {tolerance:.0%} off their plan ({listed}); "
                     f"the phase replays {replay:,} of {planned:,} planned tokens: whole copies of these groups' documents "
-                    "cannot reach a fractional epoch (too few or too long documents): add data or raise mixture.scale"),
+                    f"cannot reach a fractional epoch (too few or too long documents): {_replay_advice(phase, off, planned, stage)}"),
     }
     log.warning("mixture: %s", w["message"])
     return [w]
+
+
+def _replay_advice(phase: str, off: list[Mapping[str, Any]], planned: int, stage: str) -> str:
+    """What to change for a phase whose groups replay off their plan (:func:`check_replay`)."""
+    if stage != "midtrain":
+        return "add data or raise mixture.scale"
+    need = [planned * (g["unique_tokens"] / g["unique_documents"]) / g["planned_tokens"] for g in off
+            if g.get("unique_documents") and g["planned_tokens"] and g["replay_tokens"] < g["planned_tokens"]]
+    tokens = f"{math.ceil(max(need) / 1000) * 1000}" if need else "N"
+    at = " (a budget at which each group short of its plan plans about one of its documents of mean size)" if need else ""
+    return (f"raise this mid-training phase's own budget, phases.{phase}.budget={{tokens: {tokens}}}{at}, or add data "
+            "(mixture.scale also scales the pre-training phases)")

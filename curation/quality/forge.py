@@ -56,7 +56,9 @@ TEMPLATE_LINES = (
     "1. go to '...'", "2. click on '....'", "3. scroll down to '....'", "4. see error",
 )
 #: The score's weights: ``sigmoid(bias + Σ weight · feature)``; features in :func:`forge_features`.
-WEIGHTS = {"bias": -1.5, "log_words": 0.9, "participants": 0.5, "has_code": 1.0, "boilerplate_frac": -3.0, "url_frac": -8.0}
+WEIGHTS = {"bias": -1.5, "log_words": 0.9, "participants": 0.5, "has_code": 1.0, "unfilled_template": -3.0, "url_frac": -8.0}
+#: Words people wrote from which a thread's leftover template lines cost its score nothing (below, in proportion).
+FILLED_WORDS = 20
 
 _BOT_NAME = re.compile(r"(\[bot\]$|-bot$|^bot-|-robot$)")
 _MERGE = re.compile(r"^merge (pull request #\d+|branch '|branches '|remote-tracking branch '|tag '|commit '|[0-9a-f]{7,40} into )", re.I)
@@ -150,10 +152,16 @@ def forge_flags(meta: dict[str, Any], text: str, bots: tuple[str, ...] = BOT_AUT
 
 def forge_features(meta: dict[str, Any], text: str) -> dict[str, float]:
     """The score's inputs: words people wrote, distinct human participants, code or diff present,
-    share of boilerplate lines, share of URL words."""
+    unfilled template, share of URL words.
+
+    ``unfilled_template`` judges what people wrote, not the template they wrote it in: the share of
+    template lines (:func:`content_lines`) times ``1 − words / FILLED_WORDS`` (0 from 20 words on).
+    A template with a real description keeps its score; one with a label or two filled in
+    (``- OS: Linux``) loses it."""
     title = str(meta.get("title") or meta.get("message") or "").strip()
     lines, boiler = content_lines(text, title.splitlines()[0] if title else "")
     words = sum(len(_WORD.findall(ln)) for ln in lines)
+    unfilled = max(0.0, 1.0 - words / FILLED_WORDS) * boiler / max(boiler + len(lines), 1)
     people = {a or b for a, b in _MENTION.findall(text or "")} | {_login(meta.get("author") or meta.get("user")) or ""}
     people = {p.lower() for p in people if p and not is_bot(p)}
     tokens = (text or "").split()
@@ -161,15 +169,24 @@ def forge_features(meta: dict[str, Any], text: str) -> dict[str, float]:
         "log_words": math.log1p(words),
         "participants": float(min(len(people), 3)),
         "has_code": float("```" in (text or "") or bool(diff_lines(meta, text))),
-        "boilerplate_frac": boiler / max(boiler + len(lines), 1),
+        "unfilled_template": unfilled,
         "url_frac": len(_URL.findall(text or "")) / max(len(tokens), 1),
     }
 
 
+def forge_terms(features: dict[str, float]) -> dict[str, float]:
+    """Each feature's contribution ``weight · value`` to the score's logit, and the bias: what a
+    ``low_forge_score`` ledger row shows.
+
+    >>> forge_terms({"log_words": 0.0, "participants": 1.0, "has_code": 0.0, "unfilled_template": 0.5, "url_frac": 0.0})
+    {'bias': -1.5, 'log_words': 0.0, 'participants': 0.5, 'has_code': 0.0, 'unfilled_template': -1.5, 'url_frac': 0.0}
+    """
+    return {"bias": WEIGHTS["bias"], **{k: WEIGHTS[k] * v + 0.0 for k, v in features.items()}}  # + 0.0: no -0.0
+
+
 def forge_score(features: dict[str, float]) -> float:
     """``sigmoid(bias + Σ weight · feature)`` with :data:`WEIGHTS`, in [0, 1]."""
-    z = WEIGHTS["bias"] + sum(WEIGHTS[k] * v for k, v in features.items())
-    return 1.0 / (1.0 + math.exp(-z))
+    return 1.0 / (1.0 + math.exp(-sum(forge_terms(features).values())))
 
 
 def _login(value: Any) -> str | None:

@@ -3,7 +3,9 @@
 GLM-4.5 trains on model-filtered issues, PRs and commits. Rules and a transparent score
 (:mod:`curation.quality.forge`) judge each ``issues_prs_commits`` record before the mixture
 builds repository contexts from them; each dropped record is a ledger row with its own reason
-(``bot_author``, ``auto_generated``, ``empty_thread`` or ``low_forge_score``) and the evidence.
+(``bot_author``, ``auto_generated``, ``empty_thread`` or ``low_forge_score``) and the evidence; a
+``low_forge_score`` row also gives the score's features and each one's term (``forge_features``,
+``forge_terms``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pandas as pd
 
 from curation.config import ConfigError, StageConfig, check_range
 from curation.mixture.repo_threads import parse_meta
-from curation.quality.forge import BOT_AUTHORS, forge_features, forge_flags, forge_score
+from curation.quality.forge import BOT_AUTHORS, forge_features, forge_flags, forge_score, forge_terms
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from pipelines.kit import RowFilter
 
@@ -42,6 +44,7 @@ class ForgeFilterStage(RowFilter):
     requires = ("doc_id", "text", "source", "meta")
     produces = {"forge_score": "float64", "forge_rule": object, "forge_evidence": object}
     reason = DropReason.LOW_FORGE_SCORE
+    version = "2"  # 2: leftover template lines count against a thread only while its people wrote under 20 words; score drops ledger their features
     score_keys = ("bot_authors", "min_words")
 
     def score(self, rows: pd.DataFrame, cfg: ForgeFilterConfig) -> pd.DataFrame:
@@ -65,8 +68,18 @@ class ForgeFilterStage(RowFilter):
         rules = [r if isinstance(r, str) else None for r in df.loc[hit, "forge_rule"]]
         evidence = [e if isinstance(e, str) else None for e in df.loc[hit, "forge_evidence"]]
         df.loc[hit, DROP_REASON] = np.asarray([DropReason(r or self.reason).value for r in rules], dtype=object)
-        df.loc[hit, DROP_DETAIL] = np.asarray([detail_json(forge_score=float(s), forge_rule=r, forge_evidence=e)
-                                               for s, r, e in zip(df.loc[hit, "forge_score"], rules, evidence, strict=True)], dtype=object)
+        details = []
+        for s, r, e, text, meta in zip(df.loc[hit, "forge_score"], rules, evidence, df.loc[hit, "text"], df.loc[hit, "meta"], strict=True):
+            why = {} if r else _why(text, meta)  # a score drop: the features and their terms say why
+            details.append(detail_json(forge_score=float(s), forge_rule=r, forge_evidence=e, **why))
+        df.loc[hit, DROP_DETAIL] = np.asarray(details, dtype=object)
         return df
+
+
+def _why(text: Any, meta: Any) -> dict[str, dict[str, float]]:
+    """``forge_features`` (name → value) and ``forge_terms`` (bias and weight · value), rounded."""
+    features = forge_features(parse_meta(meta), text if isinstance(text, str) else "")
+    return {"forge_features": {k: round(v, 4) for k, v in features.items()},
+            "forge_terms": {k: round(v, 4) for k, v in forge_terms(features).items()}}
 
 STAGE = ForgeFilterStage()

@@ -51,7 +51,7 @@ def write_manifests(
     warnings += unplaced_warnings(agg)
     warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
-        warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens)
+        warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens, stage=s.stage)
     langs = language_table(agg)
     lang_epochs = language_epochs(agg, copy_plans(plans, specs, cfg.max_epochs))
     policy = cfg.policy()
