@@ -41,10 +41,10 @@ def drop_format(text: str) -> str:
 
 
 def altered_chars(text: str) -> int:
-    """How many characters of ``text`` NFKC replaces or :func:`drop_format` drops: full-width Latin
-    letters and digits, ligatures, zero-width spaces, soft hyphens (and CJK's full-width
-    punctuation, which every copy of a Chinese text shares). Of two exact copies, the one with fewer
-    is the text as its author typed it.
+    """How many characters of ``text`` NFKC replaces on their own or :func:`drop_format` drops: full-width
+    Latin letters and digits, ligatures, zero-width spaces, soft hyphens (and CJK's full-width
+    punctuation, which every copy of a Chinese text shares); a letter and a combining accent NFKC
+    composes are not counted. Of two exact copies, the one with fewer is the text as its author typed it.
 
     >>> altered_chars("plain"), altered_chars("ｆｕｌｌ"), altered_chars("zero\u200bwidth"), altered_chars("你好，世界")
     (0, 4, 1, 1)
