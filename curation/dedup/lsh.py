@@ -24,6 +24,11 @@ KEEP_RULES = ("first", "longest", "highest:<column>", "lowest:<column>")
 _COMBINE = np.uint64(0xFF51AFD7ED558CCD)
 #: How far below the threshold a signature estimate may be for the exact Jaccard to be computed.
 PREFILTER = 0.2
+#: Keepers a cluster is split into at most: each costs one comparison with every member left, so a
+#: template cluster whose members sit just under the threshold of each other (shop pages: 4 in 10
+#: become keepers) cost time quadratic in its size (4,000 members: 67 s); the members left after
+#: this many keepers, within the threshold of none of them, are kept.
+MAX_KEEPERS = 32
 
 
 def uid_of(part: int, rows: np.ndarray) -> np.ndarray:
@@ -231,7 +236,8 @@ def star_keepers(
 
     ``ranked``: the rows in keep order, grouped by cluster (``labels``: their cluster). The best
     remaining member becomes a keeper and takes every remaining member whose similarity to it is
-    at least ``threshold``; the rest repeat this among themselves. The order depends on the
+    at least ``threshold``; the rest repeat this among themselves, up to :data:`MAX_KEEPERS`
+    keepers (the members left then keep themselves). The order depends on the
     cluster's members and the keep rule only, so the result does not depend on partitioning.
     Exact similarity (``sets`` given) is computed for the members whose signature estimate is
     within ``PREFILTER`` of the threshold (a pair at 0.8 estimates below 0.6 with p < 1e-8).
@@ -246,8 +252,12 @@ def star_keepers(
     jac = np.full(n, np.nan)
     bounds = np.flatnonzero(np.r_[True, labels[1:] != labels[:-1], True])
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        rest = ranked[lo:hi]
+        rest, made = ranked[lo:hi], 0
         while len(rest):
+            if made == MAX_KEEPERS:  # within the threshold of none of the keepers so far: each keeps itself
+                keeper[rest] = rest
+                break
+            made += 1
             k = rest[0]
             if threshold is None:
                 take = np.ones(len(rest), dtype=bool)
@@ -257,7 +267,7 @@ def star_keepers(
                     take = est >= threshold - 1e-12
                 else:
                     near = np.flatnonzero(est >= threshold - PREFILTER)
-                    exact = np.array([exact_jaccard(sets[rest[i]], sets[k]) for i in near])
+                    exact = np.array([_jaccard_sorted(sets[rest[i]], sets[k]) for i in near])
                     take = np.zeros(len(rest), dtype=bool)
                     take[near] = exact >= threshold - 1e-12
                     jac[rest[near]] = exact
@@ -265,3 +275,10 @@ def star_keepers(
             keeper[rest[take]] = k
             rest = rest[~take]
     return keeper, jac
+
+
+def _jaccard_sorted(a: np.ndarray, b: np.ndarray) -> float:
+    """:func:`exact_jaccard` of two sorted sets of unique hashes (what the keeper step is given)."""
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    union = len(a) + len(b) - inter
+    return inter / union if union else 1.0

@@ -118,3 +118,24 @@ def test_pick_keepers_with_a_threshold_keeps_each_member_far_from_its_keeper():
     longest = pick_keepers(m, "longest", 0.8)  # c keeps, takes b; a is 0.6 from c and stays
     assert longest["drop_reason"].notna().tolist() == [False, True, False]
     assert json.loads(longest["drop_detail"].iloc[1])["duplicate_of"] == "c"
+
+
+def test_a_cluster_is_split_into_at_most_max_keepers_and_the_rest_keep_themselves():
+    """A template cluster whose members sit just under the threshold of each other made one keeper
+    each, one comparison with every member left per keeper: time quadratic in its size. Past
+    MAX_KEEPERS keepers, the members left keep themselves (none is removed unverified)."""
+    import numpy as np
+
+    from curation.dedup.lsh import MAX_KEEPERS, star_keepers
+
+    n = MAX_KEEPERS + 10
+    distinct = [np.arange(i * 1000, i * 1000 + 100, dtype=np.uint64) for i in range(n)]  # Jaccard 0 to each other
+    sets = list(distinct)
+    sets[n - 1] = distinct[n - 2].copy()  # the last two are copies, both past the cap
+    sig = np.ones((n, 4), dtype=np.uint32)  # every estimate 1.0: every pair is compared exactly
+    keeper, jac = star_keepers(np.zeros(n), np.arange(n), sig, sets, 0.8)
+    assert keeper.tolist() == list(range(n))  # the copy past the cap is kept, not removed against no keeper
+    assert np.isnan(jac[n - 1]) or jac[n - 1] < 0.8
+    small = sets[MAX_KEEPERS - 2 :]  # the same copies inside the cap: removed against their keeper
+    k2, j2 = star_keepers(np.zeros(len(small)), np.arange(len(small)), sig[: len(small)], small, 0.8)
+    assert k2[-1] == len(small) - 2 and j2[-1] == 1.0
