@@ -145,13 +145,15 @@ def verify_mask(sig_u: np.ndarray, sig_v: np.ndarray, threshold: float | None) -
     return est, keep
 
 
-def exact_jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Jaccard of two sets of shingle hashes.
+def exact_jaccard(a: np.ndarray, b: np.ndarray, assume_unique: bool = False) -> float:
+    """Jaccard of two sets of shingle hashes (``assume_unique``: each already sorted and unique, as
+    :func:`~curation.dedup.minhash_stats.exact_shingle_sets` writes them).
 
-    >>> exact_jaccard(np.array([1, 2, 3]), np.array([2, 3, 4]))
-    0.5
+    >>> exact_jaccard(np.array([1, 2, 3]), np.array([2, 3, 4])), exact_jaccard(np.array([1, 2]), np.array([2, 3]), True)
+    (0.5, 0.3333333333333333)
     """
-    a, b = np.unique(a), np.unique(b)
+    if not assume_unique:
+        a, b = np.unique(a), np.unique(b)
     inter = len(np.intersect1d(a, b, assume_unique=True))
     union = len(a) + len(b) - inter
     return inter / union if union else 1.0
@@ -267,7 +269,7 @@ def star_keepers(
                     take = est >= threshold - 1e-12
                 else:
                     near = np.flatnonzero(est >= threshold - PREFILTER)
-                    exact = np.array([_jaccard_sorted(sets[rest[i]], sets[k]) for i in near])
+                    exact = np.array([exact_jaccard(sets[rest[i]], sets[k], assume_unique=True) for i in near])
                     take = np.zeros(len(rest), dtype=bool)
                     take[near] = exact >= threshold - 1e-12
                     jac[rest[near]] = exact
@@ -276,9 +278,3 @@ def star_keepers(
             rest = rest[~take]
     return keeper, jac
 
-
-def _jaccard_sorted(a: np.ndarray, b: np.ndarray) -> float:
-    """:func:`exact_jaccard` of two sorted sets of unique hashes (what the keeper step is given)."""
-    inter = len(np.intersect1d(a, b, assume_unique=True))
-    union = len(a) + len(b) - inter
-    return inter / union if union else 1.0
