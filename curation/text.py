@@ -49,21 +49,15 @@ def altered_chars(text: str) -> int:
     >>> altered_chars("plain"), altered_chars("ｆｕｌｌ"), altered_chars("zero\u200bwidth"), altered_chars("你好，世界")
     (0, 4, 1, 1)
     """
-    return normalized_and_altered(text)[1]
-
-
-def normalized_and_altered(text: str) -> tuple[str, int]:
-    """:func:`normalize_exact` and :func:`altered_chars` of ``text``: the characters are counted by
-    looking each code point up in a table of those NFKC changes on their own (and of the Cf ones)."""
     if text.isascii():
-        return " ".join(text.split()), 0
+        return 0
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     table = _altered_table()
     low = points < len(table)
     altered = int(np.count_nonzero(table[points[low]]))
     if not low.all():  # above the table only Cf tags (U+E0001, U+E0020–E007F) change
         altered += sum(1 for cp in points[~low].tolist() if unicodedata.category(chr(cp)) == "Cf")
-    return normalize_exact(text), altered
+    return altered
 
 
 @functools.cache

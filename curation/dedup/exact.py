@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
-from curation.text import normalized_and_altered, text_hash
+from curation.text import altered_chars, normalize_exact, text_hash
 
 KEEP_RULES = ("first", "longest")
 
@@ -20,13 +20,12 @@ def exact_keys(df: pd.DataFrame) -> pd.DataFrame:
     """``hash`` of each normalised text with ``doc_id``, text length and
     :func:`~curation.text.altered_chars`."""
     texts = df["text"].tolist()
-    keys = [normalized_and_altered(t) for t in texts]
     return pd.DataFrame(
         {
-            "hash": [text_hash(k) for k, _ in keys],
+            "hash": [text_hash(normalize_exact(t)) for t in texts],
             "doc_id": df["doc_id"].astype(object).to_numpy(),
             "length": [len(t) for t in texts],
-            "altered": [a for _, a in keys],
+            "altered": [altered_chars(t) for t in texts],
         }
     )
 
