@@ -34,10 +34,9 @@ def _annotated(stats: dict[str, Any]) -> str:
 
 #: ingest's reasons for a record that could not be read as a document, and what to change
 UNREADABLE = {
-    "unknown_source": "a record with no source or another one: give --source or an ingest.inputs entry, or a source field "
-                      "that is one of " + ", ".join(SOURCES) + "; a record's own source field comes first, so where it names "
-                      "something else (a dataset's name) point ingest.fields.source at a field the records lack (e.g. "
-                      "ingest.fields.source=none) and --source applies to all",
+    "unknown_source": "a record with no source or another one: give --source or an ingest.inputs entry (a record's own "
+                      "source field that names no source, such as a dataset's name, then gives way to it and is kept in meta), "
+                      "or a source field that is one of " + ", ".join(SOURCES),
     "missing_text": "name the text field with ingest.fields.text=<field>",
     "wrong_type": "the ledger names the field; map a string field to it with ingest.fields.<column>=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "",
@@ -49,9 +48,11 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     could not read some records as documents (with the change that fixes the usual causes), or
     dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`), or
     stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`), or kept a
-    natural-language ``language`` field in meta (:func:`curation.ingest.language_field.moved_note`)."""
+    natural-language ``language`` field in meta (:func:`curation.ingest.language_field.moved_note`), or gave records whose
+    source field names no source their input's source (:func:`curation.ingest.source_field.source_note`)."""
     from curation.ingest.language_field import moved_note
     from curation.ingest.notices import duplicate_id_warning, missing_text_fix, stopped_files_warning
+    from curation.ingest.source_field import source_note
 
     out = []
     name, came, by_reason = stats["stage"], stats["in"]["documents"], stats.get("dropped_by_reason", {})
@@ -68,6 +69,8 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
         out.append(stopped)
     if (moved := moved_note(stats)) is not None:  # a natural-language `language` field kept in meta
         out.append(moved)
+    if (given := source_note(stats)) is not None:  # a source field naming a dataset, on an input with a source
+        out.append(given)
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

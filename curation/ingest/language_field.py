@@ -68,28 +68,32 @@ def moved_to_meta(value: Any, source: Any) -> bool:
     return source not in CODE_SOURCES and natural_language(value)
 
 
-def moved_counts(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (file, value): the rows of a parsed part whose ``language`` field went to meta."""
-    if MOVED not in df.columns or not df[MOVED].notna().any():
+def moved_counts(df: pd.DataFrame, column: str = MOVED) -> pd.DataFrame:
+    """Per (file, value): the rows of a parsed part whose field went to meta, by the private ``column`` that
+    holds the values (this module's :data:`MOVED`, or :data:`curation.ingest.source_field.MOVED`)."""
+    if column not in df.columns or not df[column].notna().any():
         return MOVED_META.copy()
-    hit = df[df[MOVED].notna()]
-    out = hit.groupby([hit["_file"].astype(str), hit[MOVED].astype(str)], sort=True).size().rename("rows").reset_index()
-    return out.set_axis(list(MOVED_META.columns), axis=1).astype({"rows": "int64"})
+    hit = df[df[column].notna()]
+    out = hit.groupby([hit["_file"].astype(str), hit[column].astype(str)], sort=True).size().rename("rows").reset_index()
+    out = out.set_axis(["file", "value", "rows"], axis=1).assign(column=column)
+    return out[list(MOVED_META.columns)].astype({"rows": "int64"})
 
 
-MOVED_META = pd.DataFrame({"file": pd.Series(dtype=object), "value": pd.Series(dtype=object), "rows": pd.Series(dtype="int64")})
+MOVED_META = pd.DataFrame({"column": pd.Series(dtype=object), "file": pd.Series(dtype=object), "value": pd.Series(dtype=object),
+                           "rows": pd.Series(dtype="int64")})
 
 
-def moved_figures(counts: pd.DataFrame, shown: int = 3) -> dict[str, Any] | None:
-    """What ingest records of the values kept in meta (None when there were none): documents, files,
-    documents per value, and the first ``shown`` files with theirs."""
+def moved_figures(counts: pd.DataFrame, shown: int = 3, column: str = MOVED, key: str = FIGURES) -> dict[str, Any] | None:
+    """What ingest records under ``key`` of the values of ``column`` kept in meta (None when there were none):
+    documents, files, documents per value, and the first ``shown`` files with theirs."""
+    counts = counts[counts["column"] == column] if counts is not None else None
     if counts is None or counts.empty:
         return None
     per_file = counts.groupby("file", sort=True)["rows"].sum()
     per_value = counts.groupby("value", sort=True)["rows"].sum()
-    return {FIGURES: {"documents": int(counts["rows"].sum()), "files": len(per_file),
-                      "values": {str(k): int(v) for k, v in per_value.items()},
-                      "examples": {str(k): int(v) for k, v in per_file.head(shown).items()}}}
+    return {key: {"documents": int(counts["rows"].sum()), "files": len(per_file),
+                  "values": {str(k): int(v) for k, v in per_value.items()},
+                  "examples": {str(k): int(v) for k, v in per_file.head(shown).items()}}}
 
 
 def moved_note(stats: dict[str, Any]) -> str | None:

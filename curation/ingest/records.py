@@ -23,6 +23,8 @@ import pandas as pd
 from curation.errors import nearest
 from curation.ingest.language_field import MOVED, moved_to_meta
 from curation.ingest.record_meta import id_text, merged_meta, meta_json
+from curation.ingest.source_field import MOVED as SOURCE_MOVED
+from curation.ingest.source_field import resolved_source
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id, drop_format
 
@@ -148,6 +150,7 @@ def rows_from_records(
     details: list[str | None] = []
     pages: list[str | None] = []
     moved: list[str | None] = []  # a natural-language ``language`` field kept in meta (curation/ingest/language_field.py)
+    sources: list[str | None] = []  # a source field naming no source, on an input with one (curation/ingest/source_field.py)
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
     files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
@@ -156,6 +159,7 @@ def rows_from_records(
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
         html = row.pop(HTML_COLUMN, None)
         moved.append(row.pop(MOVED, None))
+        sources.append(row.pop(SOURCE_MOVED, None))
         if not row["doc_id"]:
             row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else (html or ""), location)
         pages.append(html if reason is None else None)
@@ -169,6 +173,7 @@ def rows_from_records(
     df[DROP_DETAIL] = pd.Series(details, dtype=object)
     df[HTML_COLUMN] = pd.Series(pages, dtype=object)
     df[MOVED] = pd.Series(moved, dtype=object)
+    df[SOURCE_MOVED] = pd.Series(sources, dtype=object)
     df["_file"] = file
     df["_line"] = pd.Series(lines, dtype="int64")
     return df
@@ -191,7 +196,7 @@ def _map_record(
         return row, err[0], err[1]
     raw_id = _utf8(rec.get(fields.id))
     row["doc_id"] = id_text(raw_id) if not isinstance(raw_id, (dict, list, bool)) else None
-    source = _utf8(rec.get(fields.source)) or default_source
+    source, row[SOURCE_MOVED] = resolved_source(_utf8(rec.get(fields.source)), default_source)  # "c4" on a --source web file: web
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))
@@ -199,7 +204,7 @@ def _map_record(
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
-    extra = {k: v for k, v in rec.items() if k not in mapped}
+    extra = {k: v for k, v in rec.items() if k not in mapped} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
     if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta
         extra[fields.language], row[MOVED], row["language"] = row["language"], row["language"], None
     extra = merged_meta(rec.get(fields.meta), extra)

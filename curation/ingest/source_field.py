@@ -1,0 +1,48 @@
+"""A record's own ``source`` field that names no source, on an input whose source the user gave.
+
+A record's source field comes before the source of its input (``--source``, ``ingest.source`` or an
+``ingest.inputs`` entry), so that a file mixing sources keeps each record's. Many corpora carry a
+field ``source`` of their own that names the dataset a record came from (``c4``, ``wcxb``,
+``dolma_cc_raw_wet``), not one of the recipe's sources: on an input with a source of its own, such a
+record takes the input's source, and the field's value is kept in ``meta`` under the field's name
+(as any field that fills no column is). Without a source for the input it is an ``unknown_source``
+ledger row.
+
+>>> resolved_source("code", "web"), resolved_source("c4", "web"), resolved_source("c4", None), resolved_source(None, "web")
+(('code', None), ('web', 'c4'), ('c4', None), ('web', None))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curation.schema import SOURCES
+
+#: Key of the figures ingest records (stats.json ``extra``) of the records that took their input's source.
+FIGURES = "source_field_in_meta"
+#: The private column of the parsed rows holding the value a row's source field had when it went to meta.
+MOVED = "_source_in_meta"
+
+
+def resolved_source(value: Any, given: str | None) -> tuple[Any, str | None]:
+    """(the record's source, the field's value kept in meta or None) for a record whose source field
+    holds ``value`` (None when it has none), on an input whose source is ``given`` (None when the user
+    gave none). A value that is no string is returned as it is (a ``wrong_type`` row)."""
+    if isinstance(value, str) and value and value not in SOURCES and given is not None:
+        return given, value
+    return value or given, None
+
+
+def source_note(stats: dict[str, Any]) -> str | None:
+    """One line for an ingest whose records had a source field naming no source (None otherwise)."""
+    fig = (stats.get("extra") or {}).get(FIGURES) if stats.get("stage") == "ingest" else None
+    if not fig:
+        return None
+    values = ", ".join(f"{k}={v:,}" for k, v in sorted(fig["values"].items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+    files = ", ".join(fig["examples"]) + (", …" if fig["files"] > len(fig["examples"]) else "")
+    return (
+        f"ingest: {fig['documents']:,} records of {fig['files']:,} file(s) ({files}) have a source field that names "
+        f"no source ({values}); they take the source given for their input (--source or an ingest.inputs entry), and "
+        "the field's value is kept in meta under the field's name. A source field that is one of "
+        f"{', '.join(SOURCES)} is the record's source"
+    )
