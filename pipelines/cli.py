@@ -82,7 +82,8 @@ def _common(p: argparse.ArgumentParser, source: bool) -> None:  # source: --sour
                    help="files, folders, globs or @list.txt (one path a line; --input may be repeated); a stage folder for later stages")
     p.add_argument("--output", required=True, type=Path, help="run folder (run) or stage folder (one stage)")
     p.add_argument("--source", default=None, help="ingest: the source of inputs that carry none (web, code, math_science, …)" if source else argparse.SUPPRESS)
-    p.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
+    p.add_argument("--scheduler", default=None, help="tcp://host:8786 or the --scheduler-file JSON of an existing cluster "
+                   "(waited for while it is written), 'synchronous' for no cluster")
     p.add_argument("--workers", type=_workers_arg, default=None, help="workers of the embedded LocalCluster: ≥ 1 or auto (one per core); default: a LocalCluster "
                    "with one per core, or one process for inputs under cluster.min_input_mb (16 MiB)")
     p.add_argument("--memory-limit", type=memory_arg, default="auto", help="memory limit per worker of the embedded LocalCluster (auto, 0 = none, or e.g. 4GB)")

@@ -2,8 +2,8 @@
 asked of the server there, all within :data:`pipelines.cluster.CONNECT_TIMEOUT_S`.
 
 :func:`check_address` runs for every command that takes ``--scheduler`` (``--dry-run`` included,
-which connects to nothing). An address, or the address a scheduler file holds (read there: a missing
-file is a SchedulerError, exit 9), is a ConfigError (exit 2) without a host, without a port of 1 to
+which connects to nothing). An address, or the address a scheduler file holds (read there, waited for while the file is
+missing, empty or half-written: :mod:`pipelines.scheduler_file`), is a ConfigError (exit 2) without a host, without a port of 1 to
 65535, of a protocol Dask does not speak from another process (``http://``, ``inproc://``), of
 ``ucx://`` without the ``distributed-ucxx`` package, of ``tls://``/``wss://`` without this machine's
 Dask TLS settings for a client, or of a protocol without TLS where Dask's config requires encryption.
@@ -19,7 +19,6 @@ that fails, or a Dask worker or nanny instead of the scheduler.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from typing import Any
 
@@ -60,7 +59,10 @@ def check_address(scheduler: str) -> str:
         check_protocol(scheduler, f"--scheduler {scheduler}", "give tcp://host:8786, a scheduler file (.json) or synchronous",
                        PLAIN_HINT)
         return scheduler
-    address = file_address(scheduler)
+    from pipelines import cluster
+    from pipelines.scheduler_file import file_address
+
+    address = file_address(scheduler, cluster.CONNECT_TIMEOUT_S)  # waited for while `dask scheduler` writes it
     check_protocol(address, f"--scheduler {scheduler} (the scheduler file's address {address})",
                    "give the file `dask scheduler --scheduler-file` writes, or an address tcp://host:8786",
                    "the scheduler that wrote this file listens with TLS")
@@ -117,26 +119,6 @@ def _check_security(protocol: str, where: str, tls_hint: str) -> None:
     if protocol not in ("tls", "wss") and security.require_encryption:
         raise ConfigError(f"{where}: Dask's config requires encryption (distributed.comm.require-encryption) and {protocol}:// "
                           "has none: give the tls:// address of a scheduler that listens with TLS")
-
-
-def file_address(path: str) -> str:
-    """The address a scheduler file holds: SchedulerError when there is no file, ConfigError when it is not one."""
-    import os
-
-    from curation.config import ConfigError
-    from pipelines.cluster import SchedulerError
-
-    if not os.path.exists(path):
-        raise SchedulerError(f"--scheduler {path}: no such scheduler file; start `dask scheduler --scheduler-file {path}` first")
-    try:
-        with open(path, encoding="utf-8") as f:
-            address = json.load(f)["address"]
-        if not isinstance(address, str):
-            raise TypeError(f"its address is {address!r}")
-    except (ValueError, TypeError, KeyError, OSError) as exc:
-        raise ConfigError(f"--scheduler {path}: not a Dask scheduler file ({type(exc).__name__}: {exc}); give the file "
-                          "`dask scheduler --scheduler-file` writes, or an address tcp://host:8786") from None
-    return address
 
 
 async def _ask(address: str, connect_s: float) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import dask
 import pytest
 
+import pipelines.cluster
 from pipelines.cli import main
 from tests.pipelines.test_cluster import REPO, _stop
 from tests.pipelines.test_scheduler_connect import _errors, _Server
@@ -122,10 +123,12 @@ def test_a_scheduler_files_tls_address_without_tls_config_names_the_file(tmp_pat
         assert "distributed.comm.tls.client.cert" in line and "the scheduler that wrote this file listens with TLS" in line
 
 
-def test_a_dry_run_says_a_missing_scheduler_file_like_a_run(tmp_path, caplog):
+def test_a_dry_run_says_a_missing_scheduler_file_like_a_run(tmp_path, caplog, monkeypatch):
     """A dry run with a scheduler file that does not exist printed its plan and exit 0."""
+    monkeypatch.setattr(pipelines.cluster, "CONNECT_TIMEOUT_S", 1)  # how long each waits for the file to appear
     missing = tmp_path / "missing.json"
-    said = f"--scheduler {missing}: no such scheduler file; start `dask scheduler --scheduler-file {missing}` first"
+    said = (f"--scheduler {missing}: no such scheduler file after waiting 1 s; start `dask scheduler --scheduler-file "
+            f"{missing}` first, or give its address tcp://host:8786")
     assert _both(tmp_path, caplog, str(missing)) == [(9, said), (9, said)]
 
 
