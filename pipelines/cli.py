@@ -11,7 +11,7 @@ recipe's keys (``minhash_dedup.threshold=0.7`` for ``run``, ``threshold=0.7`` or
 before anything runs, and a key that does not exist yet needs a leading ``+``.
 
 Exit codes (one line on stderr each, no traceback; a bug in curate prints its traceback and ends
-with 70): see :data:`pipelines.exit_codes.EXIT_CODES`.
+with 70): see :data:`pipelines.exit_codes.EXIT_CODES` and :mod:`pipelines.cli_end`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ import sys
 from pathlib import Path
 
 from curation.config import ConfigError
+from pipelines.cli_end import ended
 from pipelines.cli_words import curate_version, split_overrides, suggest_command
 from pipelines.commands import add_module_parsers
-from pipelines.exit_codes import failure, short, where
 from pipelines.recipe import profiles
 from pipelines.scheduler_choice import memory_arg
-from pipelines.signals import Terminated, catch_sigterm, restore_sigterm
+from pipelines.signals import catch_sigterm, exit_process, finished, hold_until_exit, restore_sigterm
 from pipelines.stage_help import stage_help
 from pipelines.stages import STAGES
 
@@ -122,6 +122,13 @@ QUIET_ENV = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``curate``; with ``argv`` None (this process's command line) the process ends here, a stop
+    while it exits said in one line too (:func:`pipelines.signals.exit_process`)."""
+    code = _main(argv)
+    return code if argv is not None else exit_process(code)
+
+
+def _main(argv: list[str] | None) -> int:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
     words = sys.argv[1:] if argv is None else argv
@@ -145,39 +152,15 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(args, "handler"):
             return int(args.handler(args) or 0)
         return _run(args)
-    except KeyboardInterrupt as stop:  # what a stop that came once a stage was in place kept, else the command's line
-        log.error("interrupted: %s", getattr(stop, "what", None) or _STOPPED.get(args.command, "re-run the same command"))
-        return 130
-    except Terminated as stop:
-        log.error("terminated (SIGTERM): %s", getattr(stop, "what", None) or _STOPPED.get(args.command, "re-run the same command"))
-        return 143
-    except BrokenPipeError:  # `curate stats --json | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
-        return 141
     except (SystemExit, GeneratorExit):
         raise
-    except BaseException as exc:  # noqa: BLE001 - every known failure class ends in one line
-        code, message = failure(exc)
-        if code is None:
-            import traceback
-
-            traceback.print_exception(exc)
-            log.error("internal error (a bug in curate, exit code 70): %s at %s; the traceback is above, "
-                      "please report it with the command you ran", short(f"{type(exc).__name__}: {exc}"), where(exc))
-            return 70
-        log.error("%s", message)
-        return code
+    except BaseException as exc:  # noqa: BLE001 - every failure and stop ends in one line and its exit code
+        return ended(args.command, exc)
     finally:
-        restore_sigterm(previous)
-
-
-#: What an interrupted command left, and what to do, where it is not "re-run the same command".
-_STOPPED = {
-    "run": "finished stages are kept and the stage under way was removed; re-run the same command to resume",
-    **{n.replace("_", "-"): "what the stage had written was removed and a finished folder it would replace is kept as it "
-       "was; re-run the same command" for n in STAGES},
-    "export": "nothing was written (an export is moved into place only once every phase is done); re-run the same command",
-}
+        if argv is None:  # this process's command: a stop until the process exits says one line too
+            hold_until_exit()
+        else:
+            restore_sigterm(previous)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -258,6 +241,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             results = [run_stage(stage, recipe, stage_dir=args.output, input_dir=Path(args.input[0]), client=client, quiet=args.quiet,
                                  cache_root=args.cache_dir)]
+        finished(f"the run had finished: every stage and run.json are in place in {args.output}, the output is complete (curate "
+                 f"stats --check exits 0)" if stage is None else f"the stage had finished: {args.output} is in place, complete")
     print(funnel_table([r.stats for r in results]))
     return 0
 

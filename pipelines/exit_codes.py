@@ -8,7 +8,9 @@ import errno
 from curation.config import ConfigError
 from curation.errors import DamagedFileError, ServiceError
 
-#: Exit code of each failure class (argparse's usage errors are 2 as well).
+#: Exit code of each failure class (argparse's usage errors are 2 as well). A stop is 130 or 143 also
+#: when it comes once the work is done (the cluster closing, the process exiting): its line says the
+#: output is complete (:mod:`pipelines.signals`).
 EXIT_CODES = {
     "ok": 0,
     "verify found problems": 1,
