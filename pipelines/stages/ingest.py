@@ -41,6 +41,8 @@ from curation.ingest.duplicate_ids import find_duplicate_ids, finish_docs
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
 from curation.ingest.language_field import MOVED, MOVED_META, moved_counts, moved_figures
+from curation.ingest.mojibake import FIGURES as MOJIBAKE
+from curation.ingest.mojibake import REPAIRED, repair_part
 from curation.ingest.readers import read_group
 from curation.ingest.records import HTML_COLUMN, LOCATION_COLUMNS, FieldMap
 from curation.ingest.urls import URL_COLUMNS
@@ -77,6 +79,7 @@ class IngestConfig(StageConfig):
     extractor: str = "resiliparse_routed"
     max_html_bytes: int = 10_000_000
     url_dedup_sources: tuple[str, ...] = ("web", "social")
+    fix_mojibake: bool = True
 
     def validate(self) -> None:
         check_range(self, "blocksize_mb", 1, 4096)
@@ -115,7 +118,7 @@ class IngestStage:
     # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
     # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound,
     # a natural-language `language` field (zh, cmn_Hani) of a non-code document kept in meta, not in the column;
-    # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta
+    # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -158,7 +161,8 @@ def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Arti
     tasks = dd.from_map(_parse_part, groups, list(range(len(groups))), args=(cfg, out), meta=MOVED_META, enforce_metadata=False)
     # the largest partitions first: a file's last, shorter chunk then fills a tail (benchmarks/recipe)
     counts = ctx.compute(tasks, "parse", costs=[sum(s.nbytes for s in g) for g in groups])
-    figures = {**(moved_figures(counts) or {}), **(moved_figures(counts, column=source_field.MOVED, key=source_field.FIGURES) or {})}
+    figures = {**(moved_figures(counts) or {}), **(moved_figures(counts, column=source_field.MOVED, key=source_field.FIGURES) or {}),
+               **(moved_figures(counts, column=REPAIRED, key=MOJIBAKE) or {})}
     return figures or None
 
 
@@ -172,6 +176,8 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
         raise InputError(f"{row['_file']} line {row['_line']}: {row[DROP_REASON]} ({json.loads(row[DROP_DETAIL])['error']}); fix the input or set ingest.on_error=ledger")
     ok = ~bad.to_numpy() & df["text"].notna().to_numpy()  # pages without text yet are counted after extraction
     texts = df.loc[ok, "text"].tolist()
+    if cfg.fix_mojibake and texts:
+        texts = repair_part(df, ok, texts)
     if texts:
         df.loc[ok, "n_tokens"] = count_tokens(texts, cfg.tokenizer)
     annotate_language(df, ok, texts)  # lang / lang_score (classifiers/langid.py); ``und`` for ledgered rows
@@ -183,8 +189,8 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     pages = pd.DataFrame({"doc_id": df.loc[has_html, "doc_id"].to_numpy(), "html": df.loc[has_html, HTML_COLUMN].to_numpy()})
     write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
                 groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
-    out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN, MOVED, source_field.MOVED], errors="ignore"))
-    return pd.concat([moved_counts(df), moved_counts(df, source_field.MOVED)], ignore_index=True)
+    out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN, MOVED, source_field.MOVED, REPAIRED], errors="ignore"))
+    return pd.concat([moved_counts(df), moved_counts(df, source_field.MOVED), moved_counts(df, REPAIRED)], ignore_index=True)
 
 
 def html_groups(sizes: Any, budget: int) -> list[int]:

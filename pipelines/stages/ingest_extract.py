@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from classifiers.langid import identify_docs
 from curation.files import link_file
 from curation.ingest.extract import extract_page, too_deep_reason
+from curation.ingest.mojibake import REPAIRED, repair_part
 from curation.quality.code_pages import page_html
 from curation.quality.html_code import CodeTagStats
 from curation.quality.page_code import page_code
@@ -58,11 +59,13 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
     numbers = list(range(len(parsed.parts())))  # parse writes one part per input partition
 
     def produce(out: Path) -> dict[str, int]:
-        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars, skip),
-                            meta=pd.DataFrame({"pages": pd.Series(dtype="int64"), "empty": pd.Series(dtype="int64")}),
+        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars, skip,
+                                                          cfg.fix_mojibake),
+                            meta=pd.DataFrame({c: pd.Series(dtype="int64") for c in ("pages", "empty", "repaired")}),
                             enforce_metadata=False)
         counts = ctx.compute(tasks, f"extract ({cfg.extractor})")
-        return {"extracted_pages": int(counts["pages"].sum()), "extraction_empty": int(counts["empty"].sum())}
+        return {"extracted_pages": int(counts["pages"].sum()), "extraction_empty": int(counts["empty"].sum()),
+                "mojibake_repaired_pages": int(counts["repaired"].sum())}
 
     ctx.extra_stats["extractor"] = cfg.extractor
     extracted = ctx.step("extracted", {**parse_key, "extractor": cfg.extractor, "code_tags": CODE_TAGS_VERSION}, produce)
@@ -72,11 +75,12 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
 
 
 def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokenizer: str, max_chars: int,
-                  skip: frozenset[int] | set[int] = frozenset()) -> tuple[pd.DataFrame, int, pd.DataFrame]:
+                  skip: frozenset[int] | set[int] = frozenset(), fix_mojibake: bool = True) -> tuple[pd.DataFrame, int, pd.DataFrame]:
     """``df`` with the text of its pending pages (kept, no text, HTML in ``pages``, not in ``skip``)
     extracted, the number of pages extracted, and the code tags of its kept pages with HTML
     (:data:`CODE_TAGS_SCHEMA`). ``pages`` holds one row per row of ``df`` with HTML, in row order:
-    a page is its row's, never another row's of the same id."""
+    a page is its row's, never another row's of the same id. With ``fix_mojibake`` the extracted texts are
+    repaired (:mod:`curation.ingest.mojibake`)."""
     html = row_pages(df, pages)
     kept = _kept(df, skip)
     pending = kept & df["text"].isna() & df.get("_has_html", pd.Series(False, index=df.index)).astype(bool)
@@ -105,6 +109,8 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         else:
             df.at[i, "text"] = text
     ok = [i for i, t in zip(idx, texts, strict=True) if t and not (max_chars and len(t) > max_chars)]
+    if ok and fix_mojibake:
+        repair_part(df, df.index.isin(ok), df.loc[df.index.isin(ok), "text"].tolist())
     if ok:
         df.loc[ok, "n_tokens"] = count_tokens(df.loc[ok, "text"].tolist(), tokenizer)
         # parse identified the languages of documents that came with text; pages get theirs from the extracted text
@@ -157,7 +163,7 @@ def write_code_parts(tags: pd.DataFrame, out: Artifact, number: int) -> None:
 
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
-                  max_chars: int, skip: frozenset[int] | set[int] = frozenset()) -> pd.DataFrame:
+                  max_chars: int, skip: frozenset[int] | set[int] = frozenset(), fix_mojibake: bool = True) -> pd.DataFrame:
     pages = html.read_part(number)
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
     has_html = "_has_html" in pq.read_schema(parsed.part_path(number)).names
@@ -166,14 +172,15 @@ def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, 
         # no kept page with HTML: extraction changes no row, so the part is the parsed one (linked, not rewritten)
         link_file(parsed.part_path(number), out.part_path(number))
         write_code_parts(_code_tags(head, row_pages(head, pages), {}, _kept(head, skip)), out, number)
-        return pd.DataFrame({"pages": [0], "empty": [0]})
+        return pd.DataFrame({"pages": [0], "empty": [0], "repaired": [0]})
     df = parsed.read_part(number)
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
-    df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars, skip)
-    out.write_part(number, df)
+    df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars, skip, fix_mojibake)
+    repaired = int(df[REPAIRED].notna().sum()) if REPAIRED in df.columns else 0
+    out.write_part(number, df.drop(columns=[REPAIRED], errors="ignore"))
     write_code_parts(tags, out, number)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
-    return pd.DataFrame({"pages": [n], "empty": [empty]})
+    return pd.DataFrame({"pages": [n], "empty": [empty], "repaired": [repaired]})
 
 
 def find_url_duplicates(keys: pd.DataFrame) -> pd.DataFrame:
