@@ -53,6 +53,7 @@ from curation.schema import SOURCES, annotated_meta
 from pipelines.kit import StageContext
 from pipelines.kit.shapes import StageFigures
 from pipelines.recipe_schema import MAX_SEED
+from pipelines.stages.mixture_headers import check_headers
 from pipelines.stages.mixture_manifests import write_manifests
 from pipelines.stages.mixture_write import write_all_shards
 
@@ -180,10 +181,17 @@ class MixtureStage:
     global_keys = ("seed",)
 
     def preflight(self, cfg: MixtureConfig) -> None:
-        """FIM's sentinels must be single tokens of the run's tokenizer: another tokenizer (a
-        ``tokenizer.json`` without Qwen's FIM tokens) would hand the trainer FIM'd code whose
-        sentinels are plain text, with nothing said."""
-        if cfg.tokenizer == "whitespace" or cfg.fim_rate <= 0 or not any(s.fim for s in cfg.phase_specs()):
+        """The special tokens the stage writes must be single tokens of the run's tokenizer: another
+        tokenizer (a ``tokenizer.json`` without Qwen's FIM or repository tokens) would hand the trainer
+        FIM'd code whose sentinels, or repository documents whose headers, are plain text, with nothing
+        said. FIM's sentinels are checked while FIM is on, the headers' markers while a phase builds
+        repository documents (:mod:`.mixture_headers`)."""
+        if cfg.tokenizer == "whitespace":
+            return
+        specs = cfg.phase_specs()
+        if any(s.builder == "repo_code" for s in specs):
+            check_headers(cfg)
+        if cfg.fim_rate <= 0 or not any(s.fim for s in specs):
             return
         from curation.tokens import encode
 
