@@ -41,6 +41,7 @@ from pipelines.marker import (
     stage_fingerprint,
 )
 from pipelines.plan_checks import check_plan
+from pipelines.raw_inputs import check_raw_unchanged, raw_stamps
 from pipelines.recipe import check_configs, global_keys, stage_config, stage_hash, stage_settings
 from pipelines.rerun import check_run_replaceable, kept_after_stop, remove_leftovers, rerun_reason, stale_after
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
@@ -85,11 +86,13 @@ def _run_stage_locked(
 ) -> StageResult:
     chash = stage_hash(name, recipe, stage, cfg)
     specs: list[Any] = []
+    stamps = None  # raw files as they were before planning: checked again once ingest has read them
     chain: list[Path] = []  # the stage folders its input was made through, in run order
     raw = getattr(stage, "reads_raw", False)
     if raw:
         # the files alone decide whether ingest is up to date; planning its partitions reads them
-        fingerprint = raw_fingerprint(sorted(set(stage.input_files(inputs or [], cfg))), cache / INPUT_CHECKSUMS)
+        stamps = raw_stamps(files := sorted(set(stage.input_files(inputs or [], cfg))))
+        fingerprint = raw_fingerprint(files, cache / INPUT_CHECKSUMS)
     else:
         assert input_dir is not None
         check_stage_input(name, recipe, Path(input_dir))  # a run folder for one of its stage folders, a damaged one
@@ -115,7 +118,7 @@ def _run_stage_locked(
     try:
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, chain, specs, client, run_dir,
-                                 quiet, cache)
+                                 quiet, cache, stamps)
         # once in place the stage has succeeded: a stop waits for this bookkeeping and says what is kept and left
         with swapped_into_place(work, stage_dir, lambda old: kept_after_stop(stage_dir, run_dir, old)):
             save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
@@ -137,7 +140,7 @@ def _run_stage_locked(
 def _build_and_write(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], chash: str, fingerprint: str, work: Path,
     stage_dir: Path, input_dir: Path | None, chain: list[Path], specs: list[Any], client: Any, run_dir: Path | None, quiet: bool,
-    cache: Path,
+    cache: Path, stamps: dict[Path, list[int]] | None = None,
 ) -> dict[str, Any]:
     ctx = StageContext(
         name=name, work_dir=work, cache_dir=cache,
@@ -177,6 +180,7 @@ def _build_and_write(
         raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
     summary = with_input_tokens(summarise_counts(counts), recorded)
     check_unchanged(name, input_dir, fingerprint, ctx.made_steps)  # its input replaced while it read it: no bug of the stage
+    check_raw_unchanged(name, stamps, ctx.made_steps)  # a raw file cut or grown while ingest read it
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
                            "this is a bug in the stage, its output was not marked complete")
