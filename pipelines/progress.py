@@ -43,7 +43,7 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
         futures = _largest_first(client, parts, costs)
     else:
         futures = client.compute(parts)
-    with watch_workers(client, label):
+    with watch_workers(client, label, futures):
         _track(futures, label, quiet=quiet, tty=tty)
         results = client.gather(futures)
     check_joined(client)  # nor does one that joined during it: its results are not kept

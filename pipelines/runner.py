@@ -177,7 +177,7 @@ def _build_and_write(
     except Exception as exc:
         if not is_killed_worker(exc):
             raise
-        raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe)) from exc
+        raise WorkerLostError(killed_worker_message(name, exc, limits or memory_limits(client), recipe, specs)) from exc
     summary = with_input_tokens(summarise_counts(counts), recorded)
     check_unchanged(name, input_dir, fingerprint, ctx.made_steps)  # its input replaced while it read it: no bug of the stage
     check_raw_unchanged(name, stamps, ctx.made_steps)  # a raw file cut or grown while ingest read it

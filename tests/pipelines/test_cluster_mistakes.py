@@ -79,7 +79,8 @@ def test_a_compute_that_no_worker_can_run_is_said_not_silent(caplog):
 
     from pipelines import worker_loss
 
-    with LocalCluster(n_workers=0, scheduler_port=0, dashboard_address=":0") as lc, Client(lc) as client:
+    # a scheduler of the user's (its address, as --scheduler connects): its workers are the user's to start
+    with LocalCluster(n_workers=0, scheduler_port=0, dashboard_address=":0") as lc, Client(lc.scheduler_address) as client:
         assert "the scheduler has no worker" in worker_loss.stalled(client)
         old = worker_loss.WATCH_EVERY_S, worker_loss.STALL_S
         worker_loss.WATCH_EVERY_S, worker_loss.STALL_S = 0.2, 0.5
