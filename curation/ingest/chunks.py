@@ -12,6 +12,8 @@ import bisect
 import dataclasses
 from pathlib import Path
 
+from curation.ingest.json_line import skip_line
+
 
 def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
     """(start, end, first line) of ceil(size / block) near-equal chunks, each cut after a newline."""
@@ -25,13 +27,14 @@ def plain_chunks(path: Path, block: int) -> list[tuple[int, int, int]]:
             if start >= size:
                 break
             fh.seek(max(k * size // n, start))
-            fh.readline()
+            skip_line(fh)  # never fh.readline(): the rest of a long line (a 268 MB record) held, twice
             end = min(fh.tell(), size) if k < n else size
             if end <= start:
                 continue
             out.append((start, end, line))
             fh.seek(start)
-            line += fh.read(end - start).count(b"\n")
+            for at in range(start, end, 1 << 24):  # 16 MiB at a time: a chunk of one long line is over the block
+                line += fh.read(min(1 << 24, end - at)).count(b"\n")
             start = end
     return out
 

@@ -233,7 +233,7 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         raise
     except (OSError, ValueError) as exc:
         fix = "it is a Git LFS pointer, not the data: fetch it (git lfs pull)" if peek.lfs_pointer(path) else "check the file's permissions and format"
-        raise InputError(f"{path}: cannot be read ({exc}); {fix}") from exc
+        raise InputError(f"{path}: cannot be read ({' '.join(str(exc).split())}); {fix}") from exc  # one line: pyarrow's have newlines
 
 
 def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:

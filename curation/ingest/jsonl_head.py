@@ -3,23 +3,28 @@ JSON Lines is refused before any output, with the command that converts it, inst
 one ledger row per line (or one for the whole file) that does not say why.
 
 Refused: a JSON array (it opens with ``[``), a file compressed twice, UTF-16 or UTF-32 text (a byte order mark, or the
-NUL bytes every other byte that ASCII text has in UTF-16), and line ends of a carriage return
+NUL bytes every other byte that ASCII text has in UTF-16), GB18030 or Windows-1252 text (most of its first lines not UTF-8:
+:mod:`curation.ingest.legacy_text`), and line ends of a carriage return
 alone (CR, classic Mac OS: the file would be one line). CRLF line ends are read as LF.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from curation.ingest.discover import InputError
+from curation.ingest.json_line import loads, skip_line
+from curation.ingest.legacy_text import legacy_encoding
 from curation.ingest.streams import BOM, MAGIC, open_input
 
 #: bytes read to judge the encoding and the line ends; up to :data:`_LINE_SCAN` while no line end shows
 _HEAD = 1 << 16
 _LINE_SCAN = 1 << 20
+#: the longest first record parsed (16 MiB): a longer one is passed over, the next one looked at
+_RECORD_SCAN = 1 << 24
 _CR_TO_LF = "tr '\\r' '\\n'"
+_LEGACY_NAMES = {"GB18030": "GB18030 (GBK, GB2312)", "CP1252": "Windows-1252 (Latin-1)"}
 _BOMS = ((b"\x00\x00\xfe\xff", "UTF-32BE"), (b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\xfe\xff", "UTF-16BE"), (b"\xff\xfe", "UTF-16LE"))
 
 
@@ -39,9 +44,11 @@ def first_record(path: Path) -> dict[str, Any] | None:
         with open_input(path) as fh:
             seen = False  # a non-blank line
             for _ in range(100):
-                raw = fh.readline()
+                raw = fh.readline(_RECORD_SCAN)
                 if not raw:
                     return None
+                if long := len(raw) == _RECORD_SCAN and not raw.endswith(b"\n"):
+                    skip_line(fh)  # never held whole: its start is looked at, not parsed
                 if not seen and (start := raw.removeprefix(BOM).strip()):
                     seen = True
                     if start == b"{":  # json.dump(..., indent=2), jq .: one object over many lines
@@ -54,8 +61,10 @@ def first_record(path: Path) -> dict[str, Any] | None:
                         how = f"jq -c '.[]' {path.name} > {lines}" if plain else "decompress it, then jq -c '.[]'"
                         raise InputError(f"{path} opens with '[': a JSON array, not JSON Lines (one object a line); "
                                          f"convert it first ({how})")
+                if long:  # a record over 16 MiB is not parsed here (its reader ledgers it when over the bound, json_line.py)
+                    continue
                 try:
-                    obj = json.loads(raw)
+                    obj = loads(raw)  # a long integer literal kept as its digits
                 except (ValueError, RecursionError):  # its row says why, when the file is read
                     continue
                 if isinstance(obj, dict):
@@ -66,8 +75,8 @@ def first_record(path: Path) -> dict[str, Any] | None:
 
 
 def check_head(path: Path, head: bytes, ended: bool = True) -> None:
-    """Refuse a file whose first (decompressed) bytes ``head`` are UTF-16/32 or end lines with CR
-    alone; ``ended``: ``head`` is the whole file (a CR at its end is no cut CRLF).
+    """Refuse a file whose first (decompressed) bytes ``head`` are UTF-16/32, GB18030 or Windows-1252, or end lines
+    with CR alone; ``ended``: ``head`` is the whole file (a CR at its end is no cut CRLF).
 
     >>> check_head(Path("a.jsonl"), '{"text": "hi"}\\n'.encode("utf-16-le"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -83,6 +92,12 @@ def check_head(path: Path, head: bytes, ended: bool = True) -> None:
         how = _convert(path, f"iconv -f {encoding[:-2] if bom else encoding} -t UTF-8", "utf8")
         raise InputError(f"{path} is {encoding} text ({'with a byte order mark' if bom else 'no byte order mark'}), not UTF-8: "
                          f"JSON Lines must be UTF-8; convert it first ({how})")
+    if legacy := legacy_encoding(head, ended):
+        name, bad = legacy
+        where = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
+        raise InputError(f"{path} is {_LEGACY_NAMES[name]} text, not UTF-8: {len(bad)} of its first lines ({where}) are not UTF-8 "
+                         f"and its first bytes decode as {name}; JSON Lines must be UTF-8; convert it first "
+                         f"({_convert(path, f'iconv -f {name} -t UTF-8', 'utf8')}), or, if it is UTF-8 with those lines damaged, mend them")
     body = head if ended else head.removesuffix(b"\r")  # a CRLF cut between its CR and its LF
     if b"\r" in body and b"\n" not in body:
         raise InputError(f"{path}: its lines end with a carriage return alone (CR, classic Mac OS line ends), so it would "

@@ -20,11 +20,11 @@ offsets likewise, so ids made from file and line stay unique.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
 from curation.ingest.chunks import Stop, segment_chunks
+from curation.ingest.json_line import loads
 from curation.ingest.streams import BOM, open_input, stream_error
 from curation.ingest.unit_heads import damaged_head, decodes, next_start
 
@@ -133,7 +133,7 @@ def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
         if not first.endswith(b"\n") and stream_error(fh) is not None:
             return first, False
     try:
-        return first, isinstance(json.loads(first.removeprefix(BOM)), dict)
+        return first, isinstance(loads(first.removeprefix(BOM)), dict)
     except (ValueError, RecursionError):
         return first, False
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.ingest.inputs import InputSpec
+from curation.ingest.json_line import max_line_bytes, read_line
 from curation.ingest.records import decode_jsonl_lines, rows_from_records
 from curation.ingest.streams import BOM, open_input, stream_error
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file, until_cut
@@ -45,7 +46,7 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
         records = ds.to_list()
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))
         return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
-    records, errors, numbers = _jsonl_records(spec)
+    records, errors, numbers = _jsonl_records(spec, max_chars)
     return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
 
 
@@ -95,7 +96,7 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
         elif run:
             records, errors, numbers, files = [], [], [], []
             for spec in run:
-                r, e, n = _jsonl_records(spec)
+                r, e, n = _jsonl_records(spec, max_chars)
                 records += r
                 errors += e
                 numbers += n
@@ -116,10 +117,10 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
-def _jsonl_records(spec: InputSpec) -> tuple[list, list, list[int]]:
+def _jsonl_records(spec: InputSpec, max_chars: int) -> tuple[list, list, list[int]]:
     """Decoded records of a JSONL spec, with a ``truncated_input`` record after the last complete one of a cut file."""
-    lines = Lines(spec)
-    records, errors, numbers = decode_jsonl_lines(lines, spec.first_line)
+    lines = Lines(spec, max_line_bytes(max_chars))
+    records, errors, numbers = decode_jsonl_lines(lines, spec.first_line, lines.max_bytes)
     if spec.damaged is not None:  # the planning pass found a member that failed its check: this chunk ends before it
         stop = spec.damaged
         records.append(None)
@@ -131,22 +132,31 @@ def _jsonl_records(spec: InputSpec) -> tuple[list, list, list[int]]:
         records.append(None)
         errors.append((DropReason.TRUNCATED_INPUT.value, error, {"offset": lines.offset}))  # type: ignore[arg-type]
         numbers.append(spec.first_line + lines.count)
+    elif lines.short:  # the file shrank (or was rewritten) while it was read: the part's last records are not there
+        error = (f"the file ended {lines.short} bytes before this part's planned end (byte {spec.end}): it changed while ingest "
+                 f"read it; the records from byte {lines.offset} on were not read; re-run ingest once the file is complete")
+        records.append(None)
+        errors.append((DropReason.TRUNCATED_INPUT.value, error, {"offset": lines.offset, "missing_bytes": lines.short}))  # type: ignore[arg-type]
+        numbers.append(spec.first_line + lines.count)
     return records, errors, numbers
 
 
 class Lines:
-    """The lines of a JSONL partition (without newlines), streamed: the partition's bytes are never
+    """The lines of a JSONL partition (each with its newline), streamed: the partition's bytes are never
     held whole (a 128 MB block read at once and split took ~2.5x its size before parsing began).
 
     A compressed stream that ends early sets ``error`` and ``offset`` (the decompressed byte where
     the unreadable part begins): every complete line before it is yielded, the partial last record
-    is not. ``count`` is the lines yielded.
+    is not. A line over ``max_bytes`` is read on to its end without being held, and yielded as its
+    length (an int: :func:`~curation.ingest.records.decode_jsonl_lines` ledgers it). A file that ends before the partition's planned end (it shrank while it was read) sets
+    ``short``, the bytes missing, and ``offset``; a partial line it ends in is not yielded. ``count``
+    is the lines yielded.
     """
 
-    def __init__(self, spec: InputSpec) -> None:
-        self.spec, self.error, self.count, self.offset = spec, None, 0, 0
+    def __init__(self, spec: InputSpec, max_bytes: int = 0) -> None:
+        self.spec, self.max_bytes, self.error, self.count, self.offset, self.short = spec, max_bytes, None, 0, 0, 0
 
-    def __iter__(self) -> Iterator[bytes]:
+    def __iter__(self) -> Iterator[bytes | int]:
         spec = self.spec
         with open_input(spec.path, spec.resume) as fh:  # past a damaged member: at the member reading went on at
             if skip := spec.start - (spec.resume[1] if spec.resume else 0):  # a chunk: skip to its first line
@@ -158,18 +168,24 @@ class Lines:
                     fh.read(skip & ((1 << 20) - 1))
             left, pos = spec.end - spec.start if spec.end >= 0 else -1, spec.start  # -1: to the end of the stream
             cut = False
-            while left and (line := fh.readline(left)):
-                if not line.endswith(b"\n") and stream_error(fh) is not None:
+            while left and (size := (got := read_line(fh, left, self.max_bytes))[1]):
+                line, newline = got[0], got[2]  # line: its bytes, or its length when over the bound (json_line.py)
+                if not newline and stream_error(fh) is not None:
                     cut = True  # the partial record at a cut
                     break
-                pos += len(line)
-                left = max(left - len(line), 0) if left > 0 else -1
+                if 0 < size < left and not newline:  # the end of the file, before the planned end
+                    break
+                pos += size
+                left = max(left - size, 0) if left > 0 else -1
                 self.count += 1
                 # a UTF-8 byte order mark opens files some Windows tools write, and opens a line in the
                 # middle of files joined with cat: never part of a record (no JSON value starts with it)
-                while line.startswith(BOM):  # files joined with cat more than once
+                while isinstance(line, bytes) and line.startswith(BOM):  # files joined with cat more than once
                     line = line[len(BOM):]
-                yield line.rstrip(b"\n")
+                yield line  # with its line end (whitespace to JSON): never line.rstrip(), a copy of the line
             # a chunk's read-ahead may reach a cut that belongs to a later chunk: only the open-ended last one reports it
             if cut or spec.end < 0:
                 self.error, self.offset = stream_error(fh), pos
+            elif left > 0:
+                self.short, self.offset = left, pos
+

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from curation.errors import json_safe
+from curation.ingest.json_line import loads
 
 
 def id_text(raw: Any) -> str | None:
@@ -49,7 +50,7 @@ def merged_meta(meta: Any, extra: dict[str, Any]) -> dict[str, Any]:
         meta = _utf8_or(meta, lambda: meta)
     if isinstance(meta, str) and meta:
         try:
-            parsed = json.loads(meta)
+            parsed = loads(meta)  # an integer of over 4,300 digits kept as its digits
             meta = parsed if isinstance(parsed, dict) else meta
         except (json.JSONDecodeError, RecursionError):  # not JSON, or too deeply nested to parse: kept as the text it is
             pass

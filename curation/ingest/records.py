@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from curation.errors import nearest
+from curation.ingest.json_line import loads, max_line_bytes, plain, too_large_line
 from curation.ingest.language_field import MOVED, moved_to_meta
 from curation.ingest.record_meta import id_text, merged_meta, meta_json
 from curation.ingest.source_field import MOVED as SOURCE_MOVED
@@ -71,28 +72,36 @@ class FieldMap:
 def parse_jsonl_lines(
     lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0
 ) -> pd.DataFrame:
-    """Decode JSONL lines (bytes, without newline) into rows; blank lines are ignored."""
-    records, errors, numbers = decode_jsonl_lines(lines, first_line)
+    """Decode JSONL lines (bytes, with or without their newline) into rows; blank lines are ignored."""
+    records, errors, numbers = decode_jsonl_lines(lines, first_line, max_line_bytes(max_chars))
     return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
 
 
-def decode_jsonl_lines(lines: Iterable[bytes], first_line: int) -> tuple[list[dict[str, Any] | None], list[tuple[str, str] | None], list[int]]:
-    """(records, errors, line numbers) of JSONL lines, for :func:`rows_from_records`; blank lines are ignored."""
+def decode_jsonl_lines(
+    lines: Iterable[bytes | int], first_line: int, max_bytes: int = 0
+) -> tuple[list[dict[str, Any] | None], list[tuple[str, str] | None], list[int]]:
+    """(records, errors, line numbers) of JSONL lines, for :func:`rows_from_records`; blank lines are ignored.
+    A line over ``max_bytes`` (:func:`max_line_bytes`), or the length (an int) of one its reader did not hold,
+    is ``too_large`` unparsed."""
     records: list[dict[str, Any] | None] = []
     errors: list[tuple[str, str] | None] = []
     numbers: list[int] = []
     for offset, raw in enumerate(lines):
-        if not raw.strip():
+        if isinstance(raw, bytes) and (not raw or raw.isspace()):  # never raw.strip(): a copy of the line
             continue
         numbers.append(first_line + offset)
+        if isinstance(raw, int) or (max_bytes and len(raw) > max_bytes):  # parsing holds several times its size (json_line.py)
+            records.append(None)
+            errors.append((DropReason.TOO_LARGE.value, too_large_line(raw if isinstance(raw, int) else len(raw), max_bytes)))
+            continue
         try:
-            line = raw.decode("utf-8")
+            line = str(memoryview(raw)[: len(raw) - raw.endswith(b"\n")], "utf-8")  # no newline, and no copy of the bytes
         except UnicodeDecodeError as exc:
             records.append(None)
             errors.append((DropReason.INVALID_UTF8.value, f"invalid UTF-8 at byte {exc.start}"))
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line)  # an integer literal of over 4,300 digits kept as its digits (json_line.py)
         except json.JSONDecodeError as exc:
             records.append(None)
             if line[exc.pos : exc.pos + 1] == "\x00":  # a raw NUL byte (JSON writes one as \u0000): said as what it is
@@ -196,20 +205,21 @@ def _map_record(
         return row, err[0], err[1]
     raw_id = _utf8(rec.get(fields.id))
     row["doc_id"] = id_text(raw_id) if not isinstance(raw_id, (dict, list, bool)) else None
-    source, row[SOURCE_MOVED] = resolved_source(_utf8(rec.get(fields.source)), default_source)  # "c4" on a --source web file: web
+    source, row[SOURCE_MOVED] = resolved_source(plain(_utf8(rec.get(fields.source))), default_source)  # "c4" on a --source web file: web
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))
         row[col] = None if v is None or isinstance(v, (dict, list, bool)) else v.decode(errors="replace") if isinstance(v, bytes) else str(v)
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
-        if isinstance(v := _utf8(rec.get(name)), (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
+        v = plain(_utf8(rec.get(name))) if name == fields.source else _utf8(rec.get(name))
+        if isinstance(v, (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
     extra = {k: v for k, v in rec.items() if k not in mapped} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
     if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta
         extra[fields.language], row[MOVED], row["language"] = row["language"], row["language"], None
     extra = merged_meta(rec.get(fields.meta), extra)
     row["meta"] = meta_json(extra) if extra else None
-    text, html = rec.get(fields.text), rec.get(fields.html)
+    text, html = plain(rec.get(fields.text)), plain(rec.get(fields.html))  # a long number is a number, not text
     for name, value in ((fields.text, text), (fields.html, html)):
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
             return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"

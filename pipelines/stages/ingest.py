@@ -118,7 +118,8 @@ class IngestStage:
     # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
     # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound,
     # a natural-language `language` field (zh, cmn_Hani) of a non-code document kept in meta, not in the column;
-    # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired
+    # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired;
+    # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
