@@ -51,7 +51,8 @@ def max_similarity_to_earlier(
     at least ``min_jaccard`` (one value, or one per row ``i``); a pair that fails is left out of the
     maximum. Pairs at or below the bar keep their cosine: they decide nothing at that bar. With
     ``cut`` (the window check, :mod:`curation.dedup.window_check`) only the pairs above the bar where
-    ``always[i]``, ``cut[i]`` or ``cut[j]`` is true are checked; the others stand on their cosine.
+    ``always[i]``, ``always[j]``, ``cut[i]`` or ``cut[j]`` is true are checked; the others stand on
+    their cosine.
 
     >>> v = np.array([[1, 0], [0.6, 0.8], [0.8, 0.6]], dtype=np.float32)
     >>> s, j = max_similarity_to_earlier(v, block_rows=1)
@@ -75,7 +76,7 @@ def max_similarity_to_earlier(
         if bars is not None and sketches is not None:
             rr, cc = np.nonzero(s > np.nan_to_num(bars[a:b], nan=np.inf)[:, None])
             if cut is not None:
-                need = always[a + rr] | cut[a + rr] | cut[cc]
+                need = always[a + rr] | always[cc] | cut[a + rr] | cut[cc]
                 rr, cc = rr[need], cc[need]
             for c in range(0, len(rr), PAIRS_PER_CHECK):  # bounded memory however many pairs pass the bar
                 r, col = rr[c : c + PAIRS_PER_CHECK], cc[c : c + PAIRS_PER_CHECK]

@@ -37,6 +37,20 @@ def in_sample(ids: Any, seed: int, fraction: float) -> np.ndarray:
     )
 
 
+def sample_order(ids: Any, seed: int) -> np.ndarray:
+    """The order k-means sees its training sample in: by a seeded hash of each document's id (then
+    the id), so the centroids do not depend on the order of the input files (faiss seeds its
+    centroids by row index).
+
+    >>> ids = ["a", "b", "c", "d"]
+    >>> [ids[i] for i in sample_order(ids, 1)] == [ids[::-1][i] for i in sample_order(ids[::-1], 1)]
+    True
+    """
+    ids = [str(i) for i in ids]
+    keys = [hashlib.blake2b(f"{seed}:order:{i}".encode(), digest_size=8).digest() for i in ids]
+    return np.array(sorted(range(len(ids)), key=lambda k: (keys[k], ids[k])), dtype=np.int64)
+
+
 def mix_static(vecs: np.ndarray, static: np.ndarray, weight: float, langs: np.ndarray | None = None,
                static_languages: Sequence[str] = ()) -> np.ndarray:
     """Unit vectors whose dot products are ``(1 - w) · cos(vecs) + w · cos(static)``.

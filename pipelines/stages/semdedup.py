@@ -47,6 +47,7 @@ from curation.schema import SOURCES
 from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
 from pipelines.kit.preflight import need_device
 from pipelines.stages import semdedup_steps as steps
+from pipelines.stages.semdedup_notes import warn_unpruned_sources
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class SemDedupConfig(StageConfig):
     eps: float = 0.12
     eps_by_language: dict[str, float] = dataclasses.field(default_factory=dict)  # ε of these languages' pages instead of eps
     text_check_languages: tuple[str, ...] = ()  # languages whose pairs above the bar must also share text (bigram Jaccard)
+    model_languages: tuple[str, ...] = ("en",)  # languages the embedder was trained on; others get the text check; () = all
     text_check_jaccard: float = 0.6
     window_check: bool = True  # a pair above the bar with a page cut by the window counts only when the whole texts share words
     window_check_jaccard: float = 0.5
@@ -123,7 +125,7 @@ class SemDedupConfig(StageConfig):
         if not (self.device in ("auto", "cpu", "cuda") or self.device.startswith("cuda:")):
             raise ConfigError(f"SemDedupConfig.device = {self.device!r}; choose auto, cpu, cuda or cuda:N")
         check_choice(self, "store_dtype", ("float16", "float32"))
-        for key in ("prune_languages", "static_languages", "text_check_languages", "eps_by_language"):
+        for key in ("prune_languages", "static_languages", "text_check_languages", "model_languages", "eps_by_language"):
             if problem := code_problem(f"semdedup.{key}", getattr(self, key)):
                 raise ConfigError(problem)
         try:
@@ -150,24 +152,21 @@ class SemDedupConfig(StageConfig):
         return {"model": model or self.model, "device": self.device, "batch_size": self.batch_size,
                 "max_seq_length": self.max_seq_length, "mask_digits": self.mask_digits}
 
-    def text_check(self) -> steps.TextCheck | None:
-        """The pair checks of the similarity pass (:mod:`pipelines.stages.semdedup_check`; None: neither)."""
-        if not self.text_check_languages and not self.window_check:
-            return None
+    def text_check(self) -> steps.TextCheck:
+        """The pair checks of the similarity pass (:mod:`pipelines.stages.semdedup_check`)."""
         eps = {lang: float(self.eps_by_language.get(lang, self.eps)) for lang in self.text_check_languages}
-        if not self.window_check:
-            return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard))
-        # The window check applies above the widest ε the stage reports, so the pass (and the sweep) hold
-        # for every ε up to it and a changed eps re-runs the decision alone.
-        widest = max([self.eps, *self.eps_sweep, *self.eps_by_language.values()])
-        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard), float(widest),
-                               window_jaccard=float(self.window_check_jaccard))
+        # The window check and the check of languages outside model_languages apply above the widest ε the
+        # stage reports, so the pass (and the sweep) hold for every ε up to it and a changed eps re-runs the decision alone.
+        widest = float(max([self.eps, *self.eps_sweep, *self.eps_by_language.values()]))
+        return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard), widest if self.window_check else None,
+                               float(self.window_check_jaccard),
+                               tuple(sorted(self.model_languages)), widest)
 
     def sketches(self) -> steps.Sketches:
         """The pages the clusters step sketches for :meth:`text_check`."""
         window = tuple(sorted(self.pruned_sources())) if self.window_check else ()
         return steps.Sketches(tuple(sorted(self.text_check_languages)), window, tuple(sorted(self.pruned_languages())),
-                              int(self.max_seq_length))
+                              int(self.max_seq_length), tuple(sorted(self.model_languages)), self.model)
 
     def combines_static(self) -> bool:
         """Whether pruning mixes in the static embedder's cosine (``static_weight`` > 0, another model)."""
@@ -176,8 +175,9 @@ class SemDedupConfig(StageConfig):
 
 class SemDedupStage(GroupStage):
     name = "semdedup"
-    version = "4"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check;
-    # 4: ties of the keep key go to the longer text (``length`` in clusters/)
+    version = "5"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check;
+    # 4: ties of the keep key go to the longer text (``length`` in clusters/); 5: languages outside model_languages
+    # and unknown-only pages get the text check, the k-means sample is in seeded hash order
     #: The embed step's own version: the vectors did not change with the stage's versions 3 and 4.
     embed_version = "2"
     config_cls = SemDedupConfig
@@ -233,19 +233,21 @@ class SemDedupStage(GroupStage):
             vectors = steps.Vectors(emb, static, float(cfg.static_weight), tuple(cfg.static_languages))
         k = int(min(cfg.k or default_k(n, cfg.cluster_size), n))
         want = sample_size(k, n, cfg.kmeans_sample)
-        cent = ctx.step("centroids", {"vectors": vectors.tag(), "k": k, "iter": cfg.kmeans_iter, "sample": want, "seed": seed},
+        cent = ctx.step("centroids", {"vectors": vectors.tag(), "k": k, "iter": cfg.kmeans_iter, "sample": want, "seed": seed,
+                                      "order": "hash"},
                         lambda out: steps.centroids_step(vectors, nparts, n, k, want, cfg.kmeans_iter, seed, ctx, out))
         check, sketches = cfg.text_check(), cfg.sketches()
         clusters = ctx.step("clusters", {"centroids": cent.path.name, "vectors": vectors.tag(), "keep": cfg.keep, "columns": "lang,length",
                                          "sketch": sketches.key()},
                             lambda out: steps.clusters_step(docs, vectors, cent, cfg.keep, ctx, out, sketches))
+        warn_unpruned_sources(clusters, tuple(cfg.prune_sources), cfg.pruned_languages(), cfg.model)
         figures = {"k": k, "keep": cfg.keep, "eps": cfg.eps}
         if not cfg.pruned_sources():  # prune_languages names only languages the embedder cannot prune (config_notes)
             return Plan((_empty_dir(ctx), clusters), StageFigures(figures))
         languages = cfg.pruned_languages()
         sims = ctx.step("similarity", {"clusters": clusters.path.name, "prune_sources": sorted(cfg.prune_sources),
                                        "prune_languages": sorted(languages), "sweep": list(cfg.eps_sweep), "version": self.version,
-                                       "text_check": dataclasses.asdict(check) if check else None},
+                                       "text_check": dataclasses.asdict(check)},
                         lambda out: steps.similarity_step(vectors, clusters, nparts, tuple(cfg.prune_sources), languages,
                                                           cfg.block_rows, tuple(cfg.eps_sweep), ctx, out, check))
         removals = ctx.step("removals", {"similarity": sims.path.name, "eps": cfg.eps, "eps_by_language": dict(sorted(cfg.eps_by_language.items()))},

@@ -21,7 +21,7 @@ from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
 from curation.dedup.kmeans import assign, train_kmeans
 from curation.dedup.semantic import decide, empty_similarity, fold_sweep, keep_key, sweep_counts
-from curation.dedup.vectors import decode_vectors, in_sample, mix_static
+from curation.dedup.vectors import decode_vectors, in_sample, mix_static, sample_order
 from curation.files import read_parquet
 from pipelines.kit import Artifact, StageContext
 from pipelines.removal import REMOVAL_META, write_removals
@@ -121,9 +121,11 @@ def centroids_step(vectors: Vectors, nparts: int, n: int, k: int, want: int, nit
                    out: Path) -> None:
     """Spherical k-means trained on the client from a sample of about ``want`` of the ``n`` vectors."""
     graph = dd.from_map(_sample_part, list(range(nparts)), [seed] * nparts, vectors=vectors, fraction=want / n,
-                        meta=pd.DataFrame({"vector": pd.Series(dtype=object)}), enforce_metadata=False)
+                        meta=pd.DataFrame({"doc_id": pd.Series(dtype=object), "vector": pd.Series(dtype=object)}),
+                        enforce_metadata=False)
     frame = ctx.compute(graph, "k-means sample")
-    sample = decode_vectors(frame["vector"].tolist(), np.float32)
+    # In a seeded hash order, not in partition order: faiss seeds by row index, so file order moved clusters.
+    sample = decode_vectors(frame["vector"].to_numpy(dtype=object)[sample_order(frame["doc_id"], seed)].tolist(), np.float32)
     started = time.time()
     centroids = train_kmeans(sample, k, niter=niter, seed=seed)
     np.save(out / "centroids.npy", centroids, allow_pickle=False)
@@ -135,8 +137,9 @@ def centroids_step(vectors: Vectors, nparts: int, n: int, k: int, want: int, nit
 def _sample_part(number: int, seed: int, vectors: Vectors, fraction: float) -> pd.DataFrame:
     ids, vecs = read_vectors(vectors, number)
     if fraction < 1.0:
-        vecs = vecs[in_sample(ids, seed, fraction)]
-    return pd.DataFrame({"vector": pd.Series([row.tobytes() for row in vecs], dtype=object)})
+        chosen = in_sample(ids, seed, fraction)
+        ids, vecs = ids[chosen], vecs[chosen]
+    return pd.DataFrame({"doc_id": pd.Series(ids, dtype=object), "vector": pd.Series([row.tobytes() for row in vecs], dtype=object)})
 
 
 def clusters_step(docs: dd.DataFrame, vectors: Vectors, centroids: Artifact, keep: str, ctx: StageContext, out: Path,

@@ -209,8 +209,9 @@ def test_pages_in_languages_the_embedder_was_not_trained_on_are_never_pruned(tmp
     rows += [{"doc_id": f"topic-{i}", "text": t, "source": "web", "lang": "en"} for i, t in enumerate(TOPICS)]
     inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
     # every language pruned (the English static model sees six unrelated Chinese sentences as near copies)
+    # (model_languages=[]: taken at its word as knowing every language, so no pair needs shared text)
     run_one("semdedup", inp, tmp_path / "all", [*STATIC, "semdedup.prune_languages=[]", "semdedup.static_languages=[]",
-                                                 "semdedup.eps=0.3"])
+                                                 "semdedup.model_languages=[]", "semdedup.eps=0.3"])
     _, ledger_all = assert_conservation(inp, tmp_path / "all")
     run_one("semdedup", inp, tmp_path / "en", [*STATIC, "semdedup.prune_languages=[en]", "semdedup.eps=0.3"])
     kept, ledger = assert_conservation(inp, tmp_path / "en")
@@ -286,7 +287,7 @@ def test_the_cpu_profile_prunes_chinese_template_pages_and_keeps_reviews_on_one_
     assert all('"eps": 0.12' in detail[d] for d in removed if d.startswith("zhshop-"))
     assert all('"eps": 0.05' in detail[d] for d in removed if d.startswith("shop-"))
     # the check is what keeps the reviews: on the static cosine alone at 0.88 two of them are one page
-    run_one("semdedup", inp, tmp_path / "cosine", [*CPU, "semdedup.text_check_languages=[]"])
+    run_one("semdedup", inp, tmp_path / "cosine", [*CPU, "semdedup.text_check_languages=[]", "semdedup.model_languages=[]"])
     _, ledger = assert_conservation(inp, tmp_path / "cosine")
     assert {d for d in ledger["doc_id"] if d.startswith("zhr-")} & {"zhr-1", "zhr-6"}
 

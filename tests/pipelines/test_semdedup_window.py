@@ -118,5 +118,5 @@ def test_window_config_is_validated_with_the_key_named():
     with pytest.raises(ConfigError, match="window_check"):
         SemDedupConfig.from_dict({"window_check": "sometimes"})
     cfg = SemDedupConfig.from_dict({"window_check": "false"})
-    assert cfg.window_check is False and cfg.text_check() is None
+    assert cfg.window_check is False and not cfg.text_check().window
     assert SemDedupConfig().sketches().key()["window"] == {"sources": ["social", "web"], "languages": [], "max_seq_length": 256}
