@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from pipelines.safety import CACHE
+
+log = logging.getLogger(__name__)
 
 
 def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
@@ -22,13 +25,20 @@ def cache_dir(name: str, stage_dir: Path, run_dir: Path | None) -> Path:
 
 def remove_temp(cache: Path) -> None:
     """Remove the half-written sub-step folders (``.<step>-<key>.tmp``) a stopped stage left in its
-    cache, but for those another run sharing the cache is writing now (it holds their lock)."""
+    cache, but for those another run sharing the cache is writing now (it holds their lock) and
+    those of a resumable step with partitions finished (the next run of that step keeps them)."""
+    from pipelines.kit.resume import kept_parts
     from pipelines.kit.step_lock import held_by_another, lock_path
 
     if not cache.is_dir():
         return
     for tmp in cache.glob(".*.tmp"):
         if held_by_another(lock_path(tmp)):
+            continue
+        if kept := kept_parts(tmp):
+            log.info(
+                "%s: %d finished partitions of %s are kept for the next run of the same step", cache.name, kept, tmp
+            )
             continue
         if tmp.is_dir() and not tmp.is_symlink():
             shutil.rmtree(tmp, ignore_errors=True)

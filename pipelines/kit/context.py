@@ -1,11 +1,10 @@
 """What the runner gives a stage: folders, the Dask client, resolved upstream artifacts, and the
-verbs every stage is written with — ``step`` (a cached sub-step that returns its figures),
-``map_parts`` (a per-partition function that knows its partition number), ``write_sliced`` (a
-heavy row-wise step over row slices of every partition, written as an artifact; ``sliced_steps``:
-several such cached steps in one graph), ``shuffle``
-(rows regrouped by a key through a file exchange) and ``compute`` (a graph computed with
-progress, always returning a pandas object).
-"""
+verbs every stage is written with — ``step`` (a cached sub-step that returns its figures; with
+``resume``, ``map_resumable`` keeps its finished partitions across a stop), ``map_parts`` (a
+per-partition function that knows its partition number), ``write_sliced`` (a heavy row-wise step
+over row slices of every partition, written as an artifact; ``sliced_steps``: several such cached
+steps in one graph), ``shuffle`` (rows regrouped by a key through a file exchange) and ``compute``
+(a graph computed with progress, always returning a pandas object)."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ import pandas as pd
 
 from curation.config import config_hash
 from pipelines.kit.artifact import STEP_STATS, Artifact, link_tree, merge_figures, part_number
+from pipelines.kit.resume import close_folder, map_resumable, open_folder
 from pipelines.kit.step_lock import step_locks
 from pipelines.kit.step_record import DONE, close_record, reusable, step_damage
 from pipelines.kit.step_writes import SlicedStep, write_pieces
@@ -95,19 +95,19 @@ class StageContext:
         return path
 
     # -- sub-steps ----------------------------------------------------------------------------
-    def step(self, name: str, params: Any, produce: Callable[[Path], dict[str, Any] | None]) -> Artifact:
+    def step(self, name: str, params: Any, produce: Callable[[Path], dict[str, Any] | None], resume: bool = False) -> Artifact:
         """Run ``produce(folder)`` once per (input, ``params``); return the finished folder.
 
-        ``produce`` may return a dict of figures: they are stored beside the artifact and merged
-        into ``stats.json``'s ``extra`` whether the step ran now or was reused. The folder lives in
-        the stage's cache (``<output parent>/.cache/<stage>/``), so an interrupted run or a run with
-        only a changed decision parameter reuses it; it is hard-linked into ``artifacts/<name>/``.
+        ``produce`` may return a dict of figures: they are stored beside the artifact and merged into
+        ``stats.json``'s ``extra`` whether the step ran now or was reused. The folder lives in the stage's
+        cache (``<output parent>/.cache/<stage>/``), so an interrupted run or a run with only a changed decision
+        parameter reuses it; it is hard-linked into ``artifacts/<name>/``. ``resume``: see :meth:`map_resumable`.
         """
         final, key = self._step_folder(name, params)
         with step_locks(self.cache_dir, [] if step_damage(final) is None else [final.name], self.name):
             # made earlier, or by another run sharing the cache while this one waited, and as it was written
             if not reusable(self.name, name, final):
-                tmp = self._open_step(name, key)
+                tmp = self._open_step(name, key, resume)
                 self._close_step(tmp, final, key, produce(tmp))
         return self._use_step(name, final)
 
@@ -164,16 +164,14 @@ class StageContext:
         key = config_hash({"input": self.input_fingerprint, "params": params})[:16]
         return self.cache_dir / f"{name}-{key}", key
 
-    def _open_step(self, name: str, key: str) -> Path:
-        tmp = self.cache_dir / f".{name}-{key}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+    def _open_step(self, name: str, key: str, resume: bool = False) -> Path:
         log.info("%s: computing %s", self.name, name)
-        return tmp
+        return open_folder(self.cache_dir / f".{name}-{key}.tmp", resume)
 
     def _close_step(self, tmp: Path, final: Path, key: str, figures: dict[str, Any] | None) -> None:
         if figures:
             (tmp / STEP_STATS).write_text(json.dumps(figures, sort_keys=True, default=str))
+        close_folder(tmp)  # a resumable step's records of its partitions
         close_record(tmp, key)  # its files as written: checked before it is reused
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
@@ -190,6 +188,11 @@ class StageContext:
     def map_parts(docs: dd.DataFrame, fn: Callable[..., Any], *args: Any, meta: Any, **kwargs: Any) -> dd.DataFrame:
         """``docs.map_partitions`` where ``fn(number, part, *args, **kwargs)`` gets the partition number."""
         return docs.map_partitions(_numbered, fn, *args, meta=meta, **kwargs)
+
+    def map_resumable(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str,
+                      costs: list[int] | None = None) -> pd.DataFrame:
+        """``fn(number, part, *args)`` over the partitions a stopped run of this ``resume`` step left (:mod:`.resume`)."""
+        return map_resumable(self, docs, out, fn, *args, label=label, costs=costs)
 
     def write_sliced(self, docs: dd.DataFrame, out: Artifact, fn: Callable[..., pd.DataFrame], *args: Any, label: str,
                      sources: Any = None, columns: list[str] | None = None) -> int:

@@ -268,7 +268,8 @@ class SemDedupStage(GroupStage):
         if model in self.model_paths(cfg).values():  # a folder of the user's: its files, not its name (retrained in place)
             params["embedder"]["files"] = model_fingerprint(Path(model).expanduser())
         return ctx.step("static_embeddings" if figure == "static_embedding" else "embeddings", params,
-                        lambda out: steps.embed_step(docs, cfg.embedder_settings(model), tuple(cfg.sources), cfg.store_dtype, figure, ctx, out))
+                        lambda out: steps.embed_step(docs, cfg.embedder_settings(model), tuple(cfg.sources), cfg.store_dtype, figure, ctx, out),
+                        resume=True)  # a stop keeps the partitions embedded
 
 
 def _with_cluster(number: int, df: pd.DataFrame, clusters: Artifact) -> pd.DataFrame:

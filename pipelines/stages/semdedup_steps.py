@@ -79,10 +79,11 @@ def read_vectors(vectors: Vectors, number: int, langs: np.ndarray | None = None)
 def embed_step(docs: dd.DataFrame, settings: dict[str, Any], sources: tuple[str, ...], dtype: str, figure: str,
                ctx: StageContext, out: Path) -> dict[str, Any]:
     """One ``part-NNNNN.parquet`` of vectors per input partition and the ``embeddings.json`` card;
-    the card's :data:`CARD_FIGURES` come back under ``figure``."""
+    the card's :data:`CARD_FIGURES` come back under ``figure``. A ``resume`` step: the partitions
+    a stopped run embedded are kept, and only the others are embedded."""
     started = time.time()
-    graph = ctx.map_parts(docs[["doc_id", "text", "source"]], _embed_part, Artifact(out), settings, sources, dtype, meta=STATS_META)
-    stats = ctx.compute(graph, f"embed ({settings['model']})", costs=ctx.costs(sources))
+    stats = ctx.map_resumable(docs[["doc_id", "text", "source"]], Artifact(out), _embed_part, Artifact(out), settings, sources, dtype,
+                              label=f"embed ({settings['model']})", costs=ctx.costs(sources))
     seconds = time.time() - started
     count = int(stats["documents"].sum())
     # The card names the embedder so consumers embed missing documents with the same settings.
