@@ -73,7 +73,10 @@ def likely_fix(counts: dict[str, int], examples: dict[str, str], config: dict[st
     base = str(config.get("base_url", "")).rstrip("/")
     hints: list[str] = []
     for reason in counts:
-        if reason == "connection_error" and answered:
+        if reason == "connection_error" and "unknown url type" in examples.get(reason, ""):  # urllib's words for no http://
+            hints.append(f"annotator_base_url = {base!r} is not an http:// or https:// URL, so no request was sent: set "
+                         f"annotator_base_url=http://{base.split('://', 1)[-1].lstrip('/')} (the server's /v1 root)")
+        elif reason == "connection_error" and answered:
             n = counts[reason]
             hints.append(f"the server stopped answering after {answered} answer(s): check that it still runs at {base}" if stopped
                          else f"{n} request(s) got no connection (refused or reset) and {answered} were answered: the server "

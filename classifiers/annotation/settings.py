@@ -62,6 +62,7 @@ class AnnotatorSettings(Config):
         check_range(self, "temperature", 0, None)
         if self.prompt_format not in ("chatml", "plain") and not self.prompt_format.startswith("hf:"):
             raise ConfigError(f"annotator_prompt_format = {self.prompt_format!r}; choose chatml, plain or hf:<tokenizer folder>")
+        check_base_url(self.base_url)
         if not self.timeout_s > 0:  # 0 failed every request as a timeout; urllib refuses a negative one mid-run
             raise ConfigError(f"annotator_timeout_s = {self.timeout_s!r}: a request needs a timeout above 0 seconds; "
                               "set annotator_timeout_s=<seconds> (default 120)")
@@ -82,6 +83,32 @@ class AnnotatorSettings(Config):
             "max_retries": self.max_retries, "rate_limit_rps": self.rate_limit_rps, **budget,
             **{k: getattr(self, k) for k in OPENAI_ONLY},
         }
+
+
+def check_base_url(url: str) -> None:
+    """ConfigError unless ``url`` is an http(s) URL with a host: ``127.0.0.1:8000/v1`` (what
+    ``vllm serve`` prints, without its scheme) was retried as a connection error and blamed the server.
+
+    >>> check_base_url("127.0.0.1:8000/v1")
+    Traceback (most recent call last):
+    ...
+    curation.errors.ConfigError: annotator_base_url = '127.0.0.1:8000/v1' has no http:// or https:// scheme; set annotator_base_url=http://127.0.0.1:8000/v1 (the server's /v1 root)
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - a port that is no number raises here
+    except ValueError as exc:
+        raise ConfigError(f"annotator_base_url = {url!r} is no URL ({exc}); set annotator_base_url=http://HOST:PORT/v1") from None
+    if parts.scheme not in ("http", "https"):
+        bare = url.split("://", 1)[-1].lstrip("/")
+        bare += "/v1" if "/" not in bare else ""  # `vllm serve` prints its address, the OpenAI API is under /v1
+        what = f"has the scheme {parts.scheme}://" if "://" in url else "has no http:// or https:// scheme"
+        raise ConfigError(f"annotator_base_url = {url!r} {what}; set annotator_base_url=http://{bare} (the server's /v1 root)")
+    if not host:
+        raise ConfigError(f"annotator_base_url = {url!r} names no host; set annotator_base_url=http://HOST:PORT/v1")
 
 
 #: Settings only the ``openai`` backend takes (passed through as its keyword arguments).

@@ -13,7 +13,8 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
 - ``distilled/``    a ridge head on the annotated documents' embeddings (or a hashed n-gram
   model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
 - ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
-  head when a real LLM annotated (``openai``/``vllm``) and the shipped default otherwise;
+  head when a real LLM annotated (``openai``/``vllm``) and the shipped scorer ``fallback_scorer``
+  names otherwise (``default``; ``fast`` under ``--profile cpu``);
 - decision (no artifact, :func:`curation.quality.edu_bands.decide_bands`): ``edu_band`` from
   ``band_edges`` and ``edu_rich`` for ``rich_sources`` at or above ``threshold`` (annotations only:
   the mixture policy decides what a band is worth, and which web pages form the ``web_edu`` group).
@@ -50,6 +51,7 @@ from pipelines.kit import Artifact, Plan, RowStage, StageContext, StageFigures
 from pipelines.kit.preflight import check_model, need_device
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
+from pipelines.stages.edu_score_notes import config_notes, unused_head
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,8 @@ class EduScoreConfig(StageConfig):
     min_annotations: int = 16
     # scoring
     scorer: str = "auto"
+    #: the shipped scorer ``auto`` takes where no head distilled from an openai/vllm judge scores (--profile cpu: fast)
+    fallback_scorer: str = "default"
     embed_device: str = "auto"
     embed_batch_size: int = 64
     #: documents with fewer tokens are not scored (no band: a web page keeps its web level)
@@ -98,6 +102,7 @@ class EduScoreConfig(StageConfig):
         check_choice(self, "distil", DISTIL_KINDS)
         check_choice(self, "sample_allocation", ("equal", "proportional"))
         check_choice(self, "on_annotation_failure", ("ledger", "keep"))
+        check_choice(self, "fallback_scorer", ("default", "fast"))
         if self.scorer not in SCORER_CHOICES and not Path(self.scorer).expanduser().is_dir():
             what = "is a file, not a model folder" if Path(self.scorer).expanduser().exists() else "is no folder that exists"
             raise ConfigError(f"EduScoreConfig.scorer = {self.scorer!r} {what}; choose {', '.join(SCORER_CHOICES)} or a model "
@@ -125,6 +130,10 @@ class EduScoreStage(RowStage):
     requires_artifacts = {"embeddings": ("semdedup", "embeddings")}
     produces = PRODUCES
     global_keys = ("seed",)
+    version = "2"  # 2: scorer: auto scores with an openai/vllm judge's head under --profile cpu too (it sets fallback_scorer: fast, not scorer: fast)
+
+    def config_notes(self, cfg: EduScoreConfig) -> list[str]:
+        return config_notes(cfg, EduScoreConfig.sample_size)
 
     def preflight(self, cfg: EduScoreConfig) -> None:
         if cfg.scorer not in SCORER_CHOICES:  # an edu model, whole: a code-quality model made every web page edu-rich
@@ -157,7 +166,8 @@ class EduScoreStage(RowStage):
         sources = tuple(sorted(cfg.sources))
         annotations = self._annotations(docs, cfg, sources, ctx)
         # Only the full default scorer and a distilled head read transformer vectors (scorer: fast reads text).
-        needs_vectors = cfg.scorer in ("auto", "default") or (annotations is not None and cfg.distil == "head")
+        default = cfg.scorer == "default" or (cfg.scorer == "auto" and cfg.fallback_scorer == "default")
+        needs_vectors = default or (annotations is not None and cfg.distil == "head")
         # said where the embedding runs: a reused embeddings step embeds nothing again
         vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score", warn=False)
         figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
@@ -236,25 +246,9 @@ def _agreement(annotations: Path | None, scores: Path, scorer_dir: Path, distill
     agreement = distil.judge_agreement(annotations, scores, cfg.threshold)
     head = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
     if scorer_dir != head:
-        level, note = _unused_head(cfg, scorer_dir, head, distilled)
+        level, note = unused_head(cfg, scorer_dir, head, distil.skip_reason(distilled) if head is None else "")
         log.log(level, "edu_score: %s; the judge's annotations measure the scorer in use: %s", note, agreement)
     return StageFigures({"judge_agreement": agreement})
-
-
-def _unused_head(cfg: EduScoreConfig, scorer_dir: Path, head: Path | None, distilled: Path | None) -> tuple[int, str]:
-    """Why the head distilled from the judge does not score, and how to make it (a warning where a real judge's head is left out)."""
-    real = cfg.annotator in ("openai", "vllm")
-    if head is None:
-        why = "distil: none" if cfg.distil == "none" else f"distillation was skipped: {distil.skip_reason(distilled)}"
-        return (logging.WARNING if real and cfg.distil != "none" else logging.INFO), f"no distilled head, so {scorer_dir.name} scores ({why})"
-    if not real:
-        return logging.INFO, (f"{scorer_dir.name} scores; the head distilled from the {cfg.annotator} judge is reported but "
-                              "not used (scorer: auto uses it only for an openai/vllm judge: the small CPU judge ranks near chance, AUC 0.54)")
-    profile = " (--profile cpu, which --profile auto picks on a machine without a GPU, sets scorer: fast)" if cfg.scorer == "fast" else ""
-    return (logging.WARNING if cfg.scorer == "fast" else logging.INFO), (
-        f"scorer: {cfg.scorer if cfg.scorer in SCORER_CHOICES else 'a model folder'}{profile} scores with {scorer_dir.name}, "
-        f"not with the head distilled from the {cfg.annotator} judge (reported in stats: distillation); to score with it set "
-        "edu_score.scorer=distilled (or auto), or run with --profile gpu")
 
 
 def _decision(scores: Path, cfg: EduScoreConfig) -> StageFigures:

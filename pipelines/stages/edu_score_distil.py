@@ -250,7 +250,7 @@ def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
     model = distilled / "model" if distilled is not None and (distilled / "model").is_dir() else None
     if cfg.scorer == "default":
         return default
-    if cfg.scorer == "fast":  # hashed n-grams distilled from the default, English and Chinese: no transformer (--profile cpu)
+    if cfg.scorer == "fast":  # hashed n-grams distilled from the default, English and Chinese: no transformer
         from classifiers.edu import fast_model_dir
 
         return fast_model_dir()
@@ -262,5 +262,11 @@ def scorer_dir(cfg: Any, distilled: Path | None, default: Path) -> Path:
     if cfg.scorer == "auto":
         # The small CPU judge ranks real documents near chance (AUC 0.54): its head is trained and
         # reported, but only a real LLM's distilled head replaces the shipped default.
-        return model if cfg.annotator in ("openai", "vllm") and model is not None else default
+        if cfg.annotator in ("openai", "vllm") and model is not None:
+            return model
+        if cfg.fallback_scorer == "fast":
+            from classifiers.edu import fast_model_dir
+
+            return fast_model_dir()
+        return default
     return Path(cfg.scorer).expanduser()

@@ -191,12 +191,12 @@ def test_fast_scorer_embeds_nothing_and_scores_with_the_shipped_cpu_model(tmp_pa
 def test_cpu_profile_reaches_run_and_single_stage_commands(tmp_path):
     from pipelines.recipe import profile_overrides
 
-    assert "edu_score.scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static-bi" in profile_overrides("cpu")
-    assert profile_overrides("cpu", "edu_score") == ["scorer=fast"]  # no judge runs by default in any profile
+    assert "edu_score.fallback_scorer=fast" in profile_overrides("cpu") and "semdedup.model=minilm-static-bi" in profile_overrides("cpu")
+    assert profile_overrides("cpu", "edu_score") == ["fallback_scorer=fast"]  # no judge runs by default in any profile
     with pytest.raises(ConfigError, match="does not exist; choose one of"):
         profile_overrides("tpu")
     rec = load_recipe(None, profile_overrides("cpu"))
-    assert stage_config(rec, "edu_score", EduScoreConfig).scorer == "fast"
+    assert stage_config(rec, "edu_score", EduScoreConfig).fallback_scorer == "fast"
     from pathlib import Path
 
     from pipelines.cli import main

@@ -27,7 +27,7 @@ def test_auto_keeps_what_the_user_wrote_and_says_so(tmp_path):
     # the profile's semdedup settings are tuned together: the stage the user changed keeps all of the recipe's
     # (a kept model beside the profile's eps and Chinese settings pruned Chinese pages with the wrong model) ...
     assert recipe["stages"]["semdedup"]["model"] == "all-MiniLM-L6-v2"
-    assert recipe["stages"]["edu_score"]["scorer"] == "fast"  # ... and the other stages follow the profile
+    assert recipe["stages"]["edu_score"]["fallback_scorer"] == "fast"  # ... and the other stages follow the profile
     assert len(notes) == 1 and notes[0].startswith("profile cpu leaves your recipe's semdedup.eps: 0.2 as it is, and the rest "
                                                    "of its semdedup settings with it (the profile sets 0.05 in place of the shipped 0.12")
 
