@@ -23,6 +23,7 @@ EXIT_CODES = {
     "disk full": 8,
     "scheduler unreachable": 9,
     "a service a stage calls (an LLM judge's server) unreachable or failing": 10,
+    "finished, but a stage is incomplete (requests an LLM judge did not answer): re-run the same command": 11,
     "internal error (a bug in curate: the traceback is printed)": 70,
     "interrupted (Ctrl-C)": 130,
     "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
@@ -47,9 +48,13 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
     """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
     from curation.ingest.inputs import InputError
     from pipelines.cluster import SchedulerError
+    from pipelines.incomplete import EXIT_INCOMPLETE, IncompleteRunError
     from pipelines.safety import LockError, OutputError
     from pipelines.worker_loss import WorkerLostError, is_lost_scheduler
 
+    if isinstance(exc, IncompleteRunError):  # every file is written: the funnel is shown as for a run that completes
+        print(exc.funnel, flush=True)
+        return EXIT_INCOMPLETE, str(exc)
     if isinstance(exc, WorkerLostError):
         return 3, str(exc)
     if is_lost_scheduler(exc):

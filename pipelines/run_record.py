@@ -18,6 +18,7 @@ from typing import Any
 
 from curation.stats.run_state import PROGRESS, is_stage_folder
 from pipelines import io
+from pipelines.incomplete import run_incomplete
 from pipelines.kit import StageContext
 from pipelines.marker import is_stage_output, read_marker, unrecorded
 from pipelines.rerun import remove_leftovers
@@ -49,6 +50,7 @@ def run_record(recipe: dict[str, Any], results: list[Any], seconds: float) -> di
         "recipe": recipe,
         "versions": StageContext.versions(),
         "stages": [_entry(r) for r in results],
+        "incomplete": run_incomplete(results),  # stages that finished without every answer they asked for
         "seconds": round(seconds, 3),
     }
 

@@ -25,6 +25,7 @@ from curation.config import ConfigError
 from pipelines import io
 from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
+from pipelines.incomplete import check_complete
 from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
 from pipelines.kit.context import SCRATCH
 from pipelines.kit.input_order import chain_warning, check_stage_input
@@ -77,7 +78,8 @@ def run_stage(
     check_overlap(stage_dir, list(inputs or []) if raw else [input_dir])
     with stage_lock(stage_dir):
         cache = Path(cache_root) / name if cache_root is not None else cache_dir(name, stage_dir, run_dir)
-        return _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet, cache)
+        result = _run_stage_locked(name, stage, cfg, recipe, stage_dir, input_dir, inputs, client, run_dir, quiet, cache)
+    return result if run_dir is not None else check_complete([result])[0]  # a stage run alone: IncompleteRunError
 
 
 def _run_stage_locked(
@@ -184,6 +186,7 @@ def _build_and_write(
     if n_in is not None and summary["in"]["documents"] != n_in:
         raise RuntimeError(f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
                            "this is a bug in the stage, its output was not marked complete")
+    incomplete = {"incomplete": ctx.incomplete} if ctx.incomplete else {}  # pipelines/incomplete.py
     stats = {
         "stage": name,
         "version": stage.version,
@@ -195,9 +198,9 @@ def _build_and_write(
         **summary,
         "kept_tokens_by_part": kept_tokens_by_part(counts, annotated.npartitions),
         "extra": ctx.extra_stats,
+        **incomplete,
     }
     io.write_json(work / "stats.json", stats)
-    incomplete = {"incomplete": ctx.incomplete} if ctx.incomplete else {}
     io.write_json(
         work / MARKER,
         {
@@ -289,7 +292,7 @@ def run_recipe(
             progress.stopped(exc)
             raise
         progress.remove()
-    return results
+    return check_complete(results)  # written, in place and recorded: IncompleteRunError (exit 11) for an incomplete stage
 
 
 def _read_stats(stage_dir: Path) -> dict[str, Any]:

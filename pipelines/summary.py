@@ -91,8 +91,11 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
     stage  docs in  kept  dropped  tokens in  tokens kept  seconds  top drop reasons
     s            2     1        1          9            5      1.0  r=1
 
-    A stage that counts tokens again (``recounted``) says so: its tokens in are what came in.
+    A stage that counts tokens again (``recounted``) says so: its tokens in are what came in; a stage
+    that finished incomplete (``incomplete``) adds a line under the table that says which and why.
     """
+    from pipelines.incomplete import incomplete_line
+
     header = ["stage", "docs in", "kept", "dropped", "tokens in", "tokens kept", "seconds", "top drop reasons"]
     rows = []
     for s in stats:
@@ -107,7 +110,8 @@ def funnel_table(stats: list[dict[str, Any]]) -> str:
             f"{s.get('seconds', 0):.1f}",
             "; ".join(n for n in (", ".join(f"{r}={v['documents']:,}" for r, v in reasons) or _annotated(s), _recounted(s)) if n),
         ])
-    return text_table(header, rows, left=(0, 7))
+    line = incomplete_line(stats)
+    return text_table(header, rows, left=(0, 7)) + (f"\n{line}" if line else "")
 
 
 def text_table(header: list[str], rows: list[list[Any]], left: tuple[int, ...] = (0,)) -> str:

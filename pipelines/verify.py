@@ -56,6 +56,8 @@ def verify_stage(stage_dir: Path, input_ids: list[str] | None,
     problems = [f"{name}: {p}" for p in check_files(stage_dir, marker, checksums=True)]
     problems += [f"{name}: {stage_dir / rel} is not listed in its {MARKER} (the stage did not write it)"
                  for rel in unrecorded(stage_dir, marker) if not is_part(rel)]
+    if marker.get("incomplete"):  # in place and sound, but without every answer it asked for
+        problems.append(f"{name}: finished incomplete ({marker['incomplete']}); re-run the same command when the judge answers")
     if previous is not None and marker.get("input_fingerprint") != previous.get("output_fingerprint"):
         problems.append(f"{name}: its input fingerprint is not the previous stage's output: it was made from other data")
     try:

@@ -38,6 +38,13 @@ class RunState:
     record: dict[str, Any]  #: run.json, or the progress file, as read ({} if neither)
 
     @property
+    def incomplete(self) -> dict[str, str]:
+        """Folder → why, for each current stage whose ``_SUCCESS`` says it finished incomplete (requests
+        an LLM judge did not answer): in place and usable, but not all it asked for."""
+        markers = {folder.name: read_json(folder / MARKER) for folder in self.current}
+        return {name: str(m["incomplete"]) for name, m in markers.items() if isinstance(m, dict) and m.get("incomplete")}
+
+    @property
     def finished(self) -> bool:
         return self.status == "complete" and not self.pending
 
@@ -63,6 +70,9 @@ class RunState:
             parts.append(f"the run did not finish: {state}{why}; stages not done: {', '.join(self.pending) or 'none'}")
         elif self.pending:
             parts.append(f"stages of the run's recipe are missing or changed: {', '.join(self.pending)}")
+        if incomplete := self.incomplete:
+            parts.append("finished incomplete: " + "; ".join(f"{k} ({v})" for k, v in incomplete.items())
+                         + "; re-run the same command when the judge answers (it sends only the requests that got no answer)")
         if self.stale:
             parts.append("left out (not this run's current output): " + "; ".join(f"{k}: {v}" for k, v in sorted(self.stale.items())))
         return "; ".join(parts)

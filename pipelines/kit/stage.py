@@ -236,6 +236,7 @@ def resolve_lineage(stage_name: str, upstream: Path | Sequence[Path] | None) -> 
             "stage": _stage_of(folder, marker), "folder": folder.name, "version": marker.get("version"),
             "config_hash": marker.get("config_hash"), "output_fingerprint": marker.get("output_fingerprint"),
             "config": stats.get("config") if isinstance(stats, dict) else None,
+            **({"incomplete": str(marker["incomplete"])} if marker.get("incomplete") else {}),  # requests without an answer
         })
     return out
 

@@ -57,7 +57,9 @@ def write_manifests(
     policy = cfg.policy()
     provenance = {
         "created_by": created_by, "config_hash": ctx.config_hash, "input_fingerprint": ctx.input_fingerprint,
-        "upstream": ctx.lineage, "seed": seed, "profile": (ctx.recipe.get("profile") or {}).get("name"),
+        "upstream": ctx.lineage, "seed": seed,
+        # what a trainer's tooling checks: the stages before it that finished without every answer they asked for
+        "incomplete": [{"stage": u["stage"], "folder": u["folder"], "reason": u["incomplete"]} for u in ctx.lineage if u.get("incomplete")], "profile": (ctx.recipe.get("profile") or {}).get("name"),
     }
     fim_base = {
         "enabled": True, "rate": cfg.fim_rate, "spm_rate": cfg.fim_spm_rate, "sources": list(cfg.fim_sources),

@@ -13,6 +13,7 @@ import pytest
 
 from curation.errors import ServiceError
 from pipelines.cli import main
+from pipelines.incomplete import IncompleteRunError
 from pipelines.marker import MARKER
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import assert_conservation, make_stage_dir, run_one
@@ -36,8 +37,9 @@ def test_requests_without_an_answer_are_asked_again_by_the_next_run_and_only_the
     settings = {"distil": "hashed", "min_annotations": 3}
     with FakeLLMServer() as srv:
         srv.broken = True
-        with caplog.at_level(logging.WARNING):
-            first = run_one("edu_score", inp, tmp_path / "a", overrides(srv, **settings))
+        with caplog.at_level(logging.WARNING), pytest.raises(IncompleteRunError) as stop:  # in place, and exit 11 from curate
+            run_one("edu_score", inp, tmp_path / "a", overrides(srv, **settings))
+        first = stop.value.results[0]
         failed = int((_failures(tmp_path / "a") == "http_500").sum())
         assert 0 < failed < 12 and "failed in transport (http_500=" in caplog.text and "the GPU fell off" in caplog.text
         sent = len(srv.requests)
@@ -122,8 +124,8 @@ def test_a_real_judges_head_left_out_by_scorer_fast_is_a_warning_that_says_how_t
         res = run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed", scorer="fast"))
     assert res.stats["extra"]["scorer"]["card"]["name"] == "edu_fast"
     line = next(r for r in caplog.records if "not with the head distilled" in r.getMessage())
-    assert line.levelno == logging.WARNING and "set edu_score.scorer=distilled" in line.getMessage()
-    assert "--profile gpu" in line.getMessage() and "uses it only for" not in line.getMessage()
+    assert line.levelno == logging.WARNING and "set edu_score.scorer=auto (or distilled)" in line.getMessage()
+    assert "uses it only for" not in line.getMessage()
 
 
 def test_a_head_trained_from_a_cpu_profile_run_scores_with_its_own_embedder(tmp_path, caplog):

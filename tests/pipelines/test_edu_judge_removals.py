@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
+import pytest
 
 from pipelines.cli import main
 from pipelines.cluster import open_client
+from pipelines.incomplete import IncompleteRunError
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import assert_conservation, make_stage_dir, run_one
 from tests.pipelines.test_edu_stage import corpus, overrides
@@ -44,7 +46,8 @@ def test_train_from_a_stage_folder_marked_incomplete_says_so_and_counts_the_rows
     stage = tmp_path / "70_judged"
     with FakeLLMServer() as srv:
         srv.broken = True
-        run_one("edu_score", inp, stage, overrides(srv, distil="hashed", min_annotations=3))
+        with pytest.raises(IncompleteRunError):  # written and in place, marked incomplete
+            run_one("edu_score", inp, stage, overrides(srv, distil="hashed", min_annotations=3))
     ann = pd.read_parquet(stage / "artifacts" / "annotations" / "annotations.parquet")
     failed, n = int(ann["score"].isna().sum()), len(ann)
     assert 0 < failed < n
