@@ -36,10 +36,12 @@ class EodInDocumentError(TokenCountError):
     can be matched as that token, in the counts the run planned with too (``curate export`` exits 4)."""
 
 
-def with_eod(ids: Sequence[np.ndarray | None], eod: int, doc_ids: Sequence[str] | None = None, where: str = "") -> list[np.ndarray | None]:
+def with_eod(ids: Sequence[np.ndarray | None], eod: int, doc_ids: Sequence[str] | None = None, where: str = "",
+             pad: int | None = None) -> list[np.ndarray | None]:
     """Each document's ids followed by the end-of-document id (``None``, a row left untokenized, stays):
-    exactly one EOD per document, at its end (:class:`EodInDocumentError` when its ids hold one, naming
-    the document by its ``doc_ids`` and the shard by ``where``, its phase and path).
+    exactly one EOD per document, at its end (:class:`EodInDocumentError` when its ids hold one, or the
+    ``pad`` id Megatron masks and maps to 0, naming the document by its ``doc_ids`` and the shard by
+    ``where``, its phase and path).
 
     >>> with_eod([np.array([5, 0, 6])], eod=0, doc_ids=["web-7"], where="phase p1, shard shards/p1/web/high/part-00000.parquet")
     Traceback (most recent call last):
@@ -53,13 +55,17 @@ def with_eod(ids: Sequence[np.ndarray | None], eod: int, doc_ids: Sequence[str] 
             continue
         x = np.asarray(x, dtype=np.int64)
         inside = np.flatnonzero(x == eod)
+        doc = f"document {doc_ids[row]} (row {row})" if doc_ids is not None else f"row {row}"
         if len(inside):
             from curation.tokens import EOD_TEXT
 
-            doc = f"document {doc_ids[row]} (row {row})" if doc_ids is not None else f"row {row}"
             raise EodInDocumentError(f"{where + ': ' if where else ''}{doc} holds the end-of-document id {eod} at token {int(inside[0])} "
                                      f"of {len(x)}: its text holds the EOD token's text; export with --eod-token {EOD_TEXT} (its "
                                      "text is encoded as text)")
+        if pad is not None and len(inside := np.flatnonzero(x == pad)):
+            raise EodInDocumentError(f"{where + ': ' if where else ''}{doc} holds the pad id {pad} at token {int(inside[0])} of {len(x)}: "
+                                     "its text holds the pad token's text, which megatron-core would mask and feed as id 0; export "
+                                     "with another --pad-token (a special token no document holds)")
         out.append(np.append(x, np.int64(eod)))
     return out
 
@@ -116,9 +122,19 @@ def packed_bins(tokens: Sequence[np.ndarray], spans: pd.DataFrame, seq_length: i
         yield out, [int(lens[i]) for i in part], [str(ids[i]) for i in part]
 
 
-def padded(ids: np.ndarray, seq_length: int, pad: int) -> np.ndarray:
-    """``ids`` padded with ``pad`` to exactly ``seq_length`` (a bin as one Megatron sample)."""
-    return np.concatenate([ids, np.full(seq_length - len(ids), pad, dtype=np.int64)]) if len(ids) < seq_length else ids
+def padded(ids: np.ndarray, seq_length: int, pad: int, eod: int) -> np.ndarray:
+    """``ids`` (a bin: its documents, each with its EOD) padded to exactly ``seq_length`` (one Megatron
+    sample): ``pad`` ids, then one ``eod`` as the last, whose input position ``--eod-mask-loss`` masks
+    (its label is the next sample's first token). A bin one short of ``seq_length`` takes the EOD alone.
+
+    >>> padded(np.array([5, 6, 0]), 7, pad=9, eod=0).tolist()
+    [5, 6, 0, 9, 9, 9, 0]
+    """
+    if len(ids) >= seq_length:
+        return ids
+    fill = np.full(seq_length - len(ids), pad, dtype=np.int64)
+    fill[-1] = eod
+    return np.concatenate([np.asarray(ids, dtype=np.int64), fill])
 
 
 def row_keys(seed: int, phase: str, doc_ids: Sequence[str], copies: Sequence[int]) -> np.ndarray:

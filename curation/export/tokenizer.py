@@ -42,13 +42,14 @@ def identity(name: str) -> dict[str, Any]:
     return out
 
 
-def copy_for_trainer(name: str, folder: Path, eod_token: str) -> Path:
+def copy_for_trainer(name: str, folder: Path, eod_token: str, pad_token: str) -> Path:
     """Copy the tokenizer's Hugging Face files into ``folder`` (what ``--tokenizer-model`` names): the
     files beside its ``tokenizer.json``; a ``tokenizer.json`` given alone gets a ``tokenizer_config.json``
     naming the fast tokenizer class, which ``AutoTokenizer`` needs. The copy's ``eos_token`` is
     ``eod_token``: megatron-core's ``HuggingFaceTokenizer`` takes its ``eod`` (the id that resets attention and
-    positions and masks the loss) from it, and Qwen3's own config names ``<|im_end|>`` there. A copy without
-    ``pad_token`` gets ``eod_token`` as its pad too."""
+    positions and masks the loss) from it, and Qwen3's own config names ``<|im_end|>`` there. Its ``pad_token``
+    is ``pad_token``: megatron-core takes its ``pad`` from it, masks the loss where a label is the pad and feeds
+    the pad's positions as id 0 (a pad that were the EOD would mask every document's last label, its EOD)."""
     src = _tokenizer_file(name)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, folder / "tokenizer.json")
@@ -62,16 +63,15 @@ def copy_for_trainer(name: str, folder: Path, eod_token: str) -> Path:
             continue
         config = json.loads(path.read_text(encoding="utf-8")) if path.exists() else base
         config["eos_token"] = eod_token
-        if config.get("pad_token") is None:
-            config["pad_token"] = eod_token
+        config["pad_token"] = pad_token
         path.write_text(json.dumps(config, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return folder
 
 
-def trainer_eod(folder: Path) -> tuple[int | None, str]:
-    """The EOD id a trainer loading ``folder`` gets, and what loaded it: megatron-core's ``HuggingFaceTokenizer``
+def trainer_eod(folder: Path) -> tuple[int | None, int | None, str]:
+    """The EOD and pad ids a trainer loading ``folder`` gets, and what loaded it: megatron-core's ``HuggingFaceTokenizer``
     as Megatron-LM's ``--tokenizer-type HuggingFaceTokenizer`` builds it, where megatron-core is installed, else
-    ``transformers.AutoTokenizer`` (which it wraps) and its ``eos_token``."""
+    ``transformers.AutoTokenizer`` (which it wraps) and its ``eos_token`` and ``pad_token``."""
     import warnings
 
     with warnings.catch_warnings():
@@ -84,19 +84,23 @@ def trainer_eod(folder: Path) -> tuple[int | None, str]:
             tok = MegatronTokenizer.from_pretrained(  # Megatron-LM's build_tokenizer, its defaults for the other flags
                 tokenizer_path=str(folder), metadata_path={"library": "huggingface"}, vocab_file=None, merges_file=None,
                 additional_special_tokens=[], use_fast=False, trust_remote_code=False, include_special_tokens=False)
-            return tok.eod, "megatron-core's HuggingFaceTokenizer"
+            return tok.eod, tok.pad, "megatron-core's HuggingFaceTokenizer"
         from transformers import AutoTokenizer
 
         auto = AutoTokenizer.from_pretrained(str(folder))
-        return auto.eos_token_id, "transformers' AutoTokenizer"
+        return auto.eos_token_id, auto.pad_token_id, "transformers' AutoTokenizer"
 
 
-def check_trainer_eod(folder: Path, eod_id: int, eod_token: str) -> None:
+def check_trainer_eod(folder: Path, eod_id: int, eod_token: str, pad_id: int | None = None, pad_token: str = "") -> None:
     """Refuse a tokenizer copy whose EOD, as a trainer loads it, is not ``eod_id`` (the separator the files hold):
-    Megatron would find no document boundary (raises :class:`~curation.ingest.inputs.InputError`, exit 4)."""
+    Megatron would find no document boundary; or whose pad is not ``pad_id`` (the best-fit bins' padding):
+    Megatron would train on the padding (raises :class:`~curation.ingest.inputs.InputError`, exit 4)."""
     from curation.ingest.inputs import InputError
 
-    got, loader = trainer_eod(folder)
+    got, pad, loader = trainer_eod(folder)
     if got != eod_id:
         raise InputError(f"{folder}: {loader} loads this tokenizer copy with eod {got}, but the export separates documents "
                          f"with {eod_token!r} ({eod_id}): Megatron would see no document boundary; nothing was written")
+    if pad_id is not None and pad != pad_id:
+        raise InputError(f"{folder}: {loader} loads this tokenizer copy with pad {pad}, but the export pads best-fit sequences "
+                         f"with {pad_token!r} ({pad_id}): Megatron would train on the padding; nothing was written")

@@ -30,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--phase", action="append", default=None, help="export this phase only (repeat for several; default: all); an earlier "
                         "export of the run in --output keeps its other phases")
     parser.add_argument("--eod-token", default="<|endoftext|>", help="the end-of-document token after every document (default <|endoftext|>)")
+    parser.add_argument("--pad-token", default="<|vision_pad|>",
+                        help="megatron: the token that pads each best-fit sequence after its documents; megatron-core masks its loss "
+                        "(default <|vision_pad|>, Qwen's 151654; a special token other than --eod-token)")
     parser.add_argument("--truncation", choices=("none", "random"), default="none",
                         help="datasets, pre-training phases: cut documents longer than seq_length at a seeded random offset (adds input_ids)")
     parser.add_argument("--scheduler", default=None, help="tcp://host:8786 for an existing cluster, 'synchronous' for no cluster")
@@ -59,7 +62,9 @@ def main(args: argparse.Namespace) -> int:
     _check_eod(run.tokenizer, args.eod_token)
     if args.format == "megatron":
         _check_blend_path(args.output)
-    settings = {"eod_token": args.eod_token, **({"truncation": args.truncation} if args.format == "datasets" else {})}
+        _check_eod(run.tokenizer, args.pad_token, "--pad-token", args.eod_token)
+    settings = {"eod_token": args.eod_token,
+                **({"truncation": args.truncation} if args.format == "datasets" else {"pad_token": args.pad_token})}
     earlier = plan_earlier(args.output, run, args.format, settings, args.replace)  # refused here: nothing computed, nothing changed
     workers = check_workers(args.workers)
     scheduler, choice = command_scheduler(args, [run.stage_dir / "shards"])
@@ -69,7 +74,7 @@ def main(args: argparse.Namespace) -> int:
         if args.format == "megatron":
             from pipelines.exports.megatron import export_megatron
 
-            out = export_megatron(run, work, args.output, client, eod_token=args.eod_token, quiet=args.quiet)
+            out = export_megatron(run, work, args.output, client, eod_token=args.eod_token, pad_token=args.pad_token, quiet=args.quiet)
         else:
             from pipelines.exports.hf_datasets import export_datasets
 
@@ -108,22 +113,30 @@ def left_out(phase: dict) -> str:
     return "replays no token"
 
 
-def _check_eod(tokenizer: str, eod_token: str) -> None:
-    """The run's tokenizer has ids and ``--eod-token`` is one of its special tokens: a bad option, said
-    before anything is written. An ordinary token (``hello``) is what documents' own text encodes to:
-    Megatron would cut every document that holds it (the export would stop at the first, exit 4)."""
+def _check_eod(tokenizer: str, eod_token: str, option: str = "--eod-token", eod: str | None = None) -> None:
+    """The run's tokenizer has ids and ``--eod-token`` (or ``--pad-token``, which must differ from the EOD) is one of
+    its special tokens: a bad option, said before anything is written. An ordinary token (``hello``) is what documents'
+    own text encodes to: Megatron would cut every document that holds it (the export would stop at the first, exit 4)."""
     from curation.config import ConfigError
     from curation.tokens import special_tokens, token_id
 
     try:
         token_id(tokenizer, eod_token)
     except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+        if option == "--eod-token":
+            raise ConfigError(str(exc)) from None
+        raise ConfigError(f"{option} {eod_token!r}: tokenizer {tokenizer!r} has no such token; give one of its special tokens "
+                          "other than the EOD with --pad-token") from None
     special = special_tokens(tokenizer)
+    default = "<|endoftext|>" if option == "--eod-token" else "<|vision_pad|>"
     if eod_token not in special:
-        raise ConfigError(f"--eod-token {eod_token!r} is not a special token of tokenizer {tokenizer!r} but one that ordinary text "
+        raise ConfigError(f"{option} {eod_token!r} is not a special token of tokenizer {tokenizer!r} but one that ordinary text "
                           f"encodes to, so documents would hold it; its special tokens are {', '.join(special)} "
-                          "(the default is <|endoftext|>)")
+                          f"(the default is {default})")
+    if eod is not None and eod_token == eod:
+        raise ConfigError(f"{option} {eod_token!r} is the --eod-token: megatron-core masks the loss wherever a label is the pad, "
+                          "so every document's last position (its label the EOD) would go untrained; choose another special "
+                          f"token (the default is {default})")
 
 
 def _check_blend_path(output: Path) -> None:

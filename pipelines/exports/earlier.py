@@ -1,7 +1,7 @@
 """What an export does with an earlier export in its ``--output`` folder: never delete a phase without a word.
 
 - **The same export, other phases.** An earlier export of the same format, run, mixture and settings
-  (tokenizer, ``--eod-token``, ``--truncation``), written at this path: the phases this export writes
+  (tokenizer, ``--eod-token``, ``--pad-token``, ``--truncation``), written at this path: the phases this export writes
   replace theirs and its other phases are kept — their files hard-linked into the new folder, their
   entries merged into ``export.json`` — so ``--phase`` exports a run one phase at a time.
 - **Every phase rewritten.** An earlier export of the same format whose phases this export all writes
@@ -27,7 +27,7 @@ from pipelines.marker import check_files, read_marker
 from pipelines.safety import OutputError, check_overlap, check_replaceable
 
 log = logging.getLogger("curate.export")
-_OPTION = {"eod_token": "--eod-token", "truncation": "--truncation"}
+_OPTION = {"eod_token": "--eod-token", "truncation": "--truncation", "pad_token": "--pad-token"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -64,7 +64,7 @@ exp = json.load(open(os.path.join(out, "export.json")))
 p = exp["phases"][phase]
 blend = get_blend_from_list(open(os.path.join(out, p["data_args"])).read().split())
 class Tokenizer:
-    eod = exp["eod_id"]; pad = exp["eod_id"] + 1; vocab_size = 151669; unique_identifiers = {"class": "test"}
+    eod = exp["eod_id"]; pad = exp["pad_id"]; vocab_size = 151669; unique_identifiers = {"class": "test"}
 packed = p["packing"] == "best_fit"
 cfg = GPTDatasetConfig(random_seed=1, sequence_length=p["seq_length"], blend=blend, split="100,0,0", tokenizer=Tokenizer(),
                        reset_position_ids=packed, reset_attention_mask=packed, eod_mask_loss=packed, create_attention_mask=False,
@@ -151,11 +151,16 @@ def test_megatron_draws_each_best_fit_bin_as_one_sample(run, megatron_export, da
     assert "--eod-mask-loss" in p["megatron_flags"] and "--reset-attention-mask" in p["megatron_flags"]
     eod = json.loads((megatron_export / "export.json").read_text())["eod_id"]
     bins = datasets.load_from_disk(str(datasets_export / phase))
-    padded = {tuple(ids + [eod] * (m["seq_length"] - len(ids))) for ids in bins["input_ids"]}
+    padded = {as_sample(ids, m["seq_length"], eod) for ids in bins["input_ids"]}
     for s in megatron_draws(megatron_export, phase, tmp_path)["samples"]:
         assert len(s["tokens"]) == m["seq_length"]
         assert tuple(s["tokens"]) in padded  # one whole bin, never split or merged with the next
         assert s["last_loss"] == 0.0  # the label that crosses into the next sample is masked (input EOD)
+
+
+def as_sample(ids: list[int], seq_length: int, eod: int) -> tuple[int, ...]:
+    """A best-fit bin as megatron-core gives it: its documents, the padding (pad ids, which it feeds as 0), one EOD last."""
+    return tuple(ids + ([0] * (seq_length - len(ids) - 1) + [eod] if len(ids) < seq_length else []))
 
 
 @pytest.mark.parametrize(("phase", "budget", "shard_mb"), [("midtrain_reasoning_32k", 400_000, 256.0), ("midtrain_repo_code_32k", 600_000, 0.1)])
@@ -177,7 +182,7 @@ def test_megatron_draws_every_bin_of_a_file_of_many_bins_once(run, tmp_path, pha
     assert curate(["export", "datasets", str(alone), "--output", str(hf), "--phase", phase, "--quiet"]) == 0
     m = json.loads((alone / "manifests" / f"{phase}.json").read_text())
     eod = json.loads((out / "export.json").read_text())["eod_id"]
-    bins = collections.Counter(tuple(ids + [eod] * (m["seq_length"] - len(ids))) for ids in datasets.load_from_disk(str(hf / phase))["input_ids"])
+    bins = collections.Counter(as_sample(ids, m["seq_length"], eod) for ids in datasets.load_from_disk(str(hf / phase))["input_ids"])
     per_file = collections.Counter(r["group"] for r in datasets.load_from_disk(str(hf / phase)))
     assert max(per_file.values()) > 1  # a group of one shard holds several bins
     drawn = collections.Counter(tuple(s["tokens"]) for s in megatron_draws(out, phase, tmp_path)["samples"])

@@ -32,7 +32,7 @@ from megatron.core.datasets.utils import get_blend_from_list
 out, cache = sys.argv[1], sys.argv[2]
 exp = json.load(open(os.path.join(out, "export.json")))
 class Tokenizer:
-    eod = exp["eod_id"]; pad = exp["eod_id"] + 1; vocab_size = 151669; unique_identifiers = {"class": "test"}
+    eod = exp["eod_id"]; pad = exp["pad_id"]; vocab_size = 151669; unique_identifiers = {"class": "test"}
 def build(phase, flags, surplus):
     flag = lambda k: flags[flags.index(k) + 1]
     packed = "--eod-mask-loss" in flags
@@ -77,14 +77,14 @@ def build_with_listed_flags(export: Path, cache: Path) -> dict:
 
 
 def test_every_phase_builds_in_megatron_with_the_flags_export_json_lists(finished_run, tmp_path):
-    """Phase 1 planned at 284,000 tokens: 69 samples over 11 weighted prefixes. Megatron blends
-    them in 73 draws and, at its default surplus, builds web/high (asked for 47) for 48 samples
-    where its index draws 49: an IndexError before training starts. The export lists the
+    """Phase 1 planned at 426,000 tokens: 104 samples over 11 weighted prefixes. Megatron blends
+    them in more draws than samples and, at its default surplus, builds a prefix for fewer samples
+    than its index draws from it: an IndexError before training starts. The export lists the
     smallest surplus that builds, only there; every phase builds with its flags as listed, and
     draws each group within one sample of its weight."""
     alone = tmp_path / "mixture"
     assert curate(["mixture", "--input", str(finished_run / "75_forge_filter"), "--output", str(alone), "--scheduler", "synchronous",
-                   "--quiet", "--profile", "cpu", "mixture.phases.pretrain_phase1.budget={tokens: 284000}"]) == 0
+                   "--quiet", "--profile", "cpu", "mixture.phases.pretrain_phase1.budget={tokens: 426000}"]) == 0
     out = tmp_path / "megatron"
     assert curate(["export", "megatron", str(alone), "--output", str(out), "--quiet"]) == 0
     exp = json.loads((out / "export.json").read_text())

@@ -3,6 +3,7 @@ deleted without a word; a phase left out says why and leaves no file; a non-spec
 up front; every file is one a blend reads; whole samples that leave much of a phase undrawn are said."""
 
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -129,8 +130,9 @@ def test_every_folder_of_a_megatron_export_holds_a_file_a_blend_reads(finished_r
 
 def test_long_sequences_warn_what_whole_samples_leave_undrawn(finished_run, tmp_path, caplog):
     """At seq_length 131,072 phase 2's planned tokens gave --train-samples 1 silently: a third of the
-    plan never drawn, and every group but one without a sample. The warning's groups are those
-    megatron-core's blend, built with the listed flags, draws nothing from."""
+    plan never drawn, and every group but one without a sample. The groups megatron-core's blend, built
+    with the listed flags, would draw nothing from are left out of it, named in one line."""
+    caplog.set_level(logging.INFO, logger="curate.export")
     alone = mixture(finished_run, tmp_path / "mixture", "mixture.phases.pretrain_phase2.seq_length=131072",
                     "mixture.phases.pretrain_phase1.seq_length=32768")
     out = tmp_path / "megatron"
@@ -148,10 +150,10 @@ def test_long_sequences_warn_what_whole_samples_leave_undrawn(finished_run, tmp_
     for phase, p in phases.items():
         drawn = report[phase]["drawn"]
         weighted = {g for g, v in p["groups"].items() if v["weight"] > 0}
-        missing = weighted - set(drawn)
-        assert missing, phase  # few samples over many groups
-        warning = next(w for w in p["warnings"] if "draws none from" in w)
-        assert all(f" {g} (weight " in warning for g in missing) and not any(f" {g} (weight " in warning for g in drawn), phase
+        left = {g for g, v in p["groups"].items() if v.get("left_out")}
+        assert left and weighted == set(drawn), phase  # few samples over many groups: those drawn none from are left out
+        said = sorted({r.getMessage() for r in caplog.records if r.getMessage().startswith(f"{phase}: left out of the blend")})
+        assert len(said) == 1 and all(f" {g} (" in said[0] for g in left) and not any(f" {g} (" in said[0] for g in drawn), phase
 
 
 def test_draw_warnings_give_the_figures():

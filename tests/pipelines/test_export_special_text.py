@@ -74,7 +74,7 @@ def test_datasets_export_gives_each_document_one_eod_at_its_end(quoting_run, tmp
 
 def test_megatron_export_cuts_the_bins_into_the_documents_only(quoting_run, tmp_path):
     """What Megatron's three flags make of a .bin: a document between consecutive EODs. Splitting the
-    file at its EODs gives exactly the documents' ids (padding gives empty runs)."""
+    file at its EODs gives exactly the documents' ids (a bin's padding gives a run of pad ids)."""
     from curation.export.megatron_index import read_index
     from curation.tokens import encode
 
@@ -94,7 +94,7 @@ def test_megatron_export_cuts_the_bins_into_the_documents_only(quoting_run, tmp_
         cuts = np.flatnonzero(data == eod)
         assert len(cuts) and cuts[-1] == len(data) - 1
         pieces += [tuple(p.tolist()) for p in np.split(data, cuts + 1)[:-1]]
-    docs = [p[:-1] for p in pieces if len(p) > 1]  # a document's ids and its EOD; a lone EOD is padding
+    docs = [p[:-1] for p in pieces if len(p) > 1 and p[0] != exp["pad_id"]]  # a document's ids and its EOD; pads and an EOD end a bin
     known = set(ids.values())
     assert docs and all(d in known for d in docs)
     assert any(EOD in texts[d] and ids[d] in set(docs) for d in texts)

@@ -48,7 +48,7 @@ from megatron.core.datasets.utils import get_blend_from_list
 out, phase, cache = sys.argv[1:4]
 exp = json.load(open(os.path.join(out, "export.json"))); p = exp["phases"][phase]
 class Tokenizer:
-    eod = exp["eod_id"]; pad = exp["eod_id"] + 1; vocab_size = 151669; unique_identifiers = {"class": "test"}
+    eod = exp["eod_id"]; pad = exp["pad_id"]; vocab_size = 151669; unique_identifiers = {"class": "test"}
 cfg = GPTDatasetConfig(random_seed=1, sequence_length=p["seq_length"], split="100,0,0", tokenizer=Tokenizer(),
                        blend=get_blend_from_list(open(os.path.join(out, p["data_args"])).read().split()),
                        reset_position_ids=True, reset_attention_mask=True, eod_mask_loss=True, create_attention_mask=False,
