@@ -19,11 +19,28 @@ def test_the_sample_figures_in_docs_export_are_the_sample_runs(finished_run, tmp
     doc = DOC.read_text()
     meg, ds = tmp_path / "megatron", tmp_path / "datasets"
     assert curate(["export", "megatron", str(finished_run), "--output", str(meg), *QUIET]) == 0
-    assert curate(["export", "datasets", str(finished_run), "--output", str(ds), "--phase", "pretrain_phase1", "--truncation", "random",
-                   *QUIET]) == 0
+    assert (
+        curate(
+            [
+                "export",
+                "datasets",
+                str(finished_run),
+                "--output",
+                str(ds),
+                "--phase",
+                "pretrain_phase1",
+                "--truncation",
+                "random",
+                *QUIET,
+            ]
+        )
+        == 0
+    )
     phases = json.loads((meg / "export.json").read_text())["phases"]
     # the example commands: each names its phase's .data-args, then its --train-samples
-    for phase, samples in re.findall(r"runs/sample-megatron/(\w+)\.data-args \\\n\s+--seq-length \d+ --train-samples (\d+)", doc):
+    for phase, samples in re.findall(
+        r"runs/sample-megatron/(\w+)\.data-args \\\n\s+--seq-length \d+ --train-samples (\d+)", doc
+    ):
         assert phases[phase]["train_samples"] == int(samples), phase
     said = re.search(r"the sample's `midtrain_reasoning_32k`: `tokens` ([\d,]+), its one file ([\d,]+) ids", doc)
     reasoning = phases["midtrain_reasoning_32k"]
