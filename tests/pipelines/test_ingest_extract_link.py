@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from curation.ingest.mojibake import REPAIRED
 from curation.schema import DROP_REASON, DropReason
 from pipelines.io import write_frame
 from pipelines.kit import Artifact
@@ -28,10 +29,11 @@ def _reference_part(number, parsed, html, out, extractor, tokenizer, max_chars):
     pages = pages if pages is not None else pd.DataFrame({"doc_id": [], "html": []})
     before = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum())
     df, n, tags = extract_frame(df, pages, extractor, tokenizer, max_chars)
-    out.write_part(number, df)
+    repaired = int(df[REPAIRED].notna().sum()) if REPAIRED in df.columns else 0  # mojibake repaired (not a column of the part)
+    out.write_part(number, df.drop(columns=[REPAIRED], errors="ignore"))
     write_frame(tags, Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
     empty = int((df[DROP_REASON] == DropReason.EXTRACTION_EMPTY.value).sum()) - before
-    return pd.DataFrame({"pages": [n], "empty": [empty]})
+    return pd.DataFrame({"pages": [n], "empty": [empty], "repaired": [repaired]})
 
 
 def _parsed(tmp_path: Path, records: list[dict], raw: bytes = b"") -> Artifact:
