@@ -33,8 +33,8 @@ def changed(path: Path, before: list[int]) -> str | None:
         now = stat_stamp(os.stat(path))
     except OSError:
         return f"size {before[0]} → removed"
-    if now == before:
-        return None
+    if [now[0], now[1], now[3]] == [before[0], before[1], before[3]]:
+        return None  # the change time alone moves with chmod, chown, a hard link or xattrs: not the bytes
     return f"size {before[0]} → {now[0]}" + ("" if now[0] != before[0] else ", rewritten")
 
 

@@ -108,3 +108,15 @@ def test_real_web_texts() -> None:
     if zh.exists():
         reviews = pd.read_json(zh, lines=True)["text"].astype(str).tolist()[:20000]
         assert repair_texts(reviews, ["web"] * len(reviews))[1].count(True) == 0
+
+
+def test_a_repair_that_would_damage_the_text_is_not_made() -> None:
+    # a text that quotes mojibake beside what it stands for keeps its meaning
+    quoted = 'I lost count of how many times I saw "Ã¤" instead of "ä" on that page.'
+    assert repair(quoted) == quoted
+    # GBK read as Latin-1 (a real page title): the fixer cannot put it back, only into other garbage
+    gbk = "»°¾ç¡¶Ô¼¶¨ÎÞÆÚÏÞ¡·ºÓ±±¸÷ÊÐÑ²ÑÝ½áÊø"
+    assert flagged(gbk) and repair(gbk) == gbk
+    # a long line is repaired in pieces: mojibake far from a quotation is still repaired
+    line = ("Plain words of a long line. " * 200) + garble(CLEAN) + (" More plain words." * 200)
+    assert "\n" not in line and repair(line) == line.replace(garble(CLEAN), CLEAN)

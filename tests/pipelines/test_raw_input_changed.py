@@ -61,6 +61,18 @@ def test_a_file_cut_grown_or_removed_after_its_stamp_is_refused_and_its_steps_re
         assert not step.exists()
 
 
+def test_a_change_of_metadata_alone_is_no_change(tmp_path):
+    """chmod, a hard link (``cp -al`` snapshots) or xattrs move the change time, not the bytes."""
+    f = tmp_path / "in.jsonl"
+    f.write_bytes(b"x" * 100)
+    stamps = raw_stamps([f])
+    time.sleep(0.01)
+    os.chmod(f, 0o600)
+    os.link(f, tmp_path / "snapshot.jsonl")
+    assert os.stat(f).st_ctime_ns != stamps[f][2]
+    check_raw_unchanged("ingest", stamps, [])
+
+
 def test_a_folder_input_is_stamped_file_by_file(tmp_path):
     (tmp_path / "in" / "sub").mkdir(parents=True)
     (tmp_path / "in" / "a.jsonl").write_text("{}\n")
