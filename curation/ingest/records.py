@@ -212,7 +212,7 @@ def _map_record(
         row[col] = None if v is None or isinstance(v, (dict, list, bool)) else v.decode(errors="replace") if isinstance(v, bytes) else str(v)
     for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         v = plain(_utf8(rec.get(name))) if name == fields.source else _utf8(rec.get(name))
-        if isinstance(v, (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str)):
+        if isinstance(v, (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str) and row[SOURCE_MOVED] is None):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
     extra = {k: v for k, v in rec.items() if k not in mapped} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
     if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta

@@ -6,10 +6,13 @@ field ``source`` of their own that names the dataset a record came from (``c4``,
 ``dolma_cc_raw_wet``), not one of the recipe's sources: on an input with a source of its own, such a
 record takes the input's source, and the field's value is kept in ``meta`` under the field's name
 (as any field that fills no column is). Without a source for the input it is an ``unknown_source``
-ledger row.
+ledger row. A field that spells a source in other case or with spaces around it (``" Code "``) is that
+source; a number (a dataset's id) gives way as a name does.
 
 >>> resolved_source("code", "web"), resolved_source("c4", "web"), resolved_source("c4", None), resolved_source(None, "web")
 (('code', None), ('web', 'c4'), ('c4', None), ('web', None))
+>>> resolved_source(" Code ", "web"), resolved_source(12, "web"), resolved_source(12, None)
+(('code', None), ('web', '12'), (12, None))
 """
 
 from __future__ import annotations
@@ -28,6 +31,10 @@ def resolved_source(value: Any, given: str | None) -> tuple[Any, str | None]:
     """(the record's source, the field's value kept in meta or None) for a record whose source field
     holds ``value`` (None when it has none), on an input whose source is ``given`` (None when the user
     gave none). A value that is no string is returned as it is (a ``wrong_type`` row)."""
+    if isinstance(value, str) and value.strip().lower() in SOURCES and value not in SOURCES:
+        return value.strip().lower(), None  # " Code ", "WEB": the source it spells
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and given is not None:
+        return given, str(value)  # a dataset's number
     if isinstance(value, str) and value and value not in SOURCES and given is not None:
         return given, value
     return value or given, None

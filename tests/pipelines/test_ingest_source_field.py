@@ -45,6 +45,19 @@ def test_a_dataset_name_gives_way_to_the_input_source_and_a_known_source_stays()
     assert "source 'c4' is not one of" in json.loads(alone["drop_detail"][0])["error"]
 
 
+def test_a_source_in_other_case_is_that_source_and_a_number_gives_way() -> None:
+    records = [
+        {"id": "a", "text": "x", "source": " Code "},
+        {"id": "b", "text": "y", "source": "WEB"},
+        {"id": "c", "text": "z", "source": 12},
+    ]
+    given = rows_from_records(records, None, "f.jsonl", [1, 2, 3], FieldMap(), "social")
+    assert given["source"].tolist() == ["code", "web", "social"] and given["drop_reason"].isna().all()
+    assert json.loads(given["meta"][2]) == {"source": "12"}
+    alone = rows_from_records(records, None, "f.jsonl", [1, 2, 3], FieldMap(), None)
+    assert alone["drop_reason"].tolist() == [None, None, "wrong_type"]
+
+
 @pytest.fixture(scope="module")
 def web_rows() -> pd.DataFrame:
     """Real web rows with their ``source`` column of dataset names (three of each of four datasets, text only),
