@@ -22,6 +22,7 @@ HTML or source field of one a number, not a string (``wrong_type``).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 #: bytes read at a time from a line over 1 MiB
@@ -108,9 +109,20 @@ def json_int(literal: str) -> int | str:
         return LongNumber(literal)
 
 
+def json_float(literal: str) -> float | str:
+    """``literal`` as a float, or as a :class:`LongNumber` when it overflows to an infinity (``1e999``:
+    ``meta`` would hold null for it).
+
+    >>> json_float("2.5"), json_float("1e999")
+    (2.5, '1e999')
+    """
+    value = float(literal)
+    return value if math.isfinite(value) else LongNumber(literal)
+
+
 def loads(data: str | bytes) -> Any:
-    """``json.loads`` with long integer literals kept (:func:`json_int`)."""
-    return json.loads(data, parse_int=json_int)
+    """``json.loads`` with long integer and overflowing float literals kept (:func:`json_int`, :func:`json_float`)."""
+    return json.loads(data, parse_int=json_int, parse_float=json_float)
 
 
 def plain(value: Any) -> Any:

@@ -205,7 +205,7 @@ def _map_record(
         return row, err[0], err[1]
     raw_id = _utf8(rec.get(fields.id))
     row["doc_id"] = id_text(raw_id) if not isinstance(raw_id, (dict, list, bool)) else None
-    source, row[SOURCE_MOVED] = resolved_source(plain(_utf8(rec.get(fields.source))), default_source)  # "c4" on a --source web file: web
+    source, row[SOURCE_MOVED] = resolved_source(_utf8(rec.get(fields.source)), default_source)  # "c4" on a --source web file: web
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))

@@ -42,14 +42,15 @@ def test_long_integer_literals_keep_their_records_and_are_numbers_where_a_string
     pd.DataFrame({"id": ["p"], "text": ["a Parquet row"], "meta": [meta]}).to_parquet(pq_file)
     _ingest([f, pq_file], tmp_path / "out", ["ingest.source=web"])
     docs = read_parts(tmp_path / "out" / "docs").set_index("doc_id")
-    assert sorted(docs.index) == sorted(["first", BIG, "m", "neg", "p"])
+    assert sorted(docs.index) == sorted(["first", BIG, "m", "neg", "p", "s"])
     assert json.loads(docs.loc["first", "meta"]) == {"x": BIG}  # its digits, as a string
     assert json.loads(docs.loc["m", "meta"]) == {"k": BIG} and json.loads(docs.loc["p", "meta"]) == {"k": BIG}
     assert json.loads(docs.loc["neg", "meta"]) == {"x": [-1, BIG]}
     ledger = read_parts(tmp_path / "out" / "ledger").set_index("doc_id")
     error = {doc: json.loads(detail)["error"] for doc, detail in ledger["detail"].items()}
     assert ledger.loc["t", "reason"] == "wrong_type" and error["t"] == "'text' is a number, not a string"
-    assert ledger.loc["s", "reason"] == "wrong_type" and error["s"] == "'source' is a number, not a string"
+    # a source field that is a number (a dataset's id) gives way to the input's source, its digits kept in meta
+    assert docs.loc["s", "source"] == "web" and json.loads(docs.loc["s", "meta"]) == {"source": BIG}
 
 
 def test_a_line_over_twelve_times_max_chars_is_too_large_unparsed(tmp_path):
