@@ -4,14 +4,18 @@ usable, and the run says so everywhere a user or a trainer looks.
 
 The stage's ``_SUCCESS`` and ``stats.json`` hold ``incomplete`` (why); ``run.json`` lists such
 stages under ``incomplete``, the mixture's manifests too (:func:`pipelines.kit.stage.resolve_lineage`);
-the funnel ends in an ``INCOMPLETE:`` line; ``curate verify`` and ``curate stats --check`` exit 1;
+the funnel ends in an ``INCOMPLETE:`` line; ``curate export`` warns and copies the list into
+``export.json`` (:func:`listed_incomplete`); ``curate verify`` and ``curate stats --check`` exit 1;
 and ``curate run`` (or a single-stage command) exits :data:`EXIT_INCOMPLETE` once everything is
 written. The same command, re-run, asks again for what is missing and completes the run.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from curation.errors import read_json_file
 
 #: ``curate``'s exit code for a run that finished with an incomplete stage.
 EXIT_INCOMPLETE = 11
@@ -41,6 +45,19 @@ def run_incomplete(results: list[Any]) -> list[dict[str, str]]:
         for r in results
         if r.stats.get("incomplete")
     ]
+
+
+def listed_incomplete(run_dir: Path, manifests: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The incomplete stages that ``run.json`` (when the run has one) and the manifests list, each once
+    (as :func:`run_incomplete` writes them): what an export repeats in its log and ``export.json``."""
+    record = read_json_file(run_dir / "run.json") if (run_dir / "run.json").is_file() else {}
+    listed = [*(record.get("incomplete") or []), *(u for m in manifests for u in m.get("incomplete") or [])]
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for u in listed:
+        found.setdefault(
+            (str(u.get("stage")), str(u.get("folder"))), {k: str(u.get(k)) for k in ("stage", "folder", "reason")}
+        )
+    return list(found.values())
 
 
 class IncompleteRunError(Exception):

@@ -34,32 +34,37 @@ class FlakyJudge(FakeLLMServer):
         return super().answer(path, headers, body)
 
 
+def judge_argv(run: Path, url: str) -> list[str]:
+    """``curate run`` of the edu_score and mixture stages on the math sample, judged by the server at ``url``."""
+    return [
+        "run",
+        str(ROOT / "pipelines" / "configs" / "glm45.yaml"),
+        "--input",
+        str(MATH),
+        "--output",
+        str(run),
+        "--scheduler",
+        "synchronous",
+        "--quiet",
+        "--profile",
+        "cpu",
+        *only("edu_score", "mixture"),
+        "edu_score.annotator=openai",
+        "edu_score.annotator_model=fake-judge",
+        f"edu_score.annotator_base_url={url}",
+        "edu_score.annotator_max_retries=0",
+        "edu_score.sample_size=24",
+        "edu_score.min_annotations=4",
+        "edu_score.distil=hashed",
+    ]
+
+
 def test_a_run_with_unanswered_judge_requests_exits_11_and_says_so_everywhere(tmp_path, capsys):
     """It exited 0, and only 70_edu_score/_SUCCESS said `incomplete`: not the funnel, run.json, the manifests,
     verify or stats --check."""
     run = tmp_path / "run"
     with FlakyJudge() as srv:
-        argv = [
-            "run",
-            str(ROOT / "pipelines" / "configs" / "glm45.yaml"),
-            "--input",
-            str(MATH),
-            "--output",
-            str(run),
-            "--scheduler",
-            "synchronous",
-            "--quiet",
-            "--profile",
-            "cpu",
-            *only("edu_score", "mixture"),
-            "edu_score.annotator=openai",
-            "edu_score.annotator_model=fake-judge",
-            f"edu_score.annotator_base_url={srv.url}",
-            "edu_score.annotator_max_retries=0",
-            "edu_score.sample_size=24",
-            "edu_score.min_annotations=4",
-            "edu_score.distil=hashed",
-        ]
+        argv = judge_argv(run, srv.url)
         srv.broken = True
         capsys.readouterr()
         assert main(argv) == 11
@@ -88,3 +93,40 @@ def test_a_run_with_unanswered_judge_requests_exits_11_and_says_so_everywhere(tm
     assert json.loads((run / "run.json").read_text())["incomplete"] == []
     assert all(json.loads(p.read_text())["incomplete"] == [] for p in (run / "80_mixture" / "manifests").glob("*.json"))
     assert main(["verify", str(run)]) == 0 and main(["stats", str(run), "--check"]) == 0
+
+
+def test_an_export_of_an_incomplete_run_says_so_in_its_log_and_export_json(tmp_path, caplog):
+    """`curate export` of such a run exited 0 with no word, and export.json had no `incomplete`."""
+    run = tmp_path / "run"
+    with FlakyJudge() as srv:
+        srv.broken = True
+        assert main(judge_argv(run, srv.url)) == 11
+        listed = json.loads((run / "run.json").read_text())["incomplete"]
+        assert [u["stage"] for u in listed] == ["edu_score"]
+        why = listed[0]["reason"]
+        for fmt in ("datasets", "megatron"):
+            caplog.clear()
+            out = tmp_path / fmt
+            assert main(["export", fmt, str(run), "--output", str(out), "--scheduler", "synchronous", "--quiet"]) == 0
+            assert json.loads((out / "export.json").read_text())["incomplete"] == listed
+            said = [
+                r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "incomplete" in r.getMessage()
+            ]
+            assert said == [
+                f"exported an incomplete run: edu_score ({why}); export.json lists it under incomplete, so train on it "
+                "only knowingly, or re-run the run when the judge answers and export again"
+            ]
+        # the mixture folder exported as it is says so too (its manifests list the stage)
+        alone = tmp_path / "alone"
+        assert (
+            main(["export", "datasets", str(run / "80_mixture"), "--output", str(alone), "--scheduler", "synchronous"])
+            == 0
+        )
+        assert json.loads((alone / "export.json").read_text())["incomplete"] == listed
+        srv.broken = False
+        assert main(judge_argv(run, srv.url)) == 0
+    caplog.clear()
+    out = tmp_path / "datasets"
+    assert main(["export", "datasets", str(run), "--output", str(out), "--replace", "--scheduler", "synchronous"]) == 0
+    assert json.loads((out / "export.json").read_text())["incomplete"] == []
+    assert "incomplete" not in caplog.text
