@@ -9,7 +9,7 @@ exact duplicates of the clean copy. ``ftfy``'s encoding fixer (the one NeMo Cura
 normalisation (quotes, ligatures, width) is applied. It runs only on the texts a cheap test flags: a
 C1 control character, or a character of U+00C2–U+00F4 (what a UTF-8 lead byte becomes) followed by
 one a continuation byte becomes. Of the 2,485 real web texts the benchmark reads, 35 are flagged and
-21 changed, each a real repair (benchmarks/ingest/bench_mojibake.py).
+20 changed, each a real repair (one that quotes mojibake is left as it is) (benchmarks/ingest/bench_mojibake.py).
 
 Code is left as it is: its string literals may hold such characters on purpose, and a repair would
 change what the program does.
