@@ -8,6 +8,7 @@ import json
 import logging
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,16 @@ from pipelines.stages.edu_score import STAGE, EduScoreConfig
 from tests.classifiers.test_annotation_openai import FakeLLMServer
 from tests.helpers import make_stage_dir
 from tests.pipelines.test_edu_stage import corpus
+
+
+def edu(tmp_path: Path, inp: Path, *args: str) -> int:
+    """``curate edu-score`` on ``inp`` into ``tmp_path/out`` with ``args``."""
+    return main(["edu-score", "--input", str(inp), "--output", str(tmp_path / "out"), *args])
+
+
+def judged_on_cpu(srv: FakeLLMServer) -> list[str]:
+    """The options of a run under --profile cpu whose judge is ``srv``."""
+    return ["--profile", "cpu", "annotator=openai", "annotator_model=fake-judge", f"annotator_base_url={srv.url}"]
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost:8000/v1", "0.0.0.0:8000"])
@@ -74,21 +85,7 @@ def test_judge_settings_under_annotator_none_are_said_before_anything_runs(tmp_p
     inp = make_stage_dir(tmp_path / "in", corpus(garbled=()))
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        assert (
-            main(
-                [
-                    "edu-score",
-                    "--input",
-                    str(inp),
-                    "--output",
-                    str(tmp_path / "out"),
-                    "--dry-run",
-                    "annotator_model=Qwen/Qwen3-8B",
-                    "sample_size=100",
-                ]
-            )
-            == 0
-        )
+        assert edu(tmp_path, inp, "--dry-run", "annotator_model=Qwen/Qwen3-8B", "sample_size=100") == 0
     assert "annotator_model, sample_size do nothing: set edu_score.annotator=openai" in caplog.text
 
 
@@ -105,25 +102,7 @@ def test_a_judge_whose_head_the_scorer_leaves_out_is_said_before_any_request(tmp
     assert STAGE.config_notes(EduScoreConfig.from_dict({"annotator": "openai", "annotator_model": "m"})) == []
     inp = make_stage_dir(tmp_path / "in", corpus(garbled=()))
     with FakeLLMServer() as srv, caplog.at_level(logging.WARNING):
-        assert (
-            main(
-                [
-                    "edu-score",
-                    "--input",
-                    str(inp),
-                    "--output",
-                    str(tmp_path / "out"),
-                    "--dry-run",
-                    "--profile",
-                    "cpu",
-                    "annotator=openai",
-                    "annotator_model=fake-judge",
-                    f"annotator_base_url={srv.url}",
-                    "scorer=fast",
-                ]
-            )
-            == 0
-        )
+        assert edu(tmp_path, inp, "--dry-run", *judged_on_cpu(srv), "scorer=fast") == 0
         assert srv.requests == []
     assert "edu_score.scorer = fast: the openai judge annotates" in caplog.text
 
@@ -134,25 +113,16 @@ def test_under_the_cpu_profile_a_judge_you_name_scores_through_its_distilled_hea
     inp = make_stage_dir(tmp_path / "in", corpus(garbled=()))
     with FakeLLMServer() as srv, caplog.at_level(logging.WARNING):
         assert (
-            main(
-                [
-                    "edu-score",
-                    "--input",
-                    str(inp),
-                    "--output",
-                    str(tmp_path / "out"),
-                    "--quiet",
-                    "--profile",
-                    "cpu",
-                    "--scheduler",
-                    "synchronous",
-                    "annotator=openai",
-                    "annotator_model=fake-judge",
-                    f"annotator_base_url={srv.url}",
-                    "sample_size=30",
-                    "min_annotations=5",
-                    "distil=hashed",
-                ]
+            edu(
+                tmp_path,
+                inp,
+                "--quiet",
+                "--scheduler",
+                "synchronous",
+                *judged_on_cpu(srv),
+                "sample_size=30",
+                "min_annotations=5",
+                "distil=hashed",
             )
             == 0
         )

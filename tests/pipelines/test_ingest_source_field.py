@@ -86,6 +86,24 @@ def _write(rows: pd.DataFrame, folder: Path, fmt: str) -> Path:
     return path
 
 
+def _ingest(f: Path, out: Path, *given: str) -> int:
+    """``curate ingest`` of ``f`` into ``out`` on one worker, whitespace tokens, with ``given``."""
+    return main(
+        [
+            "ingest",
+            "--input",
+            str(f),
+            "--output",
+            str(out),
+            "--workers",
+            "1",
+            "--quiet",
+            "ingest.tokenizer=whitespace",
+            *given,
+        ]
+    )
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 @pytest.mark.parametrize("given", [["--source", "web"], ['ingest.inputs=[{match: "web.*", source: web}]']])
 def test_real_web_rows_named_by_dataset_take_the_source_their_input_was_given(
@@ -94,23 +112,7 @@ def test_real_web_rows_named_by_dataset_take_the_source_their_input_was_given(
     f = _write(web_rows, tmp_path / "raw", fmt)
     out = tmp_path / "out"
     with caplog.at_level(logging.WARNING):
-        assert (
-            main(
-                [
-                    "ingest",
-                    "--input",
-                    str(f),
-                    "--output",
-                    str(out),
-                    "--workers",
-                    "1",
-                    "--quiet",
-                    "ingest.tokenizer=whitespace",
-                    *given,
-                ]
-            )
-            == 0
-        )
+        assert _ingest(f, out, *given) == 0
     docs = read_parts(out / "docs").set_index("doc_id")
     assert sorted(docs.index) == sorted(web_rows["id"])  # none dropped
     datasets = web_rows.set_index("id")["source"]
@@ -139,22 +141,7 @@ def test_with_no_source_given_a_dataset_name_is_still_unknown_source(tmp_path, c
     f = _write(web_rows, tmp_path / "raw", "jsonl")
     out = tmp_path / "out"
     with caplog.at_level(logging.WARNING):
-        assert (
-            main(
-                [
-                    "ingest",
-                    "--input",
-                    str(f),
-                    "--output",
-                    str(out),
-                    "--workers",
-                    "1",
-                    "--quiet",
-                    "ingest.tokenizer=whitespace",
-                ]
-            )
-            == 0
-        )
+        assert _ingest(f, out) == 0
     assert read_parts(out / "docs")["source"].tolist() == ["social"]
     ledger = read_parts(out / "ledger")
     assert set(ledger["reason"]) == {"unknown_source"} and len(ledger) == 12

@@ -324,9 +324,10 @@ def _hog(part, *args):  # runs on a worker: grows past its memory limit until th
 
 @pytest.mark.slow
 def test_workers_killed_for_memory_name_the_limit_they_had_once(tmp_path, caplog, monkeypatch):
+    # distributed's config defaults first: a set() of a key under 'distributed' before they exist removes
+    # the whole 'distributed' section when it ends (Security() then failed in a later test with KeyError)
     import dask
-    import distributed  # noqa: F401 - its config defaults first: a set() of a key under 'distributed' before they exist
-    # removes the whole 'distributed' section when it ends (Security() then failed in a later test with KeyError)
+    import distributed  # noqa: F401
 
     import pipelines.stages.exact_dedup as stage_mod
     from tests.helpers import docs_frame, make_stage_dir
