@@ -46,7 +46,7 @@ class _Steps:
     def __init__(self) -> None:
         self.keys: list[dict[str, Any]] = []
 
-    def step(self, name: str, params: dict[str, Any], fn: Any) -> None:
+    def step(self, name: str, params: dict[str, Any], fn: Any, **options: Any) -> None:
         self.keys.append(params)
 
 
