@@ -96,14 +96,23 @@ def moved_figures(counts: pd.DataFrame, shown: int = 3, column: str = MOVED, key
                   "examples": {str(k): int(v) for k, v in per_file.head(shown).items()}}}
 
 
-def moved_note(stats: dict[str, Any]) -> str | None:
-    """One line for an ingest whose records had a natural-language ``language`` field (None otherwise)."""
-    fig = (stats.get("extra") or {}).get(FIGURES) if stats.get("stage") == "ingest" else None
+def figures_head(stats: dict[str, Any], key: str) -> tuple[str, str] | None:
+    """For the figures ingest recorded under ``key`` (:func:`moved_figures`): the line's start, "ingest: N
+    records of F file(s) (the first files)", and the five commonest values; None when there are none."""
+    fig = (stats.get("extra") or {}).get(key) if stats.get("stage") == "ingest" else None
     if not fig:
         return None
     values = ", ".join(f"{k}={v:,}" for k, v in sorted(fig["values"].items(), key=lambda kv: (-kv[1], kv[0]))[:5])
     files = ", ".join(fig["examples"]) + (", …" if fig["files"] > len(fig["examples"]) else "")
-    return (f"ingest: {fig['documents']:,} records of {fig['files']:,} file(s) ({files}) have a natural-language code in "
+    return f"ingest: {fig['documents']:,} records of {fig['files']:,} file(s) ({files})", values
+
+
+def moved_note(stats: dict[str, Any]) -> str | None:
+    """One line for an ingest whose records had a natural-language ``language`` field (None otherwise)."""
+    if (head := figures_head(stats, FIGURES)) is None:
+        return None
+    start, values = head
+    return (f"{start} have a natural-language code in "
             f"their language field ({values}); the language column is the programming language of code, so on documents "
             "whose source is not code or code_web the value is kept in meta under the field's name and the column is "
             "left empty; the text's natural language is the lang column, identified from the text")

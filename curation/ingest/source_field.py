@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from curation.ingest.language_field import figures_head
 from curation.schema import SOURCES
 
 #: Key of the figures ingest records (stats.json ``extra``) of the records that took their input's source.
@@ -42,13 +43,11 @@ def resolved_source(value: Any, given: str | None) -> tuple[Any, str | None]:
 
 def source_note(stats: dict[str, Any]) -> str | None:
     """One line for an ingest whose records had a source field naming no source (None otherwise)."""
-    fig = (stats.get("extra") or {}).get(FIGURES) if stats.get("stage") == "ingest" else None
-    if not fig:
+    if (head := figures_head(stats, FIGURES)) is None:
         return None
-    values = ", ".join(f"{k}={v:,}" for k, v in sorted(fig["values"].items(), key=lambda kv: (-kv[1], kv[0]))[:5])
-    files = ", ".join(fig["examples"]) + (", …" if fig["files"] > len(fig["examples"]) else "")
+    start, values = head
     return (
-        f"ingest: {fig['documents']:,} records of {fig['files']:,} file(s) ({files}) have a source field that names "
+        f"{start} have a source field that names "
         f"no source ({values}); they take the source given for their input (--source or an ingest.inputs entry), and "
         "the field's value is kept in meta under the field's name. A source field that is one of "
         f"{', '.join(SOURCES)} is the record's source"
