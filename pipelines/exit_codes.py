@@ -24,6 +24,7 @@ EXIT_CODES = {
     "scheduler unreachable": 9,
     "a service a stage calls (an LLM judge's server) unreachable or failing": 10,
     "finished, but a stage is incomplete (requests an LLM judge did not answer): re-run the same command": 11,
+    "export refused: the run is incomplete (re-run the same `curate run` command, or pass --allow-incomplete)": 12,
     "internal error (a bug in curate: the traceback is printed)": 70,
     "interrupted (Ctrl-C)": 130,
     "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
@@ -48,18 +49,22 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
     """(exit code, one-line message) of a known failure, or (None, "") to let it propagate."""
     from curation.ingest.inputs import InputError
     from pipelines.cluster import SchedulerError
-    from pipelines.incomplete import EXIT_INCOMPLETE, IncompleteRunError
+    from pipelines.incomplete import EXIT_INCOMPLETE, EXIT_INCOMPLETE_EXPORT, IncompleteExportError, IncompleteRunError
     from pipelines.safety import LockError, OutputError
     from pipelines.worker_loss import WorkerLostError, is_lost_scheduler
 
     if isinstance(exc, IncompleteRunError):  # every file is written: the funnel is shown as for a run that completes
         print(exc.funnel, flush=True)
         return EXIT_INCOMPLETE, str(exc)
+    if isinstance(exc, IncompleteExportError):
+        return EXIT_INCOMPLETE_EXPORT, short(str(exc), 2000)
     if isinstance(exc, WorkerLostError):
         return 3, str(exc)
     if is_lost_scheduler(exc):
-        return 9, ("the connection to the Dask scheduler was lost mid-run; finished stages are kept and the stage under way "
-                   "was removed: restart `dask scheduler` and its workers (or leave out --scheduler) and re-run the same command")
+        return 9, (
+            "the connection to the Dask scheduler was lost mid-run; finished stages are kept and the stage under way "
+            "was removed: restart `dask scheduler` and its workers (or leave out --scheduler) and re-run the same command"
+        )
     if isinstance(exc, OutputError):
         return 5, str(exc)
     if isinstance(exc, LockError):
@@ -68,17 +73,20 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
         return 9, str(exc)
     from curation.mixture.checks import ConcentrationError
 
-    if isinstance(exc, (ConfigError, ConcentrationError)):  # the recipe asked to stop on a concentration (on_concentration: fail)
+    # ConcentrationError: the recipe asked to stop on a concentration (on_concentration: fail)
+    if isinstance(exc, (ConfigError, ConcentrationError)):
         return 2, short(str(exc), 2000)
     if isinstance(exc, ServiceError):
         return 10, short(str(exc), 2000)
     from curation.export.sequences import TokenCountError
 
-    if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError, TokenCountError)):  # a shard that its tokenizer does not count alike
+    # TokenCountError: a shard that its tokenizer does not count alike
+    if isinstance(exc, (InputError, FileNotFoundError, DamagedFileError, TokenCountError)):
         return 4, short(str(exc), 2000)
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f" writing {exc.filename}" if exc.filename else ""
-        return 8, f"disk full{where}; free space or choose an --output on another disk, then re-run (finished stages are kept)"
+        then = "then re-run (finished stages are kept)"
+        return 8, f"disk full{where}; free space or choose an --output on another disk, {then}"
     if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         where = f" {exc.filename}" if exc.filename else ""
         return 7, f"cannot write{where}: {exc.strerror}; choose an --output folder you can write to"

@@ -4,8 +4,9 @@ usable, and the run says so everywhere a user or a trainer looks.
 
 The stage's ``_SUCCESS`` and ``stats.json`` hold ``incomplete`` (why); ``run.json`` lists such
 stages under ``incomplete``, the mixture's manifests too (:func:`pipelines.kit.stage.resolve_lineage`);
-the funnel ends in an ``INCOMPLETE:`` line; ``curate export`` warns and copies the list into
-``export.json`` (:func:`listed_incomplete`); ``curate verify`` and ``curate stats --check`` exit 1;
+the funnel ends in an ``INCOMPLETE:`` line; ``curate export`` refuses the run (:class:`IncompleteExportError`,
+exit :data:`EXIT_INCOMPLETE_EXPORT`) unless given ``--allow-incomplete``, and then warns and copies the list
+into ``export.json`` (:func:`listed_incomplete`); ``curate verify`` and ``curate stats --check`` exit 1;
 and ``curate run`` (or a single-stage command) exits :data:`EXIT_INCOMPLETE` once everything is
 written. The same command, re-run, asks again for what is missing and completes the run.
 """
@@ -19,6 +20,8 @@ from curation.errors import read_json_file
 
 #: ``curate``'s exit code for a run that finished with an incomplete stage.
 EXIT_INCOMPLETE = 11
+#: ``curate export``'s exit code for a run with an incomplete stage that it refuses (nothing written).
+EXIT_INCOMPLETE_EXPORT = 12
 #: What to do about an incomplete stage.
 RERUN = "re-run the same command when the judge answers (it sends only the requests that got no answer)"
 
@@ -81,3 +84,22 @@ def check_complete(results: list[Any]) -> list[Any]:
     if any(r.stats.get("incomplete") for r in results):
         raise IncompleteRunError(results)
     return results
+
+
+class IncompleteExportError(Exception):
+    """``curate export`` of a run whose ``run.json`` or manifests list incomplete stages, without
+    ``--allow-incomplete``: refused before anything is written, exit :data:`EXIT_INCOMPLETE_EXPORT`.
+
+    >>> str(IncompleteExportError(Path("runs/a"), [{"stage": "edu_score", "reason": "3 requests got no answer"}]))[:74]
+    'runs/a is incomplete: edu_score (3 requests got no answer), so the data a '
+    """
+
+    def __init__(self, run_dir: Path, incomplete: list[dict[str, str]]) -> None:
+        said = "; ".join(f"{u['stage']} ({u['reason']})" for u in incomplete)
+        super().__init__(
+            f"{run_dir} is incomplete: {said}, so the data a trainer would get lacks what those stages did not "
+            "finish (run.json and the mixture manifests list them under incomplete); nothing was written. "
+            "Re-run the same `curate run` command when the judge answers (it sends only the requests that got no "
+            "answer) and export again, or pass --allow-incomplete to export it as it is (export.json then lists "
+            "the stages under incomplete)"
+        )

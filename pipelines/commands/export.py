@@ -5,7 +5,8 @@ for Megatron-LM's ``--data-args-path`` (docs/export.md). ``datasets``: per phase
 ``datasets.load_from_disk`` reads, rows in training order. Both read every shard once, checked
 against its manifest, tokenize with the tokenizer the run counted with, and run one task per shard
 on the cluster (``--workers``, ``--scheduler`` as for ``curate run``; without them, the shards of a
-run under ``cluster.min_input_mb`` are exported in one process).
+run under ``cluster.min_input_mb`` are exported in one process). A run with an incomplete stage
+(:mod:`pipelines.incomplete`) is refused, exit 12, unless ``--allow-incomplete`` is given.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="export this phase only (repeat for several; default: all); an earlier "
         "export of the run in --output keeps its other phases",
+    )
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="export a run with an incomplete stage (an LLM judge's unanswered requests) as it is; export.json lists "
+        "the stages under incomplete (default: refused, exit 12)",
     )
     parser.add_argument(
         "--eod-token",
@@ -82,7 +89,7 @@ def main(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
     from pipelines.exports.common import export_folder, open_run
     from pipelines.exports.earlier import keep_phases, plan_earlier
-    from pipelines.incomplete import listed_incomplete
+    from pipelines.incomplete import IncompleteExportError, listed_incomplete
     from pipelines.io import write_json
     from pipelines.scheduler_choice import command_scheduler
 
@@ -98,6 +105,8 @@ def main(args: argparse.Namespace) -> int:
     run = open_run(args.run_dir, args.phase)
     # stages before the mixture that finished without every answer they asked for (run.json, the manifests)
     incomplete = listed_incomplete(run.run_dir, list(run.manifests.values()))
+    if incomplete and not args.allow_incomplete:  # refused here: nothing computed, nothing changed
+        raise IncompleteExportError(args.run_dir, incomplete)
     if run.stale:  # a mixture folder given as it is, made before a stage before it was made again
         log.warning("%s", run.stale)
     _check_eod(run.tokenizer, args.eod_token)

@@ -1,6 +1,7 @@
 """A run whose judge leaves requests without an answer: it finishes and says so everywhere a user or
-a trainer looks (the funnel, run.json, the manifests, verify, stats --check, exit 11), and the same
-command, re-run once the judge answers, completes it."""
+a trainer looks (the funnel, run.json, the manifests, verify, stats --check, exit 11), `curate export`
+refuses it unless given --allow-incomplete, and the same command, re-run once the judge answers,
+completes it."""
 
 from __future__ import annotations
 
@@ -95,8 +96,10 @@ def test_a_run_with_unanswered_judge_requests_exits_11_and_says_so_everywhere(tm
     assert main(["verify", str(run)]) == 0 and main(["stats", str(run), "--check"]) == 0
 
 
-def test_an_export_of_an_incomplete_run_says_so_in_its_log_and_export_json(tmp_path, caplog):
-    """`curate export` of such a run exited 0 with no word, and export.json had no `incomplete`."""
+def test_an_export_of_an_incomplete_run_is_refused_unless_allowed(tmp_path, caplog):
+    """`curate export` of such a run exited 0 with a warning, so a trainer could be fed scores partly missing
+    without anyone choosing it: each exporter refuses it (exit 12, nothing written) and says why and what to
+    do; with --allow-incomplete it exports, warns, and export.json lists the stages under incomplete."""
     run = tmp_path / "run"
     with FlakyJudge() as srv:
         srv.broken = True
@@ -105,9 +108,18 @@ def test_an_export_of_an_incomplete_run_says_so_in_its_log_and_export_json(tmp_p
         assert [u["stage"] for u in listed] == ["edu_score"]
         why = listed[0]["reason"]
         for fmt in ("datasets", "megatron"):
-            caplog.clear()
             out = tmp_path / fmt
-            assert main(["export", fmt, str(run), "--output", str(out), "--scheduler", "synchronous", "--quiet"]) == 0
+            argv = ["export", fmt, str(run), "--output", str(out), "--scheduler", "synchronous", "--quiet"]
+            caplog.clear()
+            assert main(argv) == 12
+            assert not out.exists() and not list(tmp_path.glob(f".{fmt}*"))
+            [error] = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+            assert error.startswith(f"{run} is incomplete: edu_score ({why}), so the data a trainer would get lacks")
+            assert "nothing was written" in error
+            assert "Re-run the same `curate run` command when the judge answers" in error
+            assert "or pass --allow-incomplete to export it as it is" in error
+            caplog.clear()
+            assert main([*argv, "--allow-incomplete"]) == 0
             assert json.loads((out / "export.json").read_text())["incomplete"] == listed
             said = [
                 r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "incomplete" in r.getMessage()
@@ -116,12 +128,11 @@ def test_an_export_of_an_incomplete_run_says_so_in_its_log_and_export_json(tmp_p
                 f"exported an incomplete run: edu_score ({why}); export.json lists it under incomplete, so train on it "
                 "only knowingly, or re-run the run when the judge answers and export again"
             ]
-        # the mixture folder exported as it is says so too (its manifests list the stage)
+        # the mixture folder exported as it is: its manifests list the stage
         alone = tmp_path / "alone"
-        assert (
-            main(["export", "datasets", str(run / "80_mixture"), "--output", str(alone), "--scheduler", "synchronous"])
-            == 0
-        )
+        argv = ["export", "datasets", str(run / "80_mixture"), "--output", str(alone), "--scheduler", "synchronous"]
+        assert main(argv) == 12 and not alone.exists()
+        assert main([*argv, "--allow-incomplete"]) == 0
         assert json.loads((alone / "export.json").read_text())["incomplete"] == listed
         srv.broken = False
         assert main(judge_argv(run, srv.url)) == 0
