@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -52,7 +52,10 @@ AnswerHook = Callable[[int, Answer], None]
 
 @dataclasses.dataclass
 class AnnotationStats:
-    """Counters that add up across batches and backends (``a + b``)."""
+    """Counters that add up across batches and backends (``a + b``): ``failure_reasons`` counts the
+    documents without a score by reason; ``retry_reasons`` the requests sent again by the reason of
+    the one before (``http_429``, ``http_503``, ``timeout``, ``connection_error``, … and an unreadable
+    answer's reason when it is asked again), so they add up to ``retries``."""
 
     documents: int = 0
     requests: int = 0
@@ -63,11 +66,14 @@ class AnnotationStats:
     failures: int = 0
     failure_reasons: dict[str, int] = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
+    retry_reasons: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def __add__(self, other: AnnotationStats) -> AnnotationStats:
-        reasons = dict(self.failure_reasons)
+        reasons, retried = dict(self.failure_reasons), dict(self.retry_reasons)
         for k, v in other.failure_reasons.items():
             reasons[k] = reasons.get(k, 0) + v
+        for k, v in other.retry_reasons.items():
+            retried[k] = retried.get(k, 0) + v
         return AnnotationStats(
             documents=self.documents + other.documents,
             requests=self.requests + other.requests,
@@ -78,6 +84,7 @@ class AnnotationStats:
             failures=self.failures + other.failures,
             failure_reasons=reasons,
             seconds=self.seconds + other.seconds,
+            retry_reasons=retried,
         )
 
     def count_failures(self, failures: list[str | None]) -> None:
@@ -85,6 +92,10 @@ class AnnotationStats:
             if f is not None:
                 self.failures += 1
                 self.failure_reasons[f] = self.failure_reasons.get(f, 0) + 1
+
+    def count_retries(self, reasons: Iterable[str]) -> None:
+        for r in reasons:
+            self.retry_reasons[r] = self.retry_reasons.get(r, 0) + 1
 
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)

@@ -13,7 +13,8 @@ Two endpoints:
 
 Requests run ``concurrency`` at a time, under a rate limit (requests/s), with a timeout and
 retries with exponential back-off (at least ``Retry-After``, up to ``retry_after_max_s``) on
-timeouts, connection errors, 429 and 5xx. An answer that cannot be parsed is asked again ``parse_retries`` times, then
+timeouts, connection errors, 429 and 5xx; the first of each reason is logged in full and the rest counted
+(:mod:`~classifiers.annotation.retry_log`). An answer that cannot be parsed is asked again ``parse_retries`` times, then
 reported as a failure — never as a 0. The API key is read from the environment variable named
 by ``api_key_env`` at request time and never logged.
 
@@ -45,6 +46,7 @@ from classifiers.annotation.base import AnnotationResult, AnnotationStats, Answe
 from classifiers.annotation.identity import server_of
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.annotation.pacing import Breaker, RateLimiter, backoff_delay, breaker_threshold
+from classifiers.annotation.retry_log import RetryLog
 from classifiers.rubrics import Rubric, truncate_chars, truncate_with
 
 log = logging.getLogger(__name__)
@@ -60,9 +62,7 @@ class RequestFailed(Exception):
 
     def __init__(self, reason: str, attempts: int, detail: str = "") -> None:
         super().__init__(reason)
-        self.reason = reason
-        self.attempts = attempts
-        self.detail = detail
+        self.reason, self.attempts, self.detail = reason, attempts, detail
 
 
 @dataclasses.dataclass
@@ -70,7 +70,7 @@ class _Answer(Answer):
     """An answer as it is built, with the requests it took."""
 
     requests: int = 0
-    retries: int = 0
+    retried: list[str] = dataclasses.field(default_factory=list)  #: the reason of each request sent again
 
 
 class OpenAIAnnotator:
@@ -130,6 +130,9 @@ class OpenAIAnnotator:
         self.limiter = RateLimiter(float(rate_limit_rps))
         self.breaker = Breaker(breaker_threshold(self.concurrency))  # a judge that is down: stop sending
         self._opener = openai_answers.opener_for(self.base_url)  # loopback traffic never goes through a proxy
+        self.path = "/chat/completions" if endpoint == "chat" else "/completions"
+        self.retry_log = RetryLog(self.base_url + self.path, {"base_url": self.base_url, "model": model, "endpoint": endpoint,
+                                  "timeout_s": self.timeout_s, "concurrency": self.concurrency, "api_key_env": api_key_env})
         mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
         extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
         budget = f":doc{doc_tokens}" if doc_tokens else ""
@@ -161,13 +164,14 @@ class OpenAIAnnotator:
         stats = AnnotationStats(
             documents=len(texts),
             requests=sum(a.requests for a in answers),
-            retries=sum(a.retries for a in answers),
+            retries=sum(len(a.retried) for a in answers),
             tokens_in=sum(a.tokens_in for a in answers),
             tokens_out=sum(a.tokens_out for a in answers),
             seconds=time.time() - started,
         )
         failures = [a.failure for a in answers]
         stats.count_failures(failures)
+        stats.count_retries(r for a in answers for r in a.retried)
         scores = np.asarray([np.nan if a.score is None else a.score for a in answers], dtype="float64")
         return AnnotationResult(
             scores, [a.raw for a in answers], failures, stats,
@@ -180,14 +184,12 @@ class OpenAIAnnotator:
         total = _Answer(None, "", None)
         for attempt in range(self.parse_retries + 1):
             try:
-                response, attempts = self._post(body)
+                response, attempts = self._post(body, total.retried)
             except RequestFailed as exc:
-                total.requests += exc.attempts
-                total.retries += max(0, exc.attempts - 1)  # 0 attempts: not sent, the breaker was open
+                total.requests += exc.attempts  # 0 attempts: not sent, the breaker was open
                 total.failure, total.raw = exc.reason, exc.detail  # the server's answer, for the failure message
                 return total
             total.requests += attempts
-            total.retries += attempts - 1 + (1 if attempt else 0)
             total.tokens_in += usage_tokens(response, "prompt_tokens")
             total.tokens_out += usage_tokens(response, "completion_tokens")
             try:
@@ -198,11 +200,13 @@ class OpenAIAnnotator:
             if failure is None or (failure == "truncated" and self.temperature == 0):  # cut again at the same place
                 return total
             log.debug("unusable answer (%s), attempt %d", failure, attempt + 1)
+            if attempt < self.parse_retries:
+                total.retried.append(failure)  # asked again
         return total
 
-    def _post(self, body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        """POST with retries; returns (JSON response, attempts made)."""
-        path = "/chat/completions" if self.endpoint == "chat" else "/completions"
+    def _post(self, body: dict[str, Any], retried: list[str]) -> tuple[dict[str, Any], int]:
+        """POST with retries; returns (JSON response, attempts made); the reason of each retry is
+        added to ``retried``."""
         data = json.dumps(body).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env or "", "")
@@ -211,17 +215,19 @@ class OpenAIAnnotator:
         for attempt in range(self.max_retries + 1):
             tripped = self.breaker.tripped()
             if tripped is not None:
+                del retried[len(retried) - min(attempt, 1):]  # the retry planned was not sent
                 raise RequestFailed(tripped[0], attempt, tripped[1])
             self.limiter.wait()
             wait_at_least: float | None = None
             reply = b""
             try:
-                req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
+                req = urllib.request.Request(self.base_url + self.path, data=data, headers=headers, method="POST")
                 with self._opener.open(req, timeout=self.timeout_s) as resp:
                     reply = resp.read()
                     answer = json.loads(reply.decode("utf-8"))
                 if isinstance(answer, dict):
                     self.breaker.answered()
+                    self.retry_log.answered()
                     return answer, attempt + 1
                 reason, retryable, detail = "bad_response", True, f"not a JSON object: {excerpt(reply)}"
             except urllib.error.HTTPError as exc:
@@ -239,16 +245,13 @@ class OpenAIAnnotator:
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:  # an HTTP 200 whose body is not JSON text
                 reason, retryable, detail = "bad_response", True, f"{type(exc).__name__} reading {excerpt(reply)}"
             if not retryable or attempt == self.max_retries:
+                # said in full for the first of each reason and when the breaker opens, then counted (retry_log)
                 in_a_row = self.breaker.failed(reason, detail)
-                # said for the first of a run of failures and when the breaker opens, not for each (a dead
-                # judge printed 16 identical lines before the stage's one-line diagnosis)
-                say = log.warning if in_a_row in (1, self.breaker.threshold) else log.debug
-                say("request to %s%s failed for good: %s after %d attempt(s): %s%s", self.base_url, path, reason, attempt + 1,
-                    detail, f" ({in_a_row} in a row: the rest are not sent until one is answered)"
-                    if in_a_row == self.breaker.threshold else "")
+                self.retry_log.failed(reason, detail, attempt + 1, in_a_row, self.breaker.threshold)
                 raise RequestFailed(reason, attempt + 1, detail)
             delay = backoff_delay(attempt, self.backoff_s, self.backoff_max_s, wait_at_least, self.retry_after_max_s)
-            log.info("request to %s%s: %s, retry %d in %.2fs", self.base_url, path, reason, attempt + 1, delay)
+            retried.append(reason)
+            self.retry_log.retried(reason, detail, attempt, delay)
             time.sleep(delay)
         raise AssertionError("unreachable")
 

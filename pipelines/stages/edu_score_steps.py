@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from classifiers.annotation import AnnotationStats, get_annotator
+from classifiers.annotation.retry_log import stats_summary
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import write_card, write_embedding_part
 from classifiers.sampling import allocate, candidates, select, stratum_counts
@@ -100,6 +101,8 @@ def annotate(sample_dir: Path, config: dict[str, Any], rubric: Any, out: Path, c
     for item in done.sort_values("task")["stats"]:
         stats = stats + AnnotationStats(**json.loads(item))
     stats.seconds = time.time() - started
+    if config.get("backend") == "openai":  # the workers said the first of each kind; here, the whole run's counts
+        log.info("edu_score: %s (stats.json: annotation.stats)", stats_summary(config.get("base_url", ""), stats))
     frame = parts.read_all()
     write_frame(frame, out / "annotations.parquet")
     shutil.rmtree(parts.path)

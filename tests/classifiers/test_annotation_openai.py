@@ -6,7 +6,9 @@ with Retry-After), ``[[slow-once]]`` / ``[[always-slow]]`` (answer after ``slow_
 ``[[400]]``, ``[[garbled-once]]`` / ``[[garbled]]`` (no score line), ``[[echo]]`` (quotes the
 document before its own score line), ``[[score:N]]`` (fix the score), ``[[500-while-broken]]``
 (a 500 while ``broken`` is set), and HTTP 200 bodies that are no completion: ``[[nonutf8]]``,
-``[[jsonlist]]``, ``[[choicestr]]``. Other documents score the number of science words they
+``[[jsonlist]]``, ``[[choicestr]]``. ``every`` makes it fail a share of all requests, whatever the
+document: ``{"503": 3}`` answers every 3rd request 503, ``{"429": 7}`` every 7th 429 (Retry-After 0),
+``{"slow": 5}`` every 5th after ``slow_s``; ``failed`` counts what it so answered. Other documents score the number of science words they
 contain, capped at 5. With ``model`` set, another model is a 404 as vLLM words it, and
 ``GET /v1/models`` lists the model.
 """
@@ -45,8 +47,11 @@ def science_score(doc: str) -> int:
 class FakeLLMServer:
     """An OpenAI-compatible server for tests; ``requests`` records (path, headers, body)."""
 
-    def __init__(self, api_key: str | None = None, slow_s: float = 1.0, delay_s: float = 0.0, model: str | None = None) -> None:
+    def __init__(self, api_key: str | None = None, slow_s: float = 1.0, delay_s: float = 0.0, model: str | None = None,
+                 every: dict[str, int] | None = None) -> None:
         self.api_key = api_key
+        self.every = dict(every or {})
+        self.failed: Counter[str] = Counter()
         self.model = model
         self.broken = False
         self.slow_s = slow_s
@@ -112,6 +117,15 @@ class FakeLLMServer:
             return self.seen[key] == 1
 
     def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:
+        with self.lock:
+            n = len(self.requests)  # this request's number, from 1
+            kind = next((k for k, every in self.every.items() if n % every == 0), None)
+            if kind is not None:
+                self.failed[kind] += 1
+        if kind == "slow":
+            time.sleep(self.slow_s)
+        elif kind is not None:
+            return int(kind), {"error": {"message": "overloaded" if kind != "429" else "slow down"}}, {"Retry-After": "0"}
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"message": "bad key"}}, {}
         if self.model is not None and body.get("model") != self.model:
