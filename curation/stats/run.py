@@ -219,6 +219,11 @@ def run_summary(run: Run, with_state: bool = True) -> str:
     status = run.state.status if run.state is not None else "complete"
     seconds = record.get("seconds")
     took = "time not recorded" if seconds is None else f"{seconds} s in total" if status == "complete" else f"{seconds} s before it stopped"
+    reused = [st for st in record.get("stages") or [] if st.get("skipped")]
+    if seconds is not None and reused:  # the last invocation's time; the stages it found up to date ran before it
+        earlier = sum(float(st.get("seconds") or 0.0) for st in reused)
+        took = (f"{seconds} s in its last invocation, which reused {len(reused)} stage(s) up to date from earlier ones "
+                f"(they took {earlier:.1f} s when they ran)")
     line = f"{run.path}: recipe {name} · {took}"
     if status == "unrecorded" and not record:
         line += (" · no run record (run.json or run.progress.json): stages written one at a time with `curate <stage>`, "

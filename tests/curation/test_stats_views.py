@@ -172,3 +172,18 @@ def test_a_comparison_of_runs_over_different_inputs_says_so(tmp_path_factory, tm
     b = stats.open_run(build_run(tmp_path / "other", raw=write_corpus(tmp_path / "raw-other", seed=8), stages=()))
     assert input_difference(a, a) is None
     assert "read different inputs" in compare_section(a, b).render()
+
+
+def test_a_run_that_reused_stages_does_not_call_its_last_invocation_the_total(tmp_path):
+    """run.json's seconds are the last invocation's: stages it found up to date ran before it."""
+    run_dir = tmp_path / "resumed"
+    _stage(run_dir / "00_ingest", "ingest", {"config_hash": "h0", "input_fingerprint": "raw", "output_fingerprint": "o0"}, seconds=80.0)
+    _stage(run_dir / "10_exact_dedup", "exact_dedup", {"config_hash": "h1", "input_fingerprint": "o0", "output_fingerprint": "o1"},
+           seconds=2.5)
+    record = {"status": "complete", "seconds": 3.1, "recipe": {"name": "glm45", "recipe_path": "glm45.yaml"},
+              "stages": [{"name": "ingest", "folder": "00_ingest", "skipped": True, "seconds": 80.0},
+                         {"name": "exact_dedup", "folder": "10_exact_dedup", "skipped": False, "seconds": 2.5}]}
+    (run_dir / "run.json").write_text(json.dumps(record))
+    line = stats.run_summary(stats.open_run(run_dir))
+    assert "in total" not in line
+    assert "3.1 s in its last invocation, which reused 1 stage(s) up to date from earlier ones (they took 80.0 s when they ran)" in line
