@@ -40,7 +40,9 @@ UNREADABLE = {
     "missing_text": "name the text field with ingest.fields.text=<field>",
     "wrong_type": "the ledger names the field; map a string field to it with ingest.fields.<column>=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "",
-}  # not too_large or truncated_input: a crawl has both as a matter of course (Common Crawl cuts payloads at 1 MiB)
+    "too_large": "the ledger names the bound each passed: raise ingest.max_chars (texts, and JSONL lines over 12 x it) or "
+                 "ingest.max_html_bytes (crawled pages) to keep them",
+}  # not truncated_input: a crawl has it as a matter of course (Common Crawl cuts payloads at 1 MiB), with warnings of its own
 
 
 def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
@@ -49,9 +51,13 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     dropped documents whose id an earlier record had (:func:`curation.ingest.notices.duplicate_id_warning`), or
     stopped reading a crawl file before its end (:func:`curation.ingest.notices.stopped_files_warning`), or kept a
     natural-language ``language`` field in meta (:func:`curation.ingest.language_field.moved_note`), or gave records whose
-    source field names no source their input's source (:func:`curation.ingest.source_field.source_note`)."""
+    source field names no source their input's source (:func:`curation.ingest.source_field.source_note`), or left fields
+    out of a ``meta`` over ``max_meta_chars`` (:func:`curation.ingest.record_meta.meta_note`), or read lines that write
+    a key twice (:func:`curation.ingest.jsonl_decode.repeated_note`)."""
+    from curation.ingest.jsonl_decode import repeated_note
     from curation.ingest.language_field import moved_note
     from curation.ingest.notices import duplicate_id_warning, missing_text_fix, stopped_files_warning
+    from curation.ingest.record_meta import meta_note
     from curation.ingest.source_field import source_note
 
     out = []
@@ -71,6 +77,7 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
         out.append(moved)
     if (given := source_note(stats)) is not None:  # a source field naming a dataset, on an input with a source
         out.append(given)
+    out += [note for note in (meta_note(stats), repeated_note(stats)) if note is not None]  # meta fields left out; keys twice
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

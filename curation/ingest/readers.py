@@ -17,14 +17,16 @@ import pyarrow.parquet as pq
 
 from curation.ingest.inputs import InputSpec
 from curation.ingest.json_line import max_line_bytes, read_line
-from curation.ingest.records import decode_jsonl_lines, rows_from_records
+from curation.ingest.jsonl_decode import decode_jsonl_lines
+from curation.ingest.records import rows_from_records
 from curation.ingest.streams import BOM, open_input, stream_error
 from curation.ingest.warc import crawl_frame, iter_warc, read_html_file, until_cut
 from curation.schema import DropReason
 
 
-def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
-    """Parse one partition spec into schema rows (with drop reasons)."""
+def read_spec(spec: InputSpec, max_chars: int, max_meta_chars: int = 0) -> pd.DataFrame:
+    """Parse one partition spec into schema rows (with drop reasons); ``meta`` of JSONL, Parquet and
+    ``datasets`` records bounded by ``max_meta_chars`` (0: no bound)."""
     label = spec.name
     if spec.fmt in ("warc", "html"):
         if spec.start == spec.end == 0 and spec.cut is None:  # an empty file (a damaged first record has a row)
@@ -36,27 +38,27 @@ def read_spec(spec: InputSpec, max_chars: int) -> pd.DataFrame:
                             spec.cut, label)
         return crawl_frame(records, spec.source)
     if spec.fmt == "parquet":
-        return _parquet_rows(spec, label, max_chars)
+        return _parquet_rows(spec, label, max_chars, max_meta_chars)
     if spec.fmt == "datasets":
         import datasets
 
         if spec.end <= spec.start:  # an empty dataset: nothing to load (datasets cannot load one of no file)
-            return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars)
+            return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars, max_meta_chars)
         ds = datasets.load_from_disk(str(spec.path)).select(range(spec.start, spec.end))
         records = ds.to_list()
         lines = list(range(spec.start + 1, spec.start + len(records) + 1))
-        return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars)
+        return rows_from_records(records, None, label, lines, spec.fields, spec.source, max_chars, max_meta_chars)
     records, errors, numbers = _jsonl_records(spec, max_chars)
-    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
+    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars, max_meta_chars)
 
 
-def _parquet_rows(spec: InputSpec, label: str, max_chars: int) -> pd.DataFrame:
+def _parquet_rows(spec: InputSpec, label: str, max_chars: int, max_meta_chars: int) -> pd.DataFrame:
     """The rows of a Parquet spec: row groups ``start``..``end`` (consecutive small groups read
     together), or a row range of one large group. A group that cannot be read (a corrupt page) is one
     ``truncated_input`` row naming it and its rows; the other groups are read."""
     pf = pq.ParquetFile(spec.path) if spec.end > spec.start else None
     if pf is None:
-        return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars)
+        return rows_from_records([], None, label, [], spec.fields, spec.source, max_chars, max_meta_chars)
     first, last = spec.rows
     # a row's number is its row in the file (1-based), whatever group and range it was read in
     line = first + sum(pf.metadata.row_group(g).num_rows for g in range(spec.start)) + 1
@@ -81,10 +83,10 @@ def _parquet_rows(spec: InputSpec, label: str, max_chars: int) -> pd.DataFrame:
         errors += [None] * len(rows)
         numbers += range(line, line + len(rows))
         line += len(rows)
-    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars)
+    return rows_from_records(records, errors, label, numbers, spec.fields, spec.source, max_chars, max_meta_chars)
 
 
-def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) -> pd.DataFrame:
+def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int, max_meta_chars: int = 0) -> pd.DataFrame:
     """The rows of a partition's specs, in order. Small JSONL files read together become one frame
     (a frame per file cost ~1 ms of pandas each: 10,000 files took 9 s more than their bytes)."""
     frames: list[pd.DataFrame] = []
@@ -92,7 +94,7 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
 
     def flush() -> None:
         if len(run) == 1:
-            frames.append(read_spec(run[0], max_chars))
+            frames.append(read_spec(run[0], max_chars, max_meta_chars))
         elif run:
             records, errors, numbers, files = [], [], [], []
             for spec in run:
@@ -101,7 +103,7 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
                 errors += e
                 numbers += n
                 files += [spec.name] * len(r)
-            frames.append(rows_from_records(records, errors, files, numbers, run[0].fields, run[0].source, max_chars))
+            frames.append(rows_from_records(records, errors, files, numbers, run[0].fields, run[0].source, max_chars, max_meta_chars))
         run.clear()
 
     for spec in specs:
@@ -112,7 +114,7 @@ def read_group(specs: Sequence[InputSpec], max_chars: int, max_html_bytes: int) 
         if spec.fmt == "jsonl":
             run.append(spec)
         else:
-            frames.append(read_spec(spec, max_html_bytes if spec.fmt in ("warc", "html") else max_chars))
+            frames.append(read_spec(spec, max_html_bytes if spec.fmt in ("warc", "html") else max_chars, max_meta_chars))
     flush()
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 

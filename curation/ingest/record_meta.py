@@ -14,6 +14,7 @@ from typing import Any
 
 from curation.errors import json_safe
 from curation.ingest.json_line import loads
+from curation.ingest.language_field import figures_head
 
 
 def id_text(raw: Any) -> str | None:
@@ -75,6 +76,64 @@ def meta_json(extra: dict[str, Any]) -> str:
         return json.dumps(extra, sort_keys=True, ensure_ascii=False, default=binary_value, allow_nan=False)
     except ValueError:
         return json.dumps(json_safe(extra), sort_keys=True, ensure_ascii=False, default=binary_value)
+
+
+#: The private column of the parsed rows naming the fields a row's ``meta`` left out (:func:`bounded_meta`).
+LEFT_OUT = "_meta_left_out"
+#: Key of the figures ingest records (stats.json ``extra``) of the records whose meta left fields out.
+FIGURES = "meta_left_out"
+#: The key of ``meta`` naming the fields left out, each with its size in characters
+NOTE = "meta_left_out"
+#: The longest field name a note or a warning writes (characters)
+_NAME = 100
+
+
+def bounded_meta(extra: dict[str, Any], limit: int) -> tuple[str | None, str | None]:
+    """(``meta`` as JSON, the names of the fields left out or None) for a record's ``meta`` fields
+    ``extra``, at most ``limit`` characters (0: no bound). Over it, the largest fields are left out,
+    one at a time, until the rest fits, and ``meta`` names each under :data:`NOTE` with its size in
+    characters (``_meta_left_out`` where a field has that name). The text has its own bound
+    (``max_chars``).
+
+    >>> bounded_meta({"title": "a", "raw": "x" * 50}, 60)
+    ('{"meta_left_out": {"raw": 59}, "title": "a"}', 'raw')
+    >>> bounded_meta({"title": "a"}, 60), bounded_meta({}, 60)
+    (('{"title": "a"}', None), (None, None))
+    """
+    text = meta_json(extra) if extra else None
+    if not limit or text is None or len(text) <= limit:
+        return text, None
+    sizes = {k: len(meta_json({k: v})) - 2 for k, v in extra.items()}  # '"k": v', without the braces
+    note = NOTE
+    while note in extra:
+        note = "_" + note
+    kept, left, size = dict(extra), {}, len(text) + len(note) + 6  # '"note": {}, '
+    for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
+        del kept[key]
+        left[key] = sizes[key]
+        size -= sizes[key] + 2 - min(len(key), _NAME) - 16  # its ', ' too, less its entry in the note (about)
+        if size <= limit:
+            text = meta_json({**kept, note: _named(left)})
+            if len(text) <= limit:
+                break
+    else:  # nothing left to leave out: the note alone
+        text = meta_json({note: _named(left)})
+    return text, ", ".join(list(_named(left))[:5]) + (", …" if len(left) > 5 else "")
+
+
+def _named(left: dict[str, int]) -> dict[str, int]:
+    return {(k if len(k) <= _NAME else k[:_NAME] + "…"): n for k, n in left.items()}
+
+
+def meta_note(stats: dict[str, Any]) -> str | None:
+    """One line for an ingest that left fields out of some records' ``meta`` (None otherwise)."""
+    if (head := figures_head(stats, FIGURES)) is None:
+        return None
+    start, values = head
+    limit = stats["extra"][FIGURES].get("max_meta_chars", 0)
+    return (f"{start} have meta over ingest.max_meta_chars ({limit:,} characters): their largest fields are left out of "
+            f"meta ({values}), which names each under {NOTE!r} with its size; the documents are kept. Raise "
+            "ingest.max_meta_chars to keep such fields, or keep the data apart with a reference in a field")
 
 
 def binary_value(value: Any) -> Any:

@@ -12,8 +12,6 @@ becomes a row whose ``drop_reason`` says why and whose ``drop_detail`` names fil
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -21,9 +19,10 @@ from typing import Any
 import pandas as pd
 
 from curation.errors import nearest
-from curation.ingest.json_line import loads, max_line_bytes, plain, too_large_line
+from curation.ingest.json_line import max_line_bytes, plain
+from curation.ingest.jsonl_decode import REPEATED, REPEATED_KEYS, decode_jsonl_lines, repeated_text
 from curation.ingest.language_field import MOVED, moved_to_meta
-from curation.ingest.record_meta import id_text, merged_meta, meta_json
+from curation.ingest.record_meta import LEFT_OUT, bounded_meta, id_text, merged_meta
 from curation.ingest.source_field import MOVED as SOURCE_MOVED
 from curation.ingest.source_field import resolved_source
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
@@ -33,8 +32,6 @@ from curation.text import content_id, drop_format
 LOCATION_COLUMNS = ("_file", "_line")
 #: The page HTML of a record (its ``html`` field, or a WARC response): kept apart as an artifact.
 HTML_COLUMN = "_html"
-#: A JSON escape of a UTF-16 surrogate: only lines with one need the (costly) check for a lone one.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,73 +67,12 @@ class FieldMap:
 
 
 def parse_jsonl_lines(
-    lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0
+    lines: Iterable[bytes], file: str, first_line: int, fields: FieldMap, source: str | None, max_chars: int = 0,
+    max_meta_chars: int = 0,
 ) -> pd.DataFrame:
     """Decode JSONL lines (bytes, with or without their newline) into rows; blank lines are ignored."""
     records, errors, numbers = decode_jsonl_lines(lines, first_line, max_line_bytes(max_chars))
-    return rows_from_records(records, errors, file, numbers, fields, source, max_chars)
-
-
-def decode_jsonl_lines(
-    lines: Iterable[bytes | int], first_line: int, max_bytes: int = 0
-) -> tuple[list[dict[str, Any] | None], list[tuple[str, str] | None], list[int]]:
-    """(records, errors, line numbers) of JSONL lines, for :func:`rows_from_records`; blank lines are ignored.
-    A line over ``max_bytes`` (:func:`max_line_bytes`), or the length (an int) of one its reader did not hold,
-    is ``too_large`` unparsed."""
-    records: list[dict[str, Any] | None] = []
-    errors: list[tuple[str, str] | None] = []
-    numbers: list[int] = []
-    for offset, raw in enumerate(lines):
-        if isinstance(raw, bytes) and (not raw or raw.isspace()):  # never raw.strip(): a copy of the line
-            continue
-        numbers.append(first_line + offset)
-        if isinstance(raw, int) or (max_bytes and len(raw) > max_bytes):  # parsing holds several times its size (json_line.py)
-            records.append(None)
-            errors.append((DropReason.TOO_LARGE.value, too_large_line(raw if isinstance(raw, int) else len(raw), max_bytes)))
-            continue
-        try:
-            line = str(memoryview(raw)[: len(raw) - raw.endswith(b"\n")], "utf-8")  # no newline, and no copy of the bytes
-        except UnicodeDecodeError as exc:
-            records.append(None)
-            errors.append((DropReason.INVALID_UTF8.value, f"invalid UTF-8 at byte {exc.start}"))
-            continue
-        try:
-            obj = loads(line)  # an integer literal of over 4,300 digits kept as its digits (json_line.py)
-        except json.JSONDecodeError as exc:
-            records.append(None)
-            if line[exc.pos : exc.pos + 1] == "\x00":  # a raw NUL byte (JSON writes one as \u0000): said as what it is
-                errors.append((DropReason.NUL_BYTE.value, f"a raw NUL byte at column {exc.colno} (JSON escapes it as \\u0000)"))
-            else:
-                errors.append((DropReason.MALFORMED_JSON.value, f"{exc.msg} (column {exc.colno})"))
-            continue
-        except RecursionError:  # ~1,000 nested objects or arrays: deeper than Python's parser goes
-            records.append(None)
-            errors.append((DropReason.MALFORMED_JSON.value, "nested too deeply to parse (about 1,000 levels or more)"))
-            continue
-        if not isinstance(obj, dict):
-            records.append(None)
-            errors.append((DropReason.MALFORMED_JSON.value, f"{_JSON_LINE.get(type(obj), 'a JSON value')}, not an object"))
-            continue
-        if _SURROGATE_ESCAPE.search(line) and (bad := _lone_surrogate(obj)):
-            records.append(None)  # no UTF-8 encodes it: the record could never be written
-            errors.append((DropReason.INVALID_UTF8.value, f"lone surrogate {bad} (a \\u escape no UTF-8 encodes)"))
-            continue
-        records.append(obj)
-        errors.append(None)
-    return records, errors, numbers
-
-
-def _lone_surrogate(obj: Any) -> str | None:
-    r"""The first lone surrogate in a decoded JSON record, as an escape; None if it has none.
-
-    >>> _lone_surrogate(json.loads(r'{"a": ["\ud83d\ude00", "\ud800"]}'))
-    '\\ud800'
-    """
-    try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"\\u{ord(exc.object[exc.start]):04x}"
-    return None
+    return rows_from_records(records, errors, file, numbers, fields, source, max_chars, max_meta_chars)
 
 
 def rows_from_records(
@@ -147,12 +83,15 @@ def rows_from_records(
     fields: FieldMap,
     source: str | None,
     max_chars: int = 0,
+    max_meta_chars: int = 0,
 ) -> pd.DataFrame:
     """Map decoded records to schema rows and validate them.
 
     ``errors[i]`` (reason, message[, extra detail]) marks a record that could not be decoded. A record's HTML
     field goes to :data:`HTML_COLUMN` (never to ``meta``); a record with HTML and no text keeps a
-    null text for the extract step to fill.
+    null text for the extract step to fill. ``meta`` over ``max_meta_chars`` leaves its largest fields out
+    (:func:`~curation.ingest.record_meta.bounded_meta`), named in the private column ``LEFT_OUT``; a record's
+    repeated keys are in ``REPEATED`` (:mod:`curation.ingest.jsonl_decode`).
     """
     cols: dict[str, list[Any]] = {c: [] for c in DOC_COLUMNS}
     reasons: list[str | None] = []
@@ -160,15 +99,19 @@ def rows_from_records(
     pages: list[str | None] = []
     moved: list[str | None] = []  # a natural-language ``language`` field kept in meta (curation/ingest/language_field.py)
     sources: list[str | None] = []  # a source field naming no source, on an input with one (curation/ingest/source_field.py)
+    left_out: list[str | None] = []  # meta fields left out, over max_meta_chars (curation/ingest/record_meta.py)
+    repeated: list[str | None] = []  # keys a JSON line wrote twice (curation/ingest/jsonl_decode.py)
     errors = errors or [None] * len(records)
     mapped = set(dataclasses.asdict(fields).values())
     files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
     for rec, err, line, f in zip(records, errors, lines, files, strict=True):
         location = f"{f}:{line}"
-        row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars)
+        repeated.append(repeated_text(rec.pop(REPEATED_KEYS)) if rec is not None and REPEATED_KEYS in rec else None)
+        row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars, max_meta_chars)
         html = row.pop(HTML_COLUMN, None)
         moved.append(row.pop(MOVED, None))
         sources.append(row.pop(SOURCE_MOVED, None))
+        left_out.append(row.pop(LEFT_OUT, None) if reason is None else None)  # a document, whose meta is kept
         if not row["doc_id"]:
             row["doc_id"] = content_id(row["text"] if isinstance(row["text"], str) else (html or ""), location)
         pages.append(html if reason is None else None)
@@ -183,6 +126,8 @@ def rows_from_records(
     df[HTML_COLUMN] = pd.Series(pages, dtype=object)
     df[MOVED] = pd.Series(moved, dtype=object)
     df[SOURCE_MOVED] = pd.Series(sources, dtype=object)
+    df[LEFT_OUT] = pd.Series(left_out, dtype=object)
+    df[REPEATED] = pd.Series(repeated, dtype=object)
     df["_file"] = file
     df["_line"] = pd.Series(lines, dtype="int64")
     return df
@@ -195,6 +140,7 @@ def _map_record(
     default_source: str | None,
     mapped: set[str],
     max_chars: int,
+    max_meta_chars: int,
 ) -> tuple[dict[str, Any], str | None, str | None]:
     row: dict[str, Any] = {c: None for c in DOC_COLUMNS}
     row["doc_id"] = None
@@ -217,8 +163,7 @@ def _map_record(
     extra = {k: v for k, v in rec.items() if k not in mapped} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
     if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta
         extra[fields.language], row[MOVED], row["language"] = row["language"], row["language"], None
-    extra = merged_meta(rec.get(fields.meta), extra)
-    row["meta"] = meta_json(extra) if extra else None
+    row["meta"], row[LEFT_OUT] = bounded_meta(merged_meta(rec.get(fields.meta), extra), max_meta_chars)
     text, html = plain(rec.get(fields.text)), plain(rec.get(fields.html))  # a long number is a number, not text
     for name, value in ((fields.text, text), (fields.html, html)):
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
@@ -257,9 +202,6 @@ def _map_record(
 
 
 _JSON_KIND = {list: "an array", dict: "an object", int: "a number", float: "a number", bool: "a boolean", bytes: "binary and not UTF-8"}
-#: what a JSON line that is no object is, in JSON's words (not Python's ``NoneType``, ``list``, ``str``)
-_JSON_LINE = {type(None): "null", list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number",
-              bool: "a JSON boolean"}
 #: how a ``missing_text`` row's detail ends when the record has the text field, with no value in it
 NULL_TEXT = "is null"
 

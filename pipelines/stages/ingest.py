@@ -36,7 +36,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.errors import nearest
-from curation.ingest import source_field
+from curation.ingest import jsonl_decode, record_meta, source_field
 from curation.ingest.duplicate_ids import find_duplicate_ids, finish_docs
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
@@ -78,6 +78,7 @@ class IngestConfig(StageConfig):
     inputs: tuple[dict[str, Any], ...] = ()
     extractor: str = "resiliparse_routed"
     max_html_bytes: int = 10_000_000
+    max_meta_chars: int = 1_000_000
     url_dedup_sources: tuple[str, ...] = ("web", "social")
     fix_mojibake: bool = True
 
@@ -88,6 +89,7 @@ class IngestConfig(StageConfig):
         check_range(self, "crawl_min_block_mb", 1, 4096)
         check_range(self, "max_html_bytes", 1, None)
         check_range(self, "max_chars", 1, None)
+        check_range(self, "max_meta_chars", 1, None)
         check_choice(self, "on_error", ("ledger", "fail"))
         check_choice(self, "extractor", tuple(EXTRACTORS))
         bad = sorted(set(self.url_dedup_sources) - set(SOURCES))
@@ -113,13 +115,14 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "9"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    version = "10"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
     # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line;
     # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
     # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound,
     # a natural-language `language` field (zh, cmn_Hani) of a non-code document kept in meta, not in the column;
     # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired;
-    # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept
+    # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept;
+    # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -158,19 +161,24 @@ class IngestStage:
 
 
 def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Artifact, ctx: StageContext) -> dict[str, Any] | None:
-    """Parse every partition; the figures of the ``language`` and ``source`` fields kept in meta (``stats.json`` ``extra``)."""
+    """Parse every partition; the figures of the ``language`` and ``source`` fields kept in meta, of meta fields left
+    out and of repeated keys (``stats.json`` ``extra``)."""
     tasks = dd.from_map(_parse_part, groups, list(range(len(groups))), args=(cfg, out), meta=MOVED_META, enforce_metadata=False)
     # the largest partitions first: a file's last, shorter chunk then fills a tail (benchmarks/recipe)
     counts = ctx.compute(tasks, "parse", costs=[sum(s.nbytes for s in g) for g in groups])
     figures = {**(moved_figures(counts) or {}), **(moved_figures(counts, column=source_field.MOVED, key=source_field.FIGURES) or {}),
-               **(moved_figures(counts, column=REPAIRED, key=MOJIBAKE) or {})}
+               **(moved_figures(counts, column=REPAIRED, key=MOJIBAKE) or {}),
+               **(moved_figures(counts, column=jsonl_decode.REPEATED, key=jsonl_decode.FIGURES) or {})}
+    if left_out := moved_figures(counts, column=record_meta.LEFT_OUT, key=record_meta.FIGURES):
+        figures[record_meta.FIGURES] = {**left_out[record_meta.FIGURES], "max_meta_chars": cfg.max_meta_chars}
     return figures or None
 
 
 def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, out: Artifact) -> pd.DataFrame:
     """Parse partition ``number`` (one file chunk, or several small files); write its rows and, apart, its page HTML.
-    Returns its rows whose ``language`` or ``source`` field went to meta, per file and value."""
-    df = read_group(group, cfg.max_chars, cfg.max_html_bytes)
+    Returns its rows whose ``language`` or ``source`` field went to meta, whose text was repaired, whose meta left
+    fields out or whose line repeated a key, per file and value."""
+    df = read_group(group, cfg.max_chars, cfg.max_html_bytes, cfg.max_meta_chars)
     bad = df[DROP_REASON].notna()
     if cfg.on_error == "fail" and bad.any():
         row = df[bad].iloc[0]
@@ -190,8 +198,9 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     pages = pd.DataFrame({"doc_id": df.loc[has_html, "doc_id"].to_numpy(), "html": df.loc[has_html, HTML_COLUMN].to_numpy()})
     write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
                 groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
-    out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN, MOVED, source_field.MOVED, REPAIRED], errors="ignore"))
-    return pd.concat([moved_counts(df), moved_counts(df, source_field.MOVED), moved_counts(df, REPAIRED)], ignore_index=True)
+    notes = [MOVED, source_field.MOVED, REPAIRED, record_meta.LEFT_OUT, jsonl_decode.REPEATED]  # private columns, counted
+    out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN, *notes], errors="ignore"))
+    return pd.concat([moved_counts(df, column) for column in notes], ignore_index=True)
 
 
 def html_groups(sizes: Any, budget: int) -> list[int]:
