@@ -51,7 +51,9 @@ class Stop:
     ``partial``: that stream's first line was passed over (it does not parse as a JSON object).
     ``how``: ``check`` (its data failed to decompress or failed its check), ``header`` (its header is
     damaged: its first bytes are not the kind's) or ``junk`` (bytes that are no member, between two);
-    ``sound``: the member reading went on at is sound (False: its header is damaged too, its own row)."""
+    ``sound``: the member reading went on at is sound (False: its header is damaged too, its own row).
+    ``long_first``: the bytes of that stream's first line when they are over the line bound (0: within
+    it): it is not parsed, and its reader ledgers it ``too_large``."""
 
     error: str
     offset: int
@@ -62,6 +64,7 @@ class Stop:
     partial: bool = False
     how: str = "check"
     sound: bool = True
+    long_first: int = 0
 
     def row(self) -> str:
         """The ``truncated_input`` ledger row's text for a damaged member (true whatever ``on_error`` is)."""
@@ -74,7 +77,10 @@ class Stop:
         if self.resumed is not None:
             r, rd, rl = self.resumed
             first = ("its first line, which does not parse as a JSON object (the end of a record that began before), is "
-                     "not kept" if self.partial else "its first line parses as a JSON object and is read as a record")
+                     "not kept" if self.partial else
+                     f"its first line, of {self.long_first} bytes, is over the line bound and is not parsed (its own too_large "
+                     "row; it may be the end of a record that began before)" if self.long_first else
+                     "its first line parses as a JSON object and is read as a record")
             nxt = f"the next {unit} that decompresses" if self.sound else f"the next {unit}, whose header is damaged too (its own row)"
             return (f"{said}: no record from line {self.line} (decompressed byte {self.offset}) to the end of {end} is "
                     f"kept; {r - c} compressed bytes skipped, reading went on at {nxt} "

@@ -28,7 +28,6 @@ from curation.ingest.input_entries import entry_index, names, unused_entry_warni
 from curation.ingest.jsonl_plan import jsonl_chunks
 from curation.ingest.notices import binary_columns, binary_note, input_name_warnings, unmapped_fields
 from curation.ingest.records import FieldMap
-from curation.ingest.streams import compression, magic_kind
 from curation.ingest.unread import note, repeated_note, underscore_note
 from curation.ingest.warc_plan import Cut, warc_chunks
 
@@ -78,28 +77,32 @@ class _Rules:
     inputs: tuple[dict[str, Any], ...]
     block: int  # bytes
     crawl_block: int  # bytes of decompressed WARC/WET records
+    max_chars: int  # the reader's: its line bound holds where a compressed JSONL file is read past a damaged member
     binary: dict[str, Path] = dataclasses.field(default_factory=dict)  # binary columns that reach meta → the first file
 
 
 def plan_inputs(paths: Sequence[str | Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                 inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
-                min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[InputSpec]:
+                min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB, max_chars: int = 0) -> list[InputSpec]:
     """Expand files, folders, globs and ``@list`` files into partition specs; fail early on unusable input.
 
     ``source`` and ``fields`` apply to every file unless the first entry of ``inputs`` whose
     ``match`` glob matches it says otherwise; JSONL is split into chunks of at most
     :func:`block_bytes` of the inputs' total size, WARC/WET files into chunks of at least
-    ``crawl_min_block_mb`` of records (:func:`crawl_block_bytes`).
+    ``crawl_min_block_mb`` of records (:func:`crawl_block_bytes`). ``max_chars``: the reader's (0: no line
+    bound), whose line bound the first line after a damaged member of a compressed JSONL file is read within.
     """
-    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb)[0]
+    return _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb, max_chars)[0]
 
 
 def plan_partitions(paths: Sequence[str | Path], *, source: str | None = None, fields: dict[str, str] | None = None,
                     inputs: Sequence[dict[str, Any]] = (), blocksize_mb: int = 128, min_block_mb: int = MIN_BLOCK_MB,
-                    min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> list[tuple[InputSpec, ...]]:
+                    min_partitions: int = 16, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB,
+                    max_chars: int = 0) -> list[tuple[InputSpec, ...]]:
     """The specs of :func:`plan_inputs` grouped into partitions (:func:`group_specs`): many small files
     share a partition, so a run's cost follows its bytes, not its number of files."""
-    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb)
+    specs, total, block = _plan(paths, source, fields, inputs, blocksize_mb, min_block_mb, min_partitions, crawl_min_block_mb,
+                                max_chars)
     return group_specs(specs, small_file_sizes(specs), min(block, max(-(-total // max(min_partitions, 1)), 1)), block)
 
 
@@ -135,7 +138,8 @@ def small_file_sizes(specs: Sequence[InputSpec]) -> list[int | None]:
 
 
 def _plan(paths: Sequence[str | Path], source: str | None, fields: dict[str, str] | None, inputs: Sequence[dict[str, Any]],
-          blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB) -> tuple[list[InputSpec], int, int]:
+          blocksize_mb: int, min_block_mb: int, min_partitions: int, crawl_min_block_mb: int = CRAWL_MIN_BLOCK_MB,
+          max_chars: int = 0) -> tuple[list[InputSpec], int, int]:
     """The specs, the inputs' total size on disk and the block."""
     unique, passed_over, underscored, repeated = survey(paths)
     if passed_over:  # neither data nor a sidecar (README, licence, checksums): said once, when ingest runs
@@ -148,7 +152,7 @@ def _plan(paths: Sequence[str | Path], source: str | None, fields: dict[str, str
         log.warning("%s", line)
     total = files_bytes(unique)
     block = block_bytes(total, blocksize_mb, min_block_mb, min_partitions)
-    rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb))
+    rules = _Rules(source, dict(fields or {}), tuple(inputs), block, crawl_block_bytes(block, blocksize_mb, crawl_min_block_mb), max_chars)
     specs: list[InputSpec] = []
     for f, fmt in unique:
         label = input_label(f)
@@ -225,10 +229,11 @@ def _partitions(path: Path, fmt: str, source: str | None, fields: FieldMap, rule
         if fmt == "html":
             return [InputSpec(path, fmt, source, fields, nbytes=path.stat().st_size)]
         if fmt == "warc":
-            _check_crawl_file(path, fmt)
+            if (problem := peek.warc_head_problem(path)) is not None:
+                raise InputError(problem)
             return [InputSpec(path, fmt, source, fields, c.start, c.end, c.first_line, nbytes=c.nbytes, cut=c.cut, docs=c.docs, one_member=c.one_member)
                     for c in warc_chunks(path, rules.crawl_block)]
-        return _jsonl_partitions(path, source, fields, rules.block)
+        return _jsonl_partitions(path, source, fields, rules)
     except InputError:
         raise
     except (OSError, ValueError) as exc:
@@ -262,8 +267,8 @@ def _parquet_specs(path: Path, pf: pq.ParquetFile, source: str | None, fields: F
     return specs
 
 
-def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, block: int) -> list[InputSpec]:
-    chunks, size = jsonl_chunks(path, fields, block)
+def _jsonl_partitions(path: Path, source: str | None, fields: FieldMap, rules: _Rules) -> list[InputSpec]:
+    chunks, size = jsonl_chunks(path, fields, rules.block, rules.max_chars)
     return [InputSpec(path, "jsonl", source, fields, s, e, n, nbytes=(e if e >= 0 else size) - s, damaged=damaged, resume=resume)
             for s, e, n, resume, damaged in chunks]
 
@@ -288,12 +293,3 @@ def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:
     first, last = rows
     return nbytes if last < 0 else nbytes * (last - first) // max(num_rows, 1)
 
-
-def _check_crawl_file(path: Path, fmt: str) -> None:
-    with open(path, "rb") as fh:
-        head = fh.read(8)
-    if fmt == "warc" and head and not (head.startswith(b"WARC/") or magic_kind(head) or compression(path)):
-        raise InputError(f"{path}: not a WARC file (it starts with {head!r}, not 'WARC/' or a gzip/zstd header)")
-    if fmt == "warc" and magic_kind(head) == "zstd" and not head.startswith(b"\x28\xb5\x2f\xfd"):  # FastWARC reads no skippable frame
-        raise InputError(f"{path}: opens with a zstd skippable frame (pzstd, seekable zstd), which the WARC reader does not "
-                         f"read; recompress it (zstd -dc {path.name} | zstd -o {path.stem}.re.zst)")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from curation.ingest.chunks import plain_chunks
 from curation.ingest.discover import InputError
+from curation.ingest.json_line import max_line_bytes
 from curation.ingest.jsonl_head import first_record
 from curation.ingest.jsonl_resync import Chunk, compressed_chunks, warning
 from curation.ingest.records import FieldMap
@@ -24,17 +25,18 @@ from curation.ingest.streams import compression
 log = logging.getLogger(__name__)
 
 
-def jsonl_chunks(path: Path, fields: FieldMap, block: int) -> tuple[list[Chunk], int]:
+def jsonl_chunks(path: Path, fields: FieldMap, block: int, max_chars: int = 0) -> tuple[list[Chunk], int]:
     """The file's chunks (:data:`~curation.ingest.jsonl_resync.Chunk`: start, end and first line, the
     member a chunk's stream is opened at, the damaged member it ends before) and the (decompressed)
-    offset where the last one ends."""
+    offset where the last one ends. ``max_chars``: the reader's (0: none): the first line after a
+    damaged member is read within its line bound (:func:`~curation.ingest.json_line.max_line_bytes`) too."""
     comp = compression(path)  # a first member whose header is damaged is read past too
     if path.name.endswith((".gz", ".zst")) and comp is None and path.stat().st_size:
         raise InputError(f"{path}: the name says compressed but the content is not gzip or zstd")
     _check_first_record(path, fields)
     if comp is None:
         return [(s, e, n, None, None) for s, e, n in plain_chunks(path, block)], path.stat().st_size
-    chunks, end, kept, stops = compressed_chunks(path, block)
+    chunks, end, kept, stops = compressed_chunks(path, block, max_line_bytes(max_chars))
     if stops:
         log.warning("%s", warning(path, stops))
     elif kept == 0:  # as a 0-byte file is said

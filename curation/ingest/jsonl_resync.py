@@ -11,7 +11,9 @@ is a member of its own, found with its header restored (:mod:`curation.ingest.un
 
 The first line of a resumed stream may be the end of a record that began in the damaged member: it
 is kept only if it parses as a JSON object (a record's tail never does, unless it is the whole
-record: the damaged member ended at a line end), else it is passed over, its line number unused.
+record: the damaged member ended at a line end), else it is passed over, its line number unused. A
+first line over the line bound (:func:`~curation.ingest.json_line.max_line_bytes`) is read past a
+piece at a time, neither held nor parsed, and kept as a line: its reader ledgers it ``too_large``.
 Lines after a damaged member cannot be numbered exactly (its line count is unknown): they are
 numbered on from what was decompressed before the stream stopped, plus one, and their decompressed
 offsets likewise, so ids made from file and line stay unique.
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.chunks import Stop, segment_chunks
-from curation.ingest.json_line import loads
+from curation.ingest.json_line import loads, read_line
 from curation.ingest.streams import BOM, open_input, stream_error
 from curation.ingest.unit_heads import damaged_head, decodes, next_start
 
@@ -45,14 +47,15 @@ class Segment:
     damaged: Stop | None
 
 
-def segments(path: Path) -> tuple[list[Segment], Stop | None]:
+def segments(path: Path, max_bytes: int = 0) -> tuple[list[Segment], Stop | None]:
     """The file's segments and why reading ended early, if it did (a cut, or a damaged member no
-    member that decompresses follows)."""
+    member that decompresses follows); ``max_bytes``: the line bound of the reader (0: none)."""
     out: list[Segment] = []
     resume, start, line, skip = None, 0, 1, 0  # skip: the bytes of a passed-over first line
     while True:
         with open_input(path, resume) as fh:
-            fh.read(skip)
+            while skip > 0 and (piece := fh.read(min(skip, 1 << 20))):  # never the passed-over line whole
+                skip -= len(piece)
             marks, pos, nline, last, at_member = _read(fh, start, line)
             raw, error = fh.raw, stream_error(fh)
         damage = _damage(path, raw, error, last, at_member)
@@ -69,11 +72,11 @@ def segments(path: Path) -> tuple[list[Segment], Stop | None]:
             out.append(Segment(start, at[0], line, resume, marks, False, stop))
             return out, stop
         base, based = raw.made + 1, nline + 1  # past every byte and line decompressed: offsets and line numbers stay unique
-        first, whole = _first_line(path, (nxt[0], base)) if nxt[1] else (b"", True)
-        stop = Stop(error, *at, member, unit, (nxt[0], base, based), not whole, how, nxt[1])
+        size, newline, whole, long = _first_line(path, (nxt[0], base), max_bytes) if nxt[1] else (0, False, True, False)
+        stop = Stop(error, *at, member, unit, (nxt[0], base, based), not whole, how, nxt[1], size if long else 0)
         out.append(Segment(start, at[0], line, resume, marks, False, stop))
-        resume, skip = (nxt[0], base), 0 if whole else len(first)
-        start, line = base + skip, based + (not whole and first.endswith(b"\n"))
+        resume, skip = (nxt[0], base), 0 if whole else size
+        start, line = base + skip, based + (not whole and newline)
 
 
 def _damage(path: Path, raw: Any, error: str | None, last: tuple[int, int], at_member: tuple[int, int]) -> tuple[
@@ -125,17 +128,21 @@ def _read(fh: Any, pos: int, line: int) -> tuple[list[tuple[int, int]], int, int
     return marks, pos, line, last, at_member
 
 
-def _first_line(path: Path, resume: tuple[int, int]) -> tuple[bytes, bool]:
-    """The first line of the stream opened at ``resume``, and whether it is a whole line: it parses as
-    a JSON object (a line the stream stops in never is)."""
+def _first_line(path: Path, resume: tuple[int, int], max_bytes: int) -> tuple[int, bool, bool, bool]:
+    """The first line of the stream opened at ``resume``: its size, whether a newline ends it, whether
+    it is a whole line (it parses as a JSON object; a line the stream stops in never is) and whether it
+    is over ``max_bytes`` (0: no bound), read past 1 MiB at a time and never held nor parsed: a whole
+    line then, which its reader ledgers ``too_large``."""
     with open_input(path, resume) as fh:
-        first = fh.readline()
-        if not first.endswith(b"\n") and stream_error(fh) is not None:
-            return first, False
+        first, size, newline = read_line(fh, -1, max_bytes)
+        if not newline and stream_error(fh) is not None:
+            return size, newline, False, False
+    if isinstance(first, int):
+        return size, newline, True, True
     try:
-        return first, isinstance(loads(first.removeprefix(BOM)), dict)
+        return size, newline, isinstance(loads(first.removeprefix(BOM)), dict), False
     except (ValueError, RecursionError):
-        return first, False
+        return size, newline, False, False
 
 
 def next_unit(path: Path, kind: str, after: int) -> tuple[int, bool] | None:
@@ -154,11 +161,11 @@ def _damaged_head(path: Path, kind: str, offset: int) -> bool:
 Chunk = tuple[int, int, int, tuple[int, int] | None, Stop | None]
 
 
-def compressed_chunks(path: Path, block: int) -> tuple[list[Chunk], int, int, list[Stop]]:
+def compressed_chunks(path: Path, block: int, max_bytes: int = 0) -> tuple[list[Chunk], int, int, list[Stop]]:
     """The file's chunks, the decompressed offset where its last one ends, the decompressed bytes
     kept, and the stops: each damaged member, then a cut (a stream that ends early, its complete
-    records kept), if any."""
-    segs, stop = segments(path)
+    records kept), if any. ``max_bytes``: the reader's line bound (:func:`segments`)."""
+    segs, stop = segments(path, max_bytes)
     chunks: list[Chunk] = []
     for seg in segs:
         cut = segment_chunks(seg.marks, seg.start, seg.end, seg.line, block, seg.open_end, seg.damaged is not None)

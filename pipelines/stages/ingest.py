@@ -123,6 +123,7 @@ class IngestStage:
     # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired;
     # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept;
     # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
+    #     the first line after a damaged member is read within that bound too (over it: too_large, unparsed)
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -136,7 +137,7 @@ class IngestStage:
     def plan_inputs(self, paths: list[Any], cfg: IngestConfig) -> list[tuple[InputSpec, ...]]:
         return plan_partitions([str(p) for p in paths], source=cfg.source, fields=cfg.fields, inputs=cfg.inputs,
                                blocksize_mb=cfg.blocksize_mb, min_block_mb=cfg.min_block_mb, min_partitions=cfg.min_partitions,
-                               crawl_min_block_mb=cfg.crawl_min_block_mb)
+                               crawl_min_block_mb=cfg.crawl_min_block_mb, max_chars=cfg.max_chars)
 
     def build(self, specs: list[tuple[InputSpec, ...]], cfg: IngestConfig, ctx: StageContext) -> dd.DataFrame:
         key = {"cfg": {k: v for k, v in cfg.flat_dict().items() if k not in EXTRACT_KEYS}, "version": self.version,

@@ -8,12 +8,17 @@ import gzip
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import zstandard
 
 from curation.ingest.inputs import plan_inputs
+from curation.ingest.readers import read_group
+from pipelines.recipe import load_recipe, stage_config
+from pipelines.stages.ingest import STAGE
 from tests.helpers import read_parts
 from tests.pipelines.test_ingest import _ingest
 from tests.pipelines.test_ingest_damaged_streams import _flip, _lines
@@ -121,3 +126,32 @@ def test_a_sound_multi_member_file_is_planned_as_one_stream(tmp_path: Path) -> N
     a, b = (plan_inputs([p], blocksize_mb=1, min_block_mb=1) for p in (one, many))
     assert [(s.start, s.end, s.first_line, s.resume, s.damaged) for s in a] == [(s.start, s.end, s.first_line, s.resume, s.damaged) for s in b]
     assert len(a) >= 2 and all(s.resume is None and s.damaged is None for s in a)
+
+
+
+@pytest.mark.parametrize("tail", [False, True])
+def test_a_long_first_line_after_a_damaged_member_is_too_large_and_never_held(tmp_path: Path, tail: bool) -> None:
+    """The first line of the member reading goes on at, over 12 x max_chars bytes, is read past a piece at a
+    time when the run is planned and when it is read: a too_large row, whether it is a whole record or the
+    end of one that began in the damaged member; the records around it are kept."""
+    size = 32_000_000
+    long = b'{"id": "long", "text": "' + b"a" * size + b'", "source": "web"}\n'
+    lines = _lines(0, 20)
+    damaged = [b'{"id": "cut", "text": "' + b"b" * 5000] if tail else _lines(100, 10)  # tail: it ends mid-record
+    f = _members(tmp_path / "m.jsonl.gz", [lines[:10], damaged, [long[30:] if tail else long, *lines[10:]]], {1: "data"})
+    cfg = stage_config(load_recipe(None, ["ingest.source=web", "ingest.max_chars=1000"]), "ingest", STAGE.config_cls)
+    tracemalloc.start()
+    try:
+        groups = STAGE.plan_inputs([f], cfg)  # the run's planning pass, then its readers
+        df = pd.concat([read_group(g, cfg.max_chars, cfg.max_html_bytes) for g in groups], ignore_index=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 4, f"peak {peak:,} bytes for a {size:,}-byte line"
+    assert df.loc[df["drop_reason"].isna(), "doc_id"].tolist() == _ids(0, 20)
+    bad = df[df["drop_reason"].notna()]
+    details = [json.loads(d) for d in bad["drop_detail"]]
+    assert bad["drop_reason"].tolist() == ["truncated_input", "too_large"]
+    assert f"its lines numbered from line {details[1]['line']} " in details[0]["error"]
+    assert details[1]["error"] == f"a line of {len(long) - 30 * tail} bytes > 12000 (12 x max_chars 1000), not parsed"
+    assert f"its first line, of {len(long) - 30 * tail} bytes, is over the line bound and is not parsed" in details[0]["error"]
