@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 #: WARC-Type of the records that become rows (``curation.ingest.warc.iter_warc`` reads these).
 DOC_TYPES = (b"response", b"conversion", b"resource")
 _LINE = 1 << 16  # a header line longer than this is read in pieces (a hostile file is not one line in memory)
+_HEADERS = (b"warc-record-id", b"warc-target-uri", b"warc-type", b"content-length")  # the only ones kept, a piece each
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +171,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
             gaps.append(Gap(stop.start, members[stop.start], docs, nxt[1], nxt[0], row))
             docs += row is not None
             pos = nxt[1]
-        pos += _drain(fh)
+        pos += _skip(fh, 1 << 62)  # to the end
         members.update({d: c for c, d in getattr(fh.raw, "members", [])})
         error, junk = stream_error(fh), junk_at(fh)
     finally:
@@ -261,7 +262,8 @@ def _records(fh: Any, starts: list[tuple[int, int]], pos: int, docs: int) -> tup
                 complete = True
                 break
             key, _, value = line.partition(b":")
-            headers[key.strip().lower()] = value.strip()
+            if (key := key.strip().lower()) in _HEADERS:  # never the pieces of a long header line, each a "key" of its own
+                headers[key] = value.strip()
         rid = headers.get(b"warc-record-id", b"").decode("utf-8", "replace").strip("<>").removeprefix("urn:uuid:") or None
         url = headers.get(b"warc-target-uri", b"").decode("utf-8", "replace") or None
         if not complete:
@@ -294,7 +296,3 @@ def _skip(fh: Any, n: int) -> int:
     while read < n and (piece := fh.read(min(n - read, 1 << 20))):
         read += len(piece)
     return read
-
-
-def _drain(fh: Any) -> int:
-    return _skip(fh, 1 << 62)

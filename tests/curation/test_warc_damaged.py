@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import random
+import tracemalloc
 import uuid
 import zlib
 from pathlib import Path
@@ -168,3 +170,23 @@ def test_zero_padding_after_the_last_member_loses_no_record(tmp_path: Path) -> N
     assert sum(c.docs for c in warc_chunks(padded, 2_000)) == 6
     rows = list(iter_warc(write(tmp_path / "j.warc.gz", recs, tail=bytes(64) + b"junk"), 10_000_000))
     assert [r.get("error", (None,))[0] for r in rows][-1] == DropReason.TRUNCATED_INPUT and len(rows) == 7
+
+
+def test_a_long_header_line_after_a_damaged_member_is_never_held_when_planned(tmp_path: Path) -> None:
+    """The planning pass reads a header line 64 KiB at a time and keeps only the headers it reads: the
+    record reading goes on at after a damaged member, whose header holds a 32 MB line, costs no 32 MB."""
+    size = 32_000_000
+    line = b"X-Long: " + random.Random(0).randbytes(size // 2).hex().encode() + b"\r\n"  # no two pieces alike
+    members = [gzip.compress(r, compresslevel=1) for r in (ok("a"), ok("x"), ok("b").replace(b"\r\n", b"\r\n" + line, 1), ok("c"))]
+    members[1] = members[1][:40] + bytes([members[1][40] ^ 0xFF]) + members[1][41:]
+    f = tmp_path / "long.warc.gz"
+    f.write_bytes(b"".join(members))
+    tracemalloc.start()
+    try:
+        chunks = warc_chunks(f, 1 << 30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 4, f"peak {peak:,} bytes for a {size:,}-byte header line"
+    assert [c.start for c in chunks] == [0, len(members[0]) + len(members[1])] and chunks[0].cut is not None
+    assert [c.docs for c in chunks] == [1, 2]  # the damaged record is the first chunk's row; b and c are read on
