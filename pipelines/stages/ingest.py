@@ -123,7 +123,7 @@ class IngestStage:
     # 9: a source field naming no source (a dataset's name) gives way to its input's source and is kept in meta; mojibake repaired;
     # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept;
     # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
-    #     the first line after a damaged member is read within that bound too (over it: too_large, unparsed)
+    #     the first line after a damaged member is read within the 12 x max_chars line bound too (over it: too_large, unparsed)
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
