@@ -1,5 +1,6 @@
 """``curate run … --dry-run``: the resolved plan, printed as JSON, with each stage's required columns
-checked against what the stages before it (or the input) provide; nothing runs."""
+checked against what the stages before it (or the input) provide, and what a real run would do with
+each stage's folder (``status``: :mod:`pipelines.dry_run_status`); nothing runs."""
 
 from __future__ import annotations
 
@@ -22,10 +23,12 @@ def dry_run(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) 
     stages = [load_stage(name) for name in names]
     cfgs = [stage_config(recipe, name, stage.config_cls) for name, stage in zip(names, stages, strict=True)]
     problems = column_problems(zip(stages, cfgs, strict=True), input_columns(names[0], args))
+    from pipelines.dry_run_status import planned_status
+
     plan = []
-    for name, stage, cfg in zip(names, stages, cfgs, strict=True):
+    for name, stage, cfg, status in zip(names, stages, cfgs, planned_status(recipe, names, args), strict=True):
         target = args.output / folder_name(name) if args.command == "run" else args.output
-        plan.append({"stage": name, "output": str(target), "config": cfg.to_dict(), "requires": list(stage.requires)})
+        plan.append({"stage": name, "output": str(target), "status": status, "config": cfg.to_dict(), "requires": list(stage.requires)})
     print(json.dumps({"inputs": args.input, "profile": recipe.get("profile"), "scheduler": recipe.get("scheduler"), "plan": plan},
                      indent=2, default=str, ensure_ascii=False))
     if problems:

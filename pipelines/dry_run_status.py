@@ -1,0 +1,77 @@
+"""What ``--dry-run`` says a real run of the same command would do with each stage's folder: skip it
+(up to date), make it (no output there yet) or make it again, and why (the keys whose values
+changed, a changed input, a damaged or incomplete output: :func:`pipelines.rerun.rerun_reason`, as the
+runner decides); for one stage written into a run's folder, the later stages of that run it would make
+stale.
+
+Each stage's input fingerprint is worked out as the runner does: ingest's from its input files
+(checksums kept in its cache are reused while a file's size and times are those recorded, so a dry run
+of an unchanged corpus reads no file), a stage's from the marker of the folder it reads, and after a
+stage that would run again, the fingerprint that run would hand on. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pipelines.stages import folder_name
+
+
+def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> list[str]:
+    """One line per stage of ``names``: ``up to date: skipped``, ``runs: no output there yet`` or
+    ``runs again: <why>``; a stage written alone into a run's folder adds the run's stages it would leave stale."""
+    from pipelines.marker import INPUT_CHECKSUMS, output_fingerprint, raw_fingerprint, read_marker, stage_fingerprint
+    from pipelines.recipe import global_keys, stage_config, stage_hash
+    from pipelines.rerun import rerun_reason
+    from pipelines.stage_cache import cache_dir
+    from pipelines.stages import load_stage
+
+    whole_run = args.command == "run"
+    fingerprint: str | None = None
+    lines = []
+    for name in names:
+        stage = load_stage(name)
+        cfg = stage_config(recipe, name, stage.config_cls)
+        stage_dir = Path(args.output) / folder_name(name) if whole_run else Path(args.output)
+        raw = getattr(stage, "reads_raw", False)
+        if raw:
+            root = Path(args.cache_dir) / name if args.cache_dir is not None else cache_dir(name, stage_dir, args.output if whole_run else None)
+            fingerprint = _raw(sorted(set(stage.input_files(args.input, cfg))), root / INPUT_CHECKSUMS, raw_fingerprint)
+        elif fingerprint is None:
+            fingerprint = stage_fingerprint(Path(args.input[0]))
+        chash = stage_hash(name, recipe, stage, cfg)
+        why, _fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), raw, global_keys(recipe, stage))
+        if why is None:
+            lines.append("up to date: skipped")
+            fingerprint = (read_marker(stage_dir) or {}).get("output_fingerprint")
+            continue
+        if why.startswith("its input changed") and lines and lines[-1] != "up to date: skipped":
+            why = "the stage before it runs, so its input changes"
+        lines.append("runs: no output there yet" if why == "" else f"runs again: {why}")
+        fingerprint = output_fingerprint(chash, fingerprint)
+        if not whole_run and why and (stale := _made_stale(stage_dir)):
+            lines[-1] += f"; then the run's later stages {', '.join(stale)} are stale (made from its previous output)"
+    return lines
+
+
+def _raw(files: list[Path], memo: Path, fingerprint: Any) -> str:
+    """``fingerprint(files, memo)`` (:func:`pipelines.marker.raw_fingerprint`) with a copy of the
+    stage's memo of checksums, so that what it records of files read now stays out of the cache."""
+    if not memo.is_file():
+        return str(fingerprint(files, None))
+    with tempfile.TemporaryDirectory(prefix="curate-dry-run-") as tmp:
+        copy = Path(tmp) / memo.name
+        shutil.copyfile(memo, copy)
+        return str(fingerprint(files, copy))
+
+
+def _made_stale(stage_dir: Path) -> list[str]:
+    """The stage folders after ``stage_dir`` in the run folder it belongs to (none outside a run)."""
+    parent = stage_dir.parent
+    if not (parent / "run.json").is_file():
+        return []
+    return sorted(p.name for p in parent.iterdir() if p.is_dir() and p.name > stage_dir.name and (p / "_SUCCESS").is_file())

@@ -1,0 +1,59 @@
+"""``--dry-run`` into an existing run says what the same command would do with each stage's folder:
+skipped (up to date), made again and why, and, for one stage given alone into a run's folder, the
+run's later stages it would leave stale; nothing is written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipelines.cli import main
+
+OFF = ["semdedup.enabled=false", "edu_score.enabled=false", "code_web.enabled=false", "forge_filter.enabled=false",
+       "mixture.enabled=false"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dry") / "run"
+    assert main(["run", "pipelines/configs/glm45.yaml", "--input", "sample_data/web", "--output", str(out), "--quiet",
+                 "--scheduler", "synchronous", *OFF]) == 0
+    return out
+
+
+def _plan(capsys, argv):
+    capsys.readouterr()
+    assert main(argv) == 0
+    return {p["stage"]: p["status"] for p in json.loads(capsys.readouterr().out)["plan"]}
+
+
+def _files(folder):
+    return sorted((str(p.relative_to(folder)), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+
+
+def test_a_dry_run_of_the_same_command_says_every_stage_is_up_to_date(run_dir, capsys):
+    before = _files(run_dir)
+    status = _plan(capsys, ["run", "pipelines/configs/glm45.yaml", "--input", "sample_data/web", "--output", str(run_dir),
+                            "--dry-run", *OFF])
+    assert set(status.values()) == {"up to date: skipped"}, status
+    assert _files(run_dir) == before  # nothing written, the ingest memo of checksums included
+
+
+def test_a_changed_key_names_the_stage_its_values_and_the_stages_after_it(run_dir, capsys):
+    status = _plan(capsys, ["run", "pipelines/configs/glm45.yaml", "--input", "sample_data/web", "--output", str(run_dir),
+                            "--dry-run", *OFF, "web_quality.combine=max"])
+    assert status["ingest"] == status["minhash_dedup"] == "up to date: skipped"
+    assert status["web_quality"] == 'runs again: its config changed (combine "mean" → "max")'
+    assert status["code_quality"] == "runs again: the stage before it runs, so its input changes"
+
+
+def test_one_stage_into_a_run_folder_names_what_it_leaves_stale_and_a_new_folder_is_made(run_dir, tmp_path, capsys):
+    argv = ["code-quality", "--input", str(run_dir / "40_web_quality"), "--dry-run"]
+    status = _plan(capsys, [*argv, "--output", str(run_dir / "50_code_quality"), "tier_high=85"])
+    assert status["code_quality"].startswith("runs again: its config changed (tier_high 80.0 → 85.0)")
+    status = _plan(capsys, [*argv, "--output", str(tmp_path / "code_quality"), "tier_high=85"])
+    assert status["code_quality"] == "runs: no output there yet"
+    status = _plan(capsys, ["web-quality", "--input", str(run_dir / "20_minhash_dedup"), "--output", str(run_dir / "40_web_quality"),
+                            "--dry-run", "combine=max"])
+    assert status["web_quality"].endswith("then the run's later stages 50_code_quality are stale (made from its previous output)")
