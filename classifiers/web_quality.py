@@ -32,6 +32,7 @@ Kinds:
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
 from collections.abc import Mapping
@@ -249,6 +250,31 @@ def _cached_scorer(name: str, frozen: str) -> Any:
         return factory(name, **opts)
     except TypeError as exc:
         raise ValueError(f"scorer {name!r} ({kind}): bad options {sorted(opts)}: {exc}") from exc
+
+
+#: options that change how a scorer runs, never what it scores: left out of its cache key
+RUN_ONLY = frozenset({"device", "batch_size"})
+
+
+def score_options(name: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options of scorer ``name`` that can change its scores, for its cache key beside its
+    ``version``: each option given, over its factory's defaults, less :data:`RUN_ONLY` and
+    ``model`` (the version holds the model's fingerprint). A new option is in the key unless
+    :data:`RUN_ONLY` lists it.
+
+    >>> score_options("linear", {"max_chars": 2000, "model": "/m"})
+    {'kind': 'linear', 'max_chars': 2000, 'shipped': 'linear'}
+    """
+    opts = dict(options or {})
+    kind = opts.pop("kind", name)
+    factory = _FACTORIES.get(kind) or (_imported(name, kind) if ":" in kind else None)
+    try:
+        params = inspect.signature(factory).parameters.values() if factory is not None else ()
+    except (TypeError, ValueError):  # a callable without a signature: its given options only
+        params = ()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    resolved = {p.name: p.default for p in params if p.default is not p.empty and p.kind in named} | opts
+    return {"kind": kind} | {k: resolved[k] for k in sorted(resolved) if k not in RUN_ONLY | {"model"}}
 
 
 def _imported(name: str, kind: str) -> Any:

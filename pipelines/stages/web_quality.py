@@ -34,7 +34,7 @@ import pandas as pd
 
 from classifiers.langid import code_problem
 from classifiers.scorer import has_details
-from classifiers.web_quality import get_scorer
+from classifiers.web_quality import get_scorer, score_options
 from curation.config import MERGE, ConfigError, StageConfig, check_choice, check_range
 from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
 from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
@@ -169,7 +169,8 @@ class WebQualityStage(RowStage):
         for name in cfg.scorers:
             scorer = cfg.scorer(name)  # fails early, before any compute, on a bad model path
             vectors = vector_source(scorer, ctx.upstream.get("embeddings"))
-            params = {"scorer": scorer.version, "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
+            params = {"scorer": scorer.version, "options": score_options(name, cfg.scorer_options.get(name)),  # all but RUN_ONLY
+                      "sources": sorted(cfg.sources), "max_chars": cfg.score_max_chars,
                       "signals": bool(cfg.keep_signals and has_details(scorer)), "stage": self.version,
                       "languages": sorted(cfg.languages_of(name)),
                       **({"vectors": vectors.tag()} if vectors is not None else {})}
