@@ -43,7 +43,7 @@ import numpy as np
 
 from classifiers.annotation import openai_answers
 from classifiers.annotation.base import AnnotationResult, AnnotationStats, Answer, AnswerHook
-from classifiers.annotation.identity import server_of
+from classifiers.annotation.identity import openai_id
 from classifiers.annotation.openai_answers import error_body, excerpt, read_answer, retry_after, usage_tokens
 from classifiers.annotation.pacing import Breaker, RateLimiter, backoff_delay, breaker_threshold
 from classifiers.annotation.retry_log import RetryLog
@@ -133,12 +133,7 @@ class OpenAIAnnotator:
         self.path = "/chat/completions" if endpoint == "chat" else "/completions"
         self.retry_log = RetryLog(self.base_url + self.path, {"base_url": self.base_url, "model": model, "endpoint": endpoint,
                                   "timeout_s": self.timeout_s, "concurrency": self.concurrency, "api_key_env": api_key_env})
-        mode = "completions" if endpoint == "completions" else ("chat-prefill" if prefill else "chat")
-        extra = f":{json.dumps(self.extra_body, sort_keys=True)}" if self.extra_body else ""
-        budget = f":doc{doc_tokens}" if doc_tokens else ""
-        cut = f":max{self.max_tokens}" if mode == "chat" else ""  # where the answer may reason, max_tokens can cut it
-        self.model_id = (f"openai:{model}:{mode}{':logprobs' if logprobs else ''}:t{self.temperature:g}{cut}:{prompt_format}"
-                         f"{budget}{extra}@{server_of(self.base_url)}")  # the server too: two may serve one model name
+        self.model_id = openai_id(self)
 
     def __repr__(self) -> str:  # the key itself is never held, only the variable's name
         return f"OpenAIAnnotator(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r}, api_key_env={self.api_key_env!r})"

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from classifiers.annotation.base import AnnotationResult, AnnotationStats, expected_score, logprobs_to_probs
-from classifiers.annotation.identity import model_fingerprint
+from classifiers.annotation.identity import QUIET_DEFAULTS, model_fingerprint
 from classifiers.rubrics import Rubric, truncate_with
 
 log = logging.getLogger(__name__)
@@ -100,8 +100,9 @@ class VLLMAnnotator:
         self.top_logprobs = int(top_logprobs)
         self.doc_tokens = doc_tokens
         budget = f":doc{doc_tokens}" if doc_tokens else ""
+        top = f":top{self.top_logprobs}" if self.top_logprobs != QUIET_DEFAULTS["top_logprobs"] else ""  # score tokens weighed
         local = f"@{model_fingerprint(model)}" if Path(model).expanduser().exists() else ""  # a folder: its content, not its name
-        self.model_id = f"vllm:{model}{local}:logprobs{budget}"
+        self.model_id = f"vllm:{model}{local}:logprobs{top}{budget}"
 
     def annotate(self, texts: list[str], rubric: Rubric) -> AnnotationResult:
         vllm = require_vllm()

@@ -106,3 +106,14 @@ def test_a_fingerprint_reads_content_not_names_or_times(tmp_path: Path):
     assert model_fingerprint(one) == model_fingerprint(two)
     two.write_bytes(b"GGUF" + b"\x07\x08" * (2 << 20))  # other weights (a fine-tune changes every tensor)
     assert model_fingerprint(one) != model_fingerprint(two)
+
+
+def test_the_http_judges_id_names_how_the_document_is_cut_and_the_score_tokens_weighed():
+    """top_logprobs (the score tokens the expected score weighs) and tokenizer (how a document is cut
+    to its budget) change the answers, but a judge with another of either was given cached answers."""
+    base = {"backend": "openai", "model": "judge", "base_url": "http://a:8000/v1"}
+    default = get_annotator(base).model_id
+    assert default == "openai:judge:chat:logprobs:t0:max256:chatml@http://a:8000/v1"  # the ids answers are cached under
+    others = [get_annotator({**base, **o}).model_id for o in ({"top_logprobs": 5}, {"tokenizer": "chars"})]
+    assert len({default, *others}) == 3
+    assert get_annotator({**base, "logprobs": False, "top_logprobs": 5}).model_id == get_annotator({**base, "logprobs": False}).model_id

@@ -60,3 +60,9 @@ def test_vllm_engine_scores_with_prefix_caching():
     assert ((res.scores >= 0) & (res.scores <= 5)).all()
     np.testing.assert_allclose(res.scores[0::2], res.scores[0], atol=1e-3)  # deterministic, batched
     assert res.stats.tokens_in > 0 and res.stats.seconds > 0
+
+
+def test_the_engines_id_names_the_score_tokens_it_weighs():
+    """The expected score weighs the top_logprobs score tokens: another count gave the same id."""
+    few = get_annotator({"backend": "vllm", "model": "Qwen/Qwen2.5-0.5B-Instruct", "top_logprobs": 5}).model_id
+    assert few == "vllm:Qwen/Qwen2.5-0.5B-Instruct:logprobs:top5"
