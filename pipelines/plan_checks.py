@@ -5,8 +5,9 @@
   refused, in ``--dry-run`` too (:func:`pipelines.kit.stage.column_problems`);
 - settings that are valid alone but do not do what they ask in this plan are said, one warning
   each: a stage's own (``config_notes``: a language the static embedder cannot prune, a
-  ``learned_model`` no scorer reads) and the mixture's edu bands and repeat groups that name no band of
-  ``edu_score.band_names``;
+  ``learned_model`` no scorer reads), the mixture's edu bands and repeat groups that name no band of
+  ``edu_score.band_names``, and its repeat groups of a kind that no phase mixes
+  (:func:`pipelines.recipe_groups.unmixed_notes`);
 - a recipe file whose sections under ``stages:`` stand in another order than the run's is said in an
   INFO line, not a warning: a run's order is :data:`pipelines.stages.STAGES`, whatever the file says.
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.config import ConfigError
+from pipelines.recipe_groups import unmixed_notes
 
 log = logging.getLogger("curate")
 
@@ -54,6 +56,8 @@ def plan_notes(recipe: dict[str, Any], stages: dict[str, Any], cfgs: dict[str, A
     notes = [note for name, cfg in cfgs.items() for note in (getattr(stages[name], "config_notes", None) or _none)(cfg)]
     if "edu_score" in cfgs and "mixture" in cfgs:
         notes += band_notes(cfgs["edu_score"].band_names, cfgs["mixture"])
+    if "mixture" in cfgs:
+        notes += unmixed_notes(recipe, cfgs["mixture"])
     return notes
 
 

@@ -156,6 +156,22 @@ def test_edu_bands_the_mixture_names_and_edu_score_does_not_are_said():
     assert _checked([]) == []
 
 
+def test_a_repeat_for_a_kind_no_phase_mixes_is_said_before_the_run(tmp_path, caplog):
+    """Its documents would all go to the mixture's ledger as no_phase, said only at the run's end."""
+    overrides = ["mixture.phases.midtrain_reasoning_32k=null", "+mixture.repeat.reasoning/all=3.0"]
+    assert _checked(overrides) == [
+        "mixture.repeat reasoning/all: no phase mixes kind reasoning, so its documents enter no shard (the mixture ledgers "
+        "them no_phase); add mixture.phases.<phase>.mix.reasoning (a share above 0) to a phase, or leave the group out"]
+    # a factor of 0 excludes them anyway, a phase that mixes the kind places them, and so does a glob's kind
+    assert _checked(["mixture.phases.midtrain_reasoning_32k=null", "+mixture.repeat.reasoning/all=0"]) == []
+    assert _checked(["+mixture.repeat.reasoning/all=3.0"]) == []
+    assert _checked(["mixture.phases.midtrain_reasoning_32k=null", "+mixture.repeat.reason*/all=3.0"]) == []
+    raw = _raw_input(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="curate"):
+        assert curate(["run", RECIPE, *overrides, "--input", str(raw), "--output", str(tmp_path / "out"), "--dry-run", "--quiet"]) == 0
+    assert "mixture.repeat reasoning/all: no phase mixes kind reasoning" in caplog.text
+
+
 def test_a_learned_model_no_scorer_reads_is_said(tmp_path):
     notes = _checked([f"code_quality.learned_model={tmp_path}"])
     assert notes == [f"code_quality.learned_model = {tmp_path} is not used: code_quality.scorers ['structural'] has no learned "

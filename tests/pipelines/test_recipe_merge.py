@@ -105,6 +105,14 @@ def test_a_yaml_merge_key_may_be_given_again(tmp_path: Path) -> None:
      "overrides.Python has no key 'mod'; did you mean 'mode'"),
     ("file", "stages:\n  mixture:\n    repeat: {web/hgh: 2.0}\n", [], "group 'web/hgh', which no stage of this recipe makes; did you mean web/high"),
     ("override", None, ["+mixture.max_epochs.code/hihg=2"], "group 'code/hihg'.*did you mean code/high"),
+    # a name of another kind's groups: social and books are not graded, their one group is <kind>/all
+    ("override", None, ["mixture.repeat={social/high: 5.0, books/all: 2.0}"],
+     r"group 'social/high', which no stage of this recipe makes; the groups named high are code/high, code_web/high, .*web_edu/high "
+     r"\(a group is <kind>/<name>; social documents form social/all;"),
+    ("override", None, ["+mixture.repeat.web/meduim=0"], "group 'web/meduim'.*did you mean web/medium"),
+    ("override", None, ["+mixture.repeat.math_science/medium_high=2"], "group 'math_science/medium_high'.*the groups named medium_high are web/medium_high"),
+    ("override", None, ["+mixture.max_epochs.books/high=2"], "group 'books/high'"),
+    ("override", None, ["+mixture.repeat.long_docs/high=2"], "group 'long_docs/high'.*long_docs documents form long_docs/all;"),
 ])
 def test_a_typo_inside_a_table_is_refused(tmp_path: Path, where: str, text: str | None, overrides: list[str], message: str) -> None:
     recipe = load_recipe(_recipe(tmp_path, text) if text else None, overrides)
@@ -117,6 +125,11 @@ def test_groups_of_the_recipes_own_names_pass(tmp_path: Path) -> None:
                                            "    repeat: {math_science/c: 3.0, 'code_web/*': 1.0}\n    web_edu_bands: [c]\n"))
     check_configs(recipe, enabled_stages(recipe))
     check_configs(load_recipe(None, ["+mixture.repeat.web/hgh=2"]), ["mixture"])  # one stage: its input's groups decide
+    # every kind's own names, the groups the mixture builds and globs of kinds pass
+    recipe = load_recipe(None, ["mixture.repeat={social/all: 2.0, papers/high: 2.0, web_edu/medium: 1.0, code_web/low: 0.0, "
+                                "code/repo_level: 1.0, code/no_repo: 0.0, issues_prs_commits/threads: 1.0, long_docs/all: 1.0, "
+                                "'*/high': 2.0, 'code*/medium': 1.0}"])
+    check_configs(recipe, enabled_stages(recipe))
 
 
 def test_hints_name_every_owner_and_the_key_a_user_writes(tmp_path: Path) -> None:
