@@ -39,6 +39,28 @@ def id_text(raw: Any) -> str | None:
     return str(raw)
 
 
+#: curate's own id column: a record with no ``id`` takes its id from it (curate's output read again keeps its ids)
+CURATE_ID = "doc_id"
+
+
+def id_field(rec: dict[str, Any], field: str) -> str:
+    """The field a record's id comes from: ``field`` (``ingest.fields.id``); where that is the default
+    ``id`` and the record has none (missing, null or empty), its ``doc_id`` when it has one of a single
+    value (curate's own column, as in curate's output read again). With both, ``id`` is the id and
+    ``doc_id`` stays in ``meta``.
+
+    >>> id_field({"id": 1, "doc_id": "a"}, "id"), id_field({"doc_id": "a"}, "id"), id_field({"doc_id": "a"}, "uid")
+    ('id', 'doc_id', 'uid')
+    >>> id_field({"id": None, "doc_id": 7}, "id"), id_field({"doc_id": {"a": 1}}, "id"), id_field({"doc_id": None}, "id")
+    ('doc_id', 'id', 'id')
+    """
+    if field != "id" or rec.get("id") not in (None, "", b""):
+        return field
+    value = rec.get(CURATE_ID)
+    usable = isinstance(value, (str, bytes, int, float)) and not isinstance(value, bool) and value not in ("", b"")
+    return CURATE_ID if usable else field
+
+
 def merged_meta(meta: Any, extra: dict[str, Any]) -> dict[str, Any]:
     """A record's ``meta`` with its other fields (``extra``). A ``meta`` object (or a string of one)
     gives its keys; any other ``meta`` (a list, a number, a string that is no JSON object) is kept

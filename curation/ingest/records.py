@@ -22,7 +22,7 @@ from curation.errors import nearest
 from curation.ingest.json_line import max_line_bytes, plain
 from curation.ingest.jsonl_decode import REPEATED, REPEATED_KEYS, decode_jsonl_lines, repeated_text
 from curation.ingest.language_field import MOVED, moved_to_meta
-from curation.ingest.record_meta import LEFT_OUT, bounded_meta, id_text, merged_meta
+from curation.ingest.record_meta import LEFT_OUT, bounded_meta, id_field, id_text, merged_meta
 from curation.ingest.source_field import MOVED as SOURCE_MOVED
 from curation.ingest.source_field import resolved_source
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
@@ -149,18 +149,18 @@ def _map_record(
         row["source"] = default_source or "unknown"
         assert err is not None
         return row, err[0], err[1]
-    raw_id = _utf8(rec.get(fields.id))
+    raw_id = _utf8(rec.get(ids := id_field(rec, fields.id)))  # `doc_id` (curate's own column) for a record with no `id`
     row["doc_id"] = id_text(raw_id) if not isinstance(raw_id, (dict, list, bool)) else None
     source, row[SOURCE_MOVED] = resolved_source(_utf8(rec.get(fields.source)), default_source)  # "c4" on a --source web file: web
     row["source"] = source if isinstance(source, str) else (default_source or "unknown")
     for col in ("url", "repo", "path", "language"):
         v = _utf8(rec.get(getattr(fields, col)))
         row[col] = None if v is None or isinstance(v, (dict, list, bool)) else v.decode(errors="replace") if isinstance(v, bytes) else str(v)
-    for name in (fields.id, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
+    for name in (ids, fields.source, fields.url, fields.repo, fields.path, fields.language):  # not str()'d to "{'a': 1}"
         v = plain(_utf8(rec.get(name))) if name == fields.source else _utf8(rec.get(name))
         if isinstance(v, (dict, list, bool)) or (name == fields.source and v is not None and not isinstance(v, str) and row[SOURCE_MOVED] is None):
             return row, DropReason.WRONG_TYPE.value, f"{name!r} is {_JSON_KIND.get(type(v), 'a ' + type(v).__name__)}, not a string"
-    extra = {k: v for k, v in rec.items() if k not in mapped} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
+    extra = {k: v for k, v in rec.items() if k not in mapped and k != ids} | ({fields.source: row[SOURCE_MOVED]} if row[SOURCE_MOVED] else {})
     if moved_to_meta(row["language"], row["source"]):  # "zh", "cmn_Hani" on a web page: the text's language, kept in meta
         extra[fields.language], row[MOVED], row["language"] = row["language"], row["language"], None
     row["meta"], row[LEFT_OUT] = bounded_meta(merged_meta(rec.get(fields.meta), extra), max_meta_chars)

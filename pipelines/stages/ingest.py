@@ -124,6 +124,7 @@ class IngestStage:
     # a JSONL line over 12 x max_chars bytes too_large unparsed, GB18030/Windows-1252 files refused, integers of any length kept;
     # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
     #     the first line after a damaged member is read within the 12 x max_chars line bound too (over it: too_large, unparsed)
+    #     a record with no `id` (fields.id left at its default) takes its `doc_id` as its id, not in meta
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}

@@ -54,6 +54,27 @@ def test_nan_and_whole_float_ids(tmp_path: Path) -> None:
     assert ids[0] == "2" and ids[3] == "2.5" and "nan" not in ids and ids[1] != ids[2]
 
 
+def test_a_record_without_an_id_takes_its_doc_id() -> None:
+    """doc_id is curate's own column: its output read again keeps its ids. With both fields, id is the
+    id and doc_id stays in meta; a doc_id of no single value, or fields.id set, leaves it in meta."""
+    lines = [b'{"doc_id": "d1", "text": "t"}', b'{"id": "i2", "doc_id": "d2", "text": "t"}',
+             b'{"id": null, "doc_id": 3, "text": "t"}', b'{"doc_id": {"x": 1}, "text": "t"}']
+    df = _rows(lines)
+    assert df["doc_id"].tolist()[:3] == ["d1", "i2", "3"] and df["drop_reason"].isna().all()
+    metas = [json.loads(m) if isinstance(m, str) else None for m in df["meta"]]
+    assert metas == [None, {"doc_id": "d2"}, None, {"doc_id": {"x": 1}}]
+    assert df["doc_id"][3] not in ("d1", "i2", "3")  # made from the text and file:line
+    unmapped = parse_jsonl_lines(lines[:1], "f.jsonl", 1, FieldMap(id="none"), "web")
+    assert unmapped["doc_id"][0] != "d1" and json.loads(unmapped["meta"][0]) == {"doc_id": "d1"}
+
+
+def test_curates_own_output_read_again_keeps_its_ids(tmp_path: Path) -> None:
+    f = tmp_path / "docs.parquet"
+    pq.write_table(pa.table({"doc_id": ["a1", "b2"], "text": ["the first text", "the second text"], "source": ["web", "web"]}), f)
+    df = read_spec(plan_inputs([f], source="web")[0], 1000)
+    assert df["doc_id"].tolist() == ["a1", "b2"] and df["meta"].isna().all()
+
+
 def test_a_symlink_loop_in_a_folder_and_odd_lists_say_what_they_are(tmp_path: Path) -> None:
     d = tmp_path / "d"
     d.mkdir()
