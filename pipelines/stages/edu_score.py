@@ -9,7 +9,9 @@ its own parameters, so changing a band or the threshold re-runs only the decisio
   re-run or a crashed run never pays twice;
 - ``embeddings/``   vectors of the documents SemDeDup did not embed (same model settings; the
   others are read from ``ctx.upstream["embeddings"]``, SemDeDup's artifact, through one
-  :class:`classifiers.vector_source.VectorSource`: nothing is embedded twice);
+  :class:`classifiers.vector_source.VectorSource`: nothing is embedded twice): of every scored
+  document where the scorer reads them, else of the annotated sample alone
+  (:mod:`.edu_score_vectors`);
 - ``distilled/``    a ridge head on the annotated documents' embeddings (or a hashed n-gram
   model), with held-out MAE, Spearman, F1 at the threshold and a confusion matrix;
 - ``scores/``       ``edu_score`` of every document, by ``scorer``: ``auto`` uses the distilled
@@ -42,8 +44,6 @@ import numpy as np
 import pandas as pd
 
 from classifiers.annotation.settings import AnnotatorSettings
-from classifiers.embedding_head import DEFAULT_EMBEDDER
-from classifiers.vector_source import VectorSource
 from curation.config import ConfigError, StageConfig, check_choice, check_range, nested
 from curation.quality.edu_bands import band_counts, decide_bands
 from curation.schema import DROP_DETAIL, DROP_REASON, SOURCES, DropReason, mark_kept
@@ -52,6 +52,7 @@ from pipelines.kit.preflight import check_model, need_device
 from pipelines.stages import edu_score_distil as distil
 from pipelines.stages import edu_score_steps as steps
 from pipelines.stages.edu_score_notes import config_notes, unused_head
+from pipelines.stages.edu_score_vectors import plan_vectors
 
 log = logging.getLogger(__name__)
 
@@ -165,26 +166,16 @@ class EduScoreStage(RowStage):
 
         sources = tuple(sorted(cfg.sources))
         annotations = self._annotations(docs, cfg, sources, ctx)
-        # Only the full default scorer and a distilled head read transformer vectors (scorer: fast reads text).
-        default = cfg.scorer == "default" or (cfg.scorer == "auto" and cfg.fallback_scorer == "default")
-        needs_vectors = default or (annotations is not None and cfg.distil == "head")
-        # said where the embedding runs: a reused embeddings step embeds nothing again
-        vectors = VectorSource.build(ctx.upstream.get("embeddings"), DEFAULT_EMBEDDER, who="edu_score", warn=False)
+        # transformer vectors of every scored document only where the scorer reads them; of the sample for a head that does not score
+        vectors, sample_vectors, vectors_key, distil_vectors = plan_vectors(docs, cfg, sources, annotations, ctx)
         figures = StageFigures({"upstream_embeddings": str(vectors.upstream) if vectors.upstream else None})
-        if needs_vectors:
-            emb_key = {"embedder": DEFAULT_EMBEDDER, "sources": sources, "upstream": vectors.tag()}
-            embedded = ctx.step("embeddings", emb_key, lambda out: steps.embed_missing(docs, sources, vectors, cfg, out, ctx)).path
-            vectors = vectors.with_folders(embedded)
-            vectors_key: str | None = embedded.name
-        else:
-            vectors_key = None
         distilled = None
         if annotations is not None and cfg.distil != "none":
             # The threshold is a decision parameter: not in the key; held-out F1 at it is recomputed here.
             dist_key = {"annotations": annotations.name, "answers": distil.answers_digest(annotations), "kind": cfg.distil,
-                        "holdout": cfg.holdout_fraction, "min": cfg.min_annotations, "vectors": vectors_key,
+                        "holdout": cfg.holdout_fraction, "min": cfg.min_annotations, "vectors": distil_vectors,
                         "spread": distil.MIN_SPREAD}
-            distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, vectors, out)).path
+            distilled = ctx.step("distilled", dist_key, lambda out: distil.distil(annotations, cfg, sample_vectors, out)).path
             figures |= StageFigures({"distillation": distil.distillation_report(distilled, cfg.threshold)})
         scorer_dir = distil.scorer_dir(cfg, distilled, default_model_dir())
         figures |= StageFigures({"scorer": {"choice": cfg.scorer, "path": str(scorer_dir), "card": distil.card_summary(scorer_dir)}})

@@ -118,6 +118,30 @@ def test_real_llm_path_distils_a_head_and_a_changed_threshold_reuses_every_model
     assert res2.stats["extra"]["decision"]["threshold"] == 4.0
 
 
+def test_a_head_that_does_not_score_embeds_only_the_annotated_sample(tmp_path, monkeypatch):
+    """With scorer: fast (or the local judge under --profile cpu) the distilled head is reported, not
+    used: only its sample needs transformer vectors, and the scores do not depend on them (every
+    scored document was embedded: 387 s on a CPU against 4.9 s without the judge)."""
+    inp = make_stage_dir(tmp_path / "in", corpus(garbled=()))
+    run_one("edu_score", inp, tmp_path / "plain", ["edu_score.scorer=fast"])
+    plain = pd.read_parquet(tmp_path / "plain" / "docs").set_index("doc_id")["edu_score"]
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the fast scorer scored again: its step's key named vectors it does not read")
+
+    monkeypatch.setattr(steps, "score_part", boom)
+    with FakeLLMServer() as srv:
+        res = run_one("edu_score", inp, tmp_path / "judged", overrides(srv, sample_size=12, scorer="fast"))
+    extra = res.stats["extra"]
+    assert extra["scorer"]["card"]["name"] == "edu_fast" and extra["distillation"]["metrics"]["heldout"]["n"] > 0
+    sample = pd.read_parquet(tmp_path / "judged" / "artifacts" / "annotations" / "annotations.parquet")["doc_id"]
+    embedded = pd.read_parquet(tmp_path / "judged" / "artifacts" / "embeddings" / "part-00000.parquet")["doc_id"]
+    assert len(sample) == 12 and sorted(embedded) == sorted(sample)  # of the 24 scored documents
+    assert extra["embedding"]["count"] == 12
+    judged = pd.read_parquet(tmp_path / "judged" / "docs").set_index("doc_id")["edu_score"]
+    pd.testing.assert_series_equal(judged, plain.loc[judged.index])
+
+
 @pytest.mark.slow
 def test_semdedup_vectors_are_reused_and_only_missing_documents_embedded(tmp_path, monkeypatch):
     from classifiers.edu import get_edu_scorer
