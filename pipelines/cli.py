@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
     recipe_path = args.recipe if stage is None else args.config
     profile, why = resolve_profile(args.profile)
     chosen, notes = profile_settings(profile, why, recipe_path, stage)
-    recipe = load_recipe(recipe_path, [*chosen, *args.overrides], stage=stage)
+    recipe = load_recipe(recipe_path, [*chosen, *args.overrides], stage=stage, settled=len(chosen))
     recipe["profile"] = {"name": profile, "why": why, **({"notes": notes} if notes else {})}
     for note in notes:
         log.warning("%s", note)
@@ -213,6 +213,8 @@ def _run(args: argparse.Namespace) -> int:
         check_stage_input(stage, recipe, Path(args.input[0]))  # a run folder, a damaged or unfinished stage folder, before a cluster starts
         check_requires(st := load_stage(stage), Path(args.input[0]), docs_columns(Path(args.input[0])),  # and one without a column
                        stage_config(recipe, stage, st.config_cls))  # it or a setting of it (keep: highest:<column>) reads
+        for note in st.input_notes(stage_config(recipe, stage, st.config_cls), Path(args.input[0])) if hasattr(st, "input_notes") else []:
+            log.warning("%s: %s", stage, note)  # what the stage would say at its end of this input (mixture: a group it lacks)
     if stage is not None:
         check_replaceable(args.output, (stage,))
         if note := run_recipe_note(args.output, args.config):

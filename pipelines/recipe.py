@@ -23,18 +23,20 @@ from typing import Any
 
 from curation.config import ConfigError, StageConfig, brief, config_hash, merge_tables, parse_override, set_path
 from pipelines.recipe_groups import check_mixture_groups
-from pipelines.recipe_merge import merge_rule, value_at, with_shipped_keys
+from pipelines.recipe_merge import check_repeated, merge_rule, value_at, with_shipped_keys
 from pipelines.recipe_profiles import AUTO_PROFILES, profile_overrides, profiles, resolve_profile  # noqa: F401 - their home was here
 from pipelines.recipe_schema import check_recipe, default_recipe_path, normalise, override_path, read_yaml
 
 log = logging.getLogger("curate")
 
 
-def load_recipe(path: str | Path | None, overrides: list[str] | None = None, stage: str | None = None) -> dict[str, Any]:
+def load_recipe(path: str | Path | None, overrides: list[str] | None = None, stage: str | None = None,
+                settled: int = 0) -> dict[str, Any]:
     """Read a recipe (default: the embedded GLM-4.5 recipe), check it, apply overrides.
 
     With ``stage`` set, overrides whose first key is one of that stage's keys apply to it
-    (``threshold=0.7``, ``phases.pretrain_phase1.budget=…``).
+    (``threshold=0.7``, ``phases.pretrain_phase1.budget=…``). The first ``settled`` overrides are a
+    profile's, which the others may change; a key the others give twice is refused (:func:`check_repeated`).
     """
     src = Path(path) if path else default_recipe_path()
     if not src.is_file():
@@ -43,10 +45,13 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     check_recipe(recipe, str(src))
     recipe = normalise(with_shipped_keys(copy.deepcopy(recipe)))
     recipe.setdefault("stages", {})
-    for item in overrides or []:
+    given: dict[tuple[str, ...], tuple[str, Any]] = {}
+    for i, item in enumerate(overrides or []):
         plus = item.startswith("+")
         keys, value = parse_override(item[1:] if plus else item)
         path = override_path(recipe, keys, stage, item, plus)
+        if i >= settled:
+            check_repeated(given, path, item, value)
         if stage is not None and path[0] == "stages" and len(path) > 2 and path[1] != stage and (stage, *path[1:3]) not in _READ_ACROSS:
             log.warning("override %s sets a key of %s, but this command runs %s only, which does not read it: run it with "
                         "`curate %s` or `curate run`", brief(item), path[1], stage, path[1].replace("_", "-"))

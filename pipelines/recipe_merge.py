@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from curation.config import ConfigError, brief
+
 
 def with_shipped_keys(recipe: dict[str, Any]) -> dict[str, Any]:
     """``recipe`` with the shipped recipe's top-level keys it leaves out (``seed``, and ``cluster``
@@ -49,3 +51,26 @@ def value_at(tree: dict[str, Any], path: list[str]) -> Any:
     for key in path:
         tree = tree.get(key) if isinstance(tree, dict) else None
     return tree
+
+
+def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str], item: str, value: Any) -> None:
+    """Refuse a key the command line gives twice (``threshold=3 threshold=4``, or ``threshold=3
+    edu_score.threshold=4``): which one was meant is not for the run to guess, and a YAML file refuses
+    a key given twice in one mapping too. Two mappings for one table (``repeat={web/high: 2}
+    repeat={web/low: 0}``) merge by name, as a table does. ``given``: path → (override, value) so far.
+
+    >>> given = {}
+    >>> check_repeated(given, ["stages", "edu_score", "threshold"], "threshold=3", 3)
+    >>> check_repeated(given, ["stages", "edu_score", "threshold"], "edu_score.threshold=4", 4)
+    Traceback (most recent call last):
+    ...
+    curation.errors.ConfigError: edu_score.threshold is given twice on the command line, as threshold=3 and as edu_score.threshold=4: keep the one you mean
+    """
+    key = tuple(path)
+    if key in given and not (isinstance(value, dict) and isinstance(given[key][1], dict)):
+        name = ".".join(path[1:] if path[0] == "stages" else path)
+        raise ConfigError(
+            f"{name} is given twice on the command line, as {brief(given[key][0])[1:-1]} and as "
+            f"{brief(item)[1:-1]}: keep the one you mean"
+        )
+    given.setdefault(key, (item, value))

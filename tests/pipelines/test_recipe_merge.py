@@ -91,6 +91,26 @@ def test_a_key_twice_in_a_yaml_mapping_is_refused(tmp_path: Path, text: str, key
         load_recipe(_recipe(tmp_path, text))
 
 
+@pytest.mark.parametrize("words,message", [
+    (["edu_score.threshold=3", "edu_score.threshold=4"], "edu_score.threshold is given twice on the command line, as "
+     "edu_score.threshold=3 and as edu_score.threshold=4: keep the one you mean"),
+    (["code_quality.tier_high=85", "stages.code_quality.tiers.high=90"], "code_quality.tiers.high is given twice"),
+])
+def test_a_key_twice_on_the_command_line_is_refused(tmp_path: Path, caplog, words: list[str], message: str) -> None:
+    """The last one was taken without a word; a key twice in a recipe file is refused (above)."""
+    from pipelines.cli import main
+
+    repo = Path(__file__).resolve().parents[2]
+    argv = ["run", str(repo / "pipelines/configs/glm45.yaml"), "--input", str(repo / "sample_data"), "--output", str(tmp_path / "r"),
+            "--dry-run", "--quiet", "--profile", "cpu"]
+    assert main([*argv, *words]) == 2
+    assert message in caplog.text
+    # a profile's setting is the recipe's, not a word of the line: the line may change it once; two tables merge by name
+    assert main([*argv, "edu_score.fallback_scorer=default", "mixture.repeat={web/high: 2}", "mixture.repeat={web/low: 0}"]) == 0
+    merged = load_recipe(None, ["mixture.repeat={web/high: 2}", "mixture.repeat={web/low: 0}"])["stages"]["mixture"]["repeat"]
+    assert merged["web/high"] == 2 and merged["web/low"] == 0
+
+
 def test_a_yaml_merge_key_may_be_given_again(tmp_path: Path) -> None:
     recipe = load_recipe(_recipe(tmp_path, "stages:\n  code_quality: &cq\n    tier_high: 85\n  code_web:\n    <<: *cq\n"
                                            "    tier_high: 70\n"))
