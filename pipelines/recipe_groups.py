@@ -7,8 +7,9 @@ band (``edu_score.band_names``); ``code`` and ``code_web`` a code tier; every ki
 no stage graded); and the groups the mixture builds itself (``code/repo_level`` …). Where the run
 starts from raw input (``curate run``, ingest first) the recipe's own stages make every group, so a
 name its kind never takes is a mistake (``web/hgh``, ``social/high``): an error naming the kind's
-groups. A single ``curate mixture`` reads data another recipe may have graded: there the stage warns at
-its end, naming the groups the data has (:func:`curation.mixture.checks.check_values`).
+groups. A single ``curate mixture`` reads data another recipe may have graded: there the stage warns before
+any work and in its manifests, naming the groups the data has (:mod:`pipelines.stages.mixture_input`,
+:func:`curation.mixture.checks.unknown_groups`).
 
 A repeat factor for a kind that no phase mixes gives its documents no place in any shard (the
 mixture ledgers them ``no_phase``): :func:`unmixed_notes` says so before the run, as a warning.

@@ -63,12 +63,7 @@ def check_plans(
     while its kind has groups there is a typo, warned about (``web/hihg``); ``cap_patterns``: the
     recipe's ``max_epochs`` keys, the same way."""
     present = {g.group for p in plans.values() for g in p.groups}
-    warnings: list[dict[str, Any]] = []
-    for key in sorted(k for k in (patterns or {}) if not any(c in k for c in "*?[")):  # a glob names groups by design
-        warnings += _unknown_group("repeat_key", "mixture.repeat", key, present)
-    for key in sorted(k for k in (cap_patterns or {}) if not any(c in k for c in "*?[")):
-        warnings += _unknown_group("max_epochs_key", "mixture.max_epochs", key, present)
-    warnings += _unknown_group("top_group", "mixture.top_group", top_group, present)
+    warnings = unknown_groups(present, patterns or {}, cap_patterns or {}, top_group)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:
         epochs = top_level_epochs(plans, specs, top_group)
@@ -161,6 +156,24 @@ def _first_five(names: list[str], sep: str = ", ") -> str:
     'a, b, c, d, e and 2 more'
     """
     return sep.join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def unknown_groups(present: set[str], patterns: Mapping[str, Any], cap_patterns: Mapping[str, Any], top_group: str) -> list[dict[str, Any]]:
+    """Warnings (not logged) for the keys of ``repeat`` (``patterns``, the recipe's own) and
+    ``max_epochs`` (``cap_patterns``), and ``top_group``, that name no group of ``present`` while
+    their kind has groups there; a glob names groups by design. The manifests say them of the plan's
+    groups; a single ``curate mixture`` says them before any work of its input's
+    (:mod:`pipelines.stages.mixture_input`).
+
+    >>> [w["message"] for w in unknown_groups({"web/high", "web/low"}, {"web/hgh": 2.0, "code/*": 1.0}, {}, "web/high")]
+    ["mixture.repeat has 'web/hgh', which names no group of this data; web's groups are web/high, web/low"]
+    """
+    warnings: list[dict[str, Any]] = []
+    for key in sorted(k for k in patterns if not any(c in k for c in "*?[")):
+        warnings += _unknown_group("repeat_key", "mixture.repeat", key, present)
+    for key in sorted(k for k in cap_patterns if not any(c in k for c in "*?[")):
+        warnings += _unknown_group("max_epochs_key", "mixture.max_epochs", key, present)
+    return warnings + _unknown_group("top_group", "mixture.top_group", top_group, present)
 
 
 def _unknown_group(check: str, setting: str, key: str, present: set[str]) -> list[dict[str, Any]]:

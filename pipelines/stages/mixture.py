@@ -201,6 +201,12 @@ class MixtureStage:
                 raise ConfigError(f"mixture.fim_sentinels.{key} = {text!r} is {n} tokens of tokenizer {cfg.tokenizer!r}, not one: "
                                   f"give its FIM tokens (mixture.fim_sentinels.{key}=...), or set mixture.fim_rate=0")
 
+    def input_notes(self, cfg: MixtureConfig, folder: Any) -> list[str]:
+        """Group names the input's data does not have, said before any work (a single-stage run)."""
+        from pipelines.stages.mixture_input import input_notes
+
+        return input_notes(cfg, folder)
+
     def build(self, docs: dd.DataFrame, cfg: MixtureConfig, ctx: StageContext) -> dd.DataFrame:
         specs, policy = cfg.phase_specs(), cfg.policy()
         seed = int(cfg.seed if cfg.seed is not None else ctx.recipe.get("seed", 1234))

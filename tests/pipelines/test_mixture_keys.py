@@ -77,3 +77,25 @@ def test_names_this_data_lacks_are_warned_and_pretraining_checks_stay_with_pretr
     for phase in ("pretrain_phase1", "pretrain_phase2", "midtrain_repo_code_32k", "midtrain_long_context_128k"):
         checks = [w["check"] for w in json.loads((out2 / "manifests" / f"{phase}.json").read_text())["warnings"]]
         assert ("top_level_epochs" in checks) is phase.startswith("pretrain"), phase
+
+
+def test_a_repeat_key_naming_no_group_of_the_input_is_said_before_any_work(tmp_path, caplog):
+    """A single `curate mixture` (or its --dry-run) reads a folder whose groups it can list before it
+    plans: the typo was said only at the end of the real run, never by the dry run."""
+    from tests.helpers import docs_frame, make_stage_dir
+
+    rows = [{"text": f"page {i} " * 20, "source": "web", "quality_level": ["high", "medium", "low"][i % 3]} for i in range(6)]
+    rows += [{"text": f"def f{i}(): pass", "source": "code", "code_tier": "high"} for i in range(3)]
+    inp = make_stage_dir(tmp_path / "in", docs_frame(rows))
+    argv = ["mixture", "--input", str(inp), "--output", str(tmp_path / "out"), "--dry-run", "--quiet", "--profile", "cpu"]
+    assert curate([*argv, "repeat={web/hgh: 2.0, code/hihg: 1.0, web/high: 3.0}", "max_epochs={web/hgh: 2.0}", "top_group=web/hig"]) == 0
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    web = "web's groups are web/high, web/low, web/medium"
+    assert f"mixture: mixture.repeat has 'web/hgh', which names no group of this data; {web}" in said
+    assert "mixture: mixture.repeat has 'code/hihg', which names no group of this data; code's groups are code/high, code/no_repo, code/repo_level" in said
+    assert f"mixture: mixture.max_epochs has 'web/hgh', which names no group of this data; {web}" in said
+    assert f"mixture: mixture.top_group has 'web/hig', which names no group of this data; {web}" in said
+    assert not [m for m in said if "'web/high'" in m]
+    caplog.clear()
+    assert curate([*argv, "repeat={web/high: 3.0, 'code/*': 1.0}"]) == 0  # names of the data, and a glob: nothing to say
+    assert not [r for r in caplog.records if "names no group" in r.getMessage()]
