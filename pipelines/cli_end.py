@@ -59,10 +59,11 @@ def ended(command: str, exc: BaseException) -> int:
 
         traceback.print_exception(exc)
         log.error(
-            "internal error (a bug in curate, exit code 70): %s at %s; the traceback is above, "
+            "internal error (a bug in curate, exit code 70): %s at %s%s; the traceback is above, "
             "please report it with the command you ran",
             short(f"{type(exc).__name__}: {exc}"),
             where(exc),
+            "".join(f" ({note})" for note in getattr(exc, "__notes__", ())[:1]),  # the stage and method it came from
         )
         return 70
     log.error("%s", message)

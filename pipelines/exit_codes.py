@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import sys
 
 from curation.config import ConfigError
 from curation.errors import DamagedFileError, ServiceError
@@ -25,6 +26,8 @@ EXIT_CODES = {
     "a service a stage calls (an LLM judge's server) unreachable or failing": 10,
     "finished, but a stage is incomplete (requests an LLM judge did not answer): re-run the same command": 11,
     "export refused: the run is incomplete (re-run the same `curate run` command, or pass --allow-incomplete)": 12,
+    "a stage broke the stage contract, or a stage curate does not ship raised an error (the message names the stage, "
+    "its method and what to change)": 13,
     "internal error (a bug in curate: the traceback is printed)": 70,
     "interrupted (Ctrl-C)": 130,
     "terminated (SIGTERM, how SLURM and Kubernetes stop a job)": 143,
@@ -50,12 +53,17 @@ def failure(exc: BaseException) -> tuple[int | None, str]:
     from curation.ingest.inputs import InputError
     from pipelines.cluster import SchedulerError
     from pipelines.incomplete import EXIT_INCOMPLETE, EXIT_INCOMPLETE_EXPORT, IncompleteExportError, IncompleteRunError
+    from pipelines.kit.contract import EXIT_STAGE, StageError
     from pipelines.safety import LockError, OutputError
     from pipelines.worker_loss import WorkerLostError, is_lost_scheduler
 
     if isinstance(exc, IncompleteRunError):  # every file is written: the funnel is shown as for a run that completes
         print(exc.funnel, flush=True)
         return EXIT_INCOMPLETE, str(exc)
+    if isinstance(exc, StageError):  # the traceback of the stage's own error, then what to change
+        if exc.trace:
+            print(exc.trace, file=sys.stderr, flush=True)
+        return EXIT_STAGE, short(str(exc), 2000)
     if isinstance(exc, IncompleteExportError):
         return EXIT_INCOMPLETE_EXPORT, short(str(exc), 2000)
     if isinstance(exc, WorkerLostError):

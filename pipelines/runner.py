@@ -26,7 +26,7 @@ from pipelines import io
 from pipelines.counts import kept_tokens_by_part, summarise_counts, with_input_tokens
 from pipelines.cputime import cpu_times
 from pipelines.incomplete import check_complete
-from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage
+from pipelines.kit import StageContext, check_produces, resolve_artifacts, resolve_lineage, stage_fault
 from pipelines.kit.context import SCRATCH
 from pipelines.kit.input_order import chain_warning, check_stage_input
 from pipelines.kit.stage import check_requires, run_chain, upstream_chain
@@ -184,8 +184,8 @@ def _build_and_write(
     check_unchanged(name, input_dir, fingerprint, ctx.made_steps)  # its input replaced while it read it: no bug of the stage
     check_raw_unchanged(name, stamps, ctx.made_steps)  # a raw file cut or grown while ingest read it
     if n_in is not None and summary["in"]["documents"] != n_in:
-        raise RuntimeError(f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped; "
-                           "this is a bug in the stage, its output was not marked complete")
+        raise stage_fault(stage, f"stage {name} lost documents: {n_in} in, {summary['in']['documents']} kept + dropped, its output "
+                          "not marked complete: its decide returns every row it is given (a dropped one with a drop_reason)")
     incomplete = {"incomplete": ctx.incomplete} if ctx.incomplete else {}  # pipelines/incomplete.py
     stats = {
         "stage": name,

@@ -4,7 +4,8 @@ the kit does the rest.
 - :class:`RowStage`: every row in, the same rows out with the columns the stage adds (a scorer,
   an annotation). Write ``score(rows, cfg)``: the kit runs it on row slices of the rows of the
   stage's ``sources`` only, caches it as the sub-step ``scores`` (keyed by the stage's version,
-  its sources and the config fields in ``score_keys``), and joins the scores back by ``doc_id``.
+  its ``produces`` and every config field but those in ``decision_keys``), and joins the scores
+  back by ``doc_id``.
   A stage with global work (cuts over every score, an annotated sample, a distilled model)
   writes ``prepare`` (that work, returning a :class:`Plan`) and ``decide`` (one partition).
 - :class:`RowFilter`: a row stage that drops the rows its ``drops`` rule names, each with the
@@ -15,13 +16,15 @@ the kit does the rest.
 What the kit owns: Dask ``meta`` and the column order (the input's, the produced ones, then
 ``drop_reason``/``drop_detail``), the scope, the slices, the cache keys, and the stage's figures
 in ``stats.json``: a stage returns them as :class:`StageFigures` (``marks`` are what the run
-summary shows for a stage that removes nothing) instead of writing into ``ctx.extra_stats``.
+summary shows for a stage that removes nothing) instead of writing into ``ctx.extra_stats``. What
+the kit checks of a stage's own code, and how it says a mistake there: :mod:`pipelines.kit.contract`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,6 +36,19 @@ from curation.config import StageConfig
 from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, annotated_meta, detail_json, mark_kept, with_columns
 from pipelines.kit.artifact import Artifact
 from pipelines.kit.context import StageContext
+from pipelines.kit.contract import (
+    StageDefinitionError,
+    annotate_part,
+    beyond_produces,
+    call,
+    check_definition,
+    check_reason,
+    checked_drops,
+    decide_part,
+    score_rows,
+)
+
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -80,6 +96,10 @@ class StageShape:
     #: top-level recipe keys that change the output (``seed``)
     global_keys: ClassVar[tuple[str, ...]] = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_definition(cls)
+
     def build(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> dd.DataFrame:
         raise NotImplementedError
 
@@ -113,8 +133,8 @@ class StageShape:
 class RowStage(StageShape):
     """Every row in, the same rows out with the ``produces`` columns (see the module docstring)."""
 
-    #: config fields the scores depend on (the ``scores`` cache key); the other fields only decide
-    score_keys: ClassVar[tuple[str, ...]] = ()
+    #: config fields that only decide from the scores (``max_urls``): the ``scores`` cache key is every other field
+    decision_keys: ClassVar[tuple[str, ...]] = ()
     #: the columns ``score`` reads besides ``doc_id`` and ``source`` (``None``: every column)
     score_columns: ClassVar[tuple[str, ...] | None] = None
 
@@ -123,11 +143,14 @@ class RowStage(StageShape):
         its dtype must hold that (``float64``, ``Int64``, ``boolean``, ``object``), not numpy's
         ``int64`` or ``bool`` (a stage with its own ``decide`` fills every row itself)."""
         super().__init_subclass__(**kwargs)
+        if "score_keys" in vars(cls):
+            raise StageDefinitionError(f"{cls.__name__}.score_keys: the scores are keyed on every config field but those that only "
+                                       "decide; list those instead, decision_keys = (\"max_urls\",), and drop score_keys")
         for column, dtype in cls.produces.items() if getattr(cls.decide, "joins_scores", False) else ():
             dt = pd.api.types.pandas_dtype(dtype)
             if isinstance(dt, np.dtype) and dt.kind in "iub":
                 nullable = {"b": "boolean", "i": f"Int{dt.itemsize * 8}", "u": f"UInt{dt.itemsize * 8}"}[dt.kind]
-                raise TypeError(f"{cls.__name__}.produces[{column!r}] = {dtype!r} cannot hold a missing value, which the rows "
+                raise StageDefinitionError(f"{cls.__name__}.produces[{column!r}] = {dtype!r} cannot hold a missing value, which the rows "
                                 f"outside the stage's sources get: declare {nullable!r} (pandas' nullable type) instead")
 
     def score(self, rows: pd.DataFrame, cfg: Any) -> pd.DataFrame:
@@ -137,16 +160,27 @@ class RowStage(StageShape):
     def prepare(self, docs: dd.DataFrame, cfg: Any, ctx: StageContext) -> Plan:
         """The work before any partition is decided. Default: the cached sub-step ``scores``."""
         sources = self.sources(cfg)
-        params = {"version": self.version, "sources": sorted(sources) if sources is not None else None,
-                  **{k: getattr(cfg, k) for k in self.score_keys}}
 
         def produce(out: Path) -> dict[str, Any]:
             columns = ["doc_id", "source", *self.score_columns] if self.score_columns is not None else None
-            rows = ctx.write_sliced(docs, Artifact(out), _score_rows, self, cfg, label="score", sources=sources, columns=columns)
+            rows, beyond = ctx.write_sliced_summaries(docs, Artifact(out), score_rows, self, cfg, label="score", sources=sources,
+                                                      columns=columns, summarise=beyond_produces)
+            if extra := sorted({c for part in beyond for c in part}):
+                log.warning("%s: score returns the columns %s beyond produces %s; they are not kept: declare them in produces "
+                            "(and raise version) or leave them out of score's frame", self.name, extra, list(self.produces))
             return {"scored_documents": rows}
 
-        scores = ctx.step("scores", params, produce)
+        scores = ctx.step("scores", self.scores_params(cfg), produce)
         return Plan(scores, StageFigures(marks={"scored": int(scores.figures().get("scored_documents", 0))}))
+
+    def scores_params(self, cfg: Any) -> dict[str, Any]:
+        """The ``scores`` step's key: the version, the sources, the produced columns and every config
+        field but ``enabled`` and the ``decision_keys`` (a field left out of those re-scores, never reuses stale scores)."""
+        sources = self.sources(cfg)
+        skip = {"enabled", "sources", *self.decision_keys}
+        return {"version": self.version, "sources": sorted(sources) if sources is not None else None,
+                "produces": {c: str(pd.api.types.pandas_dtype(d)) for c, d in self.produces.items()},
+                "config": {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in skip}}
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
         """Partition ``number`` with its produced columns. Default: the ``scores`` of its rows
@@ -157,13 +191,17 @@ class RowStage(StageShape):
         plan = self.prepare(docs, cfg, ctx)
         plan.figures.record(ctx)
         meta = annotated_meta(docs._meta, plan.columns if plan.columns is not None else self.produces)
-        return ctx.map_parts(docs, _decide, self, plan.state, cfg, list(meta.columns), meta=meta)
+        return ctx.map_parts(docs, decide_part, self, plan.state, cfg, list(meta.columns), meta=meta)
 
 
 class RowFilter(RowStage):
     """A row stage that drops the rows of its sources that ``drops`` names, with ``reason``."""
 
     reason: ClassVar[DropReason]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_reason(cls)
 
     def drops(self, scores: pd.DataFrame, cfg: Any) -> pd.Series:
         """True for the rows to drop, from their produced columns (rows of the stage's sources)."""
@@ -175,7 +213,7 @@ class RowFilter(RowStage):
         scope = df["source"].isin(sources).to_numpy() if sources is not None else np.ones(len(df), dtype=bool)
         columns = list(self.produces)
         hit = scope.copy()
-        hit[scope] = np.asarray(self.drops(df.loc[scope, columns], cfg), dtype=bool)
+        hit[scope] = checked_drops(self, call(self, "drops", df.loc[scope, columns], cfg), int(scope.sum()))
         df.loc[hit, DROP_REASON] = self.reason.value
         df.loc[hit, DROP_DETAIL] = [detail_json(**row) for row in df.loc[hit, columns].to_dict("records")]
         return df
@@ -234,7 +272,7 @@ class GroupStage(StageShape):
         columns = plan.columns if plan.columns is not None else self.produces
         if columns:
             meta = with_columns(docs._meta, columns)
-            docs = ctx.map_parts(docs, _annotate, self, state, cfg, list(meta.columns), meta=meta)
+            docs = ctx.map_parts(docs, annotate_part, self, state, cfg, list(meta.columns), meta=meta)
         return mark_removed(docs, removals)
 
 
@@ -258,21 +296,3 @@ def join_scores(df: pd.DataFrame, scores: pd.DataFrame | None, columns: dict[str
             values = values.where(scored, df[column])
         df[column] = values.astype(dtype)
     return df
-
-
-def _score_rows(_number: int, rows: pd.DataFrame, stage: RowStage, cfg: Any) -> pd.DataFrame:
-    sources = stage.sources(cfg)
-    scope = rows[rows["source"].isin(sources)] if sources is not None else rows
-    out = pd.DataFrame({"doc_id": scope["doc_id"].astype(str).to_numpy()})
-    scored = stage.score(scope, cfg) if len(scope) else None
-    for column, dtype in stage.produces.items():
-        out[column] = scored[column].to_numpy() if scored is not None else pd.Series(dtype=dtype)
-    return out.astype({c: d for c, d in stage.produces.items()})
-
-
-def _annotate(number: int, df: pd.DataFrame, stage: GroupStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
-    return stage.annotate(number, df, state, cfg)[columns]
-
-
-def _decide(number: int, df: pd.DataFrame, stage: RowStage, state: Any, cfg: Any, columns: list[str]) -> pd.DataFrame:
-    return mark_kept(stage.decide(number, df, state, cfg))[columns]

@@ -19,6 +19,7 @@ from typing import Any
 
 from curation.config import ConfigError
 from curation.ingest.inputs import InputError
+from pipelines.kit.contract import stage_fault
 
 #: The columns the runner itself reads in every stage's input, whatever the stage declares: its
 #: writer puts them in each ledger row and counts documents and tokens by source with them.
@@ -270,4 +271,5 @@ def check_produces(stage: Any, columns: Any) -> None:
     """Raise if the graph a stage built lacks a column it declares in ``produces``."""
     missing = [c for c in stage.produces if c not in columns]
     if missing:
-        raise RuntimeError(f"stage {stage.name} declares it produces {missing} but its output has no such column; this is a bug in the stage")
+        raise stage_fault(stage, f"stage {stage.name} declares it produces {missing} but its output has no such column: "
+                          "return them from build, or leave them out of produces")

@@ -26,6 +26,11 @@ STAGES: dict[str, tuple[str, str]] = {
     "mixture": ("80", "pipelines.stages.mixture"),
 }
 
+#: the stages curate ships: an error inside one of them is a bug in curate (exit 70); one inside a
+#: stage added to ``STAGES`` names the stage and its method (``pipelines/kit/contract.py``, exit 13)
+SHIPPED = frozenset({"ingest", "exact_dedup", "repeated_lines", "minhash_dedup", "semdedup", "web_quality", "code_quality",
+                     "code_web", "edu_score", "forge_filter", "mixture"})
+
 
 def load_stage(name: str) -> Any:
     """The stage object ``STAGE`` of a stage module.
@@ -35,7 +40,13 @@ def load_stage(name: str) -> Any:
     """
     if name not in STAGES:
         raise KeyError(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
-    return importlib.import_module(STAGES[name][1]).STAGE
+    module = importlib.import_module(STAGES[name][1])
+    if not hasattr(module, "STAGE"):
+        from pipelines.kit.contract import StageError
+
+        raise StageError(f"{module.__file__} defines no STAGE: end it with the stage object the runner uses, "
+                         f"STAGE = {name.title().replace('_', '')}Stage() (docs/adding-a-stage.md)")
+    return module.STAGE
 
 
 def folder_name(name: str) -> str:

@@ -45,7 +45,7 @@ class ForgeFilterStage(RowFilter):
     produces = {"forge_score": "float64", "forge_rule": object, "forge_evidence": object}
     reason = DropReason.LOW_FORGE_SCORE
     version = "2"  # 2: leftover template lines count against a thread only while its people wrote under 20 words; score drops ledger their features
-    score_keys = ("bot_authors", "min_words")
+    decision_keys = ("min_score",)
 
     def score(self, rows: pd.DataFrame, cfg: ForgeFilterConfig) -> pd.DataFrame:
         bots = tuple(b.lower() for b in cfg.bot_authors)

@@ -33,6 +33,7 @@ class RepeatedLinesStage(RowFilter):
     produces = {"dup_line_frac": "float64"}
     reason = DropReason.REPEATED_LINES
     score_columns = ("text",)
+    decision_keys = ("max_dup_line_frac",)
 
     def score(self, rows: pd.DataFrame, cfg: RepeatedLinesConfig) -> pd.DataFrame:
         return pd.DataFrame({"dup_line_frac": [dup_line_frac(t) for t in rows["text"]]}, index=rows.index)
