@@ -34,6 +34,7 @@ from curation.schema import DROP_DETAIL, DROP_REASON, DropReason, detail_json
 from curation.tokens import count_tokens
 from pipelines.io import write_frame
 from pipelines.kit import Artifact, StageContext, link_tree
+from pipelines.own_thread import on_own_thread
 from pipelines.removal import REMOVAL_META, keys_with_part, mark_removed, write_removals
 
 if TYPE_CHECKING:
@@ -89,14 +90,7 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
     df = df.copy()
     df["text"] = df["text"].astype(object)
     idx = df.index[pending.to_numpy()]
-    texts, tags = [], {}
-    for i in idx:
-        page = html.get(i, "")
-        text, tree = extract_page(page, extractor)
-        texts.append(text)
-        if text and not (max_chars and len(text) > max_chars):
-            tags[i] = page_code(page, tree)  # from the tree just parsed: code_web parses none but the pages it recalls
-        del tree
+    texts, tags = on_own_thread(_extract_pages, [(i, html.get(i, "")) for i in idx], extractor, max_chars)
     for i, text in zip(idx, texts, strict=True):
         if not text:
             df.at[i, DROP_REASON] = DropReason.EXTRACTION_EMPTY.value
@@ -117,6 +111,20 @@ def extract_frame(df: pd.DataFrame, pages: pd.DataFrame, extractor: str, tokeniz
         langs, scores = identify_docs(df.loc[ok, "text"].tolist(), df.loc[ok, "source"].tolist())
         df.loc[ok, "lang"], df.loc[ok, "lang_score"] = list(langs), list(scores)
     return df, len(idx), _code_tags(df, html, tags, _kept(df, skip))
+
+
+def _extract_pages(pages: list[tuple[Any, str]], extractor: str, max_chars: int) -> tuple[list[str], dict[Any, Any]]:
+    """The text of each ``(row, page)`` and the code tags of those kept (:func:`page_code`, from the
+    tree just parsed: code_web parses none but the pages it recalls). Run on a thread of its own
+    (:func:`on_own_thread`): Resiliparse's trees are made and freed there, out of the Dask profiler's sight."""
+    texts, tags = [], {}
+    for i, page in pages:
+        text, tree = extract_page(page, extractor)
+        texts.append(text)
+        if text and not (max_chars and len(text) > max_chars):
+            tags[i] = page_code(page, tree)
+        del tree
+    return texts, tags
 
 
 def row_pages(df: pd.DataFrame, pages: pd.DataFrame) -> dict[Any, str]:
