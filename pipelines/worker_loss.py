@@ -196,6 +196,16 @@ def _say_gone(client: Any, label: str, before: set[str] | None) -> set[str] | No
     now = _addresses(client)
     if before is not None and now is not None:
         for gone in sorted(before - now):
-            log.warning("%s: the worker %s left the cluster mid-step; Dask runs its tasks again on the other workers "
-                        "(the outputs do not change; the worker's log says why it left)", label, gone)
+            log.warning("%s: the worker %s left the cluster mid-step; %s (the outputs do not change; the worker's "
+                        "log says why it left)", label, gone, _rerun_where(client, now))
     return now if now is not None else before
+
+
+def _rerun_where(client: Any, now: set[str]) -> str:
+    """Where Dask runs a lost worker's tasks again: on the workers ``now`` left, else on one that joins."""
+    if now:
+        return "Dask runs its tasks again on the other workers"
+    if own_cluster(client):
+        return "no worker is left: the step waits for the LocalCluster to restart one"
+    return ("no worker is left: the step waits for a worker to join: start `dask worker` processes for the "
+            "scheduler (or re-run without --scheduler)")
