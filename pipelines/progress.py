@@ -53,6 +53,17 @@ def compute_with_progress(collection: Any, client: Any, label: str, quiet: bool 
     return list(results) if several else results[0]
 
 
+def persist(collection: Any, client: Any) -> Any:
+    """``collection`` persisted (its tasks started, not waited for): on a cluster after
+    :func:`check_joined`, as a compute. What waits for them is the compute that reads them, whose
+    wait :func:`compute_with_progress` watches (a stall, no worker left) and follows with
+    :func:`check_joined`."""
+    if client is None:
+        return dask.persist(collection)[0]
+    check_joined(client)
+    return client.persist(collection)
+
+
 def _largest_first(client: Any, parts: list[Any], costs: list[int]) -> list[Any]:
     """The parts in one submission, each task prioritised by the cost rank of its partition
     (Dask's ``priority`` outranks its graph order), so the first task a free worker gets is the

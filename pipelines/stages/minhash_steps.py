@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import dask
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow.parquet as pq
@@ -23,6 +22,7 @@ from curation.dedup.minhash_stats import COUNTS_META, fold_counts, histogram_row
 from curation.files import read_parquet
 from pipelines.io import write_json
 from pipelines.kit import Artifact, StageContext
+from pipelines.progress import persist
 from pipelines.stages import minhash_parts as parts
 
 BAND_META = pd.DataFrame({"band": pd.Series(dtype="int64"), "band_hash": pd.Series(dtype="int64"), "uid": pd.Series(dtype="int64")})
@@ -92,7 +92,7 @@ def components_step(edges: Artifact, union_find_max_edges: int, max_iterations: 
         nodes, labels = union_find_components(uv["u"].to_numpy(), uv["v"].to_numpy())
         Artifact(out).write_by_part(pd.DataFrame({"node": nodes, "label": labels}), source=0, part_column=part_of(nodes))
         return {"components": {"method": "union_find", "edges": n_edges, "iterations": 0}}
-    labels, iterations = label_propagation(files, ctx.client, max_iterations)
+    labels, iterations = label_propagation(files, ctx, max_iterations)
     ctx.compute(ctx.map_parts(labels, parts.write_labels, Artifact(out), meta=COUNTS_META, enforce_metadata=False), "components (write)")
     return {"components": {"method": "label_propagation", "edges": n_edges, "iterations": iterations}}
 
@@ -117,23 +117,21 @@ def clusters_step(
     return {"clusters": stats}
 
 
-def label_propagation(files: list[str], client: Any, max_iterations: int) -> tuple[dd.DataFrame, int]:
+def label_propagation(files: list[str], ctx: StageContext, max_iterations: int) -> tuple[dd.DataFrame, int]:
     """``(labels, rounds)``: connected components of the edge files as Dask joins
-    (:func:`~curation.dedup.components.propagate` until no label changes)."""
+    (:func:`~curation.dedup.components.propagate` until no label changes). Each round's count of
+    changed labels is a :meth:`~StageContext.compute`, whose wait, watched, covers the persisted
+    frames it reads (:func:`~pipelines.progress.persist`)."""
     edges = dd.from_map(_read_edges, files, meta=EDGE_META, enforce_metadata=False)
-    sym = _persist(dd.concat([edges, edges.rename(columns={"u": "v", "v": "u"})[["u", "v"]]]), client)
-    labels = _persist(initial_labels(sym), client)
+    sym = persist(dd.concat([edges, edges.rename(columns={"u": "v", "v": "u"})[["u", "v"]]]), ctx.client)
+    labels = persist(initial_labels(sym), ctx.client)
     for iteration in range(1, max_iterations + 1):
-        new = _persist(propagate(sym, labels), client)
-        changed = int((new["label"] != new["old"]).sum().compute())
+        new = persist(propagate(sym, labels), ctx.client)
+        changed = int(ctx.compute((new["label"] != new["old"]).sum(), f"components (round {iteration})"))
         labels = new[["node", "label"]]
         if changed == 0:
             return labels, iteration
     raise RuntimeError(f"connected components did not converge in {max_iterations} iterations; raise max_iterations")
-
-
-def _persist(collection: dd.DataFrame, client: Any) -> dd.DataFrame:
-    return client.persist(collection) if client is not None else dask.persist(collection)[0]
 
 
 def _read_edges(path: str) -> pd.DataFrame:

@@ -314,11 +314,26 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
     import numpy as np
 
     from curation.dedup.components import union_find_components
-    from pipelines.io import write_frame
     from pipelines.stages.minhash_steps import label_propagation
 
+    chain, u, v, files = _chains_and_stars(tmp_path)
+    with dask.config.set(scheduler="synchronous"):
+        labels, iterations = label_propagation(files, _ctx(tmp_path, None), 64)
+        got = labels.compute().set_index("node")["label"].to_dict()
+    nodes, ref = union_find_components(np.array(u), np.array(v))
+    assert got == dict(zip(nodes.tolist(), ref.tolist(), strict=True))
+    assert set(got[int(n)] for n in chain) == {0} and got[1008] == 1000 and got[2002] == 2000
+    assert iterations < 40  # pointer jumping: fewer rounds than the path length
+
+
+def _chains_and_stars(tmp_path):
+    """A 40-node path in random id order, a star of 9 and a path of 3, as three edge files."""
+    import numpy as np
+
+    from pipelines.io import write_frame
+
     rng = np.random.default_rng(0)
-    chain = np.arange(40)[rng.permutation(40)]  # a 40-node path in random id order
+    chain = np.arange(40)[rng.permutation(40)]
     u = list(chain[:-1]) + [1000] * 8 + [2000, 2001]
     v = list(chain[1:]) + list(range(1001, 1009)) + [2001, 2002]
     files = []
@@ -326,13 +341,31 @@ def test_distributed_label_propagation_on_chains_and_stars(tmp_path):
         path = tmp_path / f"part-{k:05d}.parquet"
         write_frame(pd.DataFrame({"u": np.array(u)[idx], "v": np.array(v)[idx]}), path)
         files.append(str(path))
-    with dask.config.set(scheduler="synchronous"):
-        labels, iterations = label_propagation(files, None, 64)
-        got = labels.compute().set_index("node")["label"].to_dict()
-    nodes, ref = union_find_components(np.array(u), np.array(v))
-    assert got == dict(zip(nodes.tolist(), ref.tolist(), strict=True))
-    assert set(got[int(n)] for n in chain) == {0} and got[1008] == 1000 and got[2002] == 2000
-    assert iterations < 40  # pointer jumping: fewer rounds than the path length
+    return chain, u, v, files
+
+
+def _ctx(tmp_path, client):
+    from pipelines.kit import StageContext
+
+    return StageContext(name="minhash_dedup", work_dir=tmp_path / "w", cache_dir=tmp_path / "c", input_fingerprint="x",
+                        client=client, quiet=True)
+
+
+@pytest.mark.timeout(120)
+def test_label_propagation_on_a_cluster_left_with_no_worker_stops(tmp_path, monkeypatch):
+    """The rounds' counts are computed as every step's are, their wait watched: on a LocalCluster left
+    with no worker the step ends with NoWorkerLeftError (exit 3) instead of waiting for ever."""
+    from distributed import Client, LocalCluster
+
+    from pipelines import worker_loss
+    from pipelines.stages.minhash_steps import label_propagation
+
+    monkeypatch.setattr(worker_loss, "WATCH_EVERY_S", 0.1)
+    monkeypatch.setattr(worker_loss, "STALL_S", 0.5)
+    files = _chains_and_stars(tmp_path)[3]
+    with (LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as lc, Client(lc) as client,
+          pytest.raises(worker_loss.NoWorkerLeftError, match=r"minhash_dedup: components \(round 1\): every worker")):
+        label_propagation(files, _ctx(tmp_path, client), 64)
 
 
 def _han_corpus(n_base=20, seed=1):
