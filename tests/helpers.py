@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +122,12 @@ def serve_loopback(handler: type) -> tuple[Any, str]:
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+
+def importable_module(folder: Path, monkeypatch: Any, name: str, source: str) -> Iterator[str]:
+    """A fixture body: ``source`` written as module ``name`` in ``folder``, importable for the test
+    (``sys.path``), and forgotten after it (``sys.modules``)."""
+    (folder / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(folder))
+    yield name
+    sys.modules.pop(name, None)

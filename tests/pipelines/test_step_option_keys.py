@@ -3,14 +3,14 @@ setting changed computes the step again and equals a fresh run with that setting
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from classifiers.web_quality import score_options
-from tests.helpers import make_stage_dir, read_parts, run_one
+from tests.helpers import importable_module, make_stage_dir, read_parts, run_one
 from tests.pipelines.test_web_quality_stage import corpus
 
 OWN = '''
@@ -53,11 +53,8 @@ def test_a_changed_linear_max_chars_scores_again_as_a_fresh_run(tmp_path: Path) 
 
 
 @pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "own_longest.py").write_text(OWN)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield "own_longest"
-    sys.modules.pop("own_longest", None)
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    yield from importable_module(tmp_path, monkeypatch, "own_longest", OWN)
 
 
 def test_an_option_the_version_leaves_out_is_in_the_key(tmp_path: Path, module: str) -> None:

@@ -3,13 +3,13 @@ editing the package (the scorer protocol of classifiers/scorer.py)."""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from classifiers.web_quality import get_scorer
-from tests.helpers import assert_conservation, make_stage_dir, run_one
+from tests.helpers import assert_conservation, importable_module, make_stage_dir, run_one
 from tests.pipelines.test_web_quality_stage import corpus
 
 TYPE_TOKEN = '''
@@ -34,11 +34,8 @@ class TypeToken:
 
 
 @pytest.fixture
-def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    (tmp_path / "my_scorers.py").write_text(TYPE_TOKEN)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield "my_scorers"
-    sys.modules.pop("my_scorers", None)
+def module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    yield from importable_module(tmp_path, monkeypatch, "my_scorers", TYPE_TOKEN)
 
 
 def test_an_importable_factory_is_a_scorer_kind(tmp_path: Path, module: str) -> None:
