@@ -46,6 +46,11 @@ def load_stage(name: str) -> Any:
 
         raise StageError(f"{module.__file__} defines no STAGE: end it with the stage object the runner uses, "
                          f"STAGE = {name.title().replace('_', '')}Stage() (docs/adding-a-stage.md)")
+    if getattr(module.STAGE, "name", name) != name:  # its folder, CLI command and recipe section follow STAGES' key
+        from pipelines.kit.contract import StageError
+
+        raise StageError(f"{module.__file__}: its stage is named {module.STAGE.name!r} but STAGES registers it as {name!r}; "
+                         f"give both the same name (the class's `name`, the STAGES key and the recipe section)")
     return module.STAGE
 
 

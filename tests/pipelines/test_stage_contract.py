@@ -221,3 +221,6 @@ def test_in_a_run_a_column_score_reads_beyond_score_columns_lost_rows_and_no_sta
     ) as caught:
         load_stage("no_stage")
     assert ended("no-stage", caught.value) == 13
+    _register(tmp_path, monkeypatch, "url_counter", MODULE.format(cls="Urls", name="url_count") + "\nSTAGE = Registered()\n")
+    with pytest.raises(StageError, match=r"its stage is named 'url_count' but STAGES registers it as 'url_counter'"):
+        load_stage("url_counter")
