@@ -99,15 +99,22 @@ def check_mixture_groups(recipe: dict[str, Any], names: list[str], loader: Any) 
 def unmixed_notes(recipe: dict[str, Any], mixture: Any) -> list[str]:
     """A warning per group the recipe writes in ``mixture.repeat`` with a factor above 0 whose kind no
     phase mixes (no ``mixture.phases.<phase>.mix.<kind>`` above 0): its documents enter no shard, and
-    the mixture ledgers them ``no_phase``."""
+    the mixture ledgers them ``no_phase``; and one per such group whose kind is in ``mixture.web_sources``
+    (those documents are web pages: their groups are the web's)."""
     specs = getattr(mixture, "phase_specs", None)
     if specs is None:  # a mixture stage of another make
         return []
     mixed = {kind for spec in specs() for kind, share in spec.mix.items() if share > 0}
     repeat = getattr(mixture, "repeat", None)
+    as_web = set(getattr(mixture, "web_sources", ())) - {"web"}  # their documents are web pages: web/<level>, never <kind>/…
     notes = []
     for group in written_groups(recipe, "repeat", repeat):
         kind = group.partition("/")[0]
+        if "/" in group and kind in as_web and float(repeat[group]) > 0:
+            notes.append(f"mixture.repeat {group}: {kind} is in mixture.web_sources, so its documents are web pages and form "
+                         f"web/<level> groups (or code_web/… and web_edu/…); {group} never forms: give the repeat to those "
+                         f"groups, or take {kind} out of web_sources")
+            continue
         if "/" not in group or any(c in kind for c in _GLOB) or kind in mixed or float(repeat[group]) <= 0:
             continue
         notes.append(

@@ -172,6 +172,15 @@ def test_a_repeat_for_a_kind_no_phase_mixes_is_said_before_the_run(tmp_path, cap
     assert "mixture.repeat reasoning/all: no phase mixes kind reasoning" in caplog.text
 
 
+def test_a_repeat_for_a_kind_listed_as_web_pages_is_said_before_the_run():
+    """A source in mixture.web_sources is web pages: its documents form web/<level>, never <source>/all."""
+    assert _checked(["mixture.web_sources=[web, social]", "+mixture.repeat.social/all=2.0"]) == [
+        "mixture.repeat social/all: social is in mixture.web_sources, so its documents are web pages and form web/<level> "
+        "groups (or code_web/… and web_edu/…); social/all never forms: give the repeat to those groups, or take social out "
+        "of web_sources"]
+    assert _checked(["+mixture.repeat.social/all=2.0"]) == []
+
+
 def test_a_learned_model_no_scorer_reads_is_said(tmp_path):
     notes = _checked([f"code_quality.learned_model={tmp_path}"])
     assert notes == [f"code_quality.learned_model = {tmp_path} is not used: code_quality.scorers ['structural'] has no learned "
