@@ -2,7 +2,8 @@
 
 A stage class is checked when it is defined (:func:`check_definition`: its ``version``, a row
 filter's ``reason``, its ``decision_keys``); what its methods return is checked as they return it
-(:func:`checked_scores`, :func:`checked_drops`). Such a mistake is a :class:`StageError` (exit
+(:func:`checked_scores`, :func:`checked_drops`; a group stage's ``keys`` and ``removals``:
+:mod:`pipelines.kit.group_checks`). Such a mistake is a :class:`StageError` (exit
 code :data:`EXIT_STAGE`), whose message names the stage, the method and what to change. An error
 raised inside a stage's method (:func:`call`) is one too for a stage curate does not ship, with
 its traceback; in a stage curate ships (:data:`pipelines.stages.SHIPPED`) it stays what it is, a

@@ -47,38 +47,9 @@ from pipelines.kit.contract import (
     decide_part,
     score_rows,
 )
+from pipelines.kit.plan import Plan, StageFigures, join_scores
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass
-class StageFigures:
-    """A stage's figures: ``figures`` go to ``stats.json`` → ``extra``; ``marks`` (label →
-    documents, e.g. ``{"tier high": 120}``) to ``extra.annotated``, the run summary's line for a
-    stage that removes nothing."""
-
-    figures: dict[str, Any] = dataclasses.field(default_factory=dict)
-    marks: dict[str, int] = dataclasses.field(default_factory=dict)
-
-    def __or__(self, other: StageFigures) -> StageFigures:
-        return StageFigures({**self.figures, **other.figures}, {**self.marks, **other.marks})
-
-    def record(self, ctx: StageContext) -> None:
-        """Into the stats the runner writes (the kit calls it once per stage)."""
-        ctx.extra_stats.update(self.figures)
-        if self.marks:
-            ctx.extra_stats["annotated"] = dict(self.marks)
-
-
-@dataclasses.dataclass
-class Plan:
-    """What :meth:`RowStage.prepare` returns: ``state`` for :meth:`RowStage.decide` on every
-    partition (artifacts, cuts), the stage's figures, and its produced columns where they depend
-    on the config (``None``: the class's ``produces``)."""
-
-    state: Any = None
-    figures: StageFigures = dataclasses.field(default_factory=StageFigures)
-    columns: dict[str, Any] | None = None
 
 
 class StageShape:
@@ -144,14 +115,18 @@ class RowStage(StageShape):
         ``int64`` or ``bool`` (a stage with its own ``decide`` fills every row itself)."""
         super().__init_subclass__(**kwargs)
         if "score_keys" in vars(cls):
-            raise StageDefinitionError(f"{cls.__name__}.score_keys: the scores are keyed on every config field but those that only "
-                                       "decide; list those instead, decision_keys = (\"max_urls\",), and drop score_keys")
+            raise StageDefinitionError(
+                f"{cls.__name__}.score_keys: the scores are keyed on every config field but those that only "
+                'decide; list those instead, decision_keys = ("max_urls",), and drop score_keys'
+            )
         for column, dtype in cls.produces.items() if getattr(cls.decide, "joins_scores", False) else ():
             dt = pd.api.types.pandas_dtype(dtype)
             if isinstance(dt, np.dtype) and dt.kind in "iub":
                 nullable = {"b": "boolean", "i": f"Int{dt.itemsize * 8}", "u": f"UInt{dt.itemsize * 8}"}[dt.kind]
-                raise StageDefinitionError(f"{cls.__name__}.produces[{column!r}] = {dtype!r} cannot hold a missing value, which the rows "
-                                f"outside the stage's sources get: declare {nullable!r} (pandas' nullable type) instead")
+                raise StageDefinitionError(
+                    f"{cls.__name__}.produces[{column!r}] = {dtype!r} cannot hold a missing value, which the rows "
+                    f"outside the stage's sources get: declare {nullable!r} (pandas' nullable type) instead"
+                )
 
     def score(self, rows: pd.DataFrame, cfg: Any) -> pd.DataFrame:
         """The produced columns of ``rows`` (rows of the stage's sources), on ``rows``' index."""
@@ -163,14 +138,29 @@ class RowStage(StageShape):
 
         def produce(out: Path) -> dict[str, Any]:
             columns = ["doc_id", "source", *self.score_columns] if self.score_columns is not None else None
-            rows, beyond = ctx.write_sliced_summaries(docs, Artifact(out), score_rows, self, cfg, label="score", sources=sources,
-                                                      columns=columns, summarise=beyond_produces)
-            if extra := sorted({c for part in beyond for c in part}):
-                log.warning("%s: score returns the columns %s beyond produces %s; they are not kept: declare them in produces "
-                            "(and raise version) or leave them out of score's frame", self.name, extra, list(self.produces))
-            return {"scored_documents": rows}
+            rows, beyond = ctx.write_sliced_summaries(
+                docs,
+                Artifact(out),
+                score_rows,
+                self,
+                cfg,
+                label="score",
+                sources=sources,
+                columns=columns,
+                summarise=beyond_produces,
+            )
+            extra = sorted({c for part in beyond for c in part})
+            return {"scored_documents": rows, **({"beyond_produces": extra} if extra else {})}
 
         scores = ctx.step("scores", self.scores_params(cfg), produce)
+        if extra := scores.figures().get("beyond_produces"):  # kept with the scores: said when they are reused too
+            log.warning(
+                "%s: score returns the columns %s beyond produces %s; they are not kept: declare them in produces "
+                "(and raise version) or leave them out of score's frame",
+                self.name,
+                extra,
+                list(self.produces),
+            )
         return Plan(scores, StageFigures(marks={"scored": int(scores.figures().get("scored_documents", 0))}))
 
     def scores_params(self, cfg: Any) -> dict[str, Any]:
@@ -178,9 +168,12 @@ class RowStage(StageShape):
         field but ``enabled`` and the ``decision_keys`` (a field left out of those re-scores, never reuses stale scores)."""
         sources = self.sources(cfg)
         skip = {"enabled", "sources", *self.decision_keys}
-        return {"version": self.version, "sources": sorted(sources) if sources is not None else None,
-                "produces": {c: str(pd.api.types.pandas_dtype(d)) for c, d in self.produces.items()},
-                "config": {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in skip}}
+        return {
+            "version": self.version,
+            "sources": sorted(sources) if sources is not None else None,
+            "produces": {c: str(pd.api.types.pandas_dtype(d)) for c, d in self.produces.items()},
+            "config": {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name not in skip},
+        }
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: Any) -> pd.DataFrame:
         """Partition ``number`` with its produced columns. Default: the ``scores`` of its rows
@@ -249,12 +242,17 @@ class GroupStage(StageShape):
         """The removals: ``Plan((folder, state))``, ``folder`` written by
         :func:`pipelines.removal.write_removals`, ``state`` for ``annotate``. Default: the cached
         sub-step ``removals`` from ``keys`` and ``removals``."""
+        from pipelines.kit.group_checks import keys_part, removals_part
         from pipelines.removal import REMOVAL_META, keys_with_part, write_removals
 
         def produce(out: Path) -> dict[str, Any]:
-            keys = keys_with_part(docs, functools.partial(self.keys, cfg=cfg), self.key_meta)
+            keys = keys_with_part(docs, functools.partial(keys_part, stage=self, cfg=cfg), self.key_meta)
             groups = ctx.shuffle(keys, self.on, "identify", costs=ctx.costs())
-            return {self.figure: write_removals(groups.map_partitions(self.removals, cfg, meta=REMOVAL_META), out, ctx, "identify")}
+            return {
+                self.figure: write_removals(
+                    groups.map_partitions(removals_part, self, cfg, meta=REMOVAL_META), out, ctx, "identify"
+                )
+            }
 
         params = {**{k: getattr(cfg, k) for k in self.removal_keys}, "version": self.version}
         return Plan((ctx.step("removals", params, produce).path, None))
@@ -274,25 +272,3 @@ class GroupStage(StageShape):
             meta = with_columns(docs._meta, columns)
             docs = ctx.map_parts(docs, annotate_part, self, state, cfg, list(meta.columns), meta=meta)
         return mark_removed(docs, removals)
-
-
-def join_scores(df: pd.DataFrame, scores: pd.DataFrame | None, columns: dict[str, Any]) -> pd.DataFrame:
-    """``df`` with ``columns`` (name → dtype) from ``scores`` (``doc_id`` + those columns) by ``doc_id``.
-    A column ``df`` has already (a stage that rewrites ``text`` and ``n_tokens`` of its sources)
-    keeps its value on the rows that were not scored; a new one is missing there.
-
-    >>> df = pd.DataFrame({"doc_id": ["a", "b"], "text": ["A", "B"]})
-    >>> out = join_scores(df, pd.DataFrame({"doc_id": ["b"], "x": [0.5], "text": ["b"]}), {"x": "float64", "text": object})
-    >>> out["x"].tolist(), out["text"].tolist()
-    ([nan, 0.5], ['A', 'b'])
-    """
-    df = df.copy()
-    by_id = scores.drop_duplicates("doc_id").set_index("doc_id") if scores is not None and len(scores) else None
-    scored = df["doc_id"].isin(by_id.index).to_numpy() if by_id is not None else np.zeros(len(df), dtype=bool)
-    for column, dtype in columns.items():
-        values = by_id[column].reindex(df["doc_id"].to_numpy()) if by_id is not None else pd.Series([None] * len(df))
-        values = pd.Series(values.to_numpy(), index=df.index)
-        if column in df.columns:  # rewritten on the scored rows only
-            values = values.where(scored, df[column])
-        df[column] = values.astype(dtype)
-    return df

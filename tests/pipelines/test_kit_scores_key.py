@@ -1,7 +1,7 @@
 """A row stage's cached scores are keyed on every config field but its ``decision_keys`` and on
 its ``produces``: a field ``score`` reads re-scores when it changes (never stale scores), a
 decision key alone reuses them, a changed ``produces`` re-scores, and columns ``score`` returns
-beyond ``produces`` are warned about."""
+beyond ``produces`` are warned about, whether the scores are computed or reused."""
 
 from __future__ import annotations
 
@@ -108,15 +108,27 @@ def test_score_keys_is_refused_naming_decision_keys() -> None:
         type("Typo", (UrlCount,), {"decision_keys": ("max_url",)})
 
 
-def test_columns_score_returns_beyond_produces_are_warned_about_once(
+class Chatty(UrlCount):
+    def score(self, rows: pd.DataFrame, cfg: UrlCfg) -> pd.DataFrame:
+        return super().score(rows, cfg).assign(n_links=1.0)
+
+
+def test_columns_score_returns_beyond_produces_are_warned_about_once_per_run_with_the_scores_reused_too(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    class Chatty(UrlCount):
-        def score(self, rows: pd.DataFrame, cfg: UrlCfg) -> pd.DataFrame:
-            return super().score(rows, cfg).assign(n_links=1.0)
-
-    with caplog.at_level(logging.WARNING, logger="pipelines.kit.shapes"):
-        out = _run(Chatty(), UrlCfg(), tmp_path)
-    said = [r.getMessage() for r in caplog.records if "beyond produces" in r.getMessage()]
-    assert len(said) == 1 and "['n_links']" in said[0] and "declare them in produces" in said[0]
-    assert "n_links" not in out.columns
+    CALLS.clear()
+    calls = []
+    for max_urls in (1, 0):  # the second run, with a decision key changed, reuses the cached scores
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="pipelines.kit.shapes"):
+            out = _run(Chatty(), UrlCfg(max_urls=max_urls), tmp_path)
+        said = [r.getMessage() for r in caplog.records if "beyond produces" in r.getMessage()]
+        assert len(said) == 1 and "['n_links']" in said[0] and "declare them in produces" in said[0]
+        assert "n_links" not in out.columns
+        calls.append(len(CALLS))
+    assert calls[0] > 0 and calls[1] == calls[0]  # the second run scored nothing
+    ctx = StageContext(
+        name="url_count", work_dir=tmp_path / "again", cache_dir=tmp_path / "cache", input_fingerprint="in", quiet=True
+    )
+    Chatty().prepare(_docs(), UrlCfg(), ctx)
+    assert ctx.extra_stats["beyond_produces"] == ["n_links"]  # stats.json's extra
