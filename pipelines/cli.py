@@ -28,6 +28,7 @@ from curation.config import ConfigError
 from pipelines.cli_end import ended
 from pipelines.cli_words import curate_version, split_overrides, suggest_command
 from pipelines.commands import add_module_parsers
+from pipelines.console_log import configure_console
 from pipelines.recipe import profiles
 from pipelines.scheduler_choice import memory_arg
 from pipelines.signals import catch_sigterm, exit_process, finished, hold_until_exit, restore_sigterm
@@ -137,14 +138,7 @@ def _main(argv: list[str] | None) -> int:
     suggest_command(parser, command)
     args, extra = parser.parse_known_args(argv)
     split_overrides(parser, args, extra)
-    quiet = getattr(args, "quiet", False)
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        datefmt="%H:%M:%S",
-    )
-    for noisy in ("distributed", "bokeh", "tornado", "faiss"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_console(getattr(args, "quiet", False))  # and the embedded cluster's workers: pipelines.console_log
     previous = catch_sigterm()
     try:
         if args.command == "stats":

@@ -173,10 +173,14 @@ def _quiet_teardown() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _register(client: Any) -> None:
-    from pipelines.cluster_plugin import ReleaseMemory
+def _register(client: Any, own: bool = False) -> None:
+    """The plugins of every cluster; on the embedded cluster (``own``), its workers' log lines in
+    the command's format and at its level, the root logger's here (:mod:`pipelines.console_log`)."""
+    from pipelines.cluster_plugin import ReleaseMemory, WorkerConsole
 
     client.register_plugin(ReleaseMemory(), name=ReleaseMemory.name)
+    if own:
+        client.register_plugin(WorkerConsole(logging.getLogger().getEffectiveLevel()), name=WorkerConsole.name)
 
 
 @contextlib.contextmanager
@@ -244,7 +248,7 @@ def open_client(
                 silence_logs=logging.ERROR,
             )
             client = Client(cluster)
-        _register(client)
+        _register(client, own=True)
         log.info("LocalCluster with %d workers; dashboard: %s", n, client.dashboard_link)
         try:
             yield client

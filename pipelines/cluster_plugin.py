@@ -74,3 +74,19 @@ class ReleaseMemory(WorkerPlugin):
             if self._over is None or self._over(self.after_task):
                 took = time.monotonic() - began if began is not None else 0.0
                 release_memory(collect=took >= self.collect_seconds)
+
+
+class WorkerConsole(WorkerPlugin):
+    """Worker plugin of the embedded cluster only: the worker logs like the command, its format
+    and ``level`` (:func:`pipelines.console_log.worker_console`), on each worker, a replacement too."""
+
+    name = "curation-worker-console"
+    idempotent = True
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+    def setup(self, worker: Any) -> None:
+        from pipelines.console_log import worker_console
+
+        worker_console(self.level)
