@@ -40,9 +40,16 @@ def _codepoints(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.nd
 def _folded(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_codepoints` and each position's class (``uint8``: :data:`_SPACE`, :data:`_WORD` or 0),
     read from one table lookup that both folds the whitespace and finds the words."""
+    cp, lengths, cls = folded_chars(texts, max_chars)
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths + 1)[: len(cp)]
+    return cp, doc, lengths, cls
+
+
+def folded_chars(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_folded` without each position's document (the scorer does not need it)."""
     if not len(texts):
         empty = np.zeros(0, dtype=np.int64)
-        return np.zeros(0, dtype=np.uint32), empty, empty, np.zeros(0, dtype=np.uint8)
+        return np.zeros(0, dtype=np.uint32), empty, np.zeros(0, dtype=np.uint8)
     # NUL separates documents in the joined buffer, so it may not occur inside one
     cp = codepoints([str(t)[: max_chars * 2].replace("\x00", " ").lower().strip() for t in texts], "\x00")
     cls = _classes().take(cp)  # take: the same lookup, about twice as fast as indexing with uint32
@@ -63,8 +70,7 @@ def _folded(texts: Sequence[str], max_chars: int) -> tuple[np.ndarray, np.ndarra
         cp = np.concatenate([cp[a:b] for a, b in parts])
         cls = np.concatenate([cls[a:b] for a, b in parts])
         lengths = np.minimum(lengths, max_chars)
-    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths + 1)[: len(cp)]
-    return cp, doc, lengths, cls
+    return cp, lengths, cls
 
 
 #: classes of :func:`_classes`: whitespace (``str.isspace``) and word characters (:func:`_word_flags`)
@@ -167,7 +173,7 @@ def counted_blocks(
     (read from the folded lengths and word counts, not from the block)."""
     cp32, doc, lengths, cls = _folded(texts, max_chars)
     yield from _char_blocks(cp32, doc, lengths, n_features, char_ngrams)
-    yield from word_blocks(cp32, doc, lengths, cls, n_features, word_ngrams)
+    yield from word_blocks(cp32, lengths, cls, n_features, word_ngrams)
 
 
 def _char_blocks(
@@ -204,9 +210,10 @@ def char_salt(k: int) -> np.uint64:
 
 
 def word_blocks(
-    cp32: np.ndarray, doc: np.ndarray, lengths: np.ndarray, cls: np.ndarray, n_features: int, word_ngrams: tuple[int, int]
+    cp32: np.ndarray, lengths: np.ndarray, cls: np.ndarray, n_features: int, word_ngrams: tuple[int, int]
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """The word n-gram blocks of :func:`counted_blocks`, from :func:`_folded`'s arrays."""
+    """The word n-gram blocks of :func:`counted_blocks`, from :func:`folded_chars`' arrays (a word's
+    document is found from the lengths: no array of every position's document)."""
     n = len(cp32)
     pad = n_features
     with np.errstate(over="ignore"):
@@ -225,7 +232,8 @@ def word_blocks(
                 np.cumsum(prefix[1:], out=prefix[1:])
                 # take: the same gathers as indexing, faster
                 wh = (prefix.take(ends) - prefix.take(starts)) * pw.take(starts)
-                wdoc = doc.take(starts)
+                # the documents whose ends (past their separator) are at or before each start
+                wdoc = np.searchsorted(np.cumsum(lengths + 1), starts, side="right")
                 n_words = np.bincount(wdoc, minlength=len(lengths))
                 if wlo <= 1:
                     yield wdoc, _bucket_inplace(wh + _U64(0xA5A5), n_features).view(np.int64), n_words

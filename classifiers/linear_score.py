@@ -33,8 +33,8 @@ from classifiers.linear_features import (
     _PAIR,
     _U64,
     _bucket_scaled,
-    _folded,
     char_salt,
+    folded_chars,
     word_blocks,
 )
 
@@ -49,7 +49,7 @@ def block_sums(
 
     Blocks in which no document has an n-gram are left out: they add 0.0 and count 0.
     """
-    cp32, doc, lengths, cls = _folded(texts, max_chars)
+    cp32, lengths, cls = folded_chars(texts, max_chars)
     lo, hi = char_ngrams
     first = max(lo, 2)  # counted_blocks has no character 1-grams
     longest = int(lengths.max()) if len(lengths) else 0
@@ -72,7 +72,7 @@ def block_sums(
                     past = np.arange(tail, len(col))[:, None] > (lengths - k)[None, :]
                     col[tail:, : len(lengths)][past] = n_features  # (a column added by _grid is not summed)
                     yield column_sums(w.take(col, mode="clip"))[: len(lengths)], np.maximum(lengths - (k - 1), 0)
-    for d, col, count in word_blocks(cp32, doc, lengths, cls, n_features, word_ngrams):
+    for d, col, count in word_blocks(cp32, lengths, cls, n_features, word_ngrams):
         yield np.bincount(d, weights=w.take(col, mode="clip"), minlength=len(lengths)), count
 
 

@@ -134,9 +134,15 @@ def code_windows(windows: Sequence[str], probs: Sequence[float], threshold: floa
     return out
 
 
-def recall_method(s: pd.DataFrame, recall: Sequence[str], min_code_blocks: int, min_code_chars: int,
+#: what :func:`recall_method` reads of the scores
+RECALL_COLUMNS = ("pre_blocks", "highlighted", "code_chars", "content_prob", "content_code_chars", "content_code_lines",
+                  "score")
+
+
+def recall_method(s: pd.DataFrame | Mapping[str, Any], recall: Sequence[str], min_code_blocks: int, min_code_chars: int,
                   classifier_threshold: float, classifier_min_code_chars: int = 0) -> np.ndarray:
-    """``html_tags`` | ``classifier`` | None per scored page (tags first when both apply).
+    """``html_tags`` | ``classifier`` | None per scored page (tags first when both apply); ``s``: the
+    scores, a frame or a mapping of :data:`RECALL_COLUMNS` to arrays.
 
     The classifier recalls a page whose probability reaches ``classifier_threshold`` and whose
     windows at that probability hold ``classifier_min_code_chars`` code-like characters, or half
@@ -148,16 +154,20 @@ def recall_method(s: pd.DataFrame, recall: Sequence[str], min_code_blocks: int, 
     >>> recall_method(s, ("html_tags", "classifier"), 1, 40, 0.7, 40).tolist()
     ['html_tags', 'classifier', None, None, 'classifier']
     """
-    tags = (s["pre_blocks"] + s["highlighted"] >= max(min_code_blocks, 1)) & (s["code_chars"] >= min_code_chars)
-    clf = s["content_prob"] >= classifier_threshold
+    def col(name: str) -> np.ndarray:  # a frame's column or a plain array (score_frame's)
+        return np.asarray(s[name])
+
+    tags = (col("pre_blocks") + col("highlighted") >= max(min_code_blocks, 1)) & (col("code_chars") >= min_code_chars)
+    clf = col("content_prob") >= classifier_threshold
     if classifier_min_code_chars > 0:
-        clf &= enough_evidence(s["content_code_chars"], s["content_code_lines"], classifier_min_code_chars)
-    out = np.full(len(s), None, dtype=object)
+        clf &= enough_evidence(col("content_code_chars"), col("content_code_lines"), classifier_min_code_chars)
+    score = col("score")
+    out = np.full(len(score), None, dtype=object)
     if "classifier" in recall:
-        out[clf.to_numpy()] = "classifier"
+        out[clf] = "classifier"
     if "html_tags" in recall:
-        out[tags.to_numpy()] = "html_tags"
-    out[s["score"].isna().to_numpy()] = None  # nothing code-like to keep after re-parsing
+        out[tags] = "html_tags"
+    out[pd.isna(score)] = None  # nothing code-like to keep after re-parsing
     return out
 
 
@@ -210,7 +220,8 @@ def annotate_pages(df: pd.DataFrame, s: pd.DataFrame | None, recalled: np.ndarra
     if len(take):
         ids = s["doc_id"].to_numpy()[take]
         row_of = {doc_id: k for k, doc_id in enumerate(ids.tolist())}
-        page = {c: s[c].to_numpy()[take] for c in ("score", "content_prob", "language", "reparsed", "n_tokens")}
+        # the recalled rows taken before converting (not every page's re-parsed text made a Python object)
+        page = {c: s[c].iloc[take].to_numpy() for c in ("score", "content_prob", "language", "reparsed", "n_tokens")}
         tier_score = tier_scores(pd.DataFrame({"score": page["score"], "content_prob": page["content_prob"]}), weights)
         tier = assign_tiers(tier_score, np.full(len(take), GROUP, dtype=object), cuts, rule)
         for c in ("language", "meta", "text", "source"):

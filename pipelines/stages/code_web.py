@@ -131,7 +131,9 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     tags, the same text). Without ``tags`` every page with HTML is parsed (``pages[doc_id]``,
     ingest's HTML artifact, else an ``html`` key in ``meta``).
     """
-    scope = df[df["source"].isin(cfg.sources)]
+    inside = df["source"].isin(cfg.sources).to_numpy()
+    scope = df if inside.all() else df[inside]  # most partitions are all web: no copy
+    ids = scope["doc_id"].tolist()
     texts = [t if isinstance(t, str) else "" for t in scope["text"].tolist()]
     clf = CodeContentClassifier(cfg.classifier_model)
     lines = clf.window_lines if texts else 12
@@ -143,44 +145,41 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
     probs, window_probs = clf.predict_pages(page_windows) if texts else (np.zeros(0), [])
     evidence = np.array([code_pages.code_evidence(ws, q, cfg.classifier_threshold)  # (characters, lines) per page
                          for ws, q in zip(page_windows, window_probs, strict=True)], dtype="int64").reshape(-1, 2)
-    s = pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), "content_prob": probs.astype("float64"),
-                      "content_code_chars": evidence[:, 0], "content_code_lines": evidence[:, 1],
-                      "reparsed": None, "score": np.nan, "language": None, "n_tokens": -1})
+    n = len(ids)  # the columns as plain arrays, made a frame once at the end (a pandas column write costs more)
+    cols: dict[str, Any] = {"has_html": np.zeros(n, dtype=bool), **{c: np.zeros(n, dtype="int64") for c in TAG_COLUMNS},
+                            "content_prob": probs.astype("float64"), "content_code_chars": evidence[:, 0],
+                            "content_code_lines": evidence[:, 1]}
     roots: dict[str, Any] = {}
     if tags is not None:
-        known = tags.reindex(s["doc_id"])
-        s["has_html"] = known["has_html"].fillna(0).astype(bool).to_numpy()
+        known = tags.reindex(ids)
+        cols["has_html"] = known["has_html"].fillna(0).astype(bool).to_numpy()
         for col in TAG_COLUMNS:
-            s[col] = known[col].fillna(0).astype("int64").to_numpy()
+            cols[col] = known[col].fillna(0).astype("int64").to_numpy()
     else:
-        for col in TAG_COLUMNS:
-            s[col] = 0
-        s["has_html"] = False
-        for i, (doc_id, meta) in enumerate(zip(scope["doc_id"], scope["meta"], strict=True)):
+        for i, (doc_id, meta) in enumerate(zip(ids, scope["meta"], strict=True)):
             html = (pages or {}).get(doc_id) or page_html(meta)
             root = parse(html) if html else None
             stats = code_tag_stats(None, root)
-            s.iloc[i, [s.columns.get_loc(c) for c in ["has_html", *TAG_COLUMNS]]] = [root is not None, stats.pre_blocks,
-                                                                                     stats.code_elements, stats.highlighted, stats.code_chars]
+            cols["has_html"][i] = root is not None
+            for col in TAG_COLUMNS:  # pre_blocks, code_elements, highlighted, code_chars
+                cols[col][i] = getattr(stats, col)
             if html:
                 roots[doc_id] = root
-    take = ~pd.isna(cfg.recalled(s.assign(score=0.0)))  # the pages the rule recalls, before their re-parse is known
+    take = ~pd.isna(cfg.recalled({**cols, "score": np.zeros(n)}))  # the pages recalled, before their re-parse is known
     done: dict[str, str] = {}  # re-parsed texts ingest rendered
     if tags is not None and take.any():
-        wanted = s.loc[take, "doc_id"].tolist()
+        wanted = [ids[i] for i in np.flatnonzero(take).tolist()]
         done = rendered(wanted) if rendered is not None and cfg.reparse else {}
         wanted = [d for d in wanted if d not in done]
         html = load(wanted) if load is not None and wanted else {}
-        meta = dict(zip(scope["doc_id"].tolist(), scope["meta"].tolist(), strict=True))
+        meta = dict(zip(ids, scope["meta"].tolist(), strict=True)) if wanted else {}
         for doc_id in wanted:
             page = html.get(doc_id) or page_html(meta[doc_id])
             if page:
                 roots[doc_id] = parse(page)
-    text_of = dict(zip(scope["doc_id"].tolist(), texts, strict=True))
-    # per page into plain arrays, set as columns once (a pandas cell write per page costs more than the page)
-    ids = s["doc_id"].tolist()
-    reparsed, language = s["reparsed"].to_numpy(dtype=object, copy=True), s["language"].to_numpy(dtype=object, copy=True)
-    score, n_tokens = s["score"].to_numpy(dtype="float64", copy=True), s["n_tokens"].to_numpy(dtype="int64", copy=True)
+    text_of = dict(zip(ids, texts, strict=True))
+    reparsed, language = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
+    score, n_tokens = np.full(n, np.nan), np.full(n, -1, dtype="int64")
     # re-parse every recalled page first, so that the windows of those without code blocks are scored
     # in one model call (a page's windows that predict scored already are not scored again)
     recalled = np.flatnonzero(take).tolist()
@@ -221,15 +220,16 @@ def score_frame(df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, pages: dic
         score[i], language[i] = page_score(new_text or text_of[ids[i]], page_blocks[j], block_score)
         if new_text:
             n_tokens[i] = int(next(counts))
-    s["reparsed"], s["language"] = (pd.Series(a, index=s.index, dtype=object) for a in (reparsed, language))  # not str
-    s["score"], s["n_tokens"] = score, n_tokens
-    s["html_parsed"] = s["doc_id"].isin(roots.keys()).to_numpy()  # pages whose HTML this stage parsed
-    return s[SCORE_COLUMNS]
+    return pd.DataFrame({"doc_id": scope["doc_id"].to_numpy(), **cols,
+                         "reparsed": pd.Series(reparsed, dtype=object), "score": score,  # object, not str
+                         "language": pd.Series(language, dtype=object), "n_tokens": n_tokens,
+                         "html_parsed": np.fromiter((d in roots for d in ids), dtype=bool, count=n)})[SCORE_COLUMNS]
 
 
 def _score(number: int, df: pd.DataFrame, cfg: CodeWebConfig, tokenizer: str, html_dir: Path | None,
            tags_dir: Path | None, text_dir: Path | None = None) -> pd.DataFrame:
-    ids = df.loc[df["source"].isin(cfg.sources), "doc_id"].tolist()
+    inside = df["source"].isin(cfg.sources).to_numpy()
+    ids = (df["doc_id"] if inside.all() else df.loc[inside, "doc_id"]).tolist()
     if tags_dir is not None:
         rendered = (lambda wanted: load_pages(text_dir, number, wanted, column="text", own_part=True)) if text_dir is not None else None
         return score_frame(df, cfg, tokenizer, tags=load_code_tags(tags_dir, number, ids),

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipelines.kit import Artifact
@@ -39,31 +43,77 @@ def _load_rows(folder: str | Path | None, number: int, ids: list[str], columns: 
         art = Artifact(Path(folder))
         wanted, found = set(ids), set()
         own = art.part_path(number)
-        for path in ([own] if own.exists() else []) + ([] if own_part else art.parts()):
+
+        def paths() -> Iterator[Path]:  # the other parts are listed only when an id is not in its own
+            if own.exists():
+                yield own
+            if not own_part:
+                yield from art.parts()
+
+        for path in paths():
             missing = wanted - found
             if not missing:
                 break
             frame = read_ids(path, missing, columns)  # one open of the file (an empty one reads no rows)
             if len(frame):
                 frames.append(frame)
-                found.update(frame["doc_id"])
+                found.update(frame["doc_id"].tolist())
     if not frames:
         return pd.DataFrame({c: [] for c in columns})
     # an id is read from one part only (the same number first); within it the last row wins, as in a dict
-    return pd.concat(frames, ignore_index=True).drop_duplicates("doc_id", keep="last")
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    read = frame["doc_id"].tolist()
+    return frame.drop_duplicates("doc_id", keep="last") if len(set(read)) < len(read) else frame
 
 
 def read_ids(path: str | Path, ids: set[str], columns: list[str]) -> pd.DataFrame:
     """``columns`` (with ``doc_id``) of the rows of a Parquet file whose doc_id is in ``ids``, in file
-    order, reading only the row groups that hold one (all of a file of one row group)."""
+    order, reading only the row groups that hold one (all of a file of one row group).
+
+    Of a file of several row groups, the ``doc_id`` column is read only in the groups whose
+    ``doc_id`` statistics (the smallest and largest id, which ingest's writer keeps in the footer)
+    span one of ``ids``: ingest keeps a few pages a group, so that is about the groups that hold them,
+    not the ids of the whole part. A group without statistics is read."""
     pf = pq.ParquetFile(path)
     groups = list(range(pf.num_row_groups))
     if len(groups) > 1:
-        doc_ids = pf.read(columns=["doc_id"]).column(0).to_numpy(zero_copy_only=False)
+        groups = spanning_groups(pf.metadata, sorted(ids))
+        read = pf.read_row_groups(groups, columns=["doc_id"]) if groups else None
+        doc_ids = read.column(0).to_numpy(zero_copy_only=False) if read is not None else ()
         rows = np.flatnonzero(np.isin(doc_ids, list(ids)))
         ends = np.cumsum([pf.metadata.row_group(g).num_rows for g in groups])
-        groups = np.unique(np.searchsorted(ends, rows, side="right")).tolist()
+        groups = [groups[i] for i in np.unique(np.searchsorted(ends, rows, side="right")).tolist()]
     if not groups:
         return pf.schema_arrow.empty_table().select(columns).to_pandas()
-    frame = pf.read_row_groups(groups, columns=columns).to_pandas()
+    table = pf.read_row_groups(groups, columns=columns)
+    doc_id = table.column("doc_id")
+    if pa.types.is_string(doc_id.type) or pa.types.is_large_string(doc_id.type):  # the rows kept in Arrow: fewer to convert
+        return table.filter(pc.is_in(doc_id, value_set=pa.array(list(ids), type=doc_id.type))).to_pandas()
+    frame = table.to_pandas()
     return frame[frame["doc_id"].isin(ids).to_numpy()].reset_index(drop=True)
+
+
+def spanning_groups(meta: pq.FileMetaData, ids: list[str]) -> list[int]:
+    """The row groups whose ``doc_id`` statistics span one of ``ids`` (sorted), and those without
+    statistics. Parquet orders strings by their UTF-8 bytes, which is the order of their code
+    points, as Python compares them.
+
+    >>> import pyarrow as pa
+    >>> buf = pa.BufferOutputStream()
+    >>> pq.write_table(pa.table({"doc_id": ["a", "c", "e", "f"]}), buf, row_group_size=2)
+    >>> meta = pq.ParquetFile(pa.BufferReader(buf.getvalue())).metadata
+    >>> spanning_groups(meta, ["b"]), spanning_groups(meta, ["d"]), spanning_groups(meta, ["a", "f"])
+    ([0], [], [0, 1])
+    """
+    at = [meta.schema.column(i).path for i in range(meta.num_columns)].index("doc_id")
+    out = []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(at).statistics
+        low, high = (stats.min, stats.max) if stats is not None and stats.has_min_max else (None, None)
+        if not (isinstance(low, str) and isinstance(high, str)):
+            out.append(g)  # nothing to rule the group out by
+            continue
+        i = bisect.bisect_left(ids, low)
+        if i < len(ids) and ids[i] <= high:
+            out.append(g)
+    return out

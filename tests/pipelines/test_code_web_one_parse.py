@@ -148,6 +148,32 @@ def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) 
             read_ids(path, {damaged}, ["doc_id", "html"])
 
 
+def test_code_web_reads_doc_ids_only_in_the_row_groups_whose_statistics_span_its_pages(tmp_path: Path) -> None:
+    """The doc_id column of the row groups whose doc_id range holds none of the pages is damaged on
+    disk: reading the ids of the whole part would fail, so only the groups that can hold them are read."""
+    import pyarrow.parquet as pq
+
+    from pipelines.io import write_frame
+    from pipelines.stages.code_web_pages import read_ids
+    from pipelines.stages.ingest import HTML_SCHEMA
+
+    pages = pd.DataFrame({"doc_id": [f"d{i}" for i in range(6)], "html": [f"<pre>x = {i}</pre>" for i in range(6)]})
+    path = tmp_path / "part-00000.parquet"
+    write_frame(pages, path, schema=HTML_SCHEMA, groups=[0, 2, 4, 6])  # ids d0-d1, d2-d3, d4-d5
+    meta, data = pq.ParquetFile(path).metadata, bytearray(path.read_bytes())
+    for g in (0, 2):
+        col = meta.row_group(g).column(0)  # doc_id
+        start = col.dictionary_page_offset or col.data_page_offset
+        data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
+    path.write_bytes(bytes(data))
+    with pytest.raises(OSError):
+        pq.read_table(path, columns=["doc_id"])
+    assert load_pages(tmp_path, 0, ["d3", "d2", "d35", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
+    assert read_ids(path, {"d25", "zz"}, ["doc_id", "html"]).empty  # d25 is in the range of group 1, not in it
+    with pytest.raises(OSError):
+        read_ids(path, {"d4"}, ["doc_id", "html"])
+
+
 def test_rendered_texts_are_read_from_the_part_of_the_same_number_only(tmp_path: Path) -> None:
     """A page without a rendered text is parsed, not looked for in every other part: ``own_part``
     reads one file; the HTML lookup still searches the other parts for an id it does not find."""
