@@ -6,7 +6,7 @@ stale.
 
 Each stage's input fingerprint is worked out as the runner does: ingest's from its input files
 (checksums kept in its cache are reused while a file's size and times are those recorded, so a dry run
-of an unchanged corpus reads no file), a stage's from the marker of the folder it reads, and after a
+of an unchanged corpus reads no file; into a folder with no output of the stage, no file is read), a stage's from the marker of the folder it reads, and after a
 stage that would run again, the fingerprint that run would hand on. Nothing is written.
 """
 
@@ -38,12 +38,21 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
         cfg = stage_config(recipe, name, stage.config_cls)
         stage_dir = Path(args.output) / folder_name(name) if whole_run else Path(args.output)
         raw = getattr(stage, "reads_raw", False)
+        if read_marker(stage_dir) is None:  # nothing there to compare with: no input is fingerprinted (read) for it
+            lines.append("runs: no output there yet")
+            fingerprint = ""  # the stages after it run on what it makes
+            continue
+        chash = stage_hash(name, recipe, stage, cfg)
+        if fingerprint == "":  # a stage before it makes its folder anew: its input is not known until then
+            why, _fault = rerun_reason(stage_dir, chash, "", cfg.flat_dict(), raw, global_keys(recipe, stage))
+            lines.append(f"runs again: {why}" if why and why.startswith("its config") else
+                         "runs again: the stage before it runs, so its input changes")
+            continue
         if raw:
             root = Path(args.cache_dir) / name if args.cache_dir is not None else cache_dir(name, stage_dir, args.output if whole_run else None)
             fingerprint = _raw(sorted(set(stage.input_files(args.input, cfg))), root / INPUT_CHECKSUMS, raw_fingerprint)
         elif fingerprint is None:
             fingerprint = stage_fingerprint(Path(args.input[0]))
-        chash = stage_hash(name, recipe, stage, cfg)
         why, _fault = rerun_reason(stage_dir, chash, fingerprint, cfg.flat_dict(), raw, global_keys(recipe, stage))
         if why is None:
             lines.append("up to date: skipped")

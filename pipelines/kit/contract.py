@@ -50,6 +50,12 @@ def check_definition(cls: type) -> None:
             f"{cls.__name__}.version = {version!r}: a stage's version is a non-empty string without spaces, "
             f'e.g. version = "2" (it names the stage\'s outputs and cached steps)'
         )
+    keys = getattr(cls, "decision_keys", ())
+    if isinstance(keys, str):  # ("max_urls") without its comma is the string itself
+        raise StageDefinitionError(
+            f"{cls.__name__}.decision_keys = {keys!r} is a string, not a tuple of field names: "
+            f'write decision_keys = ("{keys}",)'
+        )
     config = getattr(cls, "config_cls", None)
     if dataclasses.is_dataclass(config):
         fields = [f.name for f in dataclasses.fields(config)]

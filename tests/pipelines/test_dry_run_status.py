@@ -57,3 +57,17 @@ def test_one_stage_into_a_run_folder_names_what_it_leaves_stale_and_a_new_folder
     status = _plan(capsys, ["web-quality", "--input", str(run_dir / "20_minhash_dedup"), "--output", str(run_dir / "40_web_quality"),
                             "--dry-run", "combine=max"])
     assert status["web_quality"].endswith("then the run's later stages 50_code_quality are stale (made from its previous output)")
+
+
+def test_a_dry_run_into_a_new_folder_reads_no_input_file(tmp_path, capsys, monkeypatch):
+    """There is nothing to compare a fingerprint with, so no file is checksummed (a dry run of a 1 TB
+    corpus would otherwise read all of it)."""
+    import pipelines.marker
+
+    def no_read(path):
+        raise AssertionError(f"{path} was read")
+
+    monkeypatch.setattr(pipelines.marker, "checksum", no_read)
+    status = _plan(capsys, ["run", "pipelines/configs/glm45.yaml", "--input", "sample_data/web", "--output", str(tmp_path / "new"),
+                            "--dry-run", *OFF])
+    assert set(status.values()) == {"runs: no output there yet"}

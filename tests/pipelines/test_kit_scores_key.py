@@ -106,6 +106,8 @@ def test_score_keys_is_refused_naming_decision_keys() -> None:
         type("Old", (UrlCount,), {"score_keys": ("count_www",)})
     with pytest.raises(TypeError, match=r"decision_keys names 'max_url', which is no field of UrlCfg"):
         type("Typo", (UrlCount,), {"decision_keys": ("max_url",)})
+    with pytest.raises(TypeError, match=r"decision_keys = 'max_urls' is a string.*write decision_keys = \(\"max_urls\",\)"):
+        type("NoComma", (UrlCount,), {"decision_keys": ("max_urls")})  # noqa: UP034 - the mistake under test
 
 
 class Chatty(UrlCount):
