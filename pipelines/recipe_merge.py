@@ -55,9 +55,11 @@ def value_at(tree: dict[str, Any], path: list[str]) -> Any:
 
 def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str], item: str, value: Any) -> None:
     """Refuse a key the command line gives twice (``threshold=3 threshold=4``, or ``threshold=3
-    edu_score.threshold=4``): which one was meant is not for the run to guess, and a YAML file refuses
-    a key given twice in one mapping too. Two mappings for one table (``repeat={web/high: 2}
-    repeat={web/low: 0}``) merge by name, as a table does. ``given``: path → (override, value) so far.
+    edu_score.threshold=4``), also inside mappings (``repeat={web/high: 2} repeat={web/high: 3}``,
+    ``data_files.JSON.min_chars=10 data_files={JSON: {min_chars: 20}}``): which one was meant is not for
+    the run to guess, and a YAML file refuses a key given twice in one mapping too. Two mappings for one
+    table with no key in common (``repeat={web/high: 2} repeat={web/low: 0}``) merge by name, as a table
+    does. ``given``: each leaf's path → (override, value) so far.
 
     >>> given = {}
     >>> check_repeated(given, ["stages", "edu_score", "threshold"], "threshold=3", 3)
@@ -65,12 +67,28 @@ def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str
     Traceback (most recent call last):
     ...
     curation.errors.ConfigError: edu_score.threshold is given twice on the command line, as threshold=3 and as edu_score.threshold=4: keep the one you mean
+    >>> check_repeated(given, ["stages", "mixture", "repeat"], "repeat={web/high: 2}", {"web/high": 2})
+    >>> check_repeated(given, ["stages", "mixture", "repeat"], "repeat={web/low: 0}", {"web/low": 0})
+    >>> check_repeated(given, ["stages", "mixture", "repeat", "web/high"], "repeat.web/high=3", 3)
+    Traceback (most recent call last):
+    ...
+    curation.errors.ConfigError: mixture.repeat.web/high is given twice on the command line, as repeat={web/high: 2} and as repeat.web/high=3: keep the one you mean
     """
-    key = tuple(path)
-    if key in given and not (isinstance(value, dict) and isinstance(given[key][1], dict)):
-        name = ".".join(path[1:] if path[0] == "stages" else path)
-        raise ConfigError(
-            f"{name} is given twice on the command line, as {brief(given[key][0])[1:-1]} and as "
-            f"{brief(item)[1:-1]}: keep the one you mean"
-        )
-    given.setdefault(key, (item, value))
+    for leaf in _leaves(tuple(path), value):
+        clash = next((k for k in given if k[: len(leaf)] == leaf or leaf[: len(k)] == k), None)  # the same key, or one inside the other
+        if clash is not None:
+            shown = min(clash, leaf, key=len)
+            name = ".".join(shown[1:] if shown[0] == "stages" else shown)
+            raise ConfigError(
+                f"{name} is given twice on the command line, as {brief(given[clash][0])[1:-1]} and as "
+                f"{brief(item)[1:-1]}: keep the one you mean"
+            )
+    for leaf in _leaves(tuple(path), value):
+        given[leaf] = (item, value)
+
+
+def _leaves(path: tuple[str, ...], value: Any) -> list[tuple[str, ...]]:
+    """The paths of the values a mapping sets, one per key down to its last level (an empty mapping: itself)."""
+    if not isinstance(value, dict) or not value:
+        return [path]
+    return [leaf for k, v in value.items() for leaf in _leaves((*path, str(k)), v)]

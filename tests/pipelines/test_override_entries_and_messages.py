@@ -38,8 +38,10 @@ def test_a_mapping_override_takes_known_entries_new_true_and_plus(tmp_path):
         "data_files"]["JSON"]["min_chars"] == 10
     flagged = load_recipe(None, [f"mixture.phases={{pretrain_phase3: {{new: true, {PHASE[1:]}}}"])
     assert flagged["stages"]["mixture"]["phases"]["pretrain_phase3"] == {"stage": "pretrain", "tokens": 1000, "mix": {"web": 1.0}}
-    plus = load_recipe(None, [f"+mixture.phases={{pretrain_phase3: {PHASE}}}", "mixture.phases={pretrain_phase3: {tokens: 5}}"])
-    assert plus["stages"]["mixture"]["phases"]["pretrain_phase3"]["tokens"] == 5  # an entry a '+' added is known after it
+    plus = load_recipe(None, [f"+mixture.phases={{pretrain_phase3: {PHASE}}}", "mixture.phases={pretrain_phase3: {seq_length: 8192}}"])
+    assert plus["stages"]["mixture"]["phases"]["pretrain_phase3"]["seq_length"] == 8192  # an entry a '+' added is known after it
+    with pytest.raises(ConfigError, match=r"mixture.phases.pretrain_phase3.tokens is given twice on the command line"):
+        load_recipe(None, [f"+mixture.phases={{pretrain_phase3: {PHASE}}}", "mixture.phases={pretrain_phase3: {tokens: 5}}"])
     mine = tmp_path / "mine.yaml"  # an entry the user's file added (new: true) is known to its overrides
     mine.write_text(f"name: mine\nstages:\n  mixture:\n    phases:\n      extra: {{new: true, {PHASE[1:]}\n")
     assert load_recipe(mine, ["mixture.phases={extra: {tokens: 7}}"])["stages"]["mixture"]["phases"]["extra"]["tokens"] == 7

@@ -95,6 +95,11 @@ def test_a_key_twice_in_a_yaml_mapping_is_refused(tmp_path: Path, text: str, key
     (["edu_score.threshold=3", "edu_score.threshold=4"], "edu_score.threshold is given twice on the command line, as "
      "edu_score.threshold=3 and as edu_score.threshold=4: keep the one you mean"),
     (["code_quality.tier_high=85", "stages.code_quality.tiers.high=90"], "code_quality.tiers.high is given twice"),
+    # inside mappings: the same key of two tables, and a key set alone and again in a mapping holding it
+    (["mixture.repeat={web/high: 2}", "mixture.repeat={web/high: 3}"], "mixture.repeat.web/high is given twice"),
+    (["code_quality.data_files.JSON.min_chars=10", "code_quality.data_files={JSON: {min_chars: 20}}"],
+     "code_quality.rules.data_files.JSON.min_chars is given twice"),
+    (["code_quality.data_files={JSON: {min_chars: 20}}", "code_quality.data_files=null"], "code_quality.rules.data_files is given twice"),
 ])
 def test_a_key_twice_on_the_command_line_is_refused(tmp_path: Path, caplog, words: list[str], message: str) -> None:
     """The last one was taken without a word; a key twice in a recipe file is refused (above)."""
