@@ -102,7 +102,8 @@ def figures_head(stats: dict[str, Any], key: str) -> tuple[str, str] | None:
     fig = (stats.get("extra") or {}).get(key) if stats.get("stage") == "ingest" else None
     if not fig:
         return None
-    values = ", ".join(f"{k}={v:,}" for k, v in sorted(fig["values"].items(), key=lambda kv: (-kv[1], kv[0]))[:5])
+    values = ", ".join(f"{f'[{k}]' if ', ' in k else k}={v:,}"  # a value naming several fields, in brackets: [raw, raw2]=1
+                       for k, v in sorted(fig["values"].items(), key=lambda kv: (-kv[1], kv[0]))[:5])
     files = ", ".join(fig["examples"]) + (", …" if fig["files"] > len(fig["examples"]) else "")
     return f"ingest: {fig['documents']:,} records of {fig['files']:,} file(s) ({files})", values
 

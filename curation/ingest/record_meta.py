@@ -8,6 +8,7 @@ written over another (binary values as their size).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -114,7 +115,8 @@ def bounded_meta(extra: dict[str, Any], limit: int) -> tuple[str | None, str | N
     """(``meta`` as JSON, the names of the fields left out or None) for a record's ``meta`` fields
     ``extra``, at most ``limit`` characters (0: no bound). Over it, the largest fields are left out,
     one at a time, until the rest fits, and ``meta`` names each under :data:`NOTE` with its size in
-    characters (``_meta_left_out`` where a field has that name). The text has its own bound
+    characters (``_meta_left_out`` where a field has that name; past 100 fields, the others summed in one
+    entry, and where the note alone is over the bound, that entry alone). The text has its own bound
     (``max_chars``).
 
     >>> bounded_meta({"title": "a", "raw": "x" * 50}, 60)
@@ -129,22 +131,45 @@ def bounded_meta(extra: dict[str, Any], limit: int) -> tuple[str | None, str | N
     note = NOTE
     while note in extra:
         note = "_" + note
-    kept, left, size = dict(extra), {}, len(text) + len(note) + 6  # '"note": {}, '
+    kept, left, size = dict(extra), {}, len(text)
     for key in sorted(sizes, key=lambda k: (-sizes[k], k)):
         del kept[key]
         left[key] = sizes[key]
-        size -= sizes[key] + 2 - min(len(key), _NAME) - 16  # its ', ' too, less its entry in the note (about)
-        if size <= limit:
+        size -= sizes[key] + 2  # and its ', '
+        estimate = size + len(note) + 6 + _note_size(left)  # with the note, about: written only when it may fit
+        if estimate <= limit:
             text = meta_json({**kept, note: _named(left)})
             if len(text) <= limit:
                 break
-    else:  # nothing left to leave out: the note alone
+            size += len(text) - estimate  # the estimate's error: no write again until that much more is left out
+    else:  # nothing left to leave out: the note alone, and past the bound, its summary alone
         text = meta_json({note: _named(left)})
+        if len(text) > limit:
+            text = meta_json({note: _named(left, 0)})
     return text, ", ".join(list(_named(left))[:5]) + (", …" if len(left) > 5 else "")
 
 
-def _named(left: dict[str, int]) -> dict[str, int]:
-    return {(k if len(k) <= _NAME else k[:_NAME] + "…"): n for k, n in left.items()}
+#: the fields a note names one by one (the largest); the others are one entry, "… (N more fields)": their characters
+_NOTED = 100
+
+
+def _note_size(left: dict[str, int]) -> int:
+    """About how many characters :func:`_named` of ``left`` takes as JSON."""
+    return sum(min(len(k), _NAME) + 12 for k in itertools.islice(left, _NOTED)) + (40 if len(left) > _NOTED else 0)
+
+
+def _named(left: dict[str, int], noted: int = _NOTED) -> dict[str, int]:
+    """The note: the first ``noted`` fields of ``left`` (the largest) by name, cut to :data:`_NAME`
+    characters, and the others as one entry with their characters summed.
+
+    >>> _named({"a": 9, "b": 5, "c": 4}, 1)
+    {'a': 9, '… (2 more fields)': 9}
+    """
+    named = {(k if len(k) <= _NAME else k[:_NAME] + "…"): n for k, n in list(left.items())[:noted]}
+    rest = list(left.values())[noted:]
+    if rest:
+        named[f"… ({len(rest)} more field{'s' * (len(rest) > 1)})"] = sum(rest)
+    return named
 
 
 def meta_note(stats: dict[str, Any]) -> str | None:

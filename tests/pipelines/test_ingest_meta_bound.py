@@ -84,7 +84,7 @@ def test_meta_over_the_bound_leaves_its_largest_fields_out_names_them_and_keeps_
     assert meta["big"] == {"title": "kept", "meta_left_out": {"raw": len(big) + 9, "tags": 510}}
     assert meta["small"] == {"title": "kept too", "raw": "r", "tags": "t"}
     said = _warned(caplog, "ingest.max_meta_chars")
-    assert len(said) == 1 and "(100 characters)" in said[0] and "raw, tags=1" in said[0], said
+    assert len(said) == 1 and "(100 characters)" in said[0] and "[raw, tags]=1" in said[0], said
 
 
 def test_real_meta_is_kept_whole_under_the_default_and_left_out_under_a_small_bound(tmp_path, caplog):
@@ -153,3 +153,20 @@ def test_the_warning_about_records_not_used_counts_too_large(tmp_path, caplog):
         len(said) == 1 and "2 of 3 records" in said[0] and "too_large=1" in said[0] and "missing_text=1" in said[0]
     ), said
     assert "ingest.max_chars" in said[0]  # what to change
+
+
+def test_meta_of_many_small_fields_stays_within_the_bound_and_the_warning_brackets_a_record_s_fields():
+    """Each field left out used to add a note entry about as large as itself, so meta stayed ~16x the bound."""
+    from curation.ingest.language_field import figures_head
+    from curation.ingest.record_meta import bounded_meta
+
+    fields = {f"k{i:07d}": i for i in range(20_000)}
+    text, names = bounded_meta(fields, 10_000)
+    assert len(text) <= 10_000
+    note = json.loads(text)["meta_left_out"]
+    assert len(note) == 101 and sum(note.values()) == sum(len(json.dumps({k: v})) - 2 for k, v in fields.items() if k not in json.loads(text))
+    text, _ = bounded_meta(fields, 200)  # the note of 100 names is over the bound too: its summary alone
+    assert json.loads(text) == {"meta_left_out": {"… (20000 more fields)": sum(len(json.dumps({k: v})) - 2 for k, v in fields.items())}}
+    stats = {"stage": "ingest", "extra": {"meta_left_out": {"documents": 2, "files": 1, "examples": ["a.jsonl"],
+                                                            "values": {"raw, raw2": 1, "big": 1}}}}
+    assert figures_head(stats, "meta_left_out")[1] == "big=1, [raw, raw2]=1"
