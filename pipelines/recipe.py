@@ -45,7 +45,7 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None, sta
     check_recipe(recipe, str(src))
     recipe = normalise(with_shipped_keys(copy.deepcopy(recipe)))
     recipe.setdefault("stages", {})
-    given: dict[tuple[str, ...], tuple[str, Any]] = {}
+    given: dict[tuple[str, ...], tuple[str, Any, Any]] = {}
     for i, item in enumerate(overrides or []):
         plus = item.startswith("+")
         keys, value = parse_override(item[1:] if plus else item)

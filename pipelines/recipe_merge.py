@@ -53,13 +53,14 @@ def value_at(tree: dict[str, Any], path: list[str]) -> Any:
     return tree
 
 
-def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str], item: str, value: Any) -> None:
+def check_repeated(given: dict[tuple[str, ...], tuple[str, Any, Any]], path: list[str], item: str, value: Any) -> None:
     """Refuse a key the command line gives twice (``threshold=3 threshold=4``, or ``threshold=3
     edu_score.threshold=4``), also inside mappings (``repeat={web/high: 2} repeat={web/high: 3}``,
     ``data_files.JSON.min_chars=10 data_files={JSON: {min_chars: 20}}``): which one was meant is not for
     the run to guess, and a YAML file refuses a key given twice in one mapping too. Two mappings for one
     table with no key in common (``repeat={web/high: 2} repeat={web/low: 0}``) merge by name, as a table
-    does. ``given``: each leaf's path → (override, value) so far.
+    does; the same value given again is no doubt and passes. ``given``: each leaf's path → (override,
+    value, the leaf's value) so far.
 
     >>> given = {}
     >>> check_repeated(given, ["stages", "edu_score", "threshold"], "threshold=3", 3)
@@ -76,7 +77,7 @@ def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str
     """
     for leaf in _leaves(tuple(path), value):
         clash = next((k for k in given if k[: len(leaf)] == leaf or leaf[: len(k)] == k), None)  # the same key, or one inside the other
-        if clash is not None:
+        if clash is not None and not (clash == leaf and given[clash][2] == _at(value, leaf[len(path):])):  # the same value again: no doubt
             shown = min(clash, leaf, key=len)
             name = ".".join(shown[1:] if shown[0] == "stages" else shown)
             raise ConfigError(
@@ -84,7 +85,13 @@ def check_repeated(given: dict[tuple[str, ...], tuple[str, Any]], path: list[str
                 f"{brief(item)[1:-1]}: keep the one you mean"
             )
     for leaf in _leaves(tuple(path), value):
-        given[leaf] = (item, value)
+        given[leaf] = (item, value, _at(value, leaf[len(path):]))
+
+
+def _at(value: Any, keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        value = value[k]
+    return value
 
 
 def _leaves(path: tuple[str, ...], value: Any) -> list[tuple[str, ...]]:

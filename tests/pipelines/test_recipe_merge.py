@@ -114,6 +114,9 @@ def test_a_key_twice_on_the_command_line_is_refused(tmp_path: Path, caplog, word
     assert main([*argv, "edu_score.fallback_scorer=default", "mixture.repeat={web/high: 2}", "mixture.repeat={web/low: 0}"]) == 0
     merged = load_recipe(None, ["mixture.repeat={web/high: 2}", "mixture.repeat={web/low: 0}"])["stages"]["mixture"]["repeat"]
     assert merged["web/high"] == 2 and merged["web/low"] == 0
+    same = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.tokenizer=whitespace", "mixture.repeat={web/high: 2}",
+                              "mixture.repeat.web/high=2"])  # the same value again leaves no doubt
+    assert same["stages"]["ingest"]["tokenizer"] == "whitespace" and same["stages"]["mixture"]["repeat"]["web/high"] == 2
 
 
 def test_a_yaml_merge_key_may_be_given_again(tmp_path: Path) -> None:
