@@ -133,12 +133,7 @@ def test_code_web_reads_only_the_row_groups_that_hold_its_pages(tmp_path: Path) 
     path = tmp_path / "part-00000.parquet"
     write_frame(pages, path, schema=HTML_SCHEMA, groups=[0, 2, 4, 6])
     assert load_pages(tmp_path, 0, ["d3", "d2", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
-    meta, data = pq.ParquetFile(path).metadata, bytearray(path.read_bytes())
-    for g in (0, 2):
-        col = meta.row_group(g).column(1)  # html
-        start = col.dictionary_page_offset or col.data_page_offset
-        data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
-    path.write_bytes(bytes(data))
+    _damage(path, groups=(0, 2), column=1)  # html
     with pytest.raises(OSError):
         pq.read_table(path)
     assert load_pages(tmp_path, 0, ["d3", "d2", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
@@ -160,12 +155,7 @@ def test_code_web_reads_doc_ids_only_in_the_row_groups_whose_statistics_span_its
     pages = pd.DataFrame({"doc_id": [f"d{i}" for i in range(6)], "html": [f"<pre>x = {i}</pre>" for i in range(6)]})
     path = tmp_path / "part-00000.parquet"
     write_frame(pages, path, schema=HTML_SCHEMA, groups=[0, 2, 4, 6])  # ids d0-d1, d2-d3, d4-d5
-    meta, data = pq.ParquetFile(path).metadata, bytearray(path.read_bytes())
-    for g in (0, 2):
-        col = meta.row_group(g).column(0)  # doc_id
-        start = col.dictionary_page_offset or col.data_page_offset
-        data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
-    path.write_bytes(bytes(data))
+    _damage(path, groups=(0, 2), column=0)  # doc_id
     with pytest.raises(OSError):
         pq.read_table(path, columns=["doc_id"])
     assert load_pages(tmp_path, 0, ["d3", "d2", "d35", "zz"]) == {"d2": pages.at[2, "html"], "d3": pages.at[3, "html"]}
@@ -185,3 +175,15 @@ def test_rendered_texts_are_read_from_the_part_of_the_same_number_only(tmp_path:
                     schema=CODE_TEXT_SCHEMA)
     assert load_pages(tmp_path, 0, ["a", "c"], column="text", own_part=True) == {"a": "text of a"}
     assert load_pages(tmp_path, 0, ["a", "c"], column="text") == {"a": "text of a", "c": "text of c"}
+
+
+def _damage(path: Path, groups: tuple[int, ...], column: int) -> None:
+    """Overwrite the pages of one column in some row groups of a Parquet file: reading them fails."""
+    import pyarrow.parquet as pq
+
+    meta, data = pq.ParquetFile(path).metadata, bytearray(path.read_bytes())
+    for g in groups:
+        col = meta.row_group(g).column(column)
+        start = col.dictionary_page_offset or col.data_page_offset
+        data[start : start + col.total_compressed_size] = b"\xff" * col.total_compressed_size
+    path.write_bytes(bytes(data))
