@@ -240,6 +240,9 @@ def _run(args: argparse.Namespace) -> int:
         finished(f"the run had finished: every stage and run.json are in place in {args.output}, the output is complete (curate "
                  f"stats --check exits 0)" if stage is None else f"the stage had finished: {args.output} is in place, complete")
     print(funnel_table([r.stats for r in results]))
+    for made in dict.fromkeys(r.input_unchanged_after for r in results if r.input_unchanged_after):  # pipelines/restat.py
+        print(f"reused: {', '.join(r.name for r in results if r.input_unchanged_after == made)} (their input came out "
+              f"unchanged: {made} was made again with its output as before)")
     return 0
 
 

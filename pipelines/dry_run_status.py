@@ -32,6 +32,7 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
 
     whole_run = args.command == "run"
     fingerprint: str | None = None
+    restat: tuple[str, str] | None = None  # the stage made again whose output may come out as before, and its fingerprint
     lines = []
     for name in names:
         stage = load_stage(name)
@@ -60,11 +61,30 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
             continue
         if why.startswith("its input changed") and lines and lines[-1] != "up to date: skipped":
             why = "the stage before it runs, so its input changes"
+            if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
+                why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
         lines.append("runs: no output there yet" if why == "" else f"runs again: {why}")
+        restat = _restat(name, stage_dir, restat, why)
         fingerprint = output_fingerprint(chash, fingerprint)
         if not whole_run and why and (stale := _made_stale(stage_dir)):
             lines[-1] += f"; then the run's later stages {', '.join(stale)} are stale (made from its previous output)"
     return lines
+
+
+def _restat(name: str, stage_dir: Path, restat: tuple[str, str] | None, why: str) -> tuple[str, str] | None:
+    """After a stage that runs again: the stage (``name``, or the earlier one of ``restat`` whose
+    output the stages after it may still read) and the output fingerprint it hands on when its
+    output comes out as the one in ``stage_dir`` (:mod:`pipelines.restat`); None when it cannot
+    (no output there, or one without a content digest or incomplete)."""
+    from pipelines.marker import read_marker
+    from pipelines.restat import DIGEST
+
+    marker = read_marker(stage_dir) or {}
+    if why.startswith("the stage before it runs") and restat is not None and marker.get("input_fingerprint") == restat[1]:
+        return restat[0], str(marker.get("output_fingerprint"))  # reused, it hands on its own output as before
+    if why and marker.get(DIGEST) and not marker.get("incomplete") and isinstance(marker.get("output_fingerprint"), str):
+        return name, marker["output_fingerprint"]
+    return None
 
 
 def _raw(files: list[Path], memo: Path, fingerprint: Any) -> str:

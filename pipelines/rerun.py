@@ -69,7 +69,8 @@ def check_run_replaceable(recipe: dict[str, Any], names: list[str], inputs: list
     will make again and that may not be replaced (:func:`check_replaceable`), before the run changes
     anything. A folder that would be refused but stays up to date (skipped) is no reason to stop: the
     run follows the stages as the runner will, each input fingerprint from the stage before it (its
-    marker when it is skipped, else the fingerprint the runner records for a remade stage)."""
+    marker when it is skipped, else the fingerprint the runner records for a remade stage whose output
+    changes: whether it comes out as before, :mod:`pipelines.restat`, is known only once it has run)."""
     from pipelines.recipe import stage_config, stage_hash
     from pipelines.stage_cache import cache_dir
     from pipelines.stages import folder_name, load_stage
@@ -111,8 +112,13 @@ def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:
     stale = sorted(name for name in run_state(parent).stale if name > Path(stage_dir).name)
     if not stale:
         return []
+    marker = read_marker(Path(stage_dir)) or {}
+    same = marker.get("output_fingerprint") != output_fingerprint(str(marker.get("config_hash")), str(marker.get("input_fingerprint")))
+    made = ("from an output the same as its new one, but the run records other settings for it, so they count as stale "
+            "(curate verify and curate stats leave them out)" if same and marker.get("same_output_as") else
+            "from its previous output and are stale now (curate verify and curate stats leave them out)")
     return [f"{Path(stage_dir).name} was made again inside the run {parent}: its later stages ({', '.join(stale)}) were made "
-            f"from its previous output and are stale now (curate verify and curate stats leave them out); to bring them up to "
+            f"{made}; to bring them up to "
             f"date, re-run the recipe into {parent} with the settings you gave this stage (as overrides or in your recipe "
             f"file): with the recipe's own, the run makes {Path(stage_dir).name} again as it was"]
 

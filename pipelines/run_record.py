@@ -40,6 +40,10 @@ def _entry(result: Any) -> dict[str, Any]:
         "output_fingerprint": marker.get("output_fingerprint"),
         "version": result.stats.get("version"),
         "seconds": result.stats.get("seconds"),
+        # made again with its output as before (it hands on its previous output fingerprint), or
+        # skipped because its input came out unchanged when that earlier stage was made again
+        **({"output_unchanged": True} if getattr(result, "output_unchanged", False) else {}),
+        **({"input_unchanged_after": after} if (after := getattr(result, "input_unchanged_after", None)) else {}),
     }
 
 

@@ -6,8 +6,9 @@ looks complete (a failed one removes its ``.inprogress`` folder). ``_SUCCESS`` r
 hash, the input fingerprint and every file written (pipelines/marker.py): a re-run with both
 unchanged skips the stage only when its files are still as recorded, and since a stage's input
 fingerprint is derived from the previous stage's marker, a changed config re-runs that stage and
-every stage after it. A stage never replaces a folder it did not write, never writes into or over
-its input, and holds a lock on the folder it writes into (pipelines/safety.py).
+every stage after it, unless its output comes out as before (pipelines/restat.py). A stage never
+replaces a folder it did not write, never writes into or over its input, and holds a lock on the
+folder it writes into (pipelines/safety.py).
 """
 
 from __future__ import annotations
@@ -33,11 +34,9 @@ from pipelines.kit.stage import check_requires, run_chain, upstream_chain
 from pipelines.marker import (
     INPUT_CHECKSUMS,
     MARKER,
-    WRITER,
     check_unchanged,
-    file_records,
-    output_fingerprint,
     raw_fingerprint,
+    read_marker,
     save_checksums,
     stage_fingerprint,
 )
@@ -45,6 +44,7 @@ from pipelines.plan_checks import check_plan
 from pipelines.raw_inputs import check_raw_unchanged, raw_stamps
 from pipelines.recipe import check_configs, global_keys, stage_config, stage_hash, stage_settings
 from pipelines.rerun import check_run_replaceable, kept_after_stop, remove_leftovers, rerun_reason, stale_after
+from pipelines.restat import came_out_as_before, reused_after, stage_marker
 from pipelines.run_record import RunProgress, remove_other_stages, remove_run_record, run_record
 from pipelines.safety import check_overlap, check_replaceable, folder_lock, stage_lock, swapped_into_place
 from pipelines.stage_cache import cache_dir, remove_temp
@@ -61,6 +61,10 @@ class StageResult:
     stage_dir: Path
     skipped: bool
     stats: dict[str, Any]
+    #: made again, its output came out as the one it replaced: it hands on that output's fingerprint
+    output_unchanged: bool = False
+    #: skipped because its input came out unchanged when this earlier stage was made again
+    input_unchanged_after: str | None = None
 
 
 def run_stage(
@@ -116,11 +120,12 @@ def _run_stage_locked(
 
     work = stage_dir.parent / f".{stage_dir.name}.inprogress"
     created = [d for d in (stage_dir, cache.parent, cache) if not d.exists()]  # removed again if left empty
+    previous = read_marker(stage_dir)  # the output it replaces: its fingerprint is handed on if the content is the same
     remove_leftovers(stage_dir)
     try:
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, chain, specs, client, run_dir,
-                                 quiet, cache, stamps)
+                                 quiet, cache, stamps, previous)
         # once in place the stage has succeeded: a stop waits for this bookkeeping and says what is kept and left
         with swapped_into_place(work, stage_dir, lambda old: kept_after_stop(stage_dir, run_dir, old)):
             save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
@@ -136,14 +141,17 @@ def _run_stage_locked(
             with contextlib.suppress(OSError):
                 empty.rmdir()
         raise
-    return StageResult(name, stage_dir, False, stats)
+    return StageResult(name, stage_dir, False, stats, output_unchanged=came_out_as_before(name, stage_dir, previous))
 
 
 def _build_and_write(
     name: str, stage: Any, cfg: Any, recipe: dict[str, Any], chash: str, fingerprint: str, work: Path,
     stage_dir: Path, input_dir: Path | None, chain: list[Path], specs: list[Any], client: Any, run_dir: Path | None, quiet: bool,
-    cache: Path, stamps: dict[Path, list[int]] | None = None,
+    cache: Path, stamps: dict[Path, list[int]] | None = None, previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Build the stage into ``work``: its parts, ``stats.json`` and ``_SUCCESS``; ``previous``: the
+    marker of the finished output it replaces, whose output fingerprint it hands on when its content
+    comes out the same (:mod:`pipelines.restat`)."""
     ctx = StageContext(
         name=name, work_dir=work, cache_dir=cache,
         input_fingerprint=fingerprint,
@@ -201,21 +209,7 @@ def _build_and_write(
         **incomplete,
     }
     io.write_json(work / "stats.json", stats)
-    io.write_json(
-        work / MARKER,
-        {
-            "writer": WRITER,
-            "stage": name,
-            "version": stage.version,
-            "config_hash": chash,
-            "input_fingerprint": fingerprint,
-            # where its input was: the chain of stages is found there when the folders are not side by side
-            **({"input": str(chain[-1].resolve())} if chain else {}),
-            "output_fingerprint": output_fingerprint(chash, fingerprint, ctx.incomplete),
-            **incomplete,
-            "files": file_records(work),
-        },
-    )
+    io.write_json(work / MARKER, stage_marker(work, name, stage.version, chash, fingerprint, chain, ctx.incomplete, previous))
     return stats
 
 
@@ -268,6 +262,7 @@ def run_recipe(
     check_overlap(output, inputs)
     results: list[StageResult] = []
     previous: Path | None = None
+    after: str | None = None
     started = time.time()
     with folder_lock(output):
         check_run_replaceable(recipe, names, inputs, output, cache_root)  # a refused run leaves the folder as it was
@@ -282,6 +277,7 @@ def run_recipe(
                     name, recipe, stage_dir=stage_dir, input_dir=previous, inputs=inputs,
                     client=client, run_dir=output, quiet=quiet, cache_root=cache_root,
                 )
+                after = reused_after(res, results, after)  # the stage made again whose output came out the same
                 results.append(res)
                 progress.done(res)
                 previous = stage_dir

@@ -191,16 +191,35 @@ def validate_run(path: Path, manifest: Mapping[str, Any]) -> list[str]:
     if stage_dir not in state.current:
         return [f"{stage_dir.name} is not a finished stage of the run {run_dir}"]
     before = state.current[:state.current.index(stage_dir)]
-    expected = []
-    for folder in before:
-        marker = read_json(folder / "_SUCCESS") or {}
-        expected.append((folder.name, marker.get("config_hash"), marker.get("output_fingerprint")))
+    markers = [(folder.name, read_json(folder / "_SUCCESS") or {}) for folder in before]
+    expected = [(name, marker.get("config_hash"), marker.get("output_fingerprint")) for name, marker in markers]
     cited = [(u.get("folder"), u.get("config_hash"), u.get("output_fingerprint"))
              for u in manifest.get("upstream") or [] if isinstance(u, dict)]
-    if cited != expected and not _begins_elsewhere(state, run_dir, cited, expected):
+    if not cites_current(cited, markers) and not _begins_elsewhere(state, run_dir, cited, expected):
         return [f"upstream cites {[c[0] for c in cited]}, but the run's current stages before "
                 f"{stage_dir.name} are {[e[0] for e in expected]} (or their config hashes differ)"]
     return []
+
+
+def cites_current(cited: list[tuple[Any, ...]], markers: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Whether ``cited`` (folder, config hash, output fingerprint of each upstream stage) is the chain of
+    the current stages, each ``(folder name, marker)``. A stage made again whose output came out as
+    before keeps its output fingerprint and records the earlier runs that made it (``same_output_as``:
+    config hash and input fingerprint, :mod:`pipelines.restat`): a manifest written before may cite
+    such a run, and the stages before it as that run read them (the output fingerprint it cites just
+    before is that run's input fingerprint); they are not the current ones then."""
+    if len(cited) != len(markers):
+        return False
+    for i in range(len(markers) - 1, -1, -1):
+        (name, marker), (folder, chash, made) = markers[i], cited[i]
+        if folder != name or made != marker.get("output_fingerprint"):
+            return False
+        came = cited[i - 1][2] if i else marker.get("input_fingerprint")
+        if chash == marker.get("config_hash") and came == marker.get("input_fingerprint"):
+            continue
+        earlier = [m for m in marker.get("same_output_as") or [] if isinstance(m, dict)]
+        return any(m.get("config_hash") == chash and (i == 0 or m.get("input_fingerprint") == came) for m in earlier)
+    return True
 
 
 def _begins_elsewhere(state: Any, run_dir: Path, cited: list[tuple[Any, ...]], expected: list[tuple[Any, ...]]) -> bool:

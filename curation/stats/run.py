@@ -224,6 +224,10 @@ def run_summary(run: Run, with_state: bool = True) -> str:
         earlier = sum(float(st.get("seconds") or 0.0) for st in reused)
         took = (f"{seconds} s in its last invocation, which reused {len(reused)} stage(s) up to date from earlier ones "
                 f"(they took {earlier:.1f} s when they ran)")
+        after = {st["input_unchanged_after"]: st["name"] for st in reused if st.get("input_unchanged_after")}
+        if after:  # made again, a stage's output came out as before: the stages after it read what they were made from
+            took += "; " + "; ".join(f"{sum(st.get('input_unchanged_after') == a for st in reused)} of them because {a} was made "
+                                     "again with its output as before" for a in after)
     line = f"{run.path}: recipe {name} · {took}"
     if status == "unrecorded" and not record:
         line += (" · no run record (run.json or run.progress.json): stages written one at a time with `curate <stage>`, "

@@ -61,9 +61,9 @@ def test_rerun_skips_and_changed_key_reruns_that_stage_and_later(tmp_path):
     _run(raw, tmp_path / "run")
     again = _run(raw, tmp_path / "run")
     assert [r.skipped for r in again] == [True, True]
-    changed = _run(raw, tmp_path / "run", ["ingest.max_chars=100000"])
+    changed = _run(raw, tmp_path / "run", ["ingest.max_chars=20"])  # "document number 1 with words" is too large now
     assert [r.skipped for r in changed] == [False, False]
-    only_last = _run(raw, tmp_path / "run", ["ingest.max_chars=100000", "exact_dedup.keep=longest"])
+    only_last = _run(raw, tmp_path / "run", ["ingest.max_chars=20", "exact_dedup.keep=longest"])
     assert [r.skipped for r in only_last] == [True, False]
 
 

@@ -81,14 +81,19 @@ def test_verify_checks_stages_run_one_by_one(tmp_path, capsys):
 
 
 def test_verify_sees_a_stage_folder_re_run_under_the_ones_made_from_it(tmp_path, capsys):
-    """Stages chained by hand, then an earlier one re-run with another setting: the later folders were
-    made from an output that is gone, and verify said OK."""
+    """Stages chained by hand, then an earlier one re-run with another setting: while its output comes
+    out as before (restat), the later folders still read what they were made from; once it differs,
+    they were made from an output that is gone, and verify said OK."""
     raw = _corpus(tmp_path)
     steps = tmp_path / "steps"
     common = ["--scheduler", "synchronous", "--quiet"]
     assert main(["ingest", "--input", str(raw), "--output", str(steps / "a"), *common]) == 0
     assert main(["exact-dedup", "--input", str(steps / "a"), "--output", str(steps / "b"), *common]) == 0
     assert main(["minhash-dedup", "--input", str(steps / "b"), "--output", str(steps / "c"), *common]) == 0
+    assert main(["exact-dedup", "--input", str(steps / "a"), "--output", str(steps / "b"), "keep=longest", *common]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(steps)]) == 0  # its copies are byte-identical: keep=longest keeps the same ones
+    assert main(["ingest", "--input", str(raw), "--output", str(steps / "a"), "max_chars=20", *common]) == 0
     assert main(["exact-dedup", "--input", str(steps / "a"), "--output", str(steps / "b"), "keep=longest", *common]) == 0
     capsys.readouterr()
     assert main(["verify", str(steps)]) == 1
