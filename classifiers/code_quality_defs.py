@@ -73,7 +73,8 @@ DEFINITIONS: dict[str, re.Pattern[str]] = {
     ),
     "shell": re.compile(r"^[ \t]*(?:function\s+)?(?P<name>[\w:.-]+)\s*\(\s*\)\s*\{|^[ \t]*function\s+(?P<f>[\w:.-]+)\s*\{", re.MULTILINE),
     "perl": re.compile(r"^[ \t]*sub\s+(?P<name>\w+)\s*\{", re.MULTILINE),
-    "r": re.compile(r"(?P<name>[\w.]+)\s*(?:<-|=)\s*function\s*\([^)]*\)\s*\{", re.MULTILINE),
+    # a name starts where a run of name characters starts: a scan restarted inside the run is quadratic in its length
+    "r": re.compile(r"(?<![\w.])(?P<name>[\w.]+)\s*(?:<-|=)\s*function\s*\([^)]*\)\s*\{", re.MULTILINE),
 }
 #: statements a definition pattern reads as a name followed by parentheses and a brace (``if (…) {``)
 _STATEMENTS = frozenset({"if", "for", "while", "switch", "catch", "function", "return", "with", "else", "do"})

@@ -1,4 +1,5 @@
 """Every code regex stays linear on adversarial text (a regex holds the GIL: a slow one hangs a worker).
+The budgets are CPU seconds of this process, so that a busy machine does not fail them.
 
 The C definition pattern once split runs of ``*`` two ways and took minutes on a comment rule of
 80 asterisks, long enough for the scheduler to drop the worker; each pattern now gets runs of
@@ -25,6 +26,9 @@ def _adversarial() -> list[str]:
         texts.append(("int" + ch * 60 + "\n") * 20)
         texts.append(("x " + (ch + " ") * 40 + "\n") * 20)
         texts.append(ch * 3000)
+    # long runs of name characters, bare and dotted (an R name): a scan restarted inside a run is quadratic
+    texts.append("blob <- " + "0123456789abcdef" * 1500 + "\n")
+    texts.append("a." * 12000 + "\n")
     texts.append("/" + "*" * 78 + "/\n" + "int *f(int *a, int *b,\n    char **c);\n" * 50)
     texts.append("a " * 2000 + "(" * 500 + "\n")
     # many lines a definition starts on and none ends: a span to the text's end from each line start is
@@ -40,25 +44,25 @@ def _adversarial() -> list[str]:
 
 @pytest.mark.parametrize("family", sorted(DEFINITIONS))
 def test_definition_patterns_are_fast_on_adversarial_text(family):
-    started = time.perf_counter()
+    started = time.process_time()
     for text in _adversarial():
         list(DEFINITIONS[family].finditer(text))
-    assert time.perf_counter() - started < 2.0, family
+    assert time.process_time() - started < 2.0, family
 
 
 @pytest.mark.parametrize("family", sorted(LEXERS))
 def test_lexers_are_fast_on_adversarial_text(family):
-    started = time.perf_counter()
+    started = time.process_time()
     for text in _adversarial():
         list(LEXERS[family].finditer(text))
-    assert time.perf_counter() - started < 2.0, family
+    assert time.process_time() - started < 2.0, family
 
 
 def test_comment_rule_of_asterisks_scores_at_once_and_functions_are_still_found():
     text = "/" + "*" * 78 + "/\n" + "static int *add(int *a, int b) {\n    return a + b;\n}\n" + "*" * 80 + "\n"
-    started = time.perf_counter()
+    started = time.process_time()
     feats = structural_features(text, "C")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert feats["n_functions"] == 1
     assert scan(text, "c").max_depth == 1
 
@@ -79,7 +83,7 @@ operators, attributes among the return type's tokens; none reaches a brace."""
     texts.append("f(a, b)\n" + "int a; " * 20000 + "\n")
     texts.append("x(" + "a, " * 2000 + "b)\n" + "int a;\n" * 8000)
     texts.append("A::A(x)\n" + ": " + "x_(x), " * 20000 + "\n")
-    started = time.perf_counter()
+    started = time.process_time()
     for text in texts:
         list(DEFINITIONS["c"].finditer(text))
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
