@@ -5,10 +5,12 @@ undecoded: each is decoded on its own (its transfer codings, chunked first, then
 so one bad body is one row and the file is read on. Only ``response`` and
 ``resource`` records (WARC) and ``conversion`` records (WET, text already extracted) become
 documents; ``request``, ``metadata``, ``warcinfo`` and ``revisit`` records are not documents and are
-not read. Every response that cannot be used is a row with a :class:`DropReason`: non-2xx status,
-non-HTML or binary content, a truncated record, a page over ``max_bytes``, a page no charset
-decodes. The HTML of a usable page goes to the ``_html`` column (text left empty): the ingest
-stage extracts the main content in its own cached sub-step and keeps the HTML as an artifact.
+not read. A ``response`` record whose block opens with an HTTP status line is read as HTTP whatever
+its WARC ``Content-Type`` says (:mod:`curation.ingest.warc_http`). Every response that cannot be
+used is a row with a :class:`DropReason`: non-2xx status, non-HTML or binary content, a truncated
+record, a page over ``max_bytes``, a page no charset decodes. The HTML of a usable page goes to the
+``_html`` column (text left empty): the ingest stage extracts the main content in its own cached
+sub-step and keeps the HTML as an artifact.
 
 >>> decode_html(b"<meta charset='gb2312'>" + "中文".encode("gbk"), None)[1]
 'gbk'
@@ -30,6 +32,7 @@ from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content, decode_transfer
 from curation.ingest.warc_ends import DECOMPRESSED, Decompressed, stopped, until_cut  # noqa: F401 -- until_cut: read from here too
 from curation.ingest.warc_ends import row as _row
+from curation.ingest.warc_http import as_http
 from curation.ingest.warc_resync import only_padding_after
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, SOURCES, DropReason, detail_json
 from curation.text import content_id
@@ -128,7 +131,15 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
             member = start + ((gz.frame_start_position() or 0) if gz is not None else int(rec.stream_pos))
             offset = int(rec.stream_pos) if inner else member
             try:
-                out = _record(rec, label, number, offset, max_bytes, rec.record_type == WarcRecordType.conversion)
+                out = _record(
+                    rec,
+                    label,
+                    number,
+                    offset,
+                    max_bytes,
+                    rec.record_type == WarcRecordType.conversion,
+                    rec.record_type == WarcRecordType.response,
+                )
             except OSError as exc:
                 yield stopped(label, number, offset, exc, False, expected, first_line, (member, size - member), inner)
                 return
@@ -146,17 +157,26 @@ def _url(rec: Any) -> str | None:
     return (url[1:-1].strip() if url.startswith("<") and url.endswith(">") else url) or None
 
 
-def _record(rec: Any, label: str, number: int, offset: int, max_bytes: int, is_wet: bool) -> dict[str, Any]:
-    """One record's row: a page's HTML, a WET record's text (``is_wet``), or the reason it is neither."""
+def _record(
+    rec: Any, label: str, number: int, offset: int, max_bytes: int, is_wet: bool, is_response: bool = False
+) -> dict[str, Any]:
+    """One record's row: a page's HTML, a WET record's text (``is_wet``), or the reason it is neither.
+
+    A ``response`` record (``is_response``) whose block opens with an HTTP status line is read as HTTP
+    whatever its WARC ``Content-Type`` says (:func:`~curation.ingest.warc_http.as_http`).
+    """
     rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
     date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
     out = _row(label, number, id=rid or None, url=_url(rec), date=date, offset=offset)
+    missing, err = as_http(rec, max_bytes) if is_response and not rec.is_http else (0, None)
     http = rec.http_headers if rec.is_http else None
     ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
     out["content_type"] = ctype.split(";")[0].strip().lower() or None
     status = http.status_code if http is not None else None
     out["status"] = status
-    expected = rec.content_length
+    if err is not None:
+        return {**out, "error": err}
+    expected = rec.content_length + missing  # the bytes the record says it holds
     if expected > max_bytes:
         return {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
     payload = rec.reader.read(max_bytes + 1)  # at most the record's bytes (checked above), undecoded

@@ -115,7 +115,7 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "10"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    version = "11"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
     # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line;
     # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
     # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound,
@@ -125,6 +125,7 @@ class IngestStage:
     # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
     #     the first line after a damaged member is read within the 12 x max_chars line bound too (over it: too_large, unparsed)
     #     a record with no `id` (fields.id left at its default) takes its `doc_id` as its id, not in meta
+    # 11: a WARC response record whose block opens with an HTTP status line is read as HTTP without `application/http`
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
