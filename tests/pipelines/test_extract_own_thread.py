@@ -5,9 +5,11 @@ loop: "HTMLTreePy is unsendable, but is being dropped on another thread", and th
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +17,8 @@ from pipelines.kit import Artifact
 from pipelines.own_thread import on_own_thread
 from pipelines.stages.ingest_extract import extract_frame
 from tests.pipelines.test_ingest_extract_link import PAGE, _parsed
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_trees_are_freed_on_the_thread_that_parsed_them(tmp_path, capfd, monkeypatch):
@@ -60,3 +64,61 @@ def test_own_thread_raises_the_error_with_its_frames_cleared():
     while tb.tb_next is not None:
         tb = tb.tb_next
     assert tb.tb_frame.f_code is fail.__code__ and tb.tb_frame.f_locals == {}
+
+
+#: run in a process of its own: what is printed when a tree is dropped on another thread goes to its stderr
+CYCLE = """
+import gc
+from resiliparse.parse.html import HTMLTree
+from pipelines.own_thread import on_own_thread
+
+def title(page):
+    tree = HTMLTree.parse(page)
+    try:
+        raise ValueError("no main content")
+    except ValueError as err:
+        kept = err  # this frame holds its own error, whose traceback holds this frame: a cycle, with the tree in it
+    return tree.title
+
+gc.disable()  # the collector runs here, on the caller's thread, and not before (as on a worker's event loop)
+print(on_own_thread(title, "<title>T</title><p>x</p>"))
+gc.collect()
+"""
+
+#: the same cycle, moved to the oldest generation by a collection while the call still held it
+PROMOTED = CYCLE.replace("    return tree.title", "    gc.collect()\n    return tree.title")
+
+#: an error raised while another was handled: the tree is in a frame of the first one's traceback only
+CHAINED = """
+import gc
+from resiliparse.parse.html import HTMLTree
+from pipelines.own_thread import on_own_thread
+
+def parse(page):
+    tree = HTMLTree.parse(page)
+    raise ValueError(f"no main content in {tree.title!r}")
+
+def extract(page):
+    try:
+        parse(page)
+    except ValueError:
+        raise RuntimeError("extraction failed")
+
+try:
+    on_own_thread(extract, "<title>T</title><p>x</p>")
+except RuntimeError as err:
+    print(err, "|", err.__context__)
+gc.collect()
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "printed"),
+    [(CYCLE, "T"), (PROMOTED, "T"), (CHAINED, "extraction failed | no main content in 'T'")],
+    ids=["reference-cycle", "cycle-in-oldest-generation", "chained-error"],
+)
+def test_no_tree_made_on_the_own_thread_is_dropped_on_the_callers(code, printed):
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == printed
+    assert "unsendable" not in done.stderr, done.stderr
