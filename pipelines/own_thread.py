@@ -12,8 +12,8 @@ Two more ways let a tree outlive the thread, and :func:`on_own_thread` closes bo
 thread ends. A reference cycle (an exception kept in a local of the frame it was raised through,
 a frame, a closure) is freed by Python's cyclic collector on whichever thread runs it next: the
 worker's event loop runs one when memory is high (:class:`~pipelines.cluster_plugin.ReleaseMemory`),
-so the thread collects its own cycles before it ends (one full collection per call, a fraction of
-a second). An error's traceback holds the frames it was raised through, and so do the errors it
+so the thread collects its own cycles before it ends (the young generations, ~1 ms, or all three
+when a collection of an older one ran during the call and may have moved the call's objects there). An error's traceback holds the frames it was raised through, and so do the errors it
 was raised while handling (``__context__``) or from (``__cause__``): their frames are cleared on
 the thread too.
 """
