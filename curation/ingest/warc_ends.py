@@ -63,7 +63,8 @@ def stopped(label: str, number: int, offset: int, exc: OSError, nothing_read: bo
 
 def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) -> Iterator[dict[str, Any]]:
     """``records`` up to the cut record of a cut file (or a partition that ends at a damaged stretch
-    of one), then that record as one ``truncated_input`` row.
+    of one), then that record as one ``truncated_input`` row, and one for each other document record
+    of its damaged gzip member (``cut.more``).
 
     FastWARC reads a record cut in its header as a page with a cut URL: the planned cut replaces it.
     """
@@ -79,3 +80,9 @@ def until_cut(records: Iterator[dict[str, Any]], cut: Cut | None, label: str) ->
     out = row(label, cut.line, id=cut.id, url=cut.url, date=None, offset=cut.offset, content_type=None, status=None)
     tail = "; the records before it were kept, re-create the file" if cut.final else ""
     yield {**out, "error": (DropReason.TRUNCATED_INPUT, f"{cut.error}{tail}")}
+    for n in range(cut.line + 1, cut.line + cut.rows):  # the other records of a damaged gzip member, each its own row
+        why = f"document record {n} is in the damaged gzip member at compressed byte {cut.offset}, dropped whole (record {cut.line}'s row says why)"
+        yield {
+            **row(label, n, id=None, url=None, date=None, offset=cut.offset, content_type=None, status=None),
+            "error": (DropReason.TRUNCATED_INPUT, why),
+        }

@@ -5,16 +5,22 @@ its ``Content-Length``, as FastWARC reads it). A partition may start at a record
 gzip member (Common Crawl writes one member per record; a plain ``.warc`` can start at any record),
 so each partition is a compressed byte range a reader opens on its own. The file is cut into
 ceil(size / block) near-equal parts of its decompressed size, the rule JSONL follows
-(:mod:`curation.ingest.chunks`): a worker holds one part, never the whole file.
+(:mod:`curation.ingest.chunks`): a worker holds one part, never the whole file. A ``.warc.gz`` of one
+gzip member (what ``gzip file.warc`` writes) cannot be cut: it is one partition, and its plan warns
+when it is over the block, naming the fix (``warcio recompress``: a member per record).
 
 A file that ends inside a record (its header or its payload) is :class:`Cut`: the reader keeps the
 records before it and ledgers that record as ``truncated_input``. In a ``.warc.gz`` a record without
 a usable ``Content-Length`` or whose ``Content-Length`` does not end it (the bytes after its block
 are neither the blank lines that end a record nor the next record's start), a gzip member that fails
 to decompress or fails its check, bytes that start no record or are not gzip data, or zero bytes
-between two members (FastWARC does not read past them), is a :class:`Gap`: one ``truncated_input``
-row, and reading goes on at the next gzip member that starts a record (:mod:`curation.ingest.warc_resync`);
-a plain ``.warc`` is not read past it, and its row says how many bytes were not read. A damaged or cut file is said in one warning.
+between two members (FastWARC does not read past them), is a :class:`Gap`: a ``truncated_input``
+row for each document record it takes, and reading goes on at the next gzip member that starts a record
+(:mod:`curation.ingest.warc_resync`). A member that fails its check takes all its records, those read
+before the damage too; a ``Content-Length`` that does not end its record in a member that passes its
+check takes that record and the rest of its member (the records before it are kept). The records after
+the damage are counted by their ``WARC/1.x`` lines (:func:`~curation.ingest.warc_heads.heads_after`).
+A plain ``.warc`` is not read past it, and its row says how many bytes were not read. A damaged or cut file is said in one warning.
 """
 
 from __future__ import annotations
@@ -26,27 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.streams import compression, open_input, stream_error
+from curation.ingest.warc_heads import DOC_TYPES, Bad, Cut, heads_after, member_heads, read_heads, skip  # noqa: F401 -- DOC_TYPES, Cut: imported from here
 from curation.ingest.warc_resync import Damage, damaged, damaged_head_at, junk_at, next_member, open_at, skip_to_member
 
 log = logging.getLogger(__name__)
-
-#: WARC-Type of the records that become rows (``curation.ingest.warc.iter_warc`` reads these).
-DOC_TYPES = (b"response", b"conversion", b"resource")
-_LINE = 1 << 16  # a header line longer than this is read in pieces (a hostile file is not one line in memory)
-_HEADERS = (b"warc-record-id", b"warc-target-uri", b"warc-type", b"content-length")  # the only ones kept, a piece each
-
-
-@dataclasses.dataclass(frozen=True)
-class Cut:
-    """Where a cut WARC file ends: the record that is cut (its row number among documents), its offset, why."""
-
-    line: int
-    offset: int  # compressed byte of the gzip member that holds the record (in a plain file, the record's byte)
-    error: str
-    id: str | None = None
-    url: str | None = None
-    final: bool = True  # nothing after it is read; False: a damaged stretch (:class:`Gap`) skipped, reading went on
-    doc: bool = True  # the record is a document record (or of a type not read)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,10 +79,12 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
         if i < len(candidates) and cuts[-1][0] < candidates[i][0] < total:
             cuts.append(candidates[i])
     if gaps:  # reading goes on after each gap: a partition starts there, whatever the sizes
-        resumed = {g.resume_d: (g.resume_d, g.resume, g.docs + (g.cut is not None)) for g in gaps}
+        resumed = {g.resume_d: (g.resume_d, g.resume, g.docs + (g.cut.rows if g.cut else 0)) for g in gaps}
         cuts = sorted({**{c[0]: c for c in cuts}, **resumed}.values())
     before = {g.resume_d: g for g in gaps}
     one = compression(path) == "gzip" and len(set(members.values())) == 1  # a file `gzip` wrote whole: one partition
+    if one and total > block:
+        log.warning("%s", _whole(path, total, block))
     chunks = []
     for k, (d, c, docs) in enumerate(cuts):
         last = k == len(cuts) - 1
@@ -101,6 +92,17 @@ def warc_chunks(path: Path, block: int) -> list[WarcChunk]:
         de, e, docs_end = (g.d, g.end, g.docs) if g else (total, -1, ndocs) if last else cuts[k + 1]
         chunks.append(WarcChunk(c, e, docs + 1, de - d, g.cut if g else cut if last else None, docs_end - docs, one))
     return chunks
+
+
+def _whole(path: Path, total: int, block: int) -> str:
+    """What the run says when it plans a ``.warc.gz`` of one gzip member over the block (visible with --quiet)."""
+    return (
+        f"{path}: one gzip member of {path.stat().st_size:,} bytes ({total:,} decompressed), over the crawl block of "
+        f"{block:,} bytes (ingest.blocksize_mb, ingest.crawl_min_block_mb): a .warc.gz is cut only where a gzip member "
+        f"starts, so it cannot be cut into parts and one worker reads it whole, its memory growing with the decompressed "
+        f"size; recompress it one member per record, as Common Crawl writes them (warcio recompress {path.name} "
+        f"OUT.warc.gz), to read it in {-(-total // block)} parts"
+    )
 
 
 def _warning(path: Path, gaps: list[Gap], cut: Cut | None) -> str:
@@ -111,7 +113,7 @@ def _warning(path: Path, gaps: list[Gap], cut: Cut | None) -> str:
         said.append(f"{len(gaps)} damaged stretch(es) skipped, reading went on after each (the first: {first})")
     if cut is not None:
         said.append(f"reading ended at document record {cut.line}: {cut.error}")
-    rows = sum(g.cut is not None for g in gaps) + (cut is not None)
+    rows = sum(g.cut.rows for g in gaps if g.cut is not None) + (cut.rows if cut is not None else 0)
     return f"{path}: {'; '.join(said)}; {rows} truncated_input ledger row(s) name the records; re-create the file"
 
 
@@ -128,7 +130,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
     final: Cut | None = None  # the row of a damaged member no later member comes after
     try:
         while True:
-            pos, docs, stop = _records(fh, starts, pos, docs)
+            pos, docs, stop = read_heads(fh, starts, pos, docs)
             members.update({d: c for c, d in getattr(fh.raw, "members", [])})
             junk = junk_at(fh) if gz and stop is None else None
             if junk is not None and (nxt := next_member(path, junk)) is not None:  # bytes that are not gzip data
@@ -144,24 +146,30 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
                 fh.close()
                 fh = open_at(path, resume, pos)
                 continue
-            bad = _damage(fh, starts, docs, pos, stop, members) if gz else None
+            bad, corrupt, after = _damage(fh, starts, docs, pos, stop, members) if gz else (None, False, 0)
             if bad is not None:  # a corrupt member, or a Content-Length that does not end its record
+                members.update({d: c for c, d in fh.raw.members})
+                rows, what, kept = _loss(path, bad, corrupt, starts, members, after)
                 docs, at = bad.docs, _member(members, bad.start)
                 if (nxt := next_member(path, bad.member)) is None:
-                    rest = f"no later gzip member starts a record: the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
-                    final = Cut(bad.docs + 1, at, f"{bad.why}; {rest}", bad.id, bad.url)
+                    rest = f"the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
+                    rest = f"no later gzip member starts a record: {'the file is not read past it' if kept else rest}{what}"
+                    final = Cut(bad.docs + 1, at, f"{bad.why}; {rest}", bad.id, bad.url, more=max(rows - 1, 0))
                     break
                 resume = nxt[0]
                 end = members[bad.start] if bad.start in members else min((c for d, c in members.items() if d > bad.start), default=resume)
-                skipped = f"{bad.why}: {resume - end} compressed bytes skipped, reading went on at the next gzip member that starts a record (byte {resume})"
-                row = Cut(docs + 1, at, skipped, bad.id, bad.url, final=False) if bad.doc or bad.start not in members else None
+                skipped = (
+                    f"{bad.why}: {resume - at} compressed bytes from the gzip member at byte {at} on skipped{what}, reading "
+                    f"went on at the next gzip member that starts a record (byte {resume})"
+                )
+                row = Cut(docs + 1, at, skipped, bad.id, bad.url, final=False, more=rows - 1) if rows else None
                 pos = fh.raw.made + 1  # past every byte this stream decompressed: the offsets after it stay unique
                 gaps.append(Gap(bad.start, end, docs, pos, resume, row))
-                docs += row is not None
+                docs += rows
                 fh.close()
                 fh = open_at(path, resume, pos)
                 continue
-            if not (isinstance(stop, _Bad) and gz and stop.start in members and not stop.lie):
+            if not (isinstance(stop, Bad) and gz and stop.start in members and not stop.lie):
                 break
             nxt, pos = skip_to_member(fh, stop.end)
             if nxt is None:
@@ -171,7 +179,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
             gaps.append(Gap(stop.start, members[stop.start], docs, nxt[1], nxt[0], row))
             docs += row is not None
             pos = nxt[1]
-        pos += _skip(fh, 1 << 62)  # to the end
+        pos += skip(fh, 1 << 62)  # to the end
         members.update({d: c for c, d in getattr(fh.raw, "members", [])})
         error, junk = stream_error(fh), junk_at(fh)
     finally:
@@ -180,7 +188,7 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
         return starts, pos, final, members, docs, gaps
     if not gz:
         members = {d: d for d, _ in starts}
-    if isinstance(stop, _Bad):
+    if isinstance(stop, Bad):
         at = _member(members, stop.start) if gz else stop.start
         rest = f"the {path.stat().st_size - at} bytes of the file from byte {at} on were not read"
         if not stop.doc or not stop.length:  # bytes where no record starts: FastWARC decides what they are
@@ -196,33 +204,60 @@ def _scan(path: Path) -> tuple[list[tuple[int, int]], int, Cut | None, dict[int,
     return starts, pos, stop, members, docs, gaps
 
 
-@dataclasses.dataclass(frozen=True)
-class _Bad:
-    """A record header read whole without a usable ``Content-Length``, or a line that starts no
-    record: where it starts and ends, why."""
+def _damage(
+    fh: Any, starts: list[tuple[int, int]], docs: int, pos: int, stop: Cut | Bad | None, members: dict[int, int]
+) -> tuple[Damage | None, bool, int]:
+    """The record a ``.warc.gz`` loses to a corrupt member or to a ``Content-Length`` that does not end it
+    (None if neither), whether its member is corrupt, and the document records found after it in its member.
 
-    start: int
-    end: int
-    why: str
-    doc: bool  # a document record (or bytes that start none): it gets a row
-    length: bool = True  # False: bytes where no record starts
-    id: str | None = None
-    url: str | None = None
-    lie: bool = False  # its Content-Length does not end it: the bytes after its block are not a record's end
-
-
-def _damage(fh: Any, starts: list[tuple[int, int]], docs: int, pos: int, stop: Cut | _Bad | None,
-            members: dict[int, int]) -> Damage | None:
-    """The record a ``.warc.gz`` loses to a corrupt member or to a ``Content-Length`` that does not end it; None if neither."""
+    Where a record has no usable ``Content-Length`` or one that does not end it, its member is read on
+    to its end, counting the record headers in the rest (:func:`~curation.ingest.warc_heads.heads_after`):
+    a member that then fails its check is corrupt (a flipped byte garbles what follows it before the
+    check fails), and loses all its records; one that passes it loses that record and the rest of itself."""
     current = None  # the record being read when the stream stopped
     if isinstance(stop, Cut):
         current = Damage(stop.offset, docs, 0, "", stop.doc, stop.id, stop.url)
-    elif isinstance(stop, _Bad) and stop.length:
+    elif isinstance(stop, Bad) and stop.length:
         current = Damage(stop.start, docs, 0, stop.why, stop.doc, stop.id, stop.url)
-    bad = damaged(fh, starts, docs, pos, current)
-    if bad is None and isinstance(stop, _Bad) and stop.lie:
-        bad = dataclasses.replace(current, member=_member(members, stop.start))
-    return bad
+    head = isinstance(stop, Bad) and stop.length  # a Content-Length that does not end its record, or none usable
+    own, after = True, 0
+    if head and not fh.raw.corrupt:
+        after = heads_after(fh, pos)
+        own = fh.raw.members[-1][1] <= stop.start  # a corrupt member after its own is the next member's to say
+    bad = damaged(fh, starts, docs, pos, current) if own else None
+    if bad is not None and head:
+        return dataclasses.replace(bad, why=f"{bad.why} ({stop.why})"), True, after
+    if head:
+        return dataclasses.replace(current, member=_member(members, stop.start)), False, after
+    return bad, bad is not None, after
+
+
+def _loss(
+    path: Path, bad: Damage, corrupt: bool, starts: list[tuple[int, int]], members: dict[int, int], after: int
+) -> tuple[int, str, int]:
+    """The rows a damaged stretch that starts at ``bad`` takes, one per document record it loses, and
+    what its row adds. A corrupt member loses every record that starts in it, counted by their header
+    lines in its data inflated without its check (:func:`~curation.ingest.warc_heads.member_heads`),
+    and the record that runs into it from an earlier member; a sound one whose record's
+    ``Content-Length`` does not end it loses that record and the ``after`` records after it."""
+    kept = 0  # records before it in its member, kept
+    if corrupt:
+        found, whole = member_heads(path, bad.member)
+        d = next((d for d, c in members.items() if c == bad.member), bad.start)
+        rows = max(found + (bad.start < d and bad.doc), int(bad.doc or bad.start not in members))
+        said = "; counted by their WARC/1.x lines in the member's data inflated without its check" + (
+            "" if whole else ", which stops inflating before the member's end: records after that are not counted"
+        )
+    else:
+        rows = int(bad.doc) + after
+        said = f"; {after} after it in its member, found by their WARC/1.x lines" if after else ""
+        d0 = max((d for d in members if d <= bad.start), default=0)
+        i = bisect.bisect_left(starts, (d0, -1))
+        if i < len(starts) and (kept := bad.docs - starts[i][1]):  # records before it in its sound member
+            said += f"; the {kept} document record(s) before it in that member, which passed its check, are kept"
+    if rows < 2 and not kept:
+        return rows, "", 0
+    return rows, f"; its {rows} document record(s) (row(s) {bad.docs + 1}..{bad.docs + rows}) are not kept{said}", kept
 
 
 def _member(members: dict[int, int], d: int) -> int:
@@ -230,69 +265,3 @@ def _member(members: dict[int, int], d: int) -> int:
     keys = sorted(members)
     i = bisect.bisect_right(keys, d) - 1
     return members[keys[i]] if i >= 0 else 0
-
-
-def _records(fh: Any, starts: list[tuple[int, int]], pos: int, docs: int) -> tuple[int, int, Cut | _Bad | None]:
-    """Read record headers, skip payloads (appending to ``starts``): ``(pos, docs, stop)`` at the end
-    (``stop`` None), at a cut (:class:`Cut`, its offset decompressed), or at a record this pass cannot
-    skip or bytes where no record starts (:class:`_Bad`)."""
-    prev = None  # the last record this call read whole: (start, documents before it, is a document, id, url, Content-Length)
-    while True:
-        blank = b""
-        while fh.peek(1)[:1] in (b"\r", b"\n"):  # the blank lines that end the previous record
-            blank += fh.read(1)[: 4 - len(blank)]
-            pos += 1
-        first = fh.readline(_LINE)
-        if not first:
-            return pos, docs, None
-        if not first.startswith(b"WARC/") and prev is not None and not blank.startswith(b"\r\n\r\n"):
-            start, docs, is_doc, rid, url, length = prev  # its block does not end where a record ends: its length is wrong
-            starts.pop()
-            why = (f"record {docs + 1}'s Content-Length ({length}) does not end it: the bytes after its block (decompressed "
-                   f"byte {pos}) are neither the blank lines that end a record nor the next record's start")
-            return pos + len(first), docs, _Bad(start, pos + len(first), why, is_doc, id=rid, url=url, lie=True)
-        if not first.startswith(b"WARC/"):  # not where a record should start
-            why = f"bytes that start no WARC record at decompressed byte {pos} (after document record {docs})"
-            return pos + len(first), docs, _Bad(pos, pos + len(first), why, True, length=False)
-        start, headers, size = pos, {}, len(first)
-        complete = False
-        while line := fh.readline(_LINE):
-            size += len(line)
-            if line in (b"\r\n", b"\n"):
-                complete = True
-                break
-            key, _, value = line.partition(b":")
-            if (key := key.strip().lower()) in _HEADERS:  # never the pieces of a long header line, each a "key" of its own
-                headers[key] = value.strip()
-        rid = headers.get(b"warc-record-id", b"").decode("utf-8", "replace").strip("<>").removeprefix("urn:uuid:") or None
-        url = headers.get(b"warc-target-uri", b"").decode("utf-8", "replace") or None
-        if not complete:
-            return start + size, docs, Cut(docs + 1, start, _why(fh, f"cut inside the record header at byte {start + size}"))
-        is_doc = headers.get(b"warc-type", b"").lower() in DOC_TYPES
-        try:
-            length = int(headers.get(b"content-length", b""))
-        except ValueError:
-            value = headers.get(b"content-length")
-            why = f"record {docs + 1} has {'no' if value is None else 'an invalid'} Content-Length" + (
-                "" if value is None else f" ({value[:40].decode('utf-8', 'replace')!r})")
-            return start + size, docs, _Bad(start, start + size, why, is_doc, id=rid, url=url)
-        read = _skip(fh, length)
-        if read < length:
-            why = f"cut inside the record payload after {read} of {length} bytes"
-            return start + size + read, docs, Cut(docs + 1, start, _why(fh, why), rid, url, doc=is_doc)
-        starts.append((start, docs))
-        prev = (start, docs, is_doc, rid, url, length)
-        docs += is_doc
-        pos = start + size + length
-
-
-def _why(fh: Any, what: str) -> str:
-    error = stream_error(fh)
-    return f"{what} ({error})" if error else f"{what} (the file ends there)"
-
-
-def _skip(fh: Any, n: int) -> int:
-    read = 0
-    while read < n and (piece := fh.read(min(n - read, 1 << 20))):
-        read += len(piece)
-    return read

@@ -125,7 +125,8 @@ class IngestStage:
     # 10: meta over max_meta_chars leaves its largest fields out and names them (meta_left_out)
     #     the first line after a damaged member is read within the 12 x max_chars line bound too (over it: too_large, unparsed)
     #     a record with no `id` (fields.id left at its default) takes its `doc_id` as its id, not in meta
-    # 11: a WARC response record whose block opens with an HTTP status line is read as HTTP without `application/http`
+    # 11: a WARC response record whose block opens with an HTTP status line is read as HTTP without `application/http`;
+    #     a damaged gzip member of several WARC records is a truncated_input row per record (those decoded before the damage too)
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}

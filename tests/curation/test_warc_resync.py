@@ -89,21 +89,24 @@ def test_a_corrupt_member_costs_its_record_only(tmp_path: Path, block: int, crc_
     assert summary(rows) == [(1, "a"), (2, "b"), (3, "truncated_input"), (4, "d"), (5, "e")]
     at, resume = len(members[0]) + len(members[1]), len(members[0]) + len(members[1]) + len(members[2])
     assert rows[2]["offset"] == at and "corrupt gzip data" in rows[2]["error"][1]
-    assert f"{resume - at} compressed bytes skipped, reading went on at the next gzip member that starts a record (byte {resume})" in rows[2]["error"][1]
+    why = rows[2]["error"][1]
+    assert f"{resume - at} compressed bytes from the gzip member at byte {at} on skipped, reading went on at the next gzip member that starts a record (byte {resume})" in why
 
 
 @pytest.mark.parametrize("block", [1 << 30, 1 << 15])
 def test_a_corrupt_member_of_several_records_is_dropped_whole(tmp_path: Path, block: int) -> None:
     """Members of three ~30 KB records each: the damaged one gives some records before its error (its
-    CRC is checked at its end, so they may be garbled): none of them is kept, one row says so."""
+    CRC is checked at its end, so they may be garbled): none of them is kept, each is a row."""
     recs = [rec(f"p{i}", page(f"p{i}") + bytes(range(65, 91)) * (1000 + 37 * i)) for i in range(9)]
     members = [gzip.compress(b"".join(recs[k:k + 3])) for k in (0, 3, 6)]
     members[1] = _damage(members[1], crc_only=True)
     f = tmp_path / "m.warc.gz"
     f.write_bytes(b"".join(members))
     rows = read(f, block)
-    assert summary(rows) == [(1, "p0"), (2, "p1"), (3, "p2"), (4, "truncated_input"), (5, "p6"), (6, "p7"), (7, "p8")]
-    assert rows[3]["offset"] == len(members[0]) and "failed its check" in rows[3]["error"][1]
+    lost = [(n, "truncated_input") for n in (4, 5, 6)]
+    assert summary(rows) == [(1, "p0"), (2, "p1"), (3, "p2"), *lost, (7, "p6"), (8, "p7"), (9, "p8")]
+    assert all(r["offset"] == len(members[0]) for r in rows[3:6]) and "failed its check" in rows[3]["error"][1]
+    assert "its 3 document record(s) (row(s) 4..6) are not kept" in rows[3]["error"][1]
 
 
 def test_a_corrupt_last_member_says_how_much_was_not_read(tmp_path: Path) -> None:
