@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from pipelines.cluster import check_workers, open_client
-    from pipelines.exports.common import export_folder, open_run
+    from pipelines.exports.common import check_something_to_train, export_folder, open_run
     from pipelines.exports.earlier import keep_phases, plan_earlier
     from pipelines.incomplete import IncompleteExportError, listed_incomplete
     from pipelines.io import write_json
@@ -107,6 +107,7 @@ def main(args: argparse.Namespace) -> int:
     incomplete = listed_incomplete(run.run_dir, list(run.manifests.values()))
     if incomplete and not args.allow_incomplete:  # refused here: nothing computed, nothing changed
         raise IncompleteExportError(args.run_dir, incomplete)
+    check_something_to_train(run)  # before the tokenizer is loaded or a cluster started
     if run.stale:  # a mixture folder given as it is, made before a stage before it was made again
         log.warning("%s", run.stale)
     _check_eod(run.tokenizer, args.eod_token)

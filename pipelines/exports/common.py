@@ -128,8 +128,8 @@ def stale_mixture(stage_dir: Path, marker: dict[str, Any]) -> str | None:
     if why and not why.startswith("made with another config"):
         remedy = ("re-run the same `curate run` command, then export the run folder" if state.status != "unrecorded" else
                   f"re-run the stages after the one made again, in order, into {run}, then export {stage_dir}")
-        return (f"{stage_dir} is not the current output of {run} ({why}: a stage before it was made again since; "
-                f"`curate verify {run}` says which): it is exported as it is, made from those stages' earlier output; "
+        return (f"{stage_dir} is not the current output of {run} ({upstream_cause(state, stage_dir, why)}; "
+                f"`curate verify {run}` says which): it is exported as it is, as its manifests describe it; "
                 f"for the current output, {remedy}")
     alone = not state.stale and all(p == stage_dir for p in state.current)  # no stage folder beside it
     source = marker.get("input") if alone else None
@@ -138,6 +138,23 @@ def stale_mixture(stage_dir: Path, marker: dict[str, Any]) -> str | None:
         return (f"{stage_dir} was made from {source}, which holds another output since (it was made again): it is "
                 f"exported as it is; for the current output, re-run the mixture from {source}, then export it")
     return None
+
+
+def upstream_cause(state: Any, stage_dir: Path, why: str) -> str:
+    """Why the stages before the mixture at ``stage_dir`` are not the run's current output, from
+    :func:`~curation.stats.run_state.run_state`, in the words of ``curate verify``: the first stage of
+    the run's record that is not current, and why (deleted, unfinished, made again); ``why``, the
+    mixture's own reason, where none is."""
+    for name in state.pending:
+        folder = state.path / name
+        if folder == stage_dir:
+            break
+        if not folder.is_dir():
+            return f"an earlier stage is not current: {name} is listed in run.json but missing (removed since the run)"
+        if name not in state.stale:
+            return f"an earlier stage is not current: {name} did not finish (no _SUCCESS)"
+        return f"an earlier stage is not current: {name} was {state.stale[name]}"
+    return why if state.status != "unrecorded" else f"{why}: a stage before it was made again since"
 
 
 def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, dict[str, Any]]:
@@ -155,6 +172,9 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
             raise InputError(f"{run_dir} is not a finished run (no run.json: its stages were run one by one, or run.json was "
                              f"removed); its mixture stage finished: export that folder ({built[0]}), or re-run the recipe "
                              "with `curate run` into this folder")
+        if meant := _folder_around(run_dir):
+            raise InputError(f"{run_dir} is a folder inside {meant[0]}, not a run: export reads a run folder (`curate run`'s "
+                             f"--output) or a mixture folder (RUN/80_mixture); give {meant[1]}")
         raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
                          "finish it by running the same `curate run` command again, then export")
     state = run_state(run_dir)
@@ -172,9 +192,24 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
                              f"export that folder as it is (`curate export FORMAT {stage_dir}`), or make it the run's output by "
                              "re-running `curate run` with the settings it was made with as overrides (`mixture.KEY=VALUE`), "
                              "then export the run")
-        raise InputError(f"{stage_dir} is not the run's current output ({why}; `curate verify {run_dir}` says which); "
-                         "re-run the same `curate run` command, then export")
+        raise InputError(f"{stage_dir} is not the run's current output ({upstream_cause(state, stage_dir, why)}; `curate "
+                         f"verify {run_dir}` says which); its own files are as recorded: export them as its manifests describe "
+                         f"them (`curate export FORMAT {stage_dir}`, which warns that they are not the current output), or "
+                         "re-run the same `curate run` command (it makes the stages that are not current and the mixture again), then export")
     return stage_dir, marker
+
+
+def _folder_around(folder: Path) -> tuple[Path, Path] | None:
+    """(the stage or run folder that holds ``folder``, the folder an export of it probably meant), or None."""
+    for parent in Path(folder).absolute().parents:
+        marker = read_marker(parent)
+        if marker and marker.get("stage") == "mixture":
+            return parent, parent
+        if marker:  # another stage's folder: the run around it
+            return parent, parent.parent
+        if (parent / "run.json").is_file():
+            return parent, parent
+    return None
 
 
 def shard_jobs(manifest: dict[str, Any]) -> list[ShardJob]:
@@ -242,3 +277,13 @@ def empty_reason(manifest: dict[str, Any]) -> str:
         return (f"it plans {budget['planned_tokens']:,} tokens, less than one whole copy of its documents gives (the "
                 "manifest's replay warning names the groups); a larger mixture.scale or budget shows some")
     return "its budget is 0 (mixture.scale × its tokens, or its budget override)"
+
+
+def check_something_to_train(run: RunExport) -> None:
+    """Refuse (exit 4) an export whose every phase replays no token by its manifest (no data, a fraction of one
+    copy, a budget of 0), before the tokenizer is loaded: a trainer given it would train on nothing."""
+    empty = {phase: m for phase, m in run.manifests.items() if not (m.get("budget") or {}).get("replay_tokens")}
+    if empty and len(empty) == len(run.manifests):
+        raise InputError(f"{run.run_dir}: no phase exported has anything to train on, so nothing was written ("
+                         + "; ".join(f"{phase}: the phase replays no token ({empty_reason(m)})" for phase, m in empty.items())
+                         + "); export a phase with data (--phase), or give the mixture data for these phases")

@@ -45,6 +45,7 @@ def plan_earlier(output: Path, run: RunExport, kind: str, settings: dict[str, An
     :class:`OutputError` where this export would remove phases of it and ``replace`` is not given."""
     output = Path(output)
     check_overlap(output, [run.run_dir])
+    check_megatron_cache(output)
     check_replaceable(output, ("export_megatron", "export_datasets"))
     marker = read_marker(output)
     if not marker:
@@ -78,6 +79,23 @@ def plan_earlier(output: Path, run: RunExport, kind: str, settings: dict[str, An
         f"{', '.join(others)} would be removed")
     raise OutputError(f"{output} holds {what}; {why}. Nothing was changed: choose another --output, "
                       "or give --replace to replace the earlier export whole")
+
+
+def check_megatron_cache(output: Path) -> None:
+    """Refuse (:class:`OutputError`) an earlier export that holds a ``cache/`` folder it does not list: the sample
+    indices Megatron writes beside the prefixes when a training run is given no ``--data-cache-path``. Neither a
+    re-export nor ``--replace`` removes it: they replace only files curate wrote."""
+    marker = read_marker(output)
+    cache = Path(output) / "cache"
+    if not marker or not str(marker.get("stage", "")).startswith("export_") or not cache.is_dir():
+        return
+    if any(rel.split("/")[0] == "cache" for rel in marker.get("files", {})):
+        return
+    raise OutputError(f"{output} holds {cache}/, which curate did not write: Megatron's sample indices, written beside the "
+                      "prefixes by a training run given no --data-cache-path. Nothing was changed: a re-export, with or without "
+                      "--replace, replaces only the files curate wrote; move that folder away (Megatron builds it again) or "
+                      "choose another --output, and give the next training run --data-cache-path outside the export (e.g. "
+                      f"--data-cache-path {Path(output).parent / 'megatron-cache'})")
 
 
 def _differs(output: Path, marker: dict[str, Any], export: dict[str, Any], run: RunExport, kind: str,

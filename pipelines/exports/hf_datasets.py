@@ -119,6 +119,8 @@ def document_rows(table: pa.Table, job: ShardJob, opts: dict[str, Any]) -> pa.Ta
         windows = [random_window(full[r], opts["seq_length"], int(k)) for r, k in zip(rows, cuts, strict=True)]
         out = out.append_column("input_ids", pa.array([w.astype(np.int32) for w, _ in windows], pa.list_(pa.int32())))
         out = out.append_column("truncated_at", pa.array([o for _, o in windows], pa.int64()))
+        # a window cut at offset 0 has truncated_at 0 too, as a whole document has: this tells them apart
+        out = out.append_column("truncated", pa.array([len(full[r]) > opts["seq_length"] for r in rows.tolist()], pa.bool_()))
     return out.append_column("_key", pa.array(keys, pa.uint64()))
 
 
@@ -184,7 +186,7 @@ def empty_schema(packed: bool, truncation: str) -> pa.Schema:
     fields = [("doc_id", pa.string()), ("copy", pa.int64()), ("text", pa.string()), ("group", pa.string()), ("source", pa.string()),
               ("n_tokens", pa.int64())]
     if truncation == "random":
-        fields += [("input_ids", pa.list_(pa.int32())), ("truncated_at", pa.int64())]
+        fields += [("input_ids", pa.list_(pa.int32())), ("truncated_at", pa.int64()), ("truncated", pa.bool_())]
     return pa.schema(fields)
 
 

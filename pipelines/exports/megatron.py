@@ -54,7 +54,14 @@ from curation.ingest.inputs import InputError
 from curation.mixture.policy import languages
 from curation.tokens import token_id, vocab_size
 from pipelines.exports.common import SHARD_COLUMNS, RunExport, ShardJob, empty_reason, read_verified, shard_jobs
-from pipelines.exports.megatron_classes import Factors, full_caps, language_tokens, planned_sizes, run_factors
+from pipelines.exports.megatron_classes import (
+    Factors,
+    fim_added,
+    full_caps,
+    language_tokens,
+    planned_sizes,
+    run_factors,
+)
 from pipelines.exports.megatron_draws import (
     MEGATRON_SURPLUS,
     SIMULATE_MAX,
@@ -79,11 +86,11 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     eod = ids_of["eod"]
     copy_for_trainer(tok, work / "tokenizer", eod_token, pad_token)  # what --tokenizer-model names: the ids' own tokenizer, beside them
     check_trainer_eod(work / "tokenizer", eod, eod_token, ids_of["pad"], pad_token)  # as Megatron loads it, before any shard is read
-    jobs = [(job, m["seq_length"], m["packing"]["mode"]) for m in run.manifests.values() for job in shard_jobs(m)]
+    jobs = [(job, m["seq_length"], m["packing"]["mode"], m.get("fim")) for m in run.manifests.values() for job in shard_jobs(m)]
     factors, caps = run_factors(run.stage_dir), full_caps(run.stage_dir)
-    tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, ids_of, vocab, seq, mode, factors, dask_key_name=f"megatron-{i}")
-             for i, (job, seq, mode) in enumerate(jobs)]
-    done = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job.bytes for job, _, _ in jobs]) if tasks else []
+    tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, ids_of, vocab, seq, mode, factors, fim,
+                                       dask_key_name=f"megatron-{i}") for i, (job, seq, mode, fim) in enumerate(jobs)]
+    done = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job[0].bytes for job in jobs]) if tasks else []
     records = [r for rs in done for r in rs]
     phases = {}
     for phase, manifest in run.manifests.items():
@@ -135,11 +142,11 @@ def drop_prefix(work: Path, prefix: str) -> None:
 
 
 def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, ids_of: dict[str, int], vocab: int, seq_length: int, mode: str,
-                factors: Factors) -> list[dict[str, Any]]:
+                factors: Factors, fim: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Tokenize one shard and write its indexed dataset (a pre-training shard of several replay classes:
-    one per class); the figures of each prefix written."""
+    one per class); the figures of each prefix written. ``fim``: the manifest's FIM settings (its sentinels)."""
     eod, pad = ids_of["eod"], ids_of["pad"]
-    table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS + (["lang"] if mode != "best_fit" else []))
+    table = read_verified(Path(stage_dir), job.path, job.sha256, SHARD_COLUMNS + (["lang", "fim"] if mode != "best_fit" else []))
     texts, docs = table.column("text").to_pylist(), table.column("doc_id").to_pylist()
     n_tokens = table.column("n_tokens").to_numpy()
     rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix, "shard": job.prefix}
@@ -147,6 +154,7 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, ids_of: dict
         seqs = with_eod(shard_ids(texts, n_tokens, docs, tok, job.path), eod, docs, job.where, pad=pad)
         first = table.column("copy").to_numpy() == 0
         langs = languages(table.select(["lang"]).to_pandas())
+        added = fim_added(table, n_tokens, tok, fim)  # tokens FIM's sentinels and re-split add to each document
         factor = factors.of(job.group, table)
         values = [None] if factor is None else sorted(set(factor.tolist()))
         out = []
@@ -158,11 +166,13 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, ids_of: dict
                     writer.add(seqs[i])
                 mine = first[rows]
                 by_lang: dict[str, int] = {}
-                for lang, n in zip(langs[rows][mine].tolist(), n_tokens[rows][mine].tolist(), strict=True):
+                by_fim: dict[str, int] = {}
+                for lang, n, a in zip(langs[rows][mine].tolist(), n_tokens[rows][mine].tolist(), added[rows][mine].tolist(), strict=True):
                     by_lang[lang] = by_lang.get(lang, 0) + int(n)
+                    by_fim[lang] = by_fim.get(lang, 0) + int(a)
                 out.append({**rec, "prefix": prefix, "factor": f, "sequences": len(writer.lengths), "tokens": int((n_tokens[rows] + 1).sum()),
                             "unique_tokens": int(n_tokens[rows][mine].sum()), "unique_documents": int(mine.sum()),
-                            "languages": dict(sorted(by_lang.items()))})
+                            "languages": dict(sorted(by_lang.items())), "fim_languages": {k: v for k, v in sorted(by_fim.items()) if v}})
         return out
     with IndexedWriter(Path(work) / job.prefix, vocab) as writer:
         if job.packing_path is None or job.packing_sha256 is None:
@@ -225,7 +235,7 @@ def phase_blend(manifest: dict[str, Any], records: list[dict[str, Any]], root: P
     # share plus a 0.5 % surplus (mid_level_dataset_surplus): two passes, whose samples a file of 2 or 3
     # bins shuffles together (3 of 27 bins drawn twice, 3 never, in a phase of 14 such files)
     warnings = [] if packed else draw_warnings(manifest["phase"], weights, group_of, planned, samples, seq)
-    langs = {} if packed else {"languages": language_tokens(manifest, [r for r in records if r["prefix"] in weights], epochs)}
+    langs = {} if packed else {"languages": language_tokens(manifest, records, epochs, set(weights))}
     return {
         "data_args": " ".join(str(root / p) if packed else f"{w:.12g} {root / p}" for p, w in weights.items()),
         "seq_length": seq, "packing": manifest["packing"]["mode"], "train_samples": samples,

@@ -25,9 +25,11 @@ import pyarrow as pa
 
 from curation.errors import read_json_file
 from curation.mixture.doc_repeats import DECIMALS, class_plans
+from curation.mixture.fim import MODES, FimSentinels, fim_inverse
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
 from curation.mixture.policy import Policy, languages
 from curation.mixture.replay import CopyPlan
+from curation.tokens import count_tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,21 +130,51 @@ def planned_sizes(
     return sizes, epochs
 
 
+def fim_added(table: pa.Table, n_tokens: np.ndarray, tok: str, fim: Mapping[str, Any] | None) -> np.ndarray:
+    """Tokens FIM adds to each row of a shard: its ``n_tokens`` (the FIM'd text the shard holds) less its own
+    text's (the FIM inverse, counted with ``tok``), which the mixture planned on; 0 for a row FIM left whole."""
+    added = np.zeros(table.num_rows, dtype=np.int64)
+    if not fim or not fim.get("sentinels") or "fim" not in table.column_names:
+        return added
+    modes = np.asarray(table.column("fim").to_pylist(), dtype=object)
+    rows = np.flatnonzero(np.isin(modes, list(MODES)))
+    if len(rows):
+        s = FimSentinels(**fim["sentinels"])
+        texts = table.column("text").take(pa.array(rows)).to_pylist()
+        own = count_tokens([fim_inverse(t, m, s) for t, m in zip(texts, modes[rows].tolist(), strict=True)], tok)
+        added[rows] = np.asarray(n_tokens)[rows] - own
+    return added
+
+
 def language_tokens(
-    manifest: dict[str, Any], records: list[dict[str, Any]], epochs: Mapping[str, float]
+    manifest: dict[str, Any], records: list[dict[str, Any]], epochs: Mapping[str, float], blended: set[str]
 ) -> dict[str, dict[str, int]]:
     """Each language's planned tokens in the blend (its documents' tokens × their prefix's epochs, EODs
-    aside) beside the manifest's ``languages.<lang>.planned_tokens``: a trainer's check that the blend is the plan."""
+    aside, over the ``blended`` prefixes) beside the manifest's ``languages.<lang>.planned_tokens``, and
+    what tells them apart: ``fim_tokens``, what FIM's sentinels and re-split text add to its FIM'd documents
+    (counted in the blend's figure: the mixture plans on the documents' own text), and ``left_out_tokens``,
+    its planned tokens in groups left out of the blend (counted in the manifest's only). So
+    ``planned_tokens`` ≈ ``manifest_planned_tokens`` − ``left_out_tokens`` + ``fim_tokens``: a trainer's
+    check that the blend is the plan."""
     blend: dict[str, float] = {}
+    fim: dict[str, float] = {}
+    left: dict[str, float] = {}
     for r in records:
+        e, added = epochs.get(r["prefix"], 0.0), r.get("fim_languages", {})
         for lang, n in r.get("languages", {}).items():
-            blend[lang] = blend.get(lang, 0.0) + epochs.get(r["prefix"], 0.0) * n
+            if r["prefix"] in blended:
+                blend[lang] = blend.get(lang, 0.0) + e * n
+                fim[lang] = fim.get(lang, 0.0) + e * added.get(lang, 0)
+            else:
+                left[lang] = left.get(lang, 0.0) + e * (n - added.get(lang, 0))
     said = manifest.get("languages") or {}
     return {
         lang: {
             "planned_tokens": int(round(blend.get(lang, 0.0))),
             "manifest_planned_tokens": int(said.get(lang, {}).get("planned_tokens", 0)),
+            "fim_tokens": int(round(fim.get(lang, 0.0))),
+            "left_out_tokens": int(round(left.get(lang, 0.0))),
         }
-        for lang in sorted(set(blend) | set(said))
-        if not math.isclose(blend.get(lang, 0.0), 0.0) or lang in said
+        for lang in sorted(set(blend) | set(said) | set(left))
+        if not math.isclose(blend.get(lang, 0.0), 0.0) or not math.isclose(left.get(lang, 0.0), 0.0) or lang in said
     }

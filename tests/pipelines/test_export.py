@@ -249,6 +249,8 @@ def test_datasets_random_truncation_cuts_long_documents_at_a_seeded_offset(run, 
     full = encode([r["text"]], "qwen")[0]
     assert full[r["truncated_at"]:r["truncated_at"] + 4096].tolist() == list(r["input_ids"])
     assert long["truncated_at"].nunique() > 1  # offsets are drawn, not all at the start
+    # `truncated` tells a window cut at offset 0 from a whole document (both have truncated_at 0)
+    assert long["truncated"].all() and not short["truncated"].any() and (short["truncated_at"] == 0).all()
     again = tmp_path / "trunc2"
     assert curate([*args[:4], str(again), *args[5:]]) == 0
     assert (again / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes() == (out / "pretrain_phase1" / "data-00000-of-00001.arrow").read_bytes()

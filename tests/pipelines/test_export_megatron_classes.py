@@ -108,6 +108,8 @@ def test_megatron_blend_gives_each_language_its_planned_epochs(zh_run, zh_export
     assert p["languages"]["zh"] == {
         "planned_tokens": pytest.approx(planned["zh"], rel=0.01),
         "manifest_planned_tokens": planned["zh"],
+        "fim_tokens": 0,  # no FIM'd zh document
+        "left_out_tokens": 0,
     }
     classes = [g for g in p["groups"].values() if any(x.endswith("-r2") for x in g["prefixes"])]
     assert classes and all(len(g["epochs"]) == len(g["prefixes"]) for g in classes)
