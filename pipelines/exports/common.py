@@ -128,9 +128,11 @@ def stale_mixture(stage_dir: Path, marker: dict[str, Any]) -> str | None:
     if why and not why.startswith("made with another config"):
         remedy = ("re-run the same `curate run` command, then export the run folder" if state.status != "unrecorded" else
                   f"re-run the stages after the one made again, in order, into {run}, then export {stage_dir}")
-        return (f"{stage_dir} is not the current output of {run} ({upstream_cause(state, stage_dir, why)}; "
-                f"`curate verify {run}` says which): it is exported as it is, as its manifests describe it; "
-                f"for the current output, {remedy}")
+        return (
+            f"{stage_dir} is not the current output of {run} ({upstream_cause(state, stage_dir, why)}; "
+            f"`curate verify {run}` says which): it is exported as it is, as its manifests describe it; "
+            f"for the current output, {remedy}"
+        )
     alone = not state.stale and all(p == stage_dir for p in state.current)  # no stage folder beside it
     source = marker.get("input") if alone else None
     now = read_marker(Path(source)) if isinstance(source, str) and source else None
@@ -173,8 +175,10 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
                              f"removed); its mixture stage finished: export that folder ({built[0]}), or re-run the recipe "
                              "with `curate run` into this folder")
         if meant := _folder_around(run_dir):
-            raise InputError(f"{run_dir} is a folder inside {meant[0]}, not a run: export reads a run folder (`curate run`'s "
-                             f"--output) or a mixture folder (RUN/80_mixture); give {meant[1]}")
+            raise InputError(
+                f"{run_dir} is a folder inside {meant[0]}, not a run: export reads a run folder (`curate run`'s "
+                f"--output) or a mixture folder (RUN/80_mixture); give {meant[1]}"
+            )
         raise InputError(f"{run_dir} is not a finished run (no run.json: it is unfinished, failed or not a run folder); "
                          "finish it by running the same `curate run` command again, then export")
     state = run_state(run_dir)
@@ -192,10 +196,12 @@ def _finished_mixture(run_dir: Path, own: dict[str, Any] | None) -> tuple[Path, 
                              f"export that folder as it is (`curate export FORMAT {stage_dir}`), or make it the run's output by "
                              "re-running `curate run` with the settings it was made with as overrides (`mixture.KEY=VALUE`), "
                              "then export the run")
-        raise InputError(f"{stage_dir} is not the run's current output ({upstream_cause(state, stage_dir, why)}; `curate "
-                         f"verify {run_dir}` says which); its own files are as recorded: export them as its manifests describe "
-                         f"them (`curate export FORMAT {stage_dir}`, which warns that they are not the current output), or "
-                         "re-run the same `curate run` command (it makes the stages that are not current and the mixture again), then export")
+        raise InputError(
+            f"{stage_dir} is not the run's current output ({upstream_cause(state, stage_dir, why)}; `curate "
+            f"verify {run_dir}` says which); its own files are as recorded: export them as its manifests describe "
+            f"them (`curate export FORMAT {stage_dir}`, which warns that they are not the current output), or "
+            "re-run the same `curate run` command (it makes the stages that are not current and the mixture again), then export"
+        )
     return stage_dir, marker
 
 
@@ -284,6 +290,8 @@ def check_something_to_train(run: RunExport) -> None:
     copy, a budget of 0), before the tokenizer is loaded: a trainer given it would train on nothing."""
     empty = {phase: m for phase, m in run.manifests.items() if not (m.get("budget") or {}).get("replay_tokens")}
     if empty and len(empty) == len(run.manifests):
-        raise InputError(f"{run.run_dir}: no phase exported has anything to train on, so nothing was written ("
-                         + "; ".join(f"{phase}: the phase replays no token ({empty_reason(m)})" for phase, m in empty.items())
-                         + "); export a phase with data (--phase), or give the mixture data for these phases")
+        raise InputError(
+            f"{run.run_dir}: no phase exported has anything to train on, so nothing was written ("
+            + "; ".join(f"{phase}: the phase replays no token ({empty_reason(m)})" for phase, m in empty.items())
+            + "); export a phase with data (--phase), or give the mixture data for these phases"
+        )

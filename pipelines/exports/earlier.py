@@ -40,7 +40,9 @@ class Earlier:
     files: list[str]
 
 
-def plan_earlier(output: Path, run: RunExport, kind: str, settings: dict[str, Any], replace: bool = False) -> Earlier | None:
+def plan_earlier(
+    output: Path, run: RunExport, kind: str, settings: dict[str, Any], replace: bool = False
+) -> Earlier | None:
     """What becomes of the export already in ``output`` (None: there is none, or nothing of it is kept);
     :class:`OutputError` where this export would remove phases of it and ``replace`` is not given."""
     output = Path(output)
@@ -54,16 +56,27 @@ def plan_earlier(output: Path, run: RunExport, kind: str, settings: dict[str, An
     try:
         export = read_json_file(output / "export.json")
         phases = dict(export["phases"])
-    except (OSError, ValueError, KeyError, TypeError):  # its phases as its marker lists them: not kept, not removed unasked
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ):  # its phases as its marker lists them: not kept, not removed unasked
         export, phases = {}, dict.fromkeys(marker.get("phases") or [])
     others = [p for p in phases if p not in run.manifests]
     differs = _differs(output, marker, export, run, kind, settings)
     if wrote == kind and not differs:
         if others and not replace and (damage := check_files(output, marker)):
-            raise OutputError(f"{output}: the earlier export's files changed since it was written ({damage[0]}), so its phases "
-                              f"{', '.join(others)} cannot be kept: choose another --output, or give --replace to replace it whole")
+            raise OutputError(
+                f"{output}: the earlier export's files changed since it was written ({damage[0]}), so its phases "
+                f"{', '.join(others)} cannot be kept: choose another --output, or give --replace to replace it whole"
+            )
         if others and not replace:
-            files = [rel for rel in marker.get("files", {}) if rel.split("/")[0] in others or rel in {f"{p}.data-args" for p in others}]
+            files = [
+                rel
+                for rel in marker.get("files", {})
+                if rel.split("/")[0] in others or rel in {f"{p}.data-args" for p in others}
+            ]
             return Earlier(output, phases, others, files)
         if not others:
             return None  # every phase written again: a re-export replaces itself
@@ -71,14 +84,25 @@ def plan_earlier(output: Path, run: RunExport, kind: str, settings: dict[str, An
         return None  # same format, every phase written again from another run or setting: replaced, as any output is
     what = f"a {wrote} export of {', '.join(phases) or 'no phase'}"
     if replace:
-        log.warning("%s: --replace: the earlier export (%s) is replaced%s", output, what,
-                    f"; its phases {', '.join(others)} are removed" if others else "")
+        log.warning(
+            "%s: --replace: the earlier export (%s) is replaced%s",
+            output,
+            what,
+            f"; its phases {', '.join(others)} are removed" if others else "",
+        )
         return None
-    why = f"this {kind} export would replace it" if wrote != kind else (
-        f"this export writes {', '.join(run.manifests)} only and the earlier one is {differs}, so its phases "
-        f"{', '.join(others)} would be removed")
-    raise OutputError(f"{output} holds {what}; {why}. Nothing was changed: choose another --output, "
-                      "or give --replace to replace the earlier export whole")
+    why = (
+        f"this {kind} export would replace it"
+        if wrote != kind
+        else (
+            f"this export writes {', '.join(run.manifests)} only and the earlier one is {differs}, so its phases "
+            f"{', '.join(others)} would be removed"
+        )
+    )
+    raise OutputError(
+        f"{output} holds {what}; {why}. Nothing was changed: choose another --output, "
+        "or give --replace to replace the earlier export whole"
+    )
 
 
 def check_megatron_cache(output: Path) -> None:
@@ -91,15 +115,18 @@ def check_megatron_cache(output: Path) -> None:
         return
     if any(rel.split("/")[0] == "cache" for rel in marker.get("files", {})):
         return
-    raise OutputError(f"{output} holds {cache}/, which curate did not write: Megatron's sample indices, written beside the "
-                      "prefixes by a training run given no --data-cache-path. Nothing was changed: a re-export, with or without "
-                      "--replace, replaces only the files curate wrote; move that folder away (Megatron builds it again) or "
-                      "choose another --output, and give the next training run --data-cache-path outside the export (e.g. "
-                      f"--data-cache-path {Path(output).parent / 'megatron-cache'})")
+    raise OutputError(
+        f"{output} holds {cache}/, which curate did not write: Megatron's sample indices, written beside the "
+        "prefixes by a training run given no --data-cache-path. Nothing was changed: a re-export, with or without "
+        "--replace, replaces only the files curate wrote; move that folder away (Megatron builds it again) or "
+        "choose another --output, and give the next training run --data-cache-path outside the export (e.g. "
+        f"--data-cache-path {Path(output).parent / 'megatron-cache'})"
+    )
 
 
-def _differs(output: Path, marker: dict[str, Any], export: dict[str, Any], run: RunExport, kind: str,
-             settings: dict[str, Any]) -> str | None:
+def _differs(
+    output: Path, marker: dict[str, Any], export: dict[str, Any], run: RunExport, kind: str, settings: dict[str, Any]
+) -> str | None:
     """How the earlier export differs from this one in what its files hold (None: alike, phases aside)."""
     if not export:
         return "unreadable (its export.json)"

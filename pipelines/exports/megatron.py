@@ -88,8 +88,11 @@ def export_megatron(run: RunExport, work: Path, output: Path, client: Any, *, eo
     check_trainer_eod(work / "tokenizer", eod, eod_token, ids_of["pad"], pad_token)  # as Megatron loads it, before any shard is read
     jobs = [(job, m["seq_length"], m["packing"]["mode"], m.get("fim")) for m in run.manifests.values() for job in shard_jobs(m)]
     factors, caps = run_factors(run.stage_dir), full_caps(run.stage_dir)
-    tasks = [dask.delayed(write_shard)(job, str(run.stage_dir), str(work), tok, ids_of, vocab, seq, mode, factors, fim,
-                                       dask_key_name=f"megatron-{i}") for i, (job, seq, mode, fim) in enumerate(jobs)]
+    common = (str(run.stage_dir), str(work), tok, ids_of, vocab)
+    tasks = [
+        dask.delayed(write_shard)(job, *common, seq, mode, factors, fim, dask_key_name=f"megatron-{i}")
+        for i, (job, seq, mode, fim) in enumerate(jobs)
+    ]
     done = compute_with_progress(tasks, client, "export megatron", quiet, costs=[job[0].bytes for job in jobs]) if tasks else []
     records = [r for rs in done for r in rs]
     phases = {}
