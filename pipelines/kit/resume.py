@@ -1,12 +1,12 @@
 """A keyed sub-step that keeps the partitions it finished across a stop: ``ctx.step(..., resume=True)``
-with :meth:`StageContext.map_resumable` (SemDeDup's embeddings).
+with :meth:`StageContext.map_resumable` (SemDeDup's embeddings, ingest's extraction).
 
 A step computed in one go loses all of its work to a Ctrl-C, a SIGTERM (how SLURM and Kubernetes
 preempt a job) or a killed process: hours of GPU time for the embeddings of a large corpus. A
 resumable step's temporary folder (``.<step>-<key>.tmp`` in the stage's cache) stays when its
 stage stops. :func:`map_resumable` writes each partition's file there atomically (temp file, then
-rename), then its record ``_parts/part-NNNNN.parquet``: the task's result frame, with the file's
-size in the schema's metadata. The next run of the same step (the same input and parameters: the
+rename), then its record ``_parts/part-NNNNN.parquet``: the task's result frame, with the sizes
+of the partition's files (its part, and the parts of that name in subfolders) in the schema's metadata. The next run of the same step (the same input and parameters: the
 same key, the same folder) keeps the partitions whose record stands and whose file has the size
 recorded, removes every other file (a write cut short is never taken) and computes only the
 partitions left. Other parameters give another key and another folder, of which nothing is
@@ -117,7 +117,9 @@ def _finish_part(
 
     result = fn(number, part, *args)
     path = out.part_path(number)
-    files = {path.name: path.stat().st_size} if path.exists() else {}
+    # the partition's part and its parts of the same name in subfolders (ingest's code_tags/, code_text/)
+    paths = [path, *(p for p in sorted(out.path.glob(f"*/{path.name}")) if p.parent.name != PARTS)]
+    files = {p.relative_to(out.path).as_posix(): p.stat().st_size for p in paths if p.exists()}
     table = pa.Table.from_pandas(result, preserve_index=False)
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), _FILES: json.dumps(files).encode()})
     write_table(table, out.path / PARTS / path.name)  # the last file of the partition: it stands for the rest

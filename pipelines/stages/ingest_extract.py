@@ -60,16 +60,16 @@ def extract_all(parsed: Artifact, cfg: IngestConfig, ctx: StageContext, parse_ke
     numbers = list(range(len(parsed.parts())))  # parse writes one part per input partition
 
     def produce(out: Path) -> dict[str, int]:
-        tasks = dd.from_map(_extract_part, numbers, args=(parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer, cfg.max_chars, skip,
-                                                          cfg.fix_mojibake),
-                            meta=pd.DataFrame({c: pd.Series(dtype="int64") for c in ("pages", "empty", "repaired")}),
-                            enforce_metadata=False)
-        counts = ctx.compute(tasks, f"extract ({cfg.extractor})")
+        # one partition per parsed part, holding its number: each task reads its part itself
+        parts = dd.from_map(_number, numbers, meta=pd.DataFrame({"number": pd.Series(dtype="int64")}), enforce_metadata=False)
+        counts = ctx.map_resumable(parts, Artifact(out), _extract_numbered, parsed, html, Artifact(out), cfg.extractor, cfg.tokenizer,
+                                   cfg.max_chars, skip, cfg.fix_mojibake, label=f"extract ({cfg.extractor})")
         return {"extracted_pages": int(counts["pages"].sum()), "extraction_empty": int(counts["empty"].sum()),
                 "mojibake_repaired_pages": int(counts["repaired"].sum())}
 
     ctx.extra_stats["extractor"] = cfg.extractor
-    extracted = ctx.step("extracted", {**parse_key, "extractor": cfg.extractor, "code_tags": CODE_TAGS_VERSION}, produce)
+    # resumable: a stop (a preempted job, a killed run) keeps the parts already extracted, the costliest work of a crawl run
+    extracted = ctx.step("extracted", {**parse_key, "extractor": cfg.extractor, "code_tags": CODE_TAGS_VERSION}, produce, resume=True)
     link_tree(extracted.path / "code_tags", ctx.artifacts_dir / "code_tags")
     link_tree(extracted.path / "code_text", ctx.artifacts_dir / "code_text")
     return extracted
@@ -168,6 +168,15 @@ def write_code_parts(tags: pd.DataFrame, out: Artifact, number: int) -> None:
     write_frame(tags[CODE_TAGS_SCHEMA.names], Artifact(out.path / "code_tags").part_path(number), schema=CODE_TAGS_SCHEMA)
     texts = tags.loc[tags["code_text"].notna(), ["doc_id", "code_text"]].rename(columns={"code_text": "text"})
     write_frame(texts, Artifact(out.path / "code_text").part_path(number), schema=CODE_TEXT_SCHEMA)
+
+
+def _number(number: int) -> pd.DataFrame:
+    return pd.DataFrame({"number": [number]})
+
+
+def _extract_numbered(number: int, _part: pd.DataFrame, *args: Any) -> pd.DataFrame:
+    """:func:`_extract_part` as :meth:`~pipelines.kit.StageContext.map_resumable` calls it."""
+    return _extract_part(number, *args)
 
 
 def _extract_part(number: int, parsed: Artifact, html: Artifact, out: Artifact, extractor: str, tokenizer: str,
