@@ -16,6 +16,15 @@ real windows-1252 text that happens to be valid UTF-8 with non-ASCII bytes is va
 ('cp1252', 'cp932', 'gb18030', 'utf-8')
 >>> prefer_utf8("cp1252", "Café".encode()), prefer_utf8("cp1252", "Caf\\xe9".encode("cp1252")), prefer_utf8("cp932", "①".encode())
 ('utf-8', 'cp1252', 'cp932')
+
+The same default on a page of another single-byte script (``charset=ISO-8859-1`` on a Russian page in
+windows-1251, or a Chinese one in GBK) reads as Latin letters with accents, word after word
+(``Çàãîëîâîê``), which no Latin-script language writes: such a page is read in the charset detection
+finds instead (:func:`relabel`), as it would be with no label.
+
+>>> ru = ("<p>" + "Сегодня в Москве прошла конференция разработчиков. " * 3 + "</p>").encode("cp1251")
+>>> relabel("windows-1252", ru), relabel("windows-1252", "<p>L'été à Noël, où êtes-vous ?</p>".encode("cp1252"))
+('windows-1251', 'windows-1252')
 """
 
 from __future__ import annotations
@@ -79,3 +88,36 @@ def prefer_utf8(cs: str, payload: bytes) -> str:
     except UnicodeDecodeError:
         return cs
     return "utf-8"
+
+
+#: a run of 3 or more bytes over 0x7F: accented Latin letters (and typographic signs) one after another in
+#: windows-1252, which Latin-script words hardly have, and a word of Cyrillic (windows-1251) or Greek letters,
+#: or of Chinese characters in GBK
+_HIGH_RUN = re.compile(rb"[\x80-\xff]{3,}")
+_HIGH = re.compile(rb"[\x80-\xff]")
+#: the bytes of such runs a page needs, and the share of its non-ASCII bytes they hold, to be read as mislabelled
+MIN_RUN_BYTES, MIN_SHARE = 48, 0.5
+
+
+def relabel(name: str, payload: bytes) -> str:
+    """``name``, or the charset detection finds where ``name`` is windows-1252 (what ``iso-8859-1`` and
+    ``latin1`` labels name) and ``payload`` reads as word after word of accented Latin letters: at least
+    :data:`MIN_RUN_BYTES` bytes in runs of 3 or more bytes over 0x7F, holding :data:`MIN_SHARE` of its
+    non-ASCII bytes, and
+    detection names another charset that decodes it (windows-1251, GBK …)."""
+    if name != "windows-1252" or payload.isascii():
+        return name
+    runs = _HIGH_RUN.findall(payload)
+    held = sum(map(len, runs))
+    if held < MIN_RUN_BYTES or held < MIN_SHARE * len(_HIGH.findall(payload)):
+        return name
+    from resiliparse.parse.encoding import detect_encoding
+
+    found = charset_label(detect_encoding(payload))
+    if not found or found in (name, "utf-8"):
+        return name
+    try:
+        payload.decode(codec(found))
+    except (LookupError, UnicodeDecodeError):
+        return name
+    return found

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from curation.ingest.charsets import charset_label, codec, prefer_utf8
+from curation.ingest.charsets import charset_label, codec, prefer_utf8, relabel
 from curation.ingest.records import blank
 from curation.ingest.streams import Window
 from curation.ingest.warc_body import decode_content, decode_transfer
@@ -60,6 +60,8 @@ def decode_html(payload: bytes, declared: str | None) -> tuple[str | None, str |
         if not name:
             continue
         cs = prefer_utf8(codec(name), payload)
+        if cs != "utf-8" and (found := relabel(name, payload)) != name:  # a Latin default on a page of another script
+            name, cs = found, codec(found)
         try:
             return payload.decode(cs), "utf-8" if cs == "utf-8" else name
         except (LookupError, UnicodeDecodeError):

@@ -126,7 +126,8 @@ class IngestStage:
     #     the first line after a damaged member is read within the 12 x max_chars line bound too (over it: too_large, unparsed)
     #     a record with no `id` (fields.id left at its default) takes its `doc_id` as its id, not in meta
     # 11: a WARC response record whose block opens with an HTTP status line is read as HTTP without `application/http`;
-    #     a damaged gzip member of several WARC records is a truncated_input row per record (those decoded before the damage too)
+    #     a damaged gzip member of several WARC records is a truncated_input row per record (those decoded before the damage too);
+    #     a page labelled iso-8859-1 whose bytes are another script's (windows-1251, GBK) is read in the charset detected
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
