@@ -21,8 +21,21 @@ pytestmark = pytest.mark.slow
 def sample_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp("sample") / "run"
     proc = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=1500,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "run",
+            "pipelines/configs/glm45.yaml",
+            "--input",
+            "sample_data",
+            "--output",
+            str(out),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1500,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out, proc
@@ -44,7 +57,9 @@ def test_sample_run_prints_a_funnel_and_leaves_complete_stage_folders(sample_run
 
 def test_sample_run_conserves_every_document_and_verifies(sample_run):
     out, _ = sample_run
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(out)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "verify", str(out)], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ingest = json.loads((out / "00_ingest" / "stats.json").read_text())
     raw_records = 0
@@ -72,15 +87,32 @@ def test_sample_run_finds_exact_copies(sample_run):
 
 def test_stats_command_prints_the_funnel(sample_run):
     out, _ = sample_run
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "exact_dedup" in proc.stdout
 
 
 def test_rerun_skips_every_stage(sample_run):
     out, _ = sample_run
     proc = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out), "--workers", "1"],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "run",
+            "pipelines/configs/glm45.yaml",
+            "--input",
+            "sample_data",
+            "--output",
+            str(out),
+            "--workers",
+            "1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = json.loads((out / "run.json").read_text())
@@ -93,9 +125,15 @@ def test_sample_run_mixture_is_the_papers(sample_run):
     out, proc = sample_run
     mdir = out / "80_mixture" / "manifests"
     manifests = {p.stem: json.loads(p.read_text()) for p in mdir.glob("*.json")}
-    assert sorted(manifests) == sorted([
-        "pretrain_phase1", "pretrain_phase2", "midtrain_repo_code_32k", "midtrain_reasoning_32k", "midtrain_long_context_128k",
-    ])
+    assert sorted(manifests) == sorted(
+        [
+            "pretrain_phase1",
+            "pretrain_phase2",
+            "midtrain_repo_code_32k",
+            "midtrain_reasoning_32k",
+            "midtrain_long_context_128k",
+        ]
+    )
     p1, p2 = manifests["pretrain_phase1"], manifests["pretrain_phase2"]
     groups2 = {g["name"]: g for g in p2["groups"]}
     assert sum(g["unique_documents"] for n, g in groups2.items() if n.startswith("code_web/")) >= 5
@@ -122,7 +160,9 @@ def test_verify_fails_on_a_deleted_shard_or_an_edited_ledger(sample_run, tmp_pat
     shutil.copytree(out, broken)
     shard = sorted((broken / "80_mixture" / "shards").rglob("*.parquet"))[0]
     shard.unlink()
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(broken)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "verify", str(broken)], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 1 and shard.name in proc.stdout
     edited = tmp_path / "edited"
     shutil.copytree(out, edited)
@@ -132,7 +172,9 @@ def test_verify_fails_on_a_deleted_shard_or_an_edited_ledger(sample_run, tmp_pat
     frames = [(p, pd.read_parquet(p)) for p in ledger]
     path, df = next((p, d) for p, d in frames if len(d))
     df.iloc[1:].to_parquet(path)
-    proc = subprocess.run([sys.executable, "-m", "pipelines.cli", "verify", str(edited)], cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "verify", str(edited)], cwd=REPO, capture_output=True, text=True
+    )
     assert proc.returncode == 1 and "neither kept nor in the ledger" in proc.stdout
 
 
@@ -203,22 +245,47 @@ def _funnel_row(line: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
 def test_readme_funnel_is_the_sample_runs(sample_run):
     """The README shows what command 1 prints today: every stage's counts and drop reasons."""
     out, proc = sample_run
-    stats = subprocess.run([sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True)
+    stats = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "stats", str(out)], cwd=REPO, capture_output=True, text=True
+    )
     assert stats.returncode == 0, stats.stderr
     printed = [line for line in stats.stdout.splitlines() if line.strip()][1:]
     readme = _readme_block("funnel: sample run")[1:]
     assert [_funnel_row(r) for r in readme] == [_funnel_row(p) for p in printed[: len(readme)]], (
-        "README.md's funnel differs from the sample run: paste `curate stats runs/sample` (without the seconds column)")
+        "README.md's funnel differs from the sample run: paste `curate stats runs/sample` (without the seconds column)"
+    )
     assert len(readme) == len(printed[: len(readme)]) == len(json.loads((out / "run.json").read_text())["stages"])
-    for line in _readme_block("warning: sample run"):
+    shown = _readme_block("warning: sample run")
+    for line in shown:
         assert line in proc.stderr, f"the sample run no longer warns: {line}"
+    warned = [re.sub(r"^\S+ WARNING \S+: ", "", w) for w in proc.stderr.splitlines() if " WARNING " in w]
+    assert sorted(warned) == sorted(shown), (
+        "README.md shows what the sample run warns, every line of it: paste its WARNING lines"
+    )
+
+
+def test_readme_says_why_the_long_context_phase_is_short_on_the_sample(sample_run):
+    """The sentence under the warnings: the phase's budget, its long documents and their size, as the manifest has them."""
+    out, _ = sample_run
+    m = json.loads((out / "80_mixture" / "manifests" / "midtrain_long_context_128k.json").read_text())
+    long_docs = next(g for g in m["groups"] if g["name"] == "long_docs/all")
+    said = re.search(
+        r"its budget is ([\d,]+) tokens, while each of its (\d+) long documents\s+holds about ([\d,]+)",
+        (REPO / "README.md").read_text(),
+    )
+    assert said and not m["budget"]["met"]
+    assert int(said[1].replace(",", "")) == m["budget"]["tokens"] and int(said[2]) == long_docs["unique_documents"]
+    assert int(said[3].replace(",", "")) == round(long_docs["unique_tokens"] / long_docs["unique_documents"], -3)
 
 
 def test_sample_run_tokens_in_are_the_previous_stages_tokens_kept(sample_run):
     """Token counts link stage to stage, in total and per source; a stage that counts tokens again
     (code_web, the pages it re-parses) records the change: in + recounted = kept + dropped."""
     out, _ = sample_run
-    stages = [json.loads((out / s["folder"] / "stats.json").read_text()) for s in json.loads((out / "run.json").read_text())["stages"]]
+    stages = [
+        json.loads((out / s["folder"] / "stats.json").read_text())
+        for s in json.loads((out / "run.json").read_text())["stages"]
+    ]
     recounted = {}
     for before, stage in itertools.pairwise(stages):
         assert stage["in"] == before["kept"], stage["stage"]
@@ -226,6 +293,8 @@ def test_sample_run_tokens_in_are_the_previous_stages_tokens_kept(sample_run):
             assert block["in"] == before["by_source"][source]["kept"], (stage["stage"], source)
         for block in [stage, *stage["by_source"].values(), *stage["by_lang"].values()]:
             change = block.get("recounted", {}).get("tokens", 0)
-            assert block["in"]["tokens"] + change == block["kept"]["tokens"] + block["dropped"]["tokens"], stage["stage"]
+            assert block["in"]["tokens"] + change == block["kept"]["tokens"] + block["dropped"]["tokens"], stage[
+                "stage"
+            ]
         recounted[stage["stage"]] = stage.get("recounted", {}).get("tokens", 0)
     assert recounted["code_web"] > 0 and {k for k, v in recounted.items() if v} == {"code_web"}
