@@ -30,14 +30,27 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", nargs="+", action="extend", required=True, type=Path, help="stage folders (docs/) or parquet files")
+    parser.add_argument(
+        "--input", nargs="+", action="extend", required=True, type=Path, help="stage folders (docs/) or parquet files"
+    )
     parser.add_argument("--output", required=True, type=Path)
-    parser.add_argument("--labels", type=Path, default=None, help="JSONL with doc_id and score (0–10) instead of an annotator")
-    parser.add_argument("--annotator", default='{"backend": "local", "doc_tokens": 768}',
-                        help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU judge: for trying "
-                             "the path; a real model needs an openai or vllm backend, or --labels)")
-    parser.add_argument("--cache-dir", "--cache", dest="cache", type=Path, default=None,
-                        help="annotation cache folder (--cache-dir as in the other commands; --cache too)")
+    parser.add_argument(
+        "--labels", type=Path, default=None, help="JSONL with doc_id and score (0–10) instead of an annotator"
+    )
+    parser.add_argument(
+        "--annotator",
+        default='{"backend": "local", "doc_tokens": 768}',
+        help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU judge: for trying "
+        "the path; a real model needs an openai or vllm backend, or --labels)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        "--cache",
+        dest="cache",
+        type=Path,
+        default=None,
+        help="annotation cache folder (--cache-dir as in the other commands; --cache too)",
+    )
     parser.add_argument("--sample", type=positive_int, default=2000, help="files to annotate (default %(default)s)")
     parser.add_argument("--sources", nargs="+", default=["code"])
     parser.add_argument("--n-features", type=positive_int, default=2**18)
@@ -47,32 +60,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-version", default="1")
 
 
-def warn_if_local(config: dict[str, Any], n: int) -> None:
-    """The CPU judge runs the annotation path for real, but its answers rank near chance: say so
-    before it spends minutes on ``n`` texts, and what gives a model worth using."""
-    if config.get("backend") == "local":
-        log.warning("annotating %d texts with the local CPU judge (SmolLM2-135M: it ranks near chance, AUC 0.54, and takes "
-                    "minutes per thousand texts); the model it teaches is for trying the path. For a real one give an openai "
-                    "or vllm --annotator, or labels you have", n)
-
-
 def annotate(texts: list[str], args: argparse.Namespace) -> tuple[np.ndarray, dict[str, Any]]:
     """Scores from the LLM annotator (NaN where it failed) and what produced them."""
     from classifiers.annotation import get_annotator  # the annotators edu_score uses
     from classifiers.rubrics import get_rubric
     from pipelines.commands.judge_failures import check_judge
+    from pipelines.commands.judge_progress import annotate_with_progress, warn_if_local
 
     rubric = get_rubric("code_quality")
     config = json.loads(args.annotator)
     if args.cache is not None:
         config.setdefault("cache_dir", str(args.cache))
-    warn_if_local(config, len(texts))
+    warn_if_local(config, len(texts), log)
     annotator = get_annotator(config)
-    result = annotator.annotate(texts, rubric)
+    result = annotate_with_progress(annotator, texts, rubric, config, log, "train-classifier code-quality")
     check_judge("train-classifier code-quality", result, config, needed=10)
     model_id = getattr(annotator, "model_id", None) or getattr(getattr(annotator, "inner", None), "model_id", None)
-    return np.asarray(result.scores, dtype=np.float64), {"annotator": model_id or config.get("backend"),
-                                                         "rubric": rubric.name, "rubric_version": rubric.version}
+    return np.asarray(result.scores, dtype=np.float64), {
+        "annotator": model_id or config.get("backend"),
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+    }
 
 
 def main(args: argparse.Namespace) -> int:
@@ -91,7 +99,11 @@ def main(args: argparse.Namespace) -> int:
             bad = labels["score"][off.isna() | ~off.between(0, 10)].head(3).tolist()
             raise InputError(f"{args.labels}: score must be a number from 0 to 10 (the code-quality scale); e.g. {bad}")
         df = df.merge(labels[["doc_id", "score"]], on="doc_id", how="inner")
-        provenance: dict[str, Any] = {"annotator": f"labels file {args.labels.name}", "rubric": "code_quality", "rubric_version": "external"}
+        provenance: dict[str, Any] = {
+            "annotator": f"labels file {args.labels.name}",
+            "rubric": "code_quality",
+            "rubric_version": "external",
+        }
     else:
         if len(df) > args.sample:
             df = df.sample(args.sample, random_state=args.seed).reset_index(drop=True)
@@ -102,11 +114,15 @@ def main(args: argparse.Namespace) -> int:
         log.error("only %d annotated files; need at least 10", len(df))
         return 2
     langs = df["language"] if "language" in df.columns else pd.Series([None] * len(df))
-    df["input"] = [learned_input(t, lang if isinstance(lang, str) else None) for t, lang in zip(df["text"], langs, strict=True)]
+    df["input"] = [
+        learned_input(t, lang if isinstance(lang, str) else None) for t, lang in zip(df["text"], langs, strict=True)
+    ]
     test = np.array([is_holdout(group_of(row), args.holdout) for _, row in df.iterrows()])
     train = df[~test]
     model = HashedLinearModel(n_features=args.n_features, task="regression", max_chars=8000)
-    fit_linear(model, train["input"].tolist(), train["score"].to_numpy(float), epochs=args.epochs, lr=0.2, seed=args.seed)
+    fit_linear(
+        model, train["input"].tolist(), train["score"].to_numpy(float), epochs=args.epochs, lr=0.2, seed=args.seed
+    )
     metrics: dict[str, Any] = {"n_train": int((~test).sum()), "n_holdout": int(test.sum())}
     if test.sum() >= 5:
         from scipy.stats import spearmanr
@@ -115,7 +131,12 @@ def main(args: argparse.Namespace) -> int:
         truth = df.loc[test, "score"].to_numpy(float)
         metrics["mae"] = round(float(np.abs(pred - truth).mean()), 4)
         metrics["spearman"] = round(float(spearmanr(pred, truth).statistic), 4)
-    model.save(args.output, model_version=args.model_version, **provenance, holdout_metrics=metrics,
-               intended_use="code_quality learned scorer (0–10); a score, never a decision")
+    model.save(
+        args.output,
+        model_version=args.model_version,
+        **provenance,
+        holdout_metrics=metrics,
+        intended_use="code_quality learned scorer (0–10); a score, never a decision",
+    )
     print(json.dumps({"output": str(args.output), "holdout": metrics}, indent=2))
     return 0

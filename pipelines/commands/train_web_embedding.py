@@ -33,16 +33,36 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", nargs="+", action="extend", required=True, type=Path, help="stage folders or parquet/jsonl files with doc_id, text")
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        action="extend",
+        required=True,
+        type=Path,
+        help="stage folders or parquet/jsonl files with doc_id, text",
+    )
     parser.add_argument("--output", required=True, type=Path, help="head folder (head.npz + model.json)")
-    parser.add_argument("--embeddings", type=Path, default=None, help="stored embeddings folder (semdedup's artifacts/embeddings)")
-    parser.add_argument("--embedder-model", default="all-MiniLM-L6-v2", help="when there is no store: the model to embed with")
+    parser.add_argument(
+        "--embeddings", type=Path, default=None, help="stored embeddings folder (semdedup's artifacts/embeddings)"
+    )
+    parser.add_argument(
+        "--embedder-model", default="all-MiniLM-L6-v2", help="when there is no store: the model to embed with"
+    )
     parser.add_argument("--annotations", type=Path, default=None, help="file with doc_id + score (skips the LLM)")
-    parser.add_argument("--annotator", default='{"backend": "local"}', help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU "
-                        "judge: for trying the path; a real head needs an openai or vllm backend, or --annotations)")
+    parser.add_argument(
+        "--annotator",
+        default='{"backend": "local"}',
+        help="JSON config for classifiers.annotation.get_annotator (default: %(default)s, the CPU "
+        "judge: for trying the path; a real head needs an openai or vllm backend, or --annotations)",
+    )
     parser.add_argument("--cache-dir", type=Path, default=None, help="annotation cache folder (reused across runs)")
     parser.add_argument("--rubric", default="web_quality")
-    parser.add_argument("--sample", type=positive_int, default=2000, help="pages to annotate (default %(default)s; FineWeb-Edu: ~450k at full scale)")
+    parser.add_argument(
+        "--sample",
+        type=positive_int,
+        default=2000,
+        help="pages to annotate (default %(default)s; FineWeb-Edu: ~450k at full scale)",
+    )
     parser.add_argument("--sources", nargs="+", default=["web"])
     parser.add_argument("--ridge", type=non_negative, default=1.0, help="L2 penalty of the head")
     parser.add_argument("--holdout", type=share, default=0.2)
@@ -74,30 +94,37 @@ def annotate(docs: pd.DataFrame, args: argparse.Namespace) -> tuple[np.ndarray, 
         from classifiers.rubrics import get_rubric
 
         low, high = get_rubric(args.rubric).scale
-        scores = pd.to_numeric(ann["score"], errors="coerce")  # empty cells are left out; text or off the scale is refused
+        scores = pd.to_numeric(
+            ann["score"], errors="coerce"
+        )  # empty cells are left out; text or off the scale is refused
         bad = ann["score"][(scores.isna() & ann["score"].notna()) | (scores.notna() & ~scores.between(low, high))]
         if len(bad):
-            raise InputError(f"{args.annotations}: score must be a number on the {args.rubric} rubric's scale "
-                             f"{low}–{high}; e.g. {bad.head(3).tolist()}")
+            raise InputError(
+                f"{args.annotations}: score must be a number on the {args.rubric} rubric's scale "
+                f"{low}–{high}; e.g. {bad.head(3).tolist()}"
+            )
         by_id = ann.drop_duplicates("doc_id").set_index("doc_id")["score"]
         return docs["doc_id"].map(by_id).to_numpy(dtype=np.float64), {"annotations": str(args.annotations)}
     from classifiers.annotation import get_annotator
     from classifiers.rubrics import get_rubric
     from pipelines.commands.judge_failures import check_judge
-    from pipelines.commands.train_code_quality import warn_if_local
+    from pipelines.commands.judge_progress import annotate_with_progress, warn_if_local
 
     cfg = json.loads(args.annotator)
     if args.cache_dir:
         cfg.setdefault("cache_dir", str(args.cache_dir))
-    warn_if_local(cfg, len(docs))
+    warn_if_local(cfg, len(docs), log)
     annotator = get_annotator(cfg)
     rubric = get_rubric(args.rubric)
-    res = annotator.annotate(docs["text"].tolist(), rubric)
+    res = annotate_with_progress(annotator, docs["text"].tolist(), rubric, cfg, log, "train-classifier web-embedding")
     check_judge("train-classifier web-embedding", res, cfg, needed=10)
     failed = sum(f is not None for f in res.failures)
     return np.asarray(res.scores, dtype=np.float64), {
-        "annotator": getattr(annotator, "model_id", cfg.get("backend")), "rubric": rubric.name,
-        "rubric_version": rubric.version, "scale": list(rubric.scale), "failures": failed,
+        "annotator": getattr(annotator, "model_id", cfg.get("backend")),
+        "rubric": rubric.name,
+        "rubric_version": rubric.version,
+        "scale": list(rubric.scale),
+        "failures": failed,
     }
 
 
@@ -149,7 +176,9 @@ def main(args: argparse.Namespace) -> int:
     scores, provenance = annotate(docs, args)
     ok = np.isfinite(scores)
     if ok.sum() < 10:
-        raise InputError(f"only {int(ok.sum())} usable annotations; annotate more pages (--sample) or check the annotator")
+        raise InputError(
+            f"only {int(ok.sum())} usable annotations; annotate more pages (--sample) or check the annotator"
+        )
     docs, scores = docs[ok].reset_index(drop=True), scores[ok]
     x, settings = vectors(docs, args)
     rng = np.random.default_rng(args.seed)
@@ -165,11 +194,20 @@ def main(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     np.savez(out / "head.npz", weights=w.astype(np.float32), bias=np.array([b]))
     card = {
-        "kind": "embedding_head", "name": out.name, "embedder": settings, "dim": int(x.shape[1]),
-        "trained_by": "curate train-classifier web-embedding", "n_train": int((~held).sum()),
-        "ridge": args.ridge, "heldout_metrics": heldout, "labels": provenance,
-        "score_mean": float(scores.mean()), "intended_use": "quality_score_<name> of the web_quality stage (kind: embedding)",
+        "kind": "embedding_head",
+        "name": out.name,
+        "embedder": settings,
+        "dim": int(x.shape[1]),
+        "trained_by": "curate train-classifier web-embedding",
+        "n_train": int((~held).sum()),
+        "ridge": args.ridge,
+        "heldout_metrics": heldout,
+        "labels": provenance,
+        "score_mean": float(scores.mean()),
+        "intended_use": "quality_score_<name> of the web_quality stage (kind: embedding)",
     }
-    (out / "model.json").write_text(json.dumps(json_safe(card), indent=2, sort_keys=True, default=str, allow_nan=False) + "\n")
+    (out / "model.json").write_text(
+        json.dumps(json_safe(card), indent=2, sort_keys=True, default=str, allow_nan=False) + "\n"
+    )
     print(f"wrote {out}: {card['n_train']} annotated pages, held-out {heldout}")
     return 0
