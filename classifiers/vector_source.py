@@ -48,8 +48,14 @@ class VectorSource:
     rejected: Path | None = None  #: an upstream folder left out: its vectors were made with other settings
 
     @classmethod
-    def build(cls, upstream: Path | str | None, embedder: dict[str, Any], extra: Sequence[Path | str] = (),
-              who: str = "scorer", warn: bool = True) -> VectorSource:
+    def build(
+        cls,
+        upstream: Path | str | None,
+        embedder: dict[str, Any],
+        extra: Sequence[Path | str] = (),
+        who: str = "scorer",
+        warn: bool = True,
+    ) -> VectorSource:
         """``upstream`` when its card matches ``embedder`` (a warning otherwise, when ``warn``: the
         caller will embed; a caller that embeds in a cached step says it there, :meth:`warn_rejected`),
         then ``extra`` folders (vectors this stage stored itself, same settings)."""
@@ -64,10 +70,16 @@ class VectorSource:
         return source
 
     def warn_rejected(self, who: str) -> None:
-        """Say that the upstream vectors were left out and why (nothing when none were)."""
+        """Say that the upstream vectors were left out and why (nothing when none were). An INFO line: the
+        upstream stage chose its model (under ``--profile cpu`` SemDeDup's static vectors), embedding again
+        is the right answer and there is nothing to change."""
         if self.rejected is not None:
-            log.warning("%s: stored embeddings use %s, it needs %s; embedding again",
-                        who, embedding_card(self.rejected).get("embedder", {}), self.embedder)
+            log.info(
+                "%s: stored embeddings use %s, it needs %s; embedding again",
+                who,
+                embedding_card(self.rejected).get("embedder", {}),
+                self.embedder,
+            )
 
     def with_folders(self, *extra: Path | str) -> VectorSource:
         """The same source with more stored folders looked up after these."""
@@ -128,7 +140,9 @@ class VectorSource:
 
         return get_embedder(**{**self.embedder, **runtime}).embed([t if isinstance(t, str) else "" for t in texts])
 
-    def vectors(self, doc_ids: Sequence[str], texts: Sequence[str], number: int | None = None, **runtime: Any) -> np.ndarray:
+    def vectors(
+        self, doc_ids: Sequence[str], texts: Sequence[str], number: int | None = None, **runtime: Any
+    ) -> np.ndarray:
         """One row per document: stored where found (partition ``number``, or any partition when
         ``None``), embedded for the rest."""
         ids = [str(d) for d in doc_ids]
@@ -145,4 +159,3 @@ class VectorSource:
         if missing or not self.folders:
             log.debug("vectors: %d stored, %d embedded", len(ids) - len(missing), len(missing))
         return out
-

@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from curation.config import ConfigError
-from curation.errors import brief
 from curation.ingest.discover import InputError
+from pipelines.commands.train_edu_labels import check_scores, check_spread, read_labels, say_dropped
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +38,30 @@ MIN_EVAL_ROWS = 10
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--run", type=Path, help="run folder (or its edu_score stage folder) whose edu_score annotations to distil")
+    src.add_argument(
+        "--run", type=Path, help="run folder (or its edu_score stage folder) whose edu_score annotations to distil"
+    )
     src.add_argument("--labels", type=Path, help="Parquet / JSON-lines file with text and score columns")
     parser.add_argument("--output", type=Path, required=True, help="model folder to write")
-    parser.add_argument("--kind", choices=("head", "hashed"), default="head", help="ridge head on embeddings (FineWeb-Edu) or hashed n-grams")
+    parser.add_argument(
+        "--kind",
+        choices=("head", "hashed"),
+        default="head",
+        help="ridge head on embeddings (FineWeb-Edu) or hashed n-grams",
+    )
     parser.add_argument("--text-column", default="text")
     parser.add_argument("--score-column", default="score")
     parser.add_argument("--group-column", default=None, help="rows sharing a value stay on one side of the split")
-    parser.add_argument("--embeddings", type=Path, nargs="*", default=[], help="embeddings folders to reuse (doc_id → vector)")
-    parser.add_argument("--prior", action="store_true", help="stack the zero-shot rubric prior (how the shipped default is built)")
+    parser.add_argument(
+        "--embeddings", type=Path, nargs="*", default=[], help="embeddings folders to reuse (doc_id → vector)"
+    )
+    parser.add_argument(
+        "--prior", action="store_true", help="stack the zero-shot rubric prior (how the shipped default is built)"
+    )
     parser.add_argument("--heldout-fraction", type=float, default=0.2)
-    parser.add_argument("--eval", type=Path, default=None, help="a separate labelled file to evaluate on after training")
+    parser.add_argument(
+        "--eval", type=Path, default=None, help="a separate labelled file to evaluate on after training"
+    )
     parser.add_argument("--threshold", type=float, default=3.0, help="F1 threshold (FineWeb-Edu: 3)")
     parser.add_argument("--l2", type=float, default=None, help="ridge penalty (default: grouped cross-validation)")
     parser.add_argument("--device", default="auto")
@@ -69,32 +82,15 @@ def main(args: argparse.Namespace) -> int:
         metrics = _train_head(labels, args, card, vector_dirs)
     held = (metrics.get("heldout") or {}).get("n", 0) + (metrics.get("eval") or {}).get("n", 0)
     if held < MIN_EVAL_ROWS:
-        log.warning("train-classifier edu: %d labelled row(s), %d of them held out: too few to evaluate the model (its "
-                    "card has no held-out metrics worth reading); add labels, or pass --eval FILE with labelled rows it "
-                    "was not trained on", len(labels), (metrics.get("heldout") or {}).get("n", 0))
+        log.warning(
+            "train-classifier edu: %d labelled row(s), %d of them held out: too few to evaluate the model (its "
+            "card has no held-out metrics worth reading); add labels, or pass --eval FILE with labelled rows it "
+            "was not trained on",
+            len(labels),
+            (metrics.get("heldout") or {}).get("n", 0),
+        )
     print(json.dumps({"output": str(args.output), "metrics": metrics}, indent=2, sort_keys=True, default=str))
     return 0
-
-
-def check_spread(scores: pd.Series, source: Any) -> None:
-    """ConfigError (exit 2) when the scores have no spread (all one value, or all within half a rubric
-    point; the same rule ``edu_score`` distils by): a model fit to them learns nothing, and its card
-    (F1 0, MAE 0, no Spearman) looked perfect."""
-    from pipelines.stages.edu_score_distil import spread_problem
-
-    problem = spread_problem(scores)
-    if problem is not None:
-        raise ConfigError(f"{source}: {problem}: labels with no spread train a model that says nothing; add documents "
-                          "scored lower and higher (the edu rubric's 0–5)")
-
-
-def read_labels(path: Path) -> pd.DataFrame:
-    """A Parquet file or JSON lines (optionally .gz)."""
-    if not path.exists():
-        raise InputError(f"{path} does not exist; give a Parquet or JSON-lines file with text and score columns")
-    if path.suffix == ".parquet" or path.is_dir():
-        return pd.read_parquet(path)
-    return pd.read_json(path, lines=True)
 
 
 def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[Path]]:
@@ -107,10 +103,20 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
         meta = json.loads((ann_dir / "annotations.json").read_text())
         say_dropped(frame, frame["score"], ann_dir / "annotations.parquet")
         frame = frame[frame["score"].notna()]
-        labels = pd.DataFrame({"doc_id": frame["doc_id"].astype(str), "text": frame["text"].fillna(""),
-                               "score": frame["score"].astype(float), "group": frame["doc_id"].astype(str)})
+        labels = pd.DataFrame(
+            {
+                "doc_id": frame["doc_id"].astype(str),
+                "text": frame["text"].fillna(""),
+                "score": frame["score"].astype(float),
+                "group": frame["doc_id"].astype(str),
+            }
+        )
         dirs = [stage.parent / folder_name("semdedup") / "artifacts" / "embeddings", stage / "artifacts" / "embeddings"]
-        info = {"trained_on": f"LLM annotations of run {args.run}", "annotator": meta["annotator"], "rubric": meta["rubric"]}
+        info = {
+            "trained_on": f"LLM annotations of run {args.run}",
+            "annotator": meta["annotator"],
+            "rubric": meta["rubric"],
+        }
         return labels.reset_index(drop=True), info, [d for d in dirs if d.exists()] + list(args.embeddings)
     raw = read_labels(args.labels)
     for col in (args.text_column, args.score_column):
@@ -119,11 +125,13 @@ def _load(args: argparse.Namespace) -> tuple[pd.DataFrame, dict[str, Any], list[
     from classifiers.rubrics import get_rubric
 
     rubric = get_rubric("edu")
-    labels = pd.DataFrame({
-        "doc_id": raw["doc_id"].astype(str) if "doc_id" in raw.columns else [f"row{i}" for i in range(len(raw))],
-        "text": raw[args.text_column].fillna("").astype(str),
-        "score": check_scores(raw[args.score_column], args.labels, args.score_column, rubric.scale),
-    })
+    labels = pd.DataFrame(
+        {
+            "doc_id": raw["doc_id"].astype(str) if "doc_id" in raw.columns else [f"row{i}" for i in range(len(raw))],
+            "text": raw[args.text_column].fillna("").astype(str),
+            "score": check_scores(raw[args.score_column], args.labels, args.score_column, rubric.scale),
+        }
+    )
     group_col = args.group_column or ("group" if "group" in raw.columns else None)
     labels["group"] = raw[group_col].astype(str).to_numpy() if group_col else labels["doc_id"]
     if "positive" in raw.columns:
@@ -146,44 +154,19 @@ def edu_stage(run: Path) -> Path:
     where = Path("artifacts") / "annotations" / "annotations.parquet"
     stage = next((d for d in (run, run / folder_name("edu_score")) if (d / where).is_file()), None)
     if stage is None:
-        raise FileNotFoundError(f"{run} holds no edu_score annotations: give the run folder (whose {folder_name('edu_score')}/"
-                                f"{where} holds them) or an edu_score stage folder holding {where}, of an edu_score run with an annotator")
+        raise FileNotFoundError(
+            f"{run} holds no edu_score annotations: give the run folder (whose {folder_name('edu_score')}/"
+            f"{where} holds them) or an edu_score stage folder holding {where}, of an edu_score run with an annotator"
+        )
     incomplete = (read_marker(stage) or {}).get("incomplete")
     if incomplete:
-        log.warning("train-classifier edu: %s is marked incomplete (%s): training on the annotations it has; re-run its "
-                    "edu_score (the same command) to ask for the rest first", stage, incomplete)
+        log.warning(
+            "train-classifier edu: %s is marked incomplete (%s): training on the annotations it has; re-run its "
+            "edu_score (the same command) to ask for the rest first",
+            stage,
+            incomplete,
+        )
     return stage
-
-
-def say_dropped(frame: pd.DataFrame, scores: pd.Series, source: Any) -> None:
-    """Warn of rows left out for having no score: failed annotations (by reason, from a ``failure``
-    column) or empty cells."""
-    missing = scores.isna().to_numpy()
-    if not missing.any():
-        return
-    failure = frame["failure"][missing] if "failure" in frame.columns else pd.Series([None] * int(missing.sum()))
-    reasons = failure.fillna("no score").astype(str).value_counts()
-    why = ", ".join(f"{r}={n}" for r, n in reasons.items())
-    kind = "failed annotations" if "failure" in frame.columns and failure.notna().any() else "empty or NaN scores"
-    log.warning("train-classifier edu: %d of %d row(s) of %s have no score and are left out (%s: %s); training on %d",
-                int(missing.sum()), len(frame), source, kind, why, int((~missing).sum()))
-
-
-def check_scores(column: pd.Series, path: Path, name: str, scale: tuple[int, int]) -> pd.Series:
-    """``column`` as floats on the rubric's ``scale`` (empty cells stay NaN and are dropped); InputError
-    naming the file and the bad values otherwise: a head trained on 0–100 labels is clipped to 5 for
-    every document, and a text score would fail deep inside the training."""
-    scores = pd.to_numeric(column, errors="coerce").astype(float)
-    text = column[scores.isna() & column.notna()]
-    if len(text):
-        raise InputError(f"{path}: {len(text)} value(s) of column {name!r} are not numbers (e.g. {brief([str(v) for v in text.unique()[:5]])}); "
-                         f"give scores as numbers on the edu rubric's scale {scale[0]}–{scale[1]}")
-    off = scores[(scores < scale[0]) | (scores > scale[1])]
-    if len(off):
-        raise InputError(f"{path}: {len(off)} score(s) of column {name!r} are outside the edu rubric's scale "
-                         f"{scale[0]}–{scale[1]} (e.g. {', '.join(f'{v:g}' for v in sorted(off.unique())[:5])}; they range {off.min():g}–{off.max():g}); "
-                         f"rescale them to {scale[0]}–{scale[1]} or pick the right column with --score-column")
-    return scores
 
 
 def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) -> np.ndarray:
@@ -192,15 +175,33 @@ def _vectors(frame: pd.DataFrame, dirs: list[Path], args: argparse.Namespace) ->
     from classifiers.vector_source import VectorSource, compatible, embedding_card
 
     usable = [Path(d) for d in dirs if compatible(Path(d), DEFAULT_EMBEDDER)]
-    for d in (Path(d) for d in dirs if Path(d) not in usable):  # e.g. --profile cpu's 128-d static vectors: a head needs its own
-        log.warning("%s holds vectors of %s, the head needs %s: embedding again (the card names the embedder that scores)",
-                    d, embedding_card(d).get("embedder", {}).get("model"), DEFAULT_EMBEDDER.get("model"))
+    given = {Path(d) for d in args.embeddings}
+    for d in (
+        Path(d) for d in dirs if Path(d) not in usable
+    ):  # e.g. --profile cpu's 128-d static vectors: a head needs its own
+        # the run's own folders: expected, nothing to change (INFO); a folder given with --embeddings: give another
+        log.log(
+            logging.WARNING if d in given else logging.INFO,
+            "%s holds vectors of %s, the head needs %s: embedding again (the card names the embedder that scores)%s",
+            d,
+            embedding_card(d).get("embedder", {}).get("model"),
+            DEFAULT_EMBEDDER.get("model"),
+            f"; --embeddings reuses only vectors of {DEFAULT_EMBEDDER.get('model')}" if d in given else "",
+        )
     source = VectorSource(tuple(usable), DEFAULT_EMBEDDER)
-    x = source.vectors(frame["doc_id"].astype(str).tolist(), frame["text"].tolist(), None, device=args.device, batch_size=args.batch_size)
+    x = source.vectors(
+        frame["doc_id"].astype(str).tolist(),
+        frame["text"].tolist(),
+        None,
+        device=args.device,
+        batch_size=args.batch_size,
+    )
     return x.astype(np.float64)
 
 
-def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]) -> dict[str, Any]:
+def _train_head(
+    labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, Any], dirs: list[Path]
+) -> dict[str, Any]:
     from classifiers.edu_train import (
         anchor_vectors,
         distil_head,
@@ -215,23 +216,32 @@ def _train_head(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str, 
     y = labels["score"].to_numpy()
     groups = labels["group"].tolist()
     if not args.prior:
-        head, metrics = distil_head(x, y, groups, heldout_fraction=args.heldout_fraction, threshold=args.threshold,
-                                    l2=args.l2, card=card)
+        head, metrics = distil_head(
+            x, y, groups, heldout_fraction=args.heldout_fraction, threshold=args.threshold, l2=args.l2, card=card
+        )
     else:
         from classifiers.embedding import get_embedder
 
         emb = get_embedder(**DEFAULT_EMBEDDER, device=args.device, batch_size=args.batch_size)
         pos, neg = anchor_vectors(emb.embed)
-        held = heldout_mask(groups, args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(y), dtype=bool)
+        held = (
+            heldout_mask(groups, args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(y), dtype=bool)
+        )
         train = ~held
-        head, info = fit_reference_head(x[train], y[train], [g for g, t in zip(groups, train, strict=True) if t], pos, neg,
-                                        l2=args.l2, card=card)
-        metrics = {**info, "n_train": int(train.sum()),
-                   "train": regression_metrics(y[train], head.predict_embeddings(x[train]), args.threshold)}
+        head, info = fit_reference_head(
+            x[train], y[train], [g for g, t in zip(groups, train, strict=True) if t], pos, neg, l2=args.l2, card=card
+        )
+        metrics = {
+            **info,
+            "n_train": int(train.sum()),
+            "train": regression_metrics(y[train], head.predict_embeddings(x[train]), args.threshold),
+        }
         if held.any():
             metrics["heldout"] = regression_metrics(y[held], head.predict_embeddings(x[held]), args.threshold)
             if "positive" in labels.columns:
-                metrics["heldout"]["auc"] = round(roc_auc(labels["positive"].to_numpy()[held], head.predict_embeddings(x[held])), 4)
+                metrics["heldout"]["auc"] = round(
+                    roc_auc(labels["positive"].to_numpy()[held], head.predict_embeddings(x[held])), 4
+                )
         head.card["metrics"] = metrics
     if args.eval is not None:
         ev = _load_eval(args)
@@ -248,9 +258,15 @@ def _train_hashed(labels: pd.DataFrame, args: argparse.Namespace, card: dict[str
     from classifiers.linear import HashedLinearModel
     from classifiers.linear_train import fit_linear
 
-    held = heldout_mask(labels["group"].tolist(), args.heldout_fraction) if args.heldout_fraction > 0 else np.zeros(len(labels), bool)
+    held = (
+        heldout_mask(labels["group"].tolist(), args.heldout_fraction)
+        if args.heldout_fraction > 0
+        else np.zeros(len(labels), bool)
+    )
     train = labels[~held]
-    model = fit_linear(HashedLinearModel(task="regression"), train["text"].tolist(), train["score"].to_numpy(), epochs=20)
+    model = fit_linear(
+        HashedLinearModel(task="regression"), train["text"].tolist(), train["score"].to_numpy(), epochs=20
+    )
     metrics: dict[str, Any] = {"n_train": len(train)}
     if held.any():
         pred = np.clip(model.predict(labels.loc[held, "text"].tolist()), 0, 5)

@@ -23,7 +23,7 @@ from tests.pipelines.test_edu_stage import corpus, overrides
 def _marked(marker: str, every: int) -> pd.DataFrame:
     """The stage tests' corpus with ``marker`` on every ``every``-th document."""
     df = corpus(garbled=())
-    df.loc[:: every, "text"] = df.loc[:: every, "text"] + f" {marker}"
+    df.loc[::every, "text"] = df.loc[::every, "text"] + f" {marker}"
     return df
 
 
@@ -37,7 +37,10 @@ def test_requests_without_an_answer_are_asked_again_by_the_next_run_and_only_the
     settings = {"distil": "hashed", "min_annotations": 3}
     with FakeLLMServer() as srv:
         srv.broken = True
-        with caplog.at_level(logging.WARNING), pytest.raises(IncompleteRunError) as stop:  # in place, and exit 11 from curate
+        with (
+            caplog.at_level(logging.WARNING),
+            pytest.raises(IncompleteRunError) as stop,
+        ):  # in place, and exit 11 from curate
             run_one("edu_score", inp, tmp_path / "a", overrides(srv, **settings))
         first = stop.value.results[0]
         failed = int((_failures(tmp_path / "a") == "http_500").sum())
@@ -67,7 +70,9 @@ def test_a_judge_down_for_a_whole_run_is_a_service_error_and_the_next_run_comple
     inp = make_stage_dir(tmp_path / "in", _marked("[[500-while-broken]]", every=1))
     with FakeLLMServer() as srv:
         srv.broken = True
-        with pytest.raises(ServiceError, match=r"24 of 24 annotation requests .* \(http_500=24 \(e\.g\. HTTP 500: the GPU fell off\)\)"):
+        with pytest.raises(
+            ServiceError, match=r"24 of 24 annotation requests .* \(http_500=24 \(e\.g\. HTTP 500: the GPU fell off\)\)"
+        ):
             run_one("edu_score", inp, tmp_path / "out", overrides(srv, distil="hashed"))
         srv.broken = False
         sent = len(srv.requests)
@@ -79,11 +84,24 @@ def test_a_judge_down_for_a_whole_run_is_a_service_error_and_the_next_run_comple
 def test_a_wrong_model_or_a_base_url_without_v1_says_what_to_change(tmp_path, caplog):
     inp = make_stage_dir(tmp_path / "in", corpus(garbled=()))
     with FakeLLMServer(model="served-judge") as srv:
-        with pytest.raises(ServiceError, match=r"HTTP 404: The model `gpt-4o` does not exist.*serves \['served-judge'\]"):
+        with pytest.raises(
+            ServiceError, match=r"HTTP 404: The model `gpt-4o` does not exist.*serves \['served-judge'\]"
+        ):
             run_one("edu_score", inp, tmp_path / "model", overrides(srv, annotator_model="gpt-4o", distil="hashed"))
         root = srv.url.removesuffix("/v1")
-        argv = ["edu-score", "--input", str(inp), "--output", str(tmp_path / "cli"), "--quiet", "annotator=openai",
-                "annotator_model=served-judge", f"annotator_base_url={root}", "annotator_max_retries=0", "distil=hashed"]
+        argv = [
+            "edu-score",
+            "--input",
+            str(inp),
+            "--output",
+            str(tmp_path / "cli"),
+            "--quiet",
+            "annotator=openai",
+            "annotator_model=served-judge",
+            f"annotator_base_url={root}",
+            "annotator_max_retries=0",
+            "distil=hashed",
+        ]
         caplog.clear()
         assert main(argv) == 10  # one line, no traceback
     error = next(r for r in caplog.records if r.levelno == logging.ERROR)
@@ -94,9 +112,14 @@ def test_a_judge_whose_answers_cannot_be_read_fails_or_warns(tmp_path, caplog):
     """All unreadable: nothing is learned from the judge (it ran silently with rc 0). Most: a warning."""
     with FakeLLMServer() as srv:
         inp = make_stage_dir(tmp_path / "all", _marked("[[garbled]]", every=1))
-        with pytest.raises(ServiceError, match=r"24 of the judge's 24 answers cannot be read \(no_final_score=24 .*Educational score: N"):
+        with pytest.raises(
+            ServiceError,
+            match=r"24 of the judge's 24 answers cannot be read \(no_final_score=24 .*Educational score: N",
+        ):
             run_one("edu_score", inp, tmp_path / "out-all", overrides(srv, distil="hashed"))
-        inp = make_stage_dir(tmp_path / "most", corpus(n=30, garbled=tuple(i for i in range(30) if i % 6)))  # another fingerprint
+        inp = make_stage_dir(
+            tmp_path / "most", corpus(n=30, garbled=tuple(i for i in range(30) if i % 6))
+        )  # another fingerprint
         with caplog.at_level(logging.WARNING):
             run_one("edu_score", inp, tmp_path / "out-most", overrides(srv, distil="hashed"))
     assert "answers cannot be read (no_final_score=" in caplog.text and "check annotator_model" in caplog.text
@@ -110,8 +133,25 @@ def test_judges_that_cannot_run_here_are_refused_before_anything_runs(tmp_path):
     fake.write_bytes(b"not a model")
     common = ["edu-score", "--input", str(inp), "--quiet"]
     assert main([*common, "--output", str(tmp_path / "local"), "annotator=local", f"annotator_model={fake}"]) == 4
-    assert main([*common, "--output", str(tmp_path / "gone"), "annotator=local", f"annotator_model={tmp_path / 'no.gguf'}"]) == 2
-    assert main([*common, "--output", str(tmp_path / "t"), "annotator=openai", "annotator_model=m", "annotator_timeout_s=-1"]) == 2
+    assert (
+        main(
+            [*common, "--output", str(tmp_path / "gone"), "annotator=local", f"annotator_model={tmp_path / 'no.gguf'}"]
+        )
+        == 2
+    )
+    assert (
+        main(
+            [
+                *common,
+                "--output",
+                str(tmp_path / "t"),
+                "annotator=openai",
+                "annotator_model=m",
+                "annotator_timeout_s=-1",
+            ]
+        )
+        == 2
+    )
     if importlib.util.find_spec("vllm") is None:
         assert main([*common, "--output", str(tmp_path / "vllm"), "annotator=vllm", "annotator_model=m"]) == 2
     assert not any((tmp_path / d).exists() for d in ("local", "gone", "t", "vllm"))  # refused before the sample ran
@@ -138,15 +178,82 @@ def test_a_head_trained_from_a_cpu_profile_run_scores_with_its_own_embedder(tmp_
     math = Path(__file__).resolve().parents[2] / "sample_data" / "math_science" / "math_science.jsonl.gz"
     run = tmp_path / "run"
     with FakeLLMServer() as srv:
-        assert main(["run", recipe, "--input", str(math), "--output", str(run), "--scheduler", "synchronous", "--quiet",
-                     "--profile", "cpu", *only("semdedup", "edu_score"), *overrides(srv, sample_size=24, min_annotations=8)]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    recipe,
+                    "--input",
+                    str(math),
+                    "--output",
+                    str(run),
+                    "--scheduler",
+                    "synchronous",
+                    "--quiet",
+                    "--profile",
+                    "cpu",
+                    *only("semdedup", "edu_score"),
+                    *overrides(srv, sample_size=24, min_annotations=8),
+                ]
+            )
+            == 0
+        )
+    caplog.set_level(logging.INFO)
     assert main(["train-classifier", "edu", "--run", str(run), "--output", str(tmp_path / "head")]) == 0
     card = json.loads((tmp_path / "head" / "model.json").read_text())
-    assert card["dim"] == 384 and "embedding again" in caplog.text
+    said = [r for r in caplog.records if "embedding again" in r.getMessage()]
+    assert (
+        card["dim"] == 384 and said and {r.levelno for r in said} == {logging.INFO}
+    )  # the run's own vectors: nothing to change
+    semdedup = next(p for p in run.iterdir() if p.name.endswith("_semdedup")) / "artifacts" / "embeddings"
+    labels = (
+        next(p for p in run.iterdir() if p.name.endswith("_edu_score"))
+        / "artifacts"
+        / "annotations"
+        / "annotations.parquet"
+    )
+    caplog.clear()  # a folder the user gives with --embeddings is theirs to change: a warning
+    assert (
+        main(
+            [
+                "train-classifier",
+                "edu",
+                "--labels",
+                str(labels),
+                "--embeddings",
+                str(semdedup),
+                "--output",
+                str(tmp_path / "head2"),
+            ]
+        )
+        == 0
+    )
+    [warned] = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "embedding again" in r.getMessage()
+    ]
+    assert (
+        warned.startswith(f"{semdedup} holds vectors of")
+        and "--embeddings reuses only vectors of all-MiniLM-L6-v2" in warned
+    )
     edu = next(p for p in run.iterdir() if p.name.endswith("_edu_score"))
-    assert main(["edu-score", "--input", str(edu.parent / next(p.name for p in sorted(run.iterdir()) if p.name.endswith("_semdedup"))),
-                 "--output", str(tmp_path / "scored"), "--scheduler", "synchronous", "--quiet", "--profile", "cpu",
-                 f"scorer={tmp_path / 'head'}"]) == 0
+    assert (
+        main(
+            [
+                "edu-score",
+                "--input",
+                str(edu.parent / next(p.name for p in sorted(run.iterdir()) if p.name.endswith("_semdedup"))),
+                "--output",
+                str(tmp_path / "scored"),
+                "--scheduler",
+                "synchronous",
+                "--quiet",
+                "--profile",
+                "cpu",
+                f"scorer={tmp_path / 'head'}",
+            ]
+        )
+        == 0
+    )
 
 
 def test_edu_score_says_embedding_again_only_when_it_embeds(tmp_path, caplog):
@@ -158,11 +265,26 @@ def test_edu_score_says_embedding_again_only_when_it_embeds(tmp_path, caplog):
     math = Path(__file__).resolve().parents[2] / "sample_data" / "math_science" / "math_science.jsonl.gz"
     run = tmp_path / "run"
     with FakeLLMServer() as srv:
-        common = ["run", recipe, "--input", str(math), "--output", str(run), "--scheduler", "synchronous", "--quiet",
-                  "--profile", "cpu", *only("semdedup", "edu_score"), *overrides(srv, sample_size=24, min_annotations=8)]
-        with caplog.at_level(logging.WARNING):
+        common = [
+            "run",
+            recipe,
+            "--input",
+            str(math),
+            "--output",
+            str(run),
+            "--scheduler",
+            "synchronous",
+            "--quiet",
+            "--profile",
+            "cpu",
+            *only("semdedup", "edu_score"),
+            *overrides(srv, sample_size=24, min_annotations=8),
+        ]
+        with caplog.at_level(logging.INFO):
             assert main([*common, "edu_score.distil=head"]) == 0
-        assert "edu_score: stored embeddings use" in caplog.text and "embedding again" in caplog.text
+        said = [r for r in caplog.records if r.getMessage().startswith("edu_score: stored embeddings use")]
+        assert said and "embedding again" in said[0].getMessage()
+        assert {r.levelno for r in said} == {logging.INFO}  # expected under --profile cpu: nothing to change
         caplog.clear()
         with caplog.at_level(logging.INFO):  # a decision parameter: the stage runs again, its embeddings step is reused
             assert main([*common, "edu_score.distil=head", "edu_score.threshold=2.75"]) == 0
