@@ -14,6 +14,11 @@ import pytest
 from tests.helpers import read_parts
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def readme_run(out: Path) -> list[str]:
+    """The README's command 1 into ``out``."""
+    return [sys.executable, "-m", "pipelines.cli", "run", "pipelines/configs/glm45.yaml", "--input", "sample_data", "--output", str(out)]
 pytestmark = pytest.mark.slow
 
 
@@ -21,17 +26,7 @@ pytestmark = pytest.mark.slow
 def sample_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     out = tmp_path_factory.mktemp("sample") / "run"
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.cli",
-            "run",
-            "pipelines/configs/glm45.yaml",
-            "--input",
-            "sample_data",
-            "--output",
-            str(out),
-        ],
+        readme_run(out),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -96,19 +91,7 @@ def test_stats_command_prints_the_funnel(sample_run):
 def test_rerun_skips_every_stage(sample_run):
     out, _ = sample_run
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pipelines.cli",
-            "run",
-            "pipelines/configs/glm45.yaml",
-            "--input",
-            "sample_data",
-            "--output",
-            str(out),
-            "--workers",
-            "1",
-        ],
+        [*readme_run(out), "--workers", "1"],
         cwd=REPO,
         capture_output=True,
         text=True,
