@@ -55,17 +55,36 @@ def digested(rel: str, artifacts: set[str]) -> bool:
     return head not in ("docs", "ledger") or is_part(rel)
 
 
+#: what a judge's figures say of how its requests went (``annotation.stats``), not of the answers: a re-run
+#: served from the answer cache, or retried after a timeout, makes the same output with other counts
+RUN_RECORD_KEYS = frozenset({"requests", "cache_hits", "tokens_in", "tokens_out", "retries", "retry_reasons"})
+
+
 def without_timings(value: Any) -> Any:
-    """``value`` with every key that holds a timing (``seconds``, ``cpu_seconds``, ``docs_per_second`` …)
-    left out, at any depth: a run of the same work takes another time."""
+    """``value`` with every key that holds a timing (``seconds``, ``cpu_seconds``, ``docs_per_second``,
+    ``documents_per_s`` …) or a count of requests (:data:`RUN_RECORD_KEYS`) left out, at any depth: a
+    run of the same work takes another time."""
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if not str(k).endswith(("seconds", "per_second"))}
+        return {
+            k: without_timings(v)
+            for k, v in value.items()
+            if not str(k).endswith(("seconds", "per_second", "_per_s")) and k not in RUN_RECORD_KEYS
+        }
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value
 
 
-def content_digest(folder: Path, stage: str, files: dict[str, dict[str, Any]]) -> str:
+def _incomplete_before(chain: list[Path]) -> list[str]:
+    """The stages before it, of ``chain`` (its input folders, in run order), whose outputs are incomplete:
+    what a mixture's manifests say (``incomplete``), so an output made after one of them turned complete
+    or incomplete is another output, however its files come out."""
+    from pipelines.marker import read_marker
+
+    return [str(m.get("stage")) for m in (read_marker(p) or {} for p in chain) if m.get("incomplete")]
+
+
+def content_digest(folder: Path, stage: str, files: dict[str, dict[str, Any]], incomplete_before: list[str] | None = None) -> str:
     """SHA-256 over what the stages after ``stage`` can read from ``folder``: each digested file's
     path and xxh3 checksum (those :func:`~pipelines.marker.file_records` computed for ``files`` are
     reused; a larger file is read here in blocks); a JSON file and ``stats.json`` as their content
@@ -87,6 +106,8 @@ def content_digest(folder: Path, stage: str, files: dict[str, dict[str, Any]]) -
         stats = {}
     counts = {k: v for k, v in stats.items() if k not in MADE_WITH} if isinstance(stats, dict) else stats
     h.update(f"stats.json\0{_json_digest(without_timings(counts))}\0".encode())
+    if incomplete_before:  # absent when none is: a digest of a chain of complete stages is what it was
+        h.update(f"incomplete before\0{_json_digest(sorted(incomplete_before))}\0".encode())
     return h.hexdigest()
 
 
@@ -108,7 +129,7 @@ def stage_marker(
     it hands on: ``previous``'s (the marker of the output it replaces) when that marker recorded the
     same digest and neither output is incomplete, else a new one."""
     files = file_records(work)
-    digest = content_digest(work, name, files)
+    digest = content_digest(work, name, files, _incomplete_before(chain))
     fingerprint_out, same = output_fingerprint(chash, fingerprint, incomplete), []
     if unchanged(previous, name, digest) and not incomplete:
         assert previous is not None

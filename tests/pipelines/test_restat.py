@@ -116,3 +116,36 @@ def test_an_output_of_an_older_curate_without_a_digest_hands_on_a_new_fingerprin
     assert stages["80_mixture"]["skipped"] is True and stages["80_mixture"]["input_unchanged_after"] == "code_quality"
     # its manifests cite the web_quality and code_quality runs that made their input: still what they read
     assert main(["verify", str(run)]) == 0
+
+
+def test_an_output_made_after_a_stage_before_it_turned_incomplete_hands_on_a_new_fingerprint(first, tmp_path):
+    """forge_filter made again after edu_score turned incomplete (a judge that stopped answering) writes
+    the same files, but a mixture after it says which stages were incomplete: the same files after
+    another set of incomplete stages are another output, so the mixture is made again."""
+    from pipelines.restat import stage_marker
+
+    run = tmp_path / "run"
+    shutil.copytree(first, run)
+    chain = [run / f for f in ("00_ingest", "10_exact_dedup", "20_minhash_dedup", "40_web_quality")]
+    stage = run / "50_code_quality"
+    previous = read_marker(stage)
+    args = ("code_quality", previous["version"], previous["config_hash"] + "x", previous["input_fingerprint"])
+    assert stage_marker(stage, *args, chain, None, previous)["output_fingerprint"] == previous["output_fingerprint"]
+    marker = read_marker(chain[-1])
+    (chain[-1] / "_SUCCESS").write_text(json.dumps({**marker, "incomplete": "3 annotation requests got no answer"}))
+    again = stage_marker(stage, *args, chain, None, previous)
+    assert again["output_fingerprint"] != previous["output_fingerprint"] and "same_output_as" not in again
+    # and back: made again once the stage before it is complete, it is the output it replaced
+    (chain[-1] / "_SUCCESS").write_text(json.dumps(marker))
+    assert stage_marker(stage, *args, chain, None, {**previous, "content_digest": again["content_digest"]})["output_fingerprint"] != previous["output_fingerprint"]
+
+
+def test_a_judges_request_counts_and_rate_are_not_content():
+    """A re-run served from the answer cache, or retried after a timeout, writes the same scores."""
+    from pipelines.restat import without_timings
+
+    a = {"extra": {"annotation": {"stats": {"documents": 24, "failures": 0, "requests": 16, "cache_hits": 8, "retries": 1,
+                                            "retry_reasons": {"timeout": 1}, "seconds": 1.5, "documents_per_s": 15.9}}}}
+    b = {"extra": {"annotation": {"stats": {"documents": 24, "failures": 0, "requests": 23, "cache_hits": 1, "retries": 0,
+                                            "retry_reasons": {}, "seconds": 0.7, "documents_per_s": 34.98}}}}
+    assert without_timings(a) == without_timings(b) == {"extra": {"annotation": {"stats": {"documents": 24, "failures": 0}}}}
