@@ -6,7 +6,8 @@ FastWARC parses a record's HTTP headers only when its WARC ``Content-Type`` star
 without its HTTP header lines, a 404 page is a document, a chunked body keeps its chunk-size lines
 and a gzip body reads as binary. Such a record is parsed by FastWARC's own HTTP parser, with the
 limits the iterator uses, so its row is the row the same record with that header gets. A block that
-does not open with ``HTTP/`` and a digit (a page stored alone) is read as it is.
+does not open as an HTTP message (:data:`HTTP_LINE`: a page stored alone, or one whose text starts
+``HTTP/2 is…``) is read as it is.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from typing import Any
 from curation.ingest.warc_body import Error
 from curation.schema import DropReason
 
-#: How an HTTP status line opens: ``HTTP/1.0``, ``HTTP/1.1``, ``HTTP/2``.
-HTTP_LINE = re.compile(rb"HTTP/[0-9]")
+#: How an HTTP message opens: a status line with its code (``HTTP/1.1 200``, ``HTTP/2 404``), or a status
+#: line of another shape (``HTTP/1.1 abc``, malformed) followed by a header line (``Content-Type: …``). A
+#: page whose text opens with ``HTTP/2 is a major revision…`` is neither.
+HTTP_LINE = re.compile(
+    rb"HTTP/[0-9](?:\.[0-9])? (?:[0-9]{3}(?:[ \r\n]|$)|[^\r\n]*\r?\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:)"
+)
 
 
 def as_http(rec: Any, max_bytes: int) -> tuple[int, Error | None]:
@@ -37,7 +42,7 @@ def as_http(rec: Any, max_bytes: int) -> tuple[int, Error | None]:
         return 0, None
     rec.freeze()  # what the stream holds of the block: its content_length is that, fewer bytes where it was cut
     missing = size - rec.content_length
-    head = rec.reader.read(len(b"HTTP/1"))
+    head = rec.reader.read(1024)  # the status line and the start of the next
     rec.reader.seek(0)
     if HTTP_LINE.match(head):
         rec.is_http = True  # sets the WARC Content-Type that FastWARC reads HTTP records by

@@ -100,7 +100,7 @@ def _whole(path: Path, total: int, block: int) -> str:
         f"{path}: one gzip member of {path.stat().st_size:,} bytes ({total:,} decompressed), over the crawl block of "
         f"{block:,} bytes (ingest.blocksize_mb, ingest.crawl_min_block_mb): a .warc.gz is cut only where a gzip member "
         f"starts, so it cannot be cut into parts and one worker reads it whole, its memory growing with the decompressed "
-        f"size; recompress it one member per record, as Common Crawl writes them (warcio recompress {path.name} "
+        f"size; recompress it one member per record, as Common Crawl writes them (warcio recompress {path} "
         f"OUT.warc.gz), to read it in {-(-total // block)} parts"
     )
 

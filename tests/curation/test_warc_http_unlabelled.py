@@ -146,3 +146,13 @@ def test_header_lines_over_the_bound_are_one_row_and_the_file_is_read_on(tmp_pat
     assert rows[1]["error"][1].startswith(
         f"HTTP header lines over {8000 + (32 << 10)} bytes (max_html_bytes plus 32 KiB"
     )
+
+
+def test_a_page_whose_text_opens_with_http_and_a_digit_is_read_as_a_page(tmp_path: Path) -> None:
+    """Only an HTTP message is sniffed: a status line with its code, or one followed by a header line."""
+    from curation.ingest.warc_http import HTTP_LINE
+
+    assert HTTP_LINE.match(b"HTTP/1.1 200 OK\r\n") and HTTP_LINE.match(b"HTTP/2 404\r\n") and HTTP_LINE.match(b"HTTP/1.0 301")
+    assert HTTP_LINE.match(b"HTTP/1.1 abc\r\nContent-Type: text/html\r\n")  # malformed status, still a message
+    assert not HTTP_LINE.match(b"HTTP/2 is a major revision of the protocol.\nIt keeps its semantics.\n")
+    assert not HTTP_LINE.match(b"HTTP/1.1 in short: a text\n\nabout HTTP")

@@ -114,7 +114,7 @@ def test_a_single_member_warc_gz_over_the_block_is_said_with_the_fix(
         assert len(plan_inputs([whole], blocksize_mb=1, crawl_min_block_mb=1)) == 1
     said = [r.getMessage() for r in caplog.records]
     assert len(said) == 1 and f"one gzip member of {whole.stat().st_size:,} bytes" in said[0]
-    assert "one worker reads it whole" in said[0] and "warcio recompress whole.warc.gz OUT.warc.gz" in said[0]
+    assert "one worker reads it whole" in said[0] and f"warcio recompress {whole} OUT.warc.gz" in said[0]  # the path as given: it runs from any folder
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="curation.ingest.warc_plan"):
         assert len(plan_inputs([each], blocksize_mb=1, crawl_min_block_mb=1)) > 1
