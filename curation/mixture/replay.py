@@ -10,9 +10,11 @@ over 0.5 % of the target) and others short, the long ones are chosen for their s
 the short ones fill the rest in hash order, so each kind gets about its share of copies (in hash
 order alone, the back-fill after the first long document that does not fit goes to the short
 ones; choosing longest first shows only the long ones); the plain hash order is kept where it
-lands nearer, and the longest-first order is the last resort. A shard holds 10⁴–10⁵ documents at full scale, so
-its replay is within a few tokens of its share of the plan; on a tiny sample it is within one
-document.
+lands nearer, then the longest-first order. Where every document is long and neither lands within
+0.5 % of the target, the subset nearest it is found by a bounded subset-sum
+(:mod:`curation.mixture.nearest_sum`). A document over the target's room, or of twice the target or
+more, is never chosen. A shard holds 10⁴–10⁵ documents at full scale, so its replay is within a few
+tokens of its share of the plan; on a tiny sample it is within one document.
 
 Caps bound the replay, not only the plan. Pre-training caps hold over the pre-training phases
 together, and a group's documents land in the same shard in every pre-training phase (the shard
@@ -45,6 +47,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from curation.mixture.groups import stable_hash
+from curation.mixture.nearest_sum import nearest_sum
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.plan import PhasePlan, lookup
 
@@ -63,7 +66,9 @@ class CopyPlan:
         return self.steps[-1][1] if self.steps else 0.0
 
 
-def copy_plans(plans: Mapping[str, PhasePlan], specs: Sequence[PhaseSpec], max_epochs: Mapping[str, float]) -> dict[tuple[str, str], CopyPlan]:
+def copy_plans(
+    plans: Mapping[str, PhasePlan], specs: Sequence[PhaseSpec], max_epochs: Mapping[str, float]
+) -> dict[tuple[str, str], CopyPlan]:
     """(phase, group) → its :class:`CopyPlan`: pre-training phases carry the epochs of the
     pre-training phases before them (their caps are shared); mid-training phases stand alone."""
     out: dict[tuple[str, str], CopyPlan] = {}
@@ -99,8 +104,16 @@ def shard_copies(doc_ids: Sequence[str], tokens: np.ndarray, plan: CopyPlan, see
     return copies
 
 
-def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room: float, seed: int, phase: str,
-                 shown: np.ndarray | None = None, most: float = math.inf) -> np.ndarray:
+def phase_copies(
+    doc_ids: Sequence[str],
+    tokens: np.ndarray,
+    epochs: float,
+    room: float,
+    seed: int,
+    phase: str,
+    shown: np.ndarray | None = None,
+    most: float = math.inf,
+) -> np.ndarray:
     """Copies for ``epochs`` of the shard's tokens, at most ``room`` tokens in all. ``shown``: each
     document's copies in the earlier phases of the cap's scope; the extra copies go to the least shown
     first, a whole tier of them while it fits, and none takes a document's copies over ``most``.
@@ -133,16 +146,22 @@ def phase_copies(doc_ids: Sequence[str], tokens: np.ndarray, epochs: float, room
     return copies
 
 
-def extra_copies(doc_ids: Sequence[str], tokens: np.ndarray, rest: float, upper: float, seed: int, phase: str) -> np.ndarray:
+def extra_copies(
+    doc_ids: Sequence[str], tokens: np.ndarray, rest: float, upper: float, seed: int, phase: str
+) -> np.ndarray:
     """Mask of the documents that get one more copy: a subset holding the nearest to ``rest`` tokens,
     at most ``upper`` (``rest`` is below the documents' total)."""
-    n, total = len(doc_ids), int(tokens.sum())
+    n = len(doc_ids)
     order = np.argsort(stable_hash([f"{seed}|{phase}|copies|{d}" for d in doc_ids]), kind="stable")
+    # a document over ``upper`` cannot be chosen, and one of 2 × ``rest`` or more lands no nearer than
+    # none: they leave the candidates before the count that picks the exact search
+    order = order[(tokens[order] <= upper) & (tokens[order] < 2 * rest)]
     mask = np.zeros(n, dtype=bool)
-    if n <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
+    if len(order) <= EXACT_UP_TO:  # a handful of documents: the best subset, not a greedy one
         mask[order[best_subset(tokens[order], rest, upper)]] = True
         return mask
-    long = tokens > CLOSE_ENOUGH * rest
+    total = int(tokens[order].sum())
+    long = tokens[order] > CLOSE_ENOUGH * rest
 
     def longest_first() -> np.ndarray:
         longest = order[np.argsort(-tokens[order], kind="stable")]
@@ -151,9 +170,13 @@ def extra_copies(doc_ids: Sequence[str], tokens: np.ndarray, rest: float, upper:
     # the choices in turn, the first within CLOSE_ENOUGH kept, else the nearest: long documents among
     # short ones each kind for its share (in hash order alone the back-fill after the first long document
     # that does not fit goes to the short ones); the hash order; the longest first, which reaches a
-    # fraction the hash order misses
-    tries = ([lambda: order[long_first(tokens[order], rest, upper, rest / total)]] if long.any() and not long.all() else [])
+    # fraction the hash order misses; where every document is long, the nearest subset-sum (both greedy
+    # orders can leave a gap smaller than any document: one 35,376-token document of 345 for 36,189)
+    tries = (
+        [lambda: order[long_first(tokens[order], rest, upper, rest / total)]] if long.any() and not long.all() else []
+    )
     tries += [lambda: order[extra_choice(tokens[order], rest, upper)], longest_first]
+    tries += [lambda: order[nearest_sum(tokens[order], rest, upper)]] if long.all() else []
     chosen, miss = None, math.inf
     for choose in tries:
         pick = choose()
