@@ -120,3 +120,33 @@ def test_a_single_member_warc_gz_over_the_block_is_said_with_the_fix(
         assert len(plan_inputs([each], blocksize_mb=1, crawl_min_block_mb=1)) > 1
         assert len(plan_inputs([whole], crawl_min_block_mb=1)) == 1  # within the 16 MB block: nothing to say
     assert not caplog.records
+
+
+def test_a_member_whose_data_stops_inflating_counts_the_records_before_the_damage(tmp_path: Path) -> None:
+    """A member of three records whose data stops inflating after the second (a block of a type
+    deflate does not have): the two records before the damage are counted, each a row, and the row
+    says that records after it are not."""
+    import zlib
+
+    from warcio.warcwriter import WARCWriter
+
+    from curation.ingest.warc_heads import member_heads
+
+    recs = []
+    for i, url in enumerate(URLS):  # small records: the whole member inflates in one call of 64 KiB of output
+        buf = io.BytesIO()
+        response(WARCWriter(buf, gzip=False), url, real_pages()[i][:3000])
+        recs.append(buf.getvalue())
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)  # a gzip member
+    # flushed to a byte boundary after two records, then 0xFF: a final block of the reserved type 3
+    bad = co.compress(recs[0] + recs[1]) + co.flush(zlib.Z_FULL_FLUSH) + b"\xff" * 64 + zlib.compress(recs[2])
+    with pytest.raises(zlib.error, match="invalid block type"):
+        zlib.decompressobj(31).decompress(bad)
+    f = tmp_path / "s.warc.gz"
+    first = gzip.compress(recs[3])
+    f.write_bytes(first + bad + gzip.compress(recs[4]))
+    assert member_heads(f, len(first)) == (2, False)
+    rows = read(f, 1 << 30)
+    lost = [r for r in rows if r.get("error") and r["error"][0].value == "truncated_input"]
+    assert len(lost) == 2 and "records after that are not counted" in lost[0]["error"][1]
+    assert [r["url"] for r in rows if not r.get("error")] == [URLS[3], URLS[4]]
