@@ -146,7 +146,7 @@ def run_state(run_dir: str | Path) -> RunState:
 def _why_not_current(entry: dict[str, Any], marker: Any, previous: str | None, first: bool) -> str | None:
     if not isinstance(marker, dict):
         return "not finished"
-    if entry.get("config_hash") and marker.get("config_hash") != entry["config_hash"]:
+    if entry.get("config_hash") and marker.get("config_hash") != entry["config_hash"] and not _same_output(marker, entry["config_hash"]):
         return f"made with another config (hash {str(marker.get('config_hash'))[:12]}, the run's is {str(entry['config_hash'])[:12]})"
     if first:
         recorded = entry.get("input_fingerprint")
@@ -156,3 +156,10 @@ def _why_not_current(entry: dict[str, Any], marker: Any, previous: str | None, f
     if marker.get("input_fingerprint") != previous:
         return "made from another output of the stage before it"
     return None
+
+
+def _same_output(marker: dict[str, Any], chash: str) -> bool:
+    """Whether the stage's output is, byte for byte, the one config ``chash`` made from the same input:
+    made again with another config, it came out as before (restat, ``same_output_as`` in its marker)."""
+    return any(isinstance(m, dict) and m.get("config_hash") == chash and m.get("input_fingerprint") == marker.get("input_fingerprint")
+               for m in marker.get("same_output_as") or [])

@@ -149,3 +149,22 @@ def test_a_judges_request_counts_and_rate_are_not_content():
     b = {"extra": {"annotation": {"stats": {"documents": 24, "failures": 0, "requests": 23, "cache_hits": 1, "retries": 0,
                                             "retry_reasons": {}, "seconds": 0.7, "documents_per_s": 34.98}}}}
     assert without_timings(a) == without_timings(b) == {"extra": {"annotation": {"stats": {"documents": 24, "failures": 0}}}}
+
+
+def test_a_single_stage_made_again_with_the_runs_own_settings_leaves_the_run_current(first, tmp_path, caplog):
+    """The run reused its later stages when web_quality came out as before under another setting; the
+    stage made again alone with the run's recipe settings is, byte for byte, what the run recorded: no
+    stage is stale, curate verify passes, and no warning says otherwise."""
+    import logging
+
+    run = tmp_path / "run"
+    shutil.copytree(first, run)
+    assert main([*RUN, "--output", str(run), SAME]) == 0
+    recorded = _stages(run)["40_web_quality"]["config_hash"]
+    with caplog.at_level(logging.WARNING):
+        assert main(["web-quality", "--input", str(run / "20_minhash_dedup"), "--output", str(run / "40_web_quality"),
+                     "--quiet", "--scheduler", "synchronous"]) == 0
+    marker = read_marker(run / "40_web_quality")
+    assert marker["config_hash"] != recorded and {"config_hash": recorded, "input_fingerprint": marker["input_fingerprint"]} in marker["same_output_as"]
+    assert not [r for r in caplog.records if "stale" in r.getMessage()]
+    assert main(["verify", str(run)]) == 0
