@@ -93,8 +93,14 @@ def test_a_single_stage_made_again_inside_a_run_says_its_later_stages_are_stale(
     _run(raw, out)  # ingest and exact_dedup
     caplog.set_level(logging.WARNING)
     with open_client("synchronous") as client:
-        # ingest again with another setting, into the run's own folder: exact_dedup was made from its old output
-        changed = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.max_chars=100000"])
+        # ingest again with a setting that leaves its output as it was (restat): the run stays current
+        same = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.max_chars=100000"])
+        run_stage("ingest", same, stage_dir=out / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
+    assert "made again inside the run" not in caplog.text
+    with open_client("synchronous") as client:
+        # ingest again with a setting that changes its output, into the run's own folder: exact_dedup was made
+        # from its old output
+        changed = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.max_chars=20"])
         run_stage("ingest", changed, stage_dir=out / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
     assert "00_ingest was made again inside the run" in caplog.text and "(10_exact_dedup)" in caplog.text
     caplog.clear()
