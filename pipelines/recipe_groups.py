@@ -22,6 +22,7 @@ from typing import Any
 
 from curation.config import ConfigError
 from curation.errors import nearest
+from curation.mixture.phases import DEFAULT_REPEATS
 
 #: The table keys that name groups; their glob patterns (``code_web/*``, ``*``) are not checked.
 GROUP_TABLES = ("repeat", "max_epochs")
@@ -116,6 +117,8 @@ def unmixed_notes(recipe: dict[str, Any], mixture: Any) -> list[str]:
                          f"groups, or take {kind} out of web_sources")
             continue
         if "/" not in group or any(c in kind for c in _GLOB) or kind in mixed or float(repeat[group]) <= 0:
+            continue
+        if DEFAULT_REPEATS.get(group) == float(repeat[group]):  # the shipped factor, not one the user chose
             continue
         notes.append(
             f"mixture.repeat {group}: no phase mixes kind {kind}, so its documents enter no shard (the mixture "

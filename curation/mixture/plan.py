@@ -129,8 +129,10 @@ def plan_phase(
     caps: Mapping[str, float],
     on_cap: str = "shortfall",
     scale: float = 1.0,
+    why_empty: str = "",
 ) -> PhasePlan:
-    """Epochs and weights of ``spec``'s groups from their stats at ``scale``, within ``caps`` (epochs left)."""
+    """Epochs and weights of ``spec``'s groups from their stats at ``scale``, within ``caps`` (epochs left);
+    ``why_empty``: what the recipe does that leaves the phase without documents, said if it has none."""
     if on_cap not in ON_CAP:
         raise ValueError(f"on_cap must be one of {ON_CAP}, not {on_cap!r}")
     groups: list[GroupPlan] = []
@@ -174,6 +176,8 @@ def plan_phase(
                 log.warning("mixture: phase %s replays none of its %d tokens: the documents of its mix (%s) are all in groups "
                             "it gives no epochs (%s); the manifest's excluded_groups say why", spec.name, s["tokens"],
                             ", ".join(sorted(spec.mix)), held)
+            elif s["tokens"] and why_empty:
+                log.warning("mixture: phase %s replays none of its %d tokens: %s", spec.name, s["tokens"], why_empty)
             elif s["tokens"]:
                 log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
                             "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
@@ -225,12 +229,23 @@ def plan_phases(
             caps = {g: max(lookup(max_epochs, g, math.inf) - used.get(g, 0.0), 0.0) for g in groups}
         else:
             caps = {g: lookup(max_epochs, g, math.inf) for g in groups}
-        plan = plan_phase(spec, groups, caps, on_cap, scale)
+        plan = plan_phase(spec, groups, caps, on_cap, scale, _why_empty(spec, specs))
         if spec.stage == "pretrain":
             for g in plan.groups:
                 used[g.group] = used.get(g.group, 0.0) + g.epochs
         plans[spec.name] = plan
     return plans
+
+
+def _why_empty(spec: PhaseSpec, specs: list[PhaseSpec]) -> str:
+    """A long-context phase's long documents come from the kinds the pre-training phases mix
+    (:func:`curation.mixture.groups.long_source_kinds`): with none of those, it has none."""
+    pretrain = {k for s in specs if s.stage == "pretrain" and s.builder == "documents" for k, v in s.mix.items() if v > 0} - {"code"}
+    if spec.mix.get("long_docs", 0) <= 0 or pretrain:
+        return ""
+    return ("its long documents (long_docs/all) are drawn from the kinds a pre-training phase mixes, and no pre-training phase "
+            "of this recipe mixes any (left out, or mixing only code): keep a pre-training phase (phases.pretrain_phase1), "
+            "or leave this phase out")
 
 
 def with_built_tokens(plan: PhasePlan, tokens: Mapping[str, int]) -> PhasePlan:

@@ -51,7 +51,9 @@ def write_manifests(
     warnings += unplaced_warnings(agg)
     warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
-        warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens, stage=s.stage)
+        warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens, stage=s.stage,
+                                 sizes={g.group: (g.documents, g.tokens) for g in plans[s.name].groups},
+                                 budget=plans[s.name].budget_tokens)
     langs = language_table(agg)
     lang_epochs = language_epochs(agg, copy_plans(plans, specs, cfg.max_epochs))
     policy = cfg.policy()

@@ -93,7 +93,7 @@ def test_a_mid_training_replay_warning_names_the_phase_budget_and_pretraining_ke
     threads = {"name": "issues_prs_commits/threads", "planned_tokens": 4_719, "replay_tokens": 0,
                "unique_tokens": 57_654, "unique_documents": 4}
     (w,) = check_replay("midtrain_repo_code_32k", [threads], 108_634, stage="midtrain")
-    assert "phases.midtrain_repo_code_32k.budget={tokens: 332000}" in w["message"]  # 108,634 × 14,414 / 4,719
+    assert "phases.midtrain_repo_code_32k.budget={tokens: 16591000}" in w["message"]  # 108,634 × 14,414 / (2 % × 4,719)
     assert "raise mixture.scale" not in w["message"]
     (w,) = check_replay("pretrain_phase1", [threads], 108_634)
     assert w["message"].endswith("add data or raise mixture.scale")

@@ -172,6 +172,15 @@ def test_a_repeat_for_a_kind_no_phase_mixes_is_said_before_the_run(tmp_path, cap
     assert "mixture.repeat reasoning/all: no phase mixes kind reasoning" in caplog.text
 
 
+def test_dropping_the_pretraining_phases_warns_only_for_the_repeats_the_user_wrote():
+    """The shipped factors (web/high: 4.0 …) are no setting of the user's: 19 warnings ending "or leave
+    the group out" named groups nobody wrote; a factor the user gives a kind no phase mixes still is one."""
+    dropped = ["mixture.phases.pretrain_phase1=null", "mixture.phases.pretrain_phase2=null"]
+    assert _checked(dropped) == []
+    (note,) = _checked([*dropped, "mixture.repeat.web/high=3.0"])
+    assert note.startswith("mixture.repeat web/high: no phase mixes kind web")
+
+
 def test_a_repeat_for_a_kind_listed_as_web_pages_is_said_before_the_run():
     """A source in mixture.web_sources is web pages: its documents form web/<level>, never <source>/all."""
     assert _checked(["mixture.web_sources=[web, social]", "+mixture.repeat.social/all=2.0"]) == [
