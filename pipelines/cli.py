@@ -247,7 +247,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from curation.stats.run_state import run_state
+    from curation.stats.run_state import no_mixture_message, run_state
     from pipelines.safety import lock_holder
     from pipelines.summary import (
         funnel_table,
@@ -260,14 +260,14 @@ def _stats(args: argparse.Namespace) -> int:
 
     if not Path(args.run_dir).is_dir():
         raise FileNotFoundError(f"{args.run_dir} is not a folder; give a run folder written by `curate run`")
-    note = ""
+    note, state = "", None
     if not ran_alone(args.run_dir):  # a run: how it stands (a stage run alone has no run record)
         state = run_state(args.run_dir)
         note = state.describe(lock_holder(Path(args.run_dir)) if state.status == "running" else None)
     if args.mixture:
         view = mixture_view(args.run_dir)
         if view is None:
-            log.error("%s: no mixture manifests of this run (the mixture stage did not run or did not finish)%s", args.run_dir, f"; {note}" if note else "")
+            log.error("%s%s", no_mixture_message(args.run_dir, state), f"; {note}" if note else "")
             return 4
         print(json.dumps(mixture_json(view), indent=2, ensure_ascii=False) if args.json else mixture_table(view))
     else:

@@ -163,3 +163,16 @@ def _same_output(marker: dict[str, Any], chash: str) -> bool:
     made again with another config, it came out as before (restat, ``same_output_as`` in its marker)."""
     return any(isinstance(m, dict) and m.get("config_hash") == chash and m.get("input_fingerprint") == marker.get("input_fingerprint")
                for m in marker.get("same_output_as") or [])
+
+
+def no_mixture_message(run_dir: str | Path, state: RunState | None) -> str:
+    """Why ``curate stats RUN --mixture`` finds no manifests of the run: a mixture folder the run
+    leaves out because another config made it (``curate mixture`` run into it with other settings) is
+    said first, with the command that reads that folder on its own."""
+    run_dir = Path(run_dir)
+    for name, why in (state.stale if state is not None else {}).items():
+        if name.endswith("_mixture") and why.startswith("made with another config") and (run_dir / name / "manifests").is_dir():
+            return (f"{run_dir}: {name} was made with another config than the run's recipe ({why.split('(', 1)[-1].rstrip(')')}), "
+                    f"so it is not this run's mixture: `curate stats {run_dir / name} --mixture` reads its manifests; "
+                    "`curate run` with the run's recipe makes the run's own again")
+    return f"{run_dir}: no mixture manifests of this run (the mixture stage did not run or did not finish)"
