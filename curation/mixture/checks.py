@@ -7,7 +7,8 @@
   holding most of phase 1's tokens), or one document of a large group that does (a 12 MB page of
   repeated text), is a mixture nobody meant; warn, or fail when configured.
 - **replay**: a group whose shards replay more than 2 % off its planned tokens and more than one
-  of its documents (whole copies of few or long documents cannot reach a fractional epoch).
+  of its documents (whole copies of few or long documents cannot reach a fractional epoch):
+  :mod:`curation.mixture.replay_check`.
 - **earlier caps**: a later pre-training phase short of its budget because the earlier ones used
   some groups' whole caps (their epochs over pre-training are shared): those groups get none here.
 
@@ -54,6 +55,8 @@ def check_plans(
     replayed: Mapping[tuple[str, str], int] | None = None,
     patterns: Mapping[str, Any] | None = None,
     cap_patterns: Mapping[str, Any] | None = None,
+    scale: Any = "auto",
+    scale_fit: tuple[str, ...] = ("pretrain",),
 ) -> list[dict[str, Any]]:
     """Warnings about the plan (also logged); raises :class:`ConcentrationError` when asked to fail.
 
@@ -61,7 +64,8 @@ def check_plans(
     of its phase, so it is not a concentration (the replay check says it falls short).
     ``patterns``: the recipe's own repeat keys; one without a glob that names no group of the data
     while its kind has groups there is a typo, warned about (``web/hihg``); ``cap_patterns``: the
-    recipe's ``max_epochs`` keys, the same way."""
+    recipe's ``max_epochs`` keys, the same way; ``scale`` and ``scale_fit``: the recipe's settings, named
+    where they, not the data, are the cause."""
     present = {g.group for p in plans.values() for g in p.groups}
     warnings = unknown_groups(present, patterns or {}, cap_patterns or {}, top_group)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
@@ -72,8 +76,7 @@ def check_plans(
                 "check": "top_level_epochs", "phase": None, "group": top_group, "value": round(epochs, 6),
                 "limit": min_top_epochs,
                 "message": (f"{top_group} gets {epochs:.2f} epochs over pre-training, below the {min_top_epochs} GLM-4.5 asks for, "
-                            "with the phases kept at their token proportions: raise its repeat factor or its cap, lower the "
-                            "other groups' repeats or shift web to phase 1's mix, or accept it (the data cannot give more)"),
+                            f"with the phases kept at their token proportions: {_top_advice(plans, specs, top_group, scale)}"),
             })
     for name, plan in plans.items():
         for g in plan.groups:
@@ -96,7 +99,7 @@ def check_plans(
                                 f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): cut or drop it "
                                 "(ingest.max_chars), or add data"),
                 })
-    warnings += check_zero_caps(plans, cap_patterns or {}) + check_used_caps(plans, specs, cap_patterns or {})
+    warnings += check_zero_caps(plans, cap_patterns or {}) + check_used_caps(plans, specs, cap_patterns or {}, scale, scale_fit)
     for w in warnings:
         log.warning("mixture: %s", w["message"])
     if on_concentration == "fail":
@@ -104,6 +107,21 @@ def check_plans(
         if bad:
             raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
     return warnings
+
+
+def _top_advice(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], top_group: str, scale: Any) -> str:
+    """The top group short of its epochs: below its cap in every pre-training phase, the budgets limit it
+    (a numeric ``mixture.scale`` or a phase's own budget), not the data."""
+    pre = [s for s in specs if s.stage == "pretrain" and s.name in plans]
+    tops = [g for s in pre for g in plans[s.name].groups if g.group == top_group and g.tokens > 0]
+    if tops and all(g.epochs < g.cap * (1 - 1e-6) for g in tops):
+        own = [f"phases.{s.name}.budget" for s in pre if s.budget is not None]
+        if own:
+            return f"the budgets limit it, not the data: raise {', '.join(own)}"
+        if scale != "auto":
+            return f"the budgets limit it, not the data: raise mixture.scale (it is {scale}) or set it to auto"
+    return ("raise its repeat factor or its cap, lower the other groups' repeats or shift web to phase 1's mix, or accept it "
+            "(the data cannot give more)")
 
 
 def check_zero_caps(plans: Mapping[str, PhasePlan], caps: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -126,7 +144,8 @@ def check_zero_caps(plans: Mapping[str, PhasePlan], caps: Mapping[str, Any]) -> 
                          "where they are meant to be left out")}]
 
 
-def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps: Mapping[str, Any] | None = None,
+                    scale: Any = "auto", scale_fit: tuple[str, ...] = ("pretrain",)) -> list[dict[str, Any]]:
     """A warning for each pre-training phase short of its budget in which groups of its mix get no
     epochs because the earlier pre-training phases used their whole caps (a cap of 0 is
     :func:`check_zero_caps`'s)."""
@@ -144,9 +163,21 @@ def check_used_caps(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], caps
             "message": (f"phase {spec.name} plans {plan.planned_tokens:,} of its {plan.budget_tokens:,} tokens"
                         f"{' (empty)' if plan.planned_tokens == 0 else ''}: the earlier pre-training phases used the whole "
                         f"max_epochs cap of {len(spent)} group(s) of its mix ({listed}), which get no epochs here: "
-                        "lower mixture.scale (or set it to auto) or raise max_epochs"),
+                        f"{_used_caps_advice(specs, spec, scale, scale_fit)} or raise max_epochs"),
         })
     return out
+
+
+def _used_caps_advice(specs: list[PhaseSpec], spec: PhaseSpec, scale: Any, scale_fit: tuple[str, ...]) -> str:
+    """The setting that made the earlier pre-training phases take the caps."""
+    earlier = [s for s in specs[: specs.index(spec)] if s.stage == "pretrain"]
+    own = [f"phases.{s.name}.budget" for s in earlier if s.budget is not None]
+    if own:
+        return f"lower {', '.join(own)}"
+    if scale == "auto" and "pretrain" not in scale_fit:
+        return (f"mixture.scale_fit is {list(scale_fit)}, so scale auto is not fitted to the pre-training caps: add pretrain "
+                "to mixture.scale_fit")
+    return "lower mixture.scale (or set it to auto)"
 
 
 def _first_five(names: list[str], sep: str = ", ") -> str:
@@ -216,73 +247,3 @@ def check_edu_bands(values: Any, present: set[str]) -> list[dict[str, Any]]:
         log.warning("mixture: %s", w["message"])
         return [w]
     return check_values("mixture.web_edu_bands", values, present, "edu band")
-
-
-def check_replay(phase: str, groups: list[Mapping[str, Any]], planned: int, tolerance: float = 0.02,
-                 stage: str = "pretrain", sizes: Mapping[str, tuple[int, int]] | None = None,
-                 budget: int | None = None) -> list[dict[str, Any]]:
-    """Warnings for the groups of ``phase`` (manifest entries) whose replay is off the plan by more than
-    ``tolerance`` of it and by more than one of the group's documents (their mean size) or ``tolerance``
-    of the phase, the smaller: whole copies are within about a document of any plan, so a group of a few
-    tokens a little off is no finding, while one whose documents are long against the phase is.
-
-    ``sizes`` is group → (documents, tokens) of the group in the plan, every document whether its shards
-    show it or not (materialized shards hold only the shown ones); without it, the entry's unique figures.
-    ``budget`` is the phase's budget (default ``planned``).
-
-    The advice names the knob that works for the phase's ``stage``: a pre-training phase's budget
-    follows ``mixture.scale``; a mid-training phase has its own (``phases.<phase>.budget``, which leaves
-    the pre-training plan as it is), and the warning gives a budget at least the current one at which
-    one document of mean size of each short group is within ``tolerance`` of its plan; for a group that
-    replays more than its plan, the budget at which its plan is what it replays.
-
-    >>> g = [{"name": "a/b", "planned_tokens": 100, "replay_tokens": 50}, {"name": "c/d", "planned_tokens": 900, "replay_tokens": 900}]
-    >>> [w["check"] for w in check_replay("p", g, 1000)]
-    ['replay']
-    >>> check_replay("p", [{"name": "a/all", "planned_tokens": 1, "replay_tokens": 2, "unique_tokens": 4, "unique_documents": 2}], 1000)
-    []
-    """
-    def mean_doc(g: Mapping[str, Any]) -> float:
-        docs, tokens = (sizes or {}).get(g["name"], (g.get("unique_documents", 0), g.get("unique_tokens", 0)))
-        return tokens / docs if docs else 0.0
-
-    off = [g for g in groups
-           if abs(g["replay_tokens"] - g["planned_tokens"]) > max(tolerance * g["planned_tokens"], min(mean_doc(g), tolerance * planned))]
-    if not off:
-        return []
-    replay = sum(g["replay_tokens"] for g in groups)
-    off.sort(key=lambda g: -abs(g["replay_tokens"] - g["planned_tokens"]))
-    listed = _first_five([f"{g['name']} planned {g['planned_tokens']:,}, replayed {g['replay_tokens']:,}" for g in off], "; ")
-    advice = _replay_advice(phase, off, planned, stage, mean_doc, tolerance, planned if budget is None else budget)
-    w = {
-        "check": "replay", "phase": phase, "value": round(replay / planned, 6) if planned else 0.0, "limit": tolerance,
-        "groups": [{"group": g["name"], "planned_tokens": g["planned_tokens"], "replay_tokens": g["replay_tokens"]} for g in off],
-        "message": (f"phase {phase}: {len(off)} group(s) replay more than {tolerance:.0%} off their plan ({listed}); "
-                    f"the phase replays {replay:,} of {planned:,} planned tokens: whole copies of these groups' documents "
-                    f"cannot reach a fractional epoch (too few or too long documents): {advice}"),
-    }
-    log.warning("mixture: %s", w["message"])
-    return [w]
-
-
-def _replay_advice(phase: str, off: list[Mapping[str, Any]], planned: int, stage: str, mean_doc: Any, tolerance: float,
-                   budget: int) -> str:
-    """What to change for a phase whose groups replay off their plan (:func:`check_replay`): for a
-    mid-training phase, a budget of its own at least ``budget`` (a group's plan grows with the budget)."""
-    if stage != "midtrain":
-        return "add data or raise mixture.scale"
-    short = [budget * mean_doc(g) / (tolerance * g["planned_tokens"]) for g in off
-             if g["planned_tokens"] and g["replay_tokens"] < g["planned_tokens"] and mean_doc(g)]
-    over = [budget * g["replay_tokens"] / g["planned_tokens"] for g in off
-            if g["planned_tokens"] and g["replay_tokens"] > g["planned_tokens"]]
-    setting = f"phases.{phase}.budget"
-    tail = " (mixture.scale also scales the pre-training phases)"
-    if short:
-        tokens = max(budget, math.ceil(max(short) / 1000) * 1000)
-        return (f"raise this mid-training phase's own budget to {setting}={{tokens: {tokens}}} (at which one document of "
-                f"mean size of each group short of its plan is within {tolerance:.0%} of that plan), or add data{tail}")
-    if over:
-        tokens = max(budget, math.ceil(max(over) / 1000) * 1000)
-        return (f"the documents' whole copies give more than the plan: raise this mid-training phase's own budget to "
-                f"{setting}={{tokens: {tokens}}} (at which the plan is what they replay), or accept it{tail}")
-    return f"add data of these groups or set this mid-training phase's own budget ({setting}){tail}"

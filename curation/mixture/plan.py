@@ -181,6 +181,8 @@ def plan_phase(
             elif s["tokens"]:
                 log.warning("mixture: phase %s has no document of its mix (%s) and replays none of its %d tokens: add data of "
                             "these kinds or leave the phase out of the recipe", spec.name, ", ".join(sorted(spec.mix)) or "empty", s["tokens"])
+            elif why_empty:  # budget 0 at scale 0 while other phases' kinds have data: the setting, not the data
+                log.warning("mixture: phase %s replays nothing: %s", spec.name, why_empty)
             else:
                 log.warning("mixture: phase %s replays nothing: no document of its mix (%s) reached the mixture, so its budget "
                             "(mixture.scale × the data) is 0; the earlier stages' ledgers say where the documents went "
@@ -229,7 +231,7 @@ def plan_phases(
             caps = {g: max(lookup(max_epochs, g, math.inf) - used.get(g, 0.0), 0.0) for g in groups}
         else:
             caps = {g: lookup(max_epochs, g, math.inf) for g in groups}
-        plan = plan_phase(spec, groups, caps, on_cap, scale, _why_empty(spec, specs))
+        plan = plan_phase(spec, groups, caps, on_cap, scale, _why_empty(spec, specs, scale, stats))
         if spec.stage == "pretrain":
             for g in plan.groups:
                 used[g.group] = used.get(g.group, 0.0) + g.epochs
@@ -237,9 +239,15 @@ def plan_phases(
     return plans
 
 
-def _why_empty(spec: PhaseSpec, specs: list[PhaseSpec]) -> str:
-    """A long-context phase's long documents come from the kinds the pre-training phases mix
-    (:func:`curation.mixture.groups.long_source_kinds`): with none of those, it has none."""
+def _why_empty(spec: PhaseSpec, specs: list[PhaseSpec], scale: float, stats: Mapping[str, Mapping[str, GroupStat]]) -> str:
+    """What the recipe does that leaves ``spec`` without data, said if it has none: a budget of 0 at
+    scale 0 while the mixture has documents (of other kinds); a long-context phase's long documents come
+    from the kinds the pre-training phases mix (:func:`curation.mixture.groups.long_source_kinds`):
+    with none of those, it has none."""
+    if scale <= 0 and spec.budget is None and any(st.tokens > 0 for g in stats.values() for st in g.values()):
+        return (f"no document of its mix ({', '.join(sorted(spec.mix)) or 'empty'}) is in this data, and its budget is 0 because "
+                "mixture.scale is 0 (set so, or `auto` with max_epochs leaving no group an epoch): give mixture.scale a value "
+                "above 0 or max_epochs caps above 0, or leave the phase out")
     pretrain = {k for s in specs if s.stage == "pretrain" and s.builder == "documents" for k, v in s.mix.items() if v > 0} - {"code"}
     if spec.mix.get("long_docs", 0) <= 0 or pretrain:
         return ""

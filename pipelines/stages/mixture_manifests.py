@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from curation.mixture.accounting import language_table
-from curation.mixture.checks import check_edu_bands, check_plans, check_replay, check_values
+from curation.mixture.checks import check_edu_bands, check_plans, check_values
 from curation.mixture.doc_repeats import language_epochs
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP, UNPLACED_GROUP, unplaced_warnings
 from curation.mixture.manifest import build_manifest, group_entries, phase_summary, with_replay_caps
@@ -21,6 +21,7 @@ from curation.mixture.phases import DEFAULT_REPEATS, PhaseSpec
 from curation.mixture.plan import PhasePlan, pretrain_epochs, with_built_tokens
 from curation.mixture.policy import group_exclusion_reason
 from curation.mixture.replay import copy_plans
+from curation.mixture.replay_check import check_replay
 from curation.mixture.shards import EOD_TOKENS
 from pipelines.io import write_json
 from pipelines.kit import StageContext
@@ -45,7 +46,8 @@ def write_manifests(
                            max_share=cfg.concentration_max_share, max_documents=cfg.concentration_max_documents,
                            on_concentration=cfg.on_concentration,
                            replayed={(s.name, g["name"]): g["replay_tokens"] for s in specs for g in entries[s.name][0]},
-                           patterns={k: v for k, v in cfg.repeat.items() if k not in DEFAULT_REPEATS}, cap_patterns=cfg.max_epochs)
+                           patterns={k: v for k, v in cfg.repeat.items() if k not in DEFAULT_REPEATS}, cap_patterns=cfg.max_epochs,
+                           scale=cfg.scale, scale_fit=tuple(cfg.scale_fit))
     bands = {g.split("/", 1)[1] for g in agg["group"].unique() if g.split("/", 1)[0] in ("web_edu", "math_science")}
     warnings += check_edu_bands(cfg.web_edu_bands, bands)
     warnings += unplaced_warnings(agg)
@@ -53,7 +55,7 @@ def write_manifests(
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens, stage=s.stage,
                                  sizes={g.group: (g.documents, g.tokens) for g in plans[s.name].groups},
-                                 budget=plans[s.name].budget_tokens)
+                                 budget=plans[s.name].budget_tokens, own_budget=s.budget is not None)
     langs = language_table(agg)
     lang_epochs = language_epochs(agg, copy_plans(plans, specs, cfg.max_epochs))
     policy = cfg.policy()

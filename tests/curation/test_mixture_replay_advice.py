@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from curation.mixture.checks import check_replay
+from curation.mixture.replay_check import check_replay
 
 
 def _budget(message: str) -> int:

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from curation.mixture.checks import check_replay
 from curation.mixture.replay import CopyPlan, shard_copies
+from curation.mixture.replay_check import check_replay
 
 
 def over_phases(ids: list[str], tokens: np.ndarray, steps: list[tuple[str, float]], cap: float, seed: int = 0) -> np.ndarray:

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from curation.mixture.checks import check_replay
+from curation.mixture.replay_check import check_replay
 from curation.quality.forge import WEIGHTS, forge_features, forge_flags, forge_score
 from pipelines.cluster import open_client
 from tests.helpers import assert_conservation, docs_frame, make_stage_dir, run_one

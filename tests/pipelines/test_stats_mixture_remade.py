@@ -17,11 +17,41 @@ def test_stats_of_a_run_whose_mixture_another_config_remade_points_to_the_folder
     if not (SAMPLE / "web").is_dir():
         pytest.skip("sample_data/ has not been generated")
     run = tmp_path / "run"
-    assert curate(["run", "pipelines/configs/glm45.yaml", "--input", str(SAMPLE), "--output", str(run), "--scheduler", "synchronous",
-                   "--quiet", *only("exact_dedup", "mixture")]) == 0
+    assert (
+        curate(
+            [
+                "run",
+                "pipelines/configs/glm45.yaml",
+                "--input",
+                str(SAMPLE),
+                "--output",
+                str(run),
+                "--scheduler",
+                "synchronous",
+                "--quiet",
+                *only("exact_dedup", "mixture"),
+            ]
+        )
+        == 0
+    )
     mix = next(run.glob("*_mixture"))
     dedup = next(run.glob("*_exact_dedup"))
-    assert curate(["mixture", "--input", str(dedup), "--output", str(mix), "--scheduler", "synchronous", "--quiet", "scale=1e-6"]) == 0
+    assert (
+        curate(
+            [
+                "mixture",
+                "--input",
+                str(dedup),
+                "--output",
+                str(mix),
+                "--scheduler",
+                "synchronous",
+                "--quiet",
+                "scale=1e-6",
+            ]
+        )
+        == 0
+    )
     with caplog.at_level(logging.ERROR, logger="curate"):
         assert curate(["stats", str(run), "--mixture"]) == 4
     (said,) = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
