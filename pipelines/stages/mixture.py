@@ -174,7 +174,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "7"  # 7: the manifests' warnings judge a replay by the group's planned documents (both repeat modes alike), advise a mid-training budget at least the current one, and name the setting that causes them (scale, scale_fit, a phase budget); 6: manifests list the upstream stages that finished incomplete (incomplete); 5: a group's documents are shown in proportion to their repeat factors (language_repeat), and a mid-training phase's replay warning names its own budget (phases.<phase>.budget), not mixture.scale; 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences; a group capped at 0 is ledgered epoch_cap
+    version = "7"  # 7: a group of only long documents replays the subset nearest its plan; the manifests' warnings judge a replay by the group's planned documents (both repeat modes alike), advise a mid-training budget at least the current one, and name the setting that causes them (scale, scale_fit, a phase budget); 6: manifests list the upstream stages that finished incomplete (incomplete); 5: a group's documents are shown in proportion to their repeat factors (language_repeat), and a mid-training phase's replay warning names its own budget (phases.<phase>.budget), not mixture.scale; 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences; a group capped at 0 is ledgered epoch_cap
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
