@@ -163,7 +163,7 @@ def heads_after(fh: Any, pos: int) -> int:
 
 
 #: compressed bytes a damaged member is inflated by at a time (:func:`member_heads`)
-PIECE = 1 << 10
+PIECE = 1 << 16
 
 
 def member_heads(path: Path, member: int) -> tuple[int, bool]:
@@ -184,14 +184,20 @@ def member_heads(path: Path, member: int) -> tuple[int, bool]:
                     pass
             fh.read(2 if flags[0] & 2 else 0)  # the header's CRC
             z = zlib.decompressobj(-15)
-            # small input pieces: a call that meets data that does not inflate loses what it inflated, so
-            # the records before the damage are counted from the calls before it
             data = fh.read(PIECE)
             while data and not z.eof:
+                before = z.copy()
                 try:
                     yield z.decompress(data, 1 << 16)
                 except zlib.error:
+                    # a call that meets data that does not inflate drops what it inflated: the piece is
+                    # fed again a byte at a time, so the records before the damage are counted
                     whole = False
+                    for i in range(len(data)):
+                        try:
+                            yield before.decompress(data[i : i + 1])
+                        except zlib.error:
+                            return
                     return
                 data = z.unconsumed_tail or fh.read(PIECE)
             whole = z.eof
