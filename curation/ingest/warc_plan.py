@@ -255,8 +255,8 @@ def _loss(
         i = bisect.bisect_left(starts, (d0, -1))
         if i < len(starts) and (kept := bad.docs - starts[i][1]):  # records before it in its sound member
             said += f"; the {kept} document record(s) before it in that member, which passed its check, are kept"
-    if rows < 2 and not kept and (not corrupt or whole):  # one record, nothing uncounted: its row says it all
-        return rows, "", 0
+    if rows < 2 and not kept:  # one record: its row says it all, but for records the damage hid
+        return rows, "" if not corrupt or whole else "; records after the damage in its member, if any, are not counted", 0
     return rows, f"; its {rows} document record(s) (row(s) {bad.docs + 1}..{bad.docs + rows}) are not kept{said}", kept
 
 

@@ -90,7 +90,10 @@ def test_a_corrupt_member_costs_its_record_only(tmp_path: Path, block: int, crc_
     at, resume = len(members[0]) + len(members[1]), len(members[0]) + len(members[1]) + len(members[2])
     assert rows[2]["offset"] == at and "corrupt gzip data" in rows[2]["error"][1]
     why = rows[2]["error"][1]
-    assert f"{resume - at} compressed bytes from the gzip member at byte {at} on skipped, reading went on at the next gzip member that starts a record (byte {resume})" in why
+    assert f"{resume - at} compressed bytes from the gzip member at byte {at} on skipped" in why
+    assert f"reading went on at the next gzip member that starts a record (byte {resume})" in why
+    # data that stops inflating may hide records after the damage: said; a bad checksum alone hides none
+    assert ("records after the damage in its member, if any, are not counted" in why) == ("inflat" in why or "distance" in why)
 
 
 @pytest.mark.parametrize("block", [1 << 30, 1 << 15])
