@@ -13,7 +13,7 @@ from curation.config import ConfigError
 from curation.errors import brief
 from curation.ingest.discover import InputError
 
-log = logging.getLogger("pipelines.commands.train_edu")  # the command's lines, wherever its helpers live
+log = logging.getLogger("pipelines.commands.train_edu")  # the lines of the command these functions serve
 
 
 def check_spread(scores: pd.Series, source: Any) -> None:
