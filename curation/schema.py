@@ -125,6 +125,7 @@ class DropReason(str, enum.Enum):
     ZERO_WEIGHT = "zero_weight"
     EPOCH_CAP = "epoch_cap"
     NO_PHASE = "no_phase"
+    NOT_DRAWN = "not_drawn"
 
 
 def empty_docs(extra: dict[str, Any] | None = None) -> pd.DataFrame:

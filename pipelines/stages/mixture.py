@@ -11,9 +11,12 @@ Sub-steps, each a pure function of :mod:`curation.mixture` run on the kit:
 4. **manifests**: re-planned from the shard records (so token sums are the shards' own), checked
    (top web level's epochs, groups of few documents) and written (:mod:`.mixture_manifests`);
    their figures go to ``stats.json``;
-5. **annotate**: a document is kept if it is in at least one phase, otherwise the policy's
-   exclusion reason with the scores and the rule, or ``no_phase``
-   (:func:`~curation.mixture.annotate.annotate`).
+5. **annotate**: a document is kept if the replay shows it in at least one phase, otherwise the
+   policy's exclusion reason with the scores and the rule, ``no_phase``, or ``not_drawn`` where, in
+   every phase its group enters, the replay's fractional epochs draw other documents of the group
+   (:func:`~curation.mixture.annotate.annotate`; the shards' writers route the documents they give
+   no copy back to their input partition, a scratch file read by
+   :func:`~.mixture_write.annotate_partition`).
 
 Shards and manifests are the stage's output (``shards/``, ``packing/``, ``manifests/``), not
 cached artifacts: they are written once into the stage folder the runner renames into place.
@@ -39,7 +42,6 @@ from curation.mixture.accounting import (
     shard_counts,
     sum_accounts,
 )
-from curation.mixture.annotate import annotate
 from curation.mixture.fim import FimSentinels
 from curation.mixture.groups import LONG_GROUP, cap_scopes
 from curation.mixture.phases import DEFAULT_PHASES, DEFAULT_REPEATS, PhaseSpec, merged_phases
@@ -50,12 +52,13 @@ from curation.mixture.repo_concat import RepoHeaders
 from curation.mixture.scale import resolve_scale
 from curation.mixture.shards import ShardOptions
 from curation.schema import SOURCES, annotated_meta
-from pipelines.kit import StageContext
+from pipelines.kit import Artifact, StageContext
+from pipelines.kit.context import SCRATCH
 from pipelines.kit.shapes import StageFigures
 from pipelines.recipe_schema import MAX_SEED
 from pipelines.stages.mixture_headers import check_headers
 from pipelines.stages.mixture_manifests import write_manifests
-from pipelines.stages.mixture_write import write_all_shards
+from pipelines.stages.mixture_write import annotate_partition, write_all_shards
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,7 +177,7 @@ class MixtureConfig(StageConfig):
 
 class MixtureStage:
     name = "mixture"
-    version = "7"  # 7: a group of only long documents replays the subset nearest its plan; the manifests' warnings judge a replay by the group's planned documents (both repeat modes alike), advise a mid-training budget at least the current one, and name the setting that causes them (scale, scale_fit, a phase budget); 6: manifests list the upstream stages that finished incomplete (incomplete); 5: a group's documents are shown in proportion to their repeat factors (language_repeat), and a mid-training phase's replay warning names its own budget (phases.<phase>.budget), not mixture.scale; 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences; a group capped at 0 is ledgered epoch_cap
+    version = "8"  # 8: a kept document's mixture_phases are the phases whose replay shows it; one shown in none is ledgered not_drawn; 7: a group of only long documents replays the subset nearest its plan; the manifests' warnings judge a replay by the group's planned documents (both repeat modes alike), advise a mid-training budget at least the current one, and name the setting that causes them (scale, scale_fit, a phase budget); 6: manifests list the upstream stages that finished incomplete (incomplete); 5: a group's documents are shown in proportion to their repeat factors (language_repeat), and a mid-training phase's replay warning names its own budget (phases.<phase>.budget), not mixture.scale; 4: a later pre-training phase gives its extra copies to the documents shown least (per-document caps); a long document's chunks pack into consecutive sequences; a group capped at 0 is ledgered epoch_cap
     config_cls = MixtureConfig
     requires = ("doc_id", "text", "source", "n_tokens")
     produces: dict[str, Any] = {"mixture_group": object, "mixture_phases": object}
@@ -220,12 +223,16 @@ class MixtureStage:
         live, copies = live_groups(plans), copy_plans(plans, specs, cfg.max_epochs)
         # shards
         n_shards = shard_counts(agg, live, cfg.shard_target_mb * 1e6, cap_scopes(specs))
-        records = write_all_shards(docs, ctx, specs, policy, live, n_shards, copies, cfg.shard_options(seed), cfg.max_shuffle_partitions)
+        undrawn = Artifact(ctx.work_dir / SCRATCH / "not_drawn")  # removed by the runner once the output is written
+        records = write_all_shards(docs, ctx, specs, policy, live, n_shards, copies, cfg.shard_options(seed), cfg.max_shuffle_partitions,
+                                   undrawn)
         # manifests
         created_by = {"stage": self.name, "stage_version": self.version, "versions": ctx.versions()}
         StageFigures(write_manifests(cfg, ctx, specs, seed, agg, records, plans, scale, created_by)).record(ctx)
         # annotate
-        return docs.map_partitions(annotate, specs, policy, live, cfg.max_epochs, meta=annotated_meta(docs._meta, self.produces))
+        epochs = {(p, g.group): g.epochs for p, plan in plans.items() for g in plan.groups}
+        return ctx.map_parts(docs, annotate_partition, undrawn, specs, policy, live, cfg.max_epochs, epochs,
+                             meta=annotated_meta(docs._meta, self.produces))
 
 
 STAGE = MixtureStage()

@@ -30,7 +30,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.files import atomic_path, part_name
-from curation.mixture.groups import PROVENANCE_COLUMNS, THREADS_GROUP, assign_shards, cap_scopes, memberships
+from curation.mixture.annotate import annotate
+from curation.mixture.groups import (
+    PROVENANCE_COLUMNS,
+    REPO_GROUP,
+    THREADS_GROUP,
+    assign_shards,
+    cap_scopes,
+    memberships,
+)
 from curation.mixture.manifest import file_sha256
 from curation.mixture.phases import PhaseSpec
 from curation.mixture.policy import Policy, doc_groups
@@ -104,8 +112,11 @@ def with_destination(df: pd.DataFrame, dest: dict[str, int]) -> pd.DataFrame:
 def write_all_shards(
     docs: dd.DataFrame, ctx: StageContext, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]],
     n_shards: dict[tuple[str, str], int], copies: dict[tuple[str, str], CopyPlan], opts: ShardOptions, max_partitions: int,
+    undrawn: Artifact | None = None,
 ) -> pd.DataFrame:
-    """Write every shard of the live groups into the stage folder; their records, sorted by phase, group, shard."""
+    """Write every shard of the live groups into the stage folder; their records, sorted by phase, group, shard.
+    ``undrawn``: where each shard's documents that the replay gives no copy go, routed back to their
+    input partition (:func:`not_drawn`, read by :func:`annotate_partition`)."""
     if not live:
         return RECORD_META.copy()
     dest, nparts = shard_destinations({k: n for k, n in n_shards.items() if k in live}, max_partitions)
@@ -116,7 +127,8 @@ def write_all_shards(
     # Each shard goes to a partition of its own (consecutive shards share one only beyond
     # max_partitions; a hash shuffle once put two or three 32 MB shards in one partition and
     # killed a 1 GB worker building them).
-    written = dd.from_map(write_destination, list(range(nparts)), args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, copies),
+    written = dd.from_map(write_destination, list(range(nparts)),
+                          args=(exchange, str(ctx.work_dir), {s.name: s for s in specs}, opts, copies, undrawn, docs.npartitions),
                           meta=RECORD_META, enforce_metadata=False)
     records = ctx.compute(written, "write shards", costs=destination_costs(chars, dest, nparts, copies))
     shutil.rmtree(exchange.path, ignore_errors=True)
@@ -151,17 +163,26 @@ def route_partition(
     """Explode input partition ``number``, write its rows under the output partition of their
     shard; return the characters of text routed to each shard key (the writer's costs)."""
     rows = with_destination(explode_partition(df, specs, policy, live, n_shards, seed, keep_meta), dest)
+    rows["_part"] = np.int64(number)  # where a document the replay does not draw is said so (not_drawn)
     exchange.write_routed(rows.drop(columns="_dest"), number, rows["_dest"].to_numpy(), nparts)
     return rows["text"].str.len().groupby(rows["_key"].to_numpy(), sort=True).sum().astype("int64")
 
 
 def write_destination(
     number: int, exchange: Artifact, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
-    copies: dict[tuple[str, str], CopyPlan],
+    copies: dict[tuple[str, str], CopyPlan], undrawn: Artifact | None = None, n_input: int = 0,
 ) -> pd.DataFrame:
-    """Build and write the shards of output partition ``number`` from the rows routed to it."""
+    """Build and write the shards of output partition ``number`` from the rows routed to it; the
+    documents they give no copy go to ``undrawn``, routed to their input partition (of ``n_input``)."""
     rows = exchange.read_routed(number)
-    return RECORD_META.copy() if rows is None else write_shards(rows, work_dir, specs, opts, copies)
+    if rows is None:
+        return RECORD_META.copy()
+    found: list[pd.DataFrame] = []
+    records = write_shards(rows, work_dir, specs, opts, copies, found)
+    if undrawn is not None and found:
+        table = pd.concat(found, ignore_index=True)
+        undrawn.write_routed(table[["doc_id", "phase"]], number, table["_part"].to_numpy(), n_input)
+    return records
 
 
 def _write(table: pa.Table, path: Path) -> None:
@@ -171,9 +192,10 @@ def _write(table: pa.Table, path: Path) -> None:
 
 def write_shards(
     df: pd.DataFrame, work_dir: str, specs: dict[str, PhaseSpec], opts: ShardOptions,
-    copies: dict[tuple[str, str], CopyPlan],
+    copies: dict[tuple[str, str], CopyPlan], undrawn: list[pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """Build and write every shard whose rows are in ``df``; one record per shard."""
+    """Build and write every shard whose rows are in ``df``; one record per shard. ``undrawn``
+    (rows with ``_part``, their input partition): gets each shard's :func:`not_drawn`."""
     records = []
     root = Path(work_dir)
     for key, rows in df.groupby("_key", sort=True):
@@ -182,6 +204,8 @@ def write_shards(
         frame, spans, fim, text_tokens, text_unique_tokens = build_shard(rows, spec, group, copies[(phase, group)], opts)
         rel = f"shards/{phase}/{group}/{part_name(int(shard_s))}"
         _write(pa.Table.from_pandas(frame, schema=SHARD_SCHEMA, preserve_index=False), root / rel)
+        if undrawn is not None and "_part" in rows.columns:
+            undrawn.append(not_drawn(rows, frame, phase, group))
         first = frame["copy"].to_numpy() == 0
         rec = {
             "phase": phase, "group": group, "shard": int(shard_s), "path": rel, "bytes": (root / rel).stat().st_size,
@@ -214,3 +238,28 @@ def records_frame(records: list[dict]) -> pd.DataFrame:
         c: pd.Series([r[c] for r in records], dtype=object) if t.kind == "O" else np.array([r[c] for r in records], dtype=t)
         for c, t in RECORD_META.dtypes.items()
     })
+
+
+def not_drawn(rows: pd.DataFrame, frame: pd.DataFrame, phase: str, group: str) -> pd.DataFrame:
+    """The input documents of one shard's ``rows`` that its written ``frame`` shows 0 times
+    (``doc_id``, ``phase``, ``_part``): a fractional epoch draws only some documents of a group. A
+    repository document or issue thread shows each of its members (``provenance``) as often as itself."""
+    shown = frame["copies"].to_numpy() > 0
+    if group in (REPO_GROUP, THREADS_GROUP):
+        drawn = {m for p in frame["provenance"].to_numpy(dtype=object)[shown] for m in json.loads(p)["members"]}
+    else:
+        drawn = set(frame["doc_id"].to_numpy(dtype=object)[shown].tolist())
+    ids = rows["doc_id"].astype(str).to_numpy(dtype=object)
+    miss = np.array([d not in drawn for d in ids], dtype=bool)
+    return pd.DataFrame({"doc_id": ids[miss], "phase": phase, "_part": rows["_part"].to_numpy(dtype=np.int64)[miss]})
+
+
+def annotate_partition(
+    number: int, df: pd.DataFrame, undrawn: Artifact, specs: list[PhaseSpec], policy: Policy, live: set[tuple[str, str]],
+    max_epochs: dict[str, float], epochs: dict[tuple[str, str], float],
+) -> pd.DataFrame:
+    """:func:`~curation.mixture.annotate.annotate` of input partition ``number``, with the phases whose
+    replay gives its documents no copy (:func:`not_drawn`, as the shards' writers routed them back)."""
+    rows = undrawn.read_routed(number, objects=True)
+    pairs = set() if rows is None else set(zip(rows["doc_id"].tolist(), rows["phase"].tolist(), strict=True))
+    return annotate(df, specs, policy, live, max_epochs, undrawn=pairs, epochs=epochs)

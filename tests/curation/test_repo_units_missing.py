@@ -62,7 +62,9 @@ def test_the_stage_writes_no_made_up_header_and_accounts_for_every_file(tmp_path
     kept, ledger = assert_conservation(inp, out)
     phases = dict(zip(kept["doc_id"], kept["mixture_phases"], strict=True))
     assert phases["norepo0"] == phases["norepo1"] == "pretrain_phase1,pretrain_phase2"  # pre-training keeps them
-    assert phases["c0"] == phases["nopath"] == "pretrain_phase1,pretrain_phase2,midtrain_repo_code_32k"
+    # a file without a path is in the repository phase as its repository's files are (the pre-training
+    # phases' fractional epochs show some files in one of them only: mixture_phases lists the phases that show it)
+    assert phases["c0"].endswith(",midtrain_repo_code_32k") and phases["nopath"].endswith(",midtrain_repo_code_32k")
     m = json.loads((out / "manifests" / "midtrain_repo_code_32k.json").read_text())
     excluded = {e["name"]: e for e in m["excluded_groups"]}
     assert excluded[UNPLACED]["documents"] == 2

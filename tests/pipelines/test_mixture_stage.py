@@ -80,16 +80,23 @@ def test_conservation_and_ledger_reasons(stage_run):
     reasons = dict(zip(ledger["doc_id"], ledger["reason"], strict=True))
     # the policy's exclusions, each with the recipe's reason; w14 is low but edu-rich, so web_edu wins
     assert reasons == {"w04": "low_quality", "w09": "low_quality", "w19": "low_quality", "w24": "low_quality", "w29": "low_quality",
-                       "c3": "code_low_tier", "w03": "code_web_low_tier"}
+                       "c3": "code_low_tier", "w03": "code_web_low_tier",
+                       # below one epoch the replay draws other documents of their groups in every phase they enter
+                       "a0": "not_drawn", "m2": "not_drawn", "w13": "not_drawn", "w18": "not_drawn"}
+    agent = json.loads(ledger.set_index("doc_id").loc["a0", "detail"])
+    assert agent["group"] == "agent/all" and list(agent["epochs"]) == ["midtrain_long_context_128k"]
+    assert 0 < agent["epochs"]["midtrain_long_context_128k"] < 1 and "draws other documents of the group" in agent["rule"]
     detail = json.loads(ledger.set_index("doc_id").loc["c3", "detail"])
     assert detail["group"] == "code/low" and detail["rule"] == "mixture.repeat[code/low] = 0" and detail["scores"]["code_tier"] == "low"
     web = json.loads(ledger.set_index("doc_id").loc["w09", "detail"])
     assert web["precedence"] == "web level" and web["scores"]["quality_score_heuristics"] == 9.0 and web["scores"]["lang"] == "zh"
     assert json.loads(ledger.set_index("doc_id").loc["w03", "detail"])["precedence"] == "code_web recall (html_tags)"
     phases = dict(zip(kept["doc_id"], kept["mixture_phases"], strict=True))
-    assert phases["w_long"] == "pretrain_phase1,pretrain_phase2,midtrain_long_context_128k"
+    # long_docs/all of the long-context phase is below one epoch and its replay draws none (the phase warns):
+    # the phases listed are those that show the document
+    assert phases["w_long"] == "pretrain_phase1,pretrain_phase2"
     assert phases["c1"] == "pretrain_phase1,pretrain_phase2,midtrain_repo_code_32k"
-    assert phases["r0"] == "midtrain_reasoning_32k" and phases["a0"] == "midtrain_long_context_128k"
+    assert phases["r0"] == "midtrain_reasoning_32k" and "a0" not in phases
     groups = dict(zip(kept["doc_id"], kept["mixture_group"], strict=True))
     assert groups["w00"] == groups["w14"] == "web_edu/high" and groups["w08"] == "code_web/high"
 
