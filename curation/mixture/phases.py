@@ -21,6 +21,13 @@ BUILDERS = ("documents", "repo_code", "long_context")
 PACKINGS = ("none", "best_fit")
 #: what a trainer does with a document longer than the sequence, recorded in the manifest (``curate export datasets --truncation``)
 TRUNCATIONS = ("none", "random")
+#: keys that one builder or packing alone reads: key → (the setting, its values that read the key, what the key does there)
+ONLY_WITH: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "min_tokens": ("builder", ("long_context",), "the long_context builder's long documents (long_docs) are at least this long"),
+    "max_doc_tokens": ("builder", ("repo_code",), "the repo_code builder cuts repository documents and thread contexts below it"),
+    "truncation": ("packing", ("none",), "with packing none the trainer cuts a document longer than seq_length this way; "
+                   "best_fit splits it into sequence-sized chunks itself"),
+}
 
 #: The GLM-4.5 phases (arXiv 2508.06471 §2.2–2.4); the recipe repeats these with their sources.
 DEFAULT_PHASES: dict[str, dict[str, Any]] = {
@@ -94,7 +101,7 @@ class PhaseSpec:
     budget: Budget | None = None  #: an absolute override of scale × tokens
     seq_length: int = 4096
     packing: str = "none"
-    truncation: str = "random"
+    truncation: str = "random"  #: packing none: how the trainer cuts a document longer than seq_length
     mix: Mapping[str, float] = dataclasses.field(default_factory=dict)
     fim: bool = False
     min_tokens: int = 0  #: long_context: documents at least this long
@@ -144,6 +151,12 @@ class PhaseSpec:
             raise ValueError(f"{where}.truncation must be one of {TRUNCATIONS}, not {spec.truncation!r}")
         if spec.seq_length < 1:
             raise ValueError(f"{where}.seq_length must be ≥ 1")
+        for key, (setting, values, what) in ONLY_WITH.items():
+            if key in data and getattr(spec, setting) not in values:
+                raise ValueError(
+                    f"{where}.{key} = {data[key]!r} does nothing here: only {setting} {' or '.join(values)} reads it "
+                    f"({what}), and this phase has {setting} {getattr(spec, setting)!r}: drop it ({where}.{key}=null), "
+                    f"or set {where}.{setting}={values[0]}")
         if any(v < 0 for v in spec.mix.values()):
             raise ValueError(f"{where}.mix values must be ≥ 0")
         if not any(v > 0 for v in spec.mix.values()):
