@@ -91,9 +91,9 @@ def python_deps(path: str, text: str, idx: _Index) -> set[str]:
             for _ in range(len(dots) - 1):
                 base = posixpath.dirname(base)
             pkg = posixpath.join(base, *mod.split(".")) if mod else base
-            for n in imported:
-                out.update(c for c in (f"{pkg}/{n}.py", f"{pkg}/{n}/__init__.py") if c in idx.paths)
-            out.update(c for c in (f"{pkg}.py", f"{pkg}/__init__.py") if c in idx.paths)
+            subs = {c for n in imported for c in (f"{pkg}/{n}.py", f"{pkg}/{n}/__init__.py") if c in idx.paths}
+            # names that are submodules: those files, not the package's __init__ (which may import the importer)
+            out.update(subs or {c for c in (f"{pkg}.py", f"{pkg}/__init__.py") if c in idx.paths})
             continue
         found = False
         for n in imported:
@@ -109,11 +109,19 @@ def python_deps(path: str, text: str, idx: _Index) -> set[str]:
 
 def _longest_module(idx: _Index, name: str, path: str) -> set[str]:
     """The repository file of the longest importable prefix of dotted ``name`` (``a.b.c``, then
-    ``a.b``, then ``a``), or nothing."""
+    ``a.b``, then ``a``) that is a module file, or nothing. A prefix that is a package
+    (``a/b/__init__.py``) while ``a.b.c`` is absent is no dependency: ``a.b.c`` is a module this copy
+    of the repository lacks, and the package's ``__init__`` often imports the importer (a false cycle).
+
+    >>> idx = _Index(["pkg/__init__.py", "pkg/accessors.py", "tools.py"])
+    >>> _longest_module(idx, "pkg.sub", "pkg/accessors.py"), _longest_module(idx, "tools.sub", "x.py")
+    (set(), {'tools.py'})
+    """
+    full = name
     while name:
         hit = idx.py_module(name, path)
         if hit:
-            return {hit}
+            return {hit} if name == full or not hit.endswith("__init__.py") else set()
         name = name.rpartition(".")[0]
     return set()
 
