@@ -38,6 +38,9 @@ AGG_META = pd.DataFrame({
     "max_doc": pd.Series(dtype=object),
 })
 SUMS = list(AGG_META.columns[3:-2])
+#: The ``phase`` of the rows that count the documents no phase takes: their kind is in no phase's mix
+#: (ledger ``no_phase``; :func:`curation.mixture.checks.no_phase_warnings`). Their sums are all "zero".
+UNPHASED = ""
 
 
 def _combine(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -51,7 +54,8 @@ def _combine(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: RepoHeaders | None = None,
             tokenizer: str = "qwen") -> pd.DataFrame:
     """The accounting sums of one partition (``AGG_META``); repository documents count their file headers."""
-    m = memberships(df, specs, doc_groups(df, policy))
+    groups = doc_groups(df, policy)
+    m = _with_unphased(memberships(df, specs, groups), df, specs, groups)
     repo = (m["group"] == REPO_GROUP).to_numpy()
     if headers is not None and repo.any():  # a repository document carries a file header per file: plan with its tokens
         paths = df["path"].astype(object).to_numpy()[m.loc[repo, "row"].to_numpy()] if "path" in df.columns else [None] * int(repo.sum())
@@ -67,6 +71,19 @@ def account(df: pd.DataFrame, specs: list[PhaseSpec], policy: Policy, headers: R
     return _combine(m, ["phase", "group", "lang"]).astype(AGG_META.dtypes.to_dict())
 
 
+def _with_unphased(m: pd.DataFrame, df: pd.DataFrame, specs: list[PhaseSpec], groups: pd.DataFrame) -> pd.DataFrame:
+    """``m`` with a row of phase :data:`UNPHASED` and factor 0 per document whose kind no phase mixes
+    (a factor of 0 is the policy's exclusion, with its own reason)."""
+    mixed = [k for s in specs for k, v in s.mix.items() if v > 0]
+    alone = np.flatnonzero((groups["repeat"].to_numpy() > 0) & ~np.isin(groups["kind"].to_numpy(), mixed))
+    if not len(alone):
+        return m
+    tokens = pd.to_numeric(df["n_tokens"], errors="coerce").fillna(0).astype("int64").to_numpy()
+    rows = pd.DataFrame({"row": alone, "phase": UNPHASED, "group": groups["group"].to_numpy()[alone], "unit": None, "repeat": 0.0,
+                         "n_tokens": tokens[alone], "chars": 0, "lang": groups["lang"].to_numpy()[alone]})
+    return pd.concat([m, rows.astype(m.dtypes.to_dict())], ignore_index=True)
+
+
 def sum_accounts(parts: pd.DataFrame) -> pd.DataFrame:
     """The partitions' sums added up: one row per (phase, group, language)."""
     return _combine(parts, ["phase", "group", "lang"])
@@ -75,7 +92,7 @@ def sum_accounts(parts: pd.DataFrame) -> pd.DataFrame:
 def group_stats(agg: pd.DataFrame) -> dict[str, dict[str, GroupStat]]:
     """phase → group → GroupStat from the accounting sums (zero-weight groups keep their size, repeat 0)."""
     out: dict[str, dict[str, GroupStat]] = {}
-    agg = _combine(agg, ["phase", "group"])
+    agg = _combine(agg[agg["phase"] != UNPHASED], ["phase", "group"])
     for r in agg.itertuples(index=False):
         if r.tokens > 0:
             st = GroupStat(int(r.tokens), float(r.repeat_tokens) / float(r.tokens), int(r.documents), int(r.max_tokens), str(r.max_doc))

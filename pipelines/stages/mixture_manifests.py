@@ -23,6 +23,7 @@ from curation.mixture.policy import group_exclusion_reason
 from curation.mixture.replay import copy_plans
 from curation.mixture.replay_check import check_replay
 from curation.mixture.shards import EOD_TOKENS
+from curation.mixture.unphased import no_phase_warnings
 from pipelines.io import write_json
 from pipelines.kit import StageContext
 
@@ -50,7 +51,7 @@ def write_manifests(
                            scale=cfg.scale, scale_fit=tuple(cfg.scale_fit))
     bands = {g.split("/", 1)[1] for g in agg["group"].unique() if g.split("/", 1)[0] in ("web_edu", "math_science")}
     warnings += check_edu_bands(cfg.web_edu_bands, bands)
-    warnings += unplaced_warnings(agg)
+    warnings += unplaced_warnings(agg) + no_phase_warnings(agg, specs)
     warnings += check_values("mixture.language_repeat", cfg.language_repeat, {str(x) for x in agg["lang"].unique()}, "language")
     for s in specs:
         warnings += check_replay(s.name, [g for g in entries[s.name][0] if g["shards"]], plans[s.name].planned_tokens, stage=s.stage,
