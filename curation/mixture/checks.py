@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from curation.mixture.phases import PhaseSpec
-from curation.mixture.plan import PhasePlan, lookup, pretrain_epochs
+from curation.mixture.plan import GroupPlan, PhasePlan, lookup, pretrain_epochs
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,7 @@ def check_plans(
     recipe's ``max_epochs`` keys, the same way; ``scale`` and ``scale_fit``: the recipe's settings, named
     where they, not the data, are the cause."""
     present = {g.group for p in plans.values() for g in p.groups}
+    stages = {s.name: s.stage for s in specs}
     warnings = unknown_groups(present, patterns or {}, cap_patterns or {}, top_group)
     has_top = any(g.group == top_group and g.tokens > 0 for p in plans.values() for g in p.groups)
     if has_top and min_top_epochs > 0:
@@ -96,8 +97,8 @@ def check_plans(
                     "check": "concentration", "phase": name, "group": g.group, "value": round(top, 6), "limit": max_share,
                     "documents": 1,
                     "message": (f"phase {name}: one document of {g.group}, {g.max_doc!r} ({g.max_doc_tokens:,} tokens × "
-                                f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): cut or drop it "
-                                "(ingest.max_chars), or add data"),
+                                f"{g.epochs:.2f} epochs), takes {top:.1%} of its tokens (more than {max_share:.0%}): "
+                                f"{_one_document_advice(name, g, stages.get(name, 'pretrain'))}"),
                 })
     warnings += check_zero_caps(plans, cap_patterns or {}) + check_used_caps(plans, specs, cap_patterns or {}, scale, scale_fit)
     for w in warnings:
@@ -107,6 +108,19 @@ def check_plans(
         if bad:
             raise ConcentrationError("; ".join(w["message"] for w in bad) + " (mixture.on_concentration: fail)")
     return warnings
+
+
+def _one_document_advice(phase: str, g: GroupPlan, stage: str) -> str:
+    """What lowers one document's share of a phase. ``ingest.max_chars`` drops a longer document whole
+    (nothing cuts one); a mid-training phase wants long documents, so it is pointed at its group's cap,
+    and at its own budget where that group is at its cap (the other groups then take the rest)."""
+    if stage == "pretrain":
+        return (f"drop it (ingest.max_chars drops every document longer than that), lower {g.group}'s repeat or cap "
+                f"(mixture.max_epochs.{g.group}), or add data")
+    advice = f"lower {g.group}'s cap (mixture.max_epochs.{g.group}) or repeat, so the other groups take more of the phase"
+    if g.epochs >= g.cap * (1 - 1e-6):
+        advice += f"; {g.group} is at its cap, so raising the phase's budget (phases.{phase}.budget) gives the rest to the others"
+    return advice + "; or add data, or accept it (long documents are what a mid-training phase is for)"
 
 
 def _top_advice(plans: Mapping[str, PhasePlan], specs: list[PhaseSpec], top_group: str, scale: Any) -> str:

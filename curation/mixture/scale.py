@@ -75,12 +75,29 @@ def resolve_scale(
     """
     if scale != "auto":
         return float(scale)
-    fitted = fit_scale(specs, stats, max_epochs, fit_stages)
-    if fitted <= 0:
-        fitted = fit_scale(specs, stats, max_epochs, ("pretrain", "midtrain"))
+    fitted, used = fit_scale(specs, stats, max_epochs, fit_stages), fit_stages
+    if fitted <= 0:  # no data in the fit_stages phases: fit every phase that has some
+        used = ("pretrain", "midtrain")
+        fitted = fit_scale(specs, stats, max_epochs, used)
     if fitted <= 0 and any(s.budget is not None for s in specs):
         log.warning("mixture: scale auto is 0: the phases' own budgets take whole caps (max_epochs), so the other "
                     "phases plan nothing; lower those budgets, raise the caps or give mixture.scale a number")
-    log.info("mixture: scale auto = %.6g (the %s phases' budgets as large as the data allows under max_epochs)",
-             fitted, "/".join(fit_stages))
+    log.info("mixture: scale auto = %.6g (the budgets of %s as large as the data allows under max_epochs)",
+             fitted, _fitted_phases(specs, stats, used, fit_stages))
     return fitted * (1.0 - 1e-9)  # the binding group lands on its cap, not a rounding error above it
+
+
+def _fitted_phases(specs: list[PhaseSpec], stats: Mapping[str, Mapping[str, GroupStat]], used: tuple[str, ...],
+                   asked: tuple[str, ...]) -> str:
+    """The phases whose budgets ``scale: auto`` was fitted to (of the ``used`` stages, with data and
+    no budget of their own), by name, and why where the stages are not ``mixture.scale_fit``'s.
+
+    >>> specs = [PhaseSpec("p1", tokens=10, mix={"web": 1.0}), PhaseSpec("m1", stage="midtrain", tokens=5, mix={"reasoning": 1.0})]
+    >>> _fitted_phases(specs, {"m1": {"reasoning/all": GroupStat(100, 1.0, 2)}}, ("pretrain", "midtrain"), ("pretrain",))
+    "phases m1 (mixture.scale_fit's pretrain phases alone fit no scale above 0)"
+    """
+    names = [s.name for s in specs if s.stage in used and s.budget is None and s.tokens and _nominal(s, stats.get(s.name, {})) > 0]
+    said = f"phases {', '.join(names)}" if names else "no phase (none has data)"
+    if used == asked:
+        return said
+    return f"{said} (mixture.scale_fit's {'/'.join(asked)} phases alone fit no scale above 0)"
