@@ -37,7 +37,8 @@ UNREADABLE = {
     "unknown_source": "a record with no source or another one: give --source or an ingest.inputs entry (a record's own "
                       "source field that names no source, such as a dataset's name, then gives way to it and is kept in meta), "
                       "or a source field that is one of " + ", ".join(SOURCES),
-    "missing_text": "name the text field with ingest.fields.text=<field>",
+    "missing_text": "name the text field with ingest.fields.text=<field> (chat turns or a question and its answer: "
+                    "ingest.fields.chat, which the ledger detail names)",
     "wrong_type": "the ledger names the field; map a string field to it with ingest.fields.<column>=<field>",
     "malformed_json": "", "invalid_utf8": "", "nul_byte": "",
     "too_large": "the ledger names the bound each passed: raise ingest.max_chars (texts, and JSONL lines over 12 x it) or "
@@ -53,7 +54,9 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
     natural-language ``language`` field in meta (:func:`curation.ingest.language_field.moved_note`), or gave records whose
     source field names no source their input's source (:func:`curation.ingest.source_field.source_note`), or left fields
     out of a ``meta`` over ``max_meta_chars`` (:func:`curation.ingest.record_meta.meta_note`), or read lines that write
-    a key twice (:func:`curation.ingest.jsonl_decode.repeated_note`)."""
+    a key twice (:func:`curation.ingest.jsonl_decode.repeated_note`), or kept texts that are conversations written as JSON
+    (:func:`curation.ingest.chat.chat_json_note`)."""
+    from curation.ingest.chat import chat_json_note
     from curation.ingest.jsonl_decode import repeated_note
     from curation.ingest.language_field import moved_note
     from curation.ingest.notices import duplicate_id_warning, missing_text_fix, stopped_files_warning
@@ -77,7 +80,7 @@ def stage_warnings(stats: dict[str, Any], ledger: Path) -> list[str]:
         out.append(moved)
     if (given := source_note(stats)) is not None:  # a source field naming a dataset, on an input with a source
         out.append(given)
-    out += [note for note in (meta_note(stats), repeated_note(stats)) if note is not None]  # meta fields left out; keys twice
+    out += [note for note in (meta_note(stats), repeated_note(stats), chat_json_note(stats)) if note is not None]  # meta fields left out; keys twice; JSON chats
     if came and not stats["kept"]["documents"]:
         top = ", ".join(f"{r}={v['documents']:,}" for r, v in sorted(by_reason.items(), key=lambda kv: -kv[1]["documents"])[:3])
         out.append(f"{name}: kept none of its {came:,} documents ({top}); {ledger} says why for each")

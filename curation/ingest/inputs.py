@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.ingest import peek
+from curation.ingest.chat import check_fields, column_kinds, turns_fix
 from curation.ingest.chunks import Stop, row_chunks
 from curation.ingest.discover import READS, InputError, find_inputs, input_label, survey  # noqa: F401 -- InputError, find_inputs: imported from here
 from curation.ingest.input_entries import entry_index, names, unused_entry_warnings
@@ -284,9 +285,11 @@ def _check_columns(path: Path, schema: pa.Schema, fields: FieldMap, rules: _Rule
         raise InputError(f"{path}: repeated column name{'s' if len(repeated) > 1 else ''} {', '.join(map(repr, repeated))} "
                          f"(columns: {names}); write the file with unique column names")
     unmapped_fields(path, list(names), fields)
-    if fields.text not in names and fields.html not in names:
+    kinds = column_kinds(schema)
+    check_fields(str(path), kinds, fields, jsonl=False)  # a text column of chat turns; one half of a question/answer pair
+    if fields.text not in names and fields.html not in names and not (fields.chat and all(p.strip() in names for p in fields.chat.split(","))):
         raise InputError(f"{path}: no text column {fields.text!r} nor HTML column {fields.html!r} (columns: {names}); "
-                         "map one with ingest.fields.text=<column> or ingest.fields.html=<column>")
+                         + (turns_fix(kinds, jsonl=False) or "map one with ingest.fields.text=<column> or ingest.fields.html=<column>"))
 
 
 def _share(nbytes: int, num_rows: int, rows: tuple[int, int]) -> int:

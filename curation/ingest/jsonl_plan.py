@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from curation.ingest.chat import check_fields, kind, turns_fix
 from curation.ingest.chunks import plain_chunks
 from curation.ingest.discover import InputError
 from curation.ingest.json_line import max_line_bytes
@@ -46,15 +47,18 @@ def jsonl_chunks(path: Path, fields: FieldMap, block: int, max_chars: int = 0) -
 
 def _check_first_record(path: Path, fields: FieldMap) -> None:
     """A file whose first record has neither the text field nor the HTML field is refused: the
-    mapping is most likely wrong (the error names the fields it has)."""
+    mapping is most likely wrong (the error names the fields it has, and the chat turns or the
+    question/answer pair that hold its text: :mod:`curation.ingest.chat`). So is one whose text field
+    holds chat turns."""
     first = first_record(path)
-    if first is None or fields.text in first or fields.html in first:
+    if first is None:
+        return
+    kinds = {k: kind(v) for k, v in first.items()}
+    check_fields(str(path), kinds, fields)
+    chat = [p.strip() for p in fields.chat.split(",")] if fields.chat else []
+    if fields.text in first or fields.html in first or (chat and all(p in first for p in chat)):
         return
     nested = "." in fields.text and isinstance(first.get(fields.text.split(".")[0]), dict)
-    chat = next((k for k, v in first.items() if isinstance(v, list) and v and all(isinstance(t, dict) and "content" in t for t in v)), None)
     fix = (f"fields are read at the top level only: flatten the records first (jq -c '{{text: .{fields.text}, source}}')" if nested
-           else f"{chat!r} holds chat turns, which ingest does not read: render each conversation to one text (your "
-                f"chat template, or jq -c '{{id, text: ([.{chat}[] | .role + \": \" + .content] | join(\"\\n\\n\")), source}}') "
-                "and map that field" if chat
-           else "map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
+           else turns_fix(kinds) or "map it with ingest.fields.text=<field> (or ingest.fields.html=<field> for pages)")
     raise InputError(f"{path}: the first record has no {fields.text!r} field (fields: {sorted(first)[:20]}); {fix}")

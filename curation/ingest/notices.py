@@ -100,7 +100,7 @@ def missing_text_fix(ledger: Path, rows: int) -> str:
             nulls += sum(str(json.loads(d or "{}").get("error", "")).endswith(NULL_TEXT) for d in table.column("detail").to_pylist())
     except (OSError, ValueError, KeyError):  # said without the split
         nulls = 0
-    rename = "name the text field with ingest.fields.text=<field>"
+    rename = "name the text field with ingest.fields.text=<field> (chat turns or a question and its answer: ingest.fields.chat, which the ledger detail names)"
     null = "the text field is there but null: those records hold no text"
     if not nulls:
         return rename
@@ -119,7 +119,7 @@ def unmapped_fields(path: Path, names: list[str], fields: Any) -> None:
 
     for f in dataclasses.fields(fields):
         value = getattr(fields, f.name)
-        if f.name in ("text", "html") or value in (f.default, "none") or value in names or (f.name, value) in _SAID:
+        if f.name in ("text", "html") or value in (f.default, "none") or set(value.split(",")) <= set(names) or (f.name, value) in _SAID:
             continue
         _SAID.add((f.name, value))
         log.warning("%s has no column %r, which ingest.fields.%s names: its %s is left empty (columns: %s); "

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from curation.errors import nearest
+from curation.ingest.chat import CHAT_JSON, chat_text, is_turns, json_turns, missing_text_advice
 from curation.ingest.json_line import max_line_bytes, plain
 from curation.ingest.jsonl_decode import REPEATED, REPEATED_KEYS, decode_jsonl_lines, repeated_text
 from curation.ingest.language_field import MOVED, moved_to_meta
@@ -47,6 +48,7 @@ class FieldMap:
     language: str = "language"
     meta: str = "meta"
     html: str = "html"
+    chat: str = ""  #: chat turns (or ``question,answer`` fields) rendered to the text (curation/ingest/chat.py); "": none
 
     @classmethod
     def from_dict(cls, data: dict[str, str] | None, where: str = "ingest.fields") -> FieldMap:
@@ -63,6 +65,9 @@ class FieldMap:
                                  f"valid: {', '.join(names)}")
             if not isinstance(value, str) or not value:
                 raise ValueError(f"{where}.{key} = {str(value)[:80]!r}; give the name of an input field (a string)")
+            if key == "chat" and (value.count(",") > 1 or not all(p.strip() for p in value.split(","))):
+                raise ValueError(f"{where}.chat = {value[:80]!r}; give the field of chat turns (messages) or a question "
+                                 "field and its answer field joined by a comma (prompt,response)")
         return cls(**data)
 
 
@@ -102,12 +107,14 @@ def rows_from_records(
     left_out: list[str | None] = []  # meta fields left out, over max_meta_chars (curation/ingest/record_meta.py)
     repeated: list[str | None] = []  # keys a JSON line wrote twice (curation/ingest/jsonl_decode.py)
     errors = errors or [None] * len(records)
-    mapped = set(dataclasses.asdict(fields).values())
+    mapped = {v for v in dataclasses.asdict(fields).values() if v} | {p.strip() for p in fields.chat.split(",") if p.strip()}
+    chat_json: list[str | None] = []  # a kept text that is a conversation written as JSON (curation/ingest/chat.py)
     files = [file] * len(records) if isinstance(file, str) else file  # one file, or one per record (small files read together)
     for rec, err, line, f in zip(records, errors, lines, files, strict=True):
         location = f"{f}:{line}"
         repeated.append(repeated_text(rec.pop(REPEATED_KEYS)) if rec is not None and REPEATED_KEYS in rec else None)
         row, reason, message = _map_record(rec, err, fields, source, mapped, max_chars, max_meta_chars)
+        chat_json.append(fields.text if reason is None and json_turns(row["text"]) is not None else None)
         html = row.pop(HTML_COLUMN, None)
         moved.append(row.pop(MOVED, None))
         sources.append(row.pop(SOURCE_MOVED, None))
@@ -128,6 +135,7 @@ def rows_from_records(
     df[SOURCE_MOVED] = pd.Series(sources, dtype=object)
     df[LEFT_OUT] = pd.Series(left_out, dtype=object)
     df[REPEATED] = pd.Series(repeated, dtype=object)
+    df[CHAT_JSON] = pd.Series(chat_json, dtype=object)
     df["_file"] = file
     df["_line"] = pd.Series(lines, dtype="int64")
     return df
@@ -169,6 +177,11 @@ def _map_record(
         if isinstance(value, bytes) and isinstance(_utf8(value), bytes):
             return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
     text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
+    if fields.chat:  # a conversation (or a question and its answer) rendered to one text
+        rendered, bad = chat_text(rec, fields.chat, fields.text)
+        if bad is not None:
+            return row, DropReason.WRONG_TYPE.value, bad
+        text = rendered if rendered is not None else text
     if isinstance(text, str) and blank(text) and isinstance(html, str) and html.strip():
         text = None  # an empty text beside the page's HTML is no text: it is extracted from the HTML
     row["text"] = text if isinstance(text, str) else None
@@ -184,10 +197,12 @@ def _map_record(
         if isinstance(html, str):
             return row, DropReason.EMPTY_TEXT.value, f"no {fields.text!r} and {fields.html!r} is empty or whitespace only"
         return row, DropReason.WRONG_TYPE.value, f"{fields.html!r} is {_JSON_KIND.get(type(html), 'a ' + type(html).__name__)}, not a string"
-    if fields.text not in rec or text is None:
-        return row, DropReason.MISSING_TEXT.value, f"no {fields.text!r} field" if fields.text not in rec else f"{fields.text!r} {NULL_TEXT}"
+    if text is None:  # no text field, or a null one (a rendered conversation is text)
+        return row, DropReason.MISSING_TEXT.value, (f"no {fields.text!r} field{missing_text_advice(rec)}" if fields.text not in rec
+                                                    else f"{fields.text!r} {NULL_TEXT}")
     if not isinstance(text, str):
-        return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is {_JSON_KIND.get(type(text), 'a ' + type(text).__name__)}, not a string"
+        turns = f": it holds chat turns, which ingest.fields.chat={fields.text} renders to the text" if is_turns(text) else ""
+        return row, DropReason.WRONG_TYPE.value, f"{fields.text!r} is {_JSON_KIND.get(type(text), 'a ' + type(text).__name__)}, not a string{turns}"
     if "\x00" in text:
         row["text"] = text.replace("\x00", "")
         return row, DropReason.NUL_BYTE.value, "text contains a NUL byte"

@@ -36,7 +36,7 @@ import pyarrow as pa
 from classifiers.langid import annotate as annotate_language
 from curation.config import StageConfig, check_choice, check_range
 from curation.errors import nearest
-from curation.ingest import jsonl_decode, record_meta, source_field
+from curation.ingest import chat, jsonl_decode, record_meta, source_field
 from curation.ingest.duplicate_ids import find_duplicate_ids, finish_docs
 from curation.ingest.extract import EXTRACTORS
 from curation.ingest.inputs import CRAWL_MIN_BLOCK_MB, MIN_BLOCK_MB, InputError, InputSpec, find_inputs, plan_partitions
@@ -115,7 +115,7 @@ class IngestConfig(StageConfig):
 
 class IngestStage:
     name = "ingest"
-    version = "11"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
+    version = "12"  # 3: lang / lang_score; 4: crawl input, extraction, URL columns; 5: damaged members dropped whole, meta kept, float ids;
     # 6: reading resumes after a damaged member or a lying record, element cap, long pages routed, BOM on any line;
     # 7: invisible-only text is empty_text, binary meta values by size, non-UTF-8 binary ids in hex, `_*` data files passed over;
     # 8: Han rule leaves Korean and confident English, bare pages, one-member offsets, zeros between members, reopen bound,
@@ -128,6 +128,8 @@ class IngestStage:
     # 11: a WARC response record whose block opens with an HTTP status line is read as HTTP without `application/http`;
     #     a damaged gzip member of several WARC records is a truncated_input row per record (those decoded before the damage too);
     #     a page labelled iso-8859-1 whose bytes are another script's (windows-1251, GBK) is read in the charset detected
+    # 12: ingest.fields.chat renders chat turns (or a question and its answer) to the text; a record without text whose
+    #     fields hold chat turns or a question/answer pair says so in its missing_text detail (wrong_type: its text field)
     config_cls = IngestConfig
     requires: tuple[str, ...] = ()
     produces: dict[str, Any] = {}
@@ -173,7 +175,8 @@ def _parse_all(groups: list[tuple[InputSpec, ...]], cfg: IngestConfig, out: Arti
     counts = ctx.compute(tasks, "parse", costs=[sum(s.nbytes for s in g) for g in groups])
     figures = {**(moved_figures(counts) or {}), **(moved_figures(counts, column=source_field.MOVED, key=source_field.FIGURES) or {}),
                **(moved_figures(counts, column=REPAIRED, key=MOJIBAKE) or {}),
-               **(moved_figures(counts, column=jsonl_decode.REPEATED, key=jsonl_decode.FIGURES) or {})}
+               **(moved_figures(counts, column=jsonl_decode.REPEATED, key=jsonl_decode.FIGURES) or {}),
+               **(moved_figures(counts, column=chat.CHAT_JSON, key=chat.FIGURES) or {})}
     if left_out := moved_figures(counts, column=record_meta.LEFT_OUT, key=record_meta.FIGURES):
         figures[record_meta.FIGURES] = {**left_out[record_meta.FIGURES], "max_meta_chars": cfg.max_meta_chars}
     return figures or None
@@ -203,7 +206,7 @@ def _parse_part(group: tuple[InputSpec, ...], number: int, cfg: IngestConfig, ou
     pages = pd.DataFrame({"doc_id": df.loc[has_html, "doc_id"].to_numpy(), "html": df.loc[has_html, HTML_COLUMN].to_numpy()})
     write_frame(pages, Artifact(out.path / "html").part_path(number), schema=HTML_SCHEMA,
                 groups=html_groups(pages["html"].str.len().to_numpy(), HTML_GROUP_CHARS))
-    notes = [MOVED, source_field.MOVED, REPAIRED, record_meta.LEFT_OUT, jsonl_decode.REPEATED]  # private columns, counted
+    notes = [MOVED, source_field.MOVED, REPAIRED, record_meta.LEFT_OUT, jsonl_decode.REPEATED, chat.CHAT_JSON]  # private columns, counted
     out.write_part(number, df.assign(_has_html=has_html).drop(columns=[HTML_COLUMN, *notes], errors="ignore"))
     return pd.concat([moved_counts(df, column) for column in notes], ignore_index=True)
 

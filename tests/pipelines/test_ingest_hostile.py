@@ -193,26 +193,6 @@ def test_a_git_lfs_pointer_says_to_fetch_the_data(tmp_path):
         _ingest([f], tmp_path / "out")
 
 
-def test_chat_records_say_how_to_render_them_to_text(tmp_path):
-    """Chat records were refused with "map it with ingest.fields.text=<field>"; following that made
-    every record a wrong_type row. The refusal names the turns and a command that renders them."""
-    import shutil
-    import subprocess
-
-    rows = [{"id": "c1", "source": "reasoning", "messages": [{"role": "user", "content": "What is 2+2?"},
-                                                              {"role": "assistant", "content": "4"}]}]
-    f = _write_jsonl(tmp_path / "chat.jsonl", rows)
-    with pytest.raises(InputError, match=r"'messages' holds chat turns, which ingest does not read") as err:
-        _ingest([f], tmp_path / "out")
-    if shutil.which("jq"):  # the command it gives makes a file ingest reads
-        command = str(err.value).split("jq -c '", 1)[1].split("') and map", 1)[0]
-        out = subprocess.run(["jq", "-c", command, str(f)], capture_output=True, text=True, check=True).stdout
-        (tmp_path / "text.jsonl").write_text(out)
-        res = _ingest([tmp_path / "text.jsonl"], tmp_path / "out2")
-        assert read_parts(tmp_path / "out2" / "docs")["text"].tolist() == ["user: What is 2+2?\n\nassistant: 4"]
-        assert res.stats["kept"]["documents"] == 1
-
-
 def test_a_source_id_or_path_that_is_no_string_is_a_ledger_row(tmp_path):
     """A source of another type crashed ingest (exit 70, Arrow's 'Expected bytes, got a int'); an id,
     url or path that is an object or array was kept as its Python repr ("{'x': 1}")."""
