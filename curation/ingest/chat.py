@@ -117,7 +117,11 @@ def render(turns: Iterable[dict[str, Any]]) -> str:
 def chat_text(rec: dict[str, Any], spec: str, text_field: str = "text") -> tuple[str | None, str | None]:
     """(text, None) for a record that holds the conversation ``ingest.fields.chat`` names; (None, error)
     for one whose field holds something else; (None, None) for one without it, or whose chat field is its
-    text field and holds plain text (its text field is read)."""
+    text field and holds plain text (its text field is read). An empty conversation is an empty text.
+
+    >>> chat_text({"m": []}, "m"), chat_text({"m": 3}, "m")[1][:40], chat_text({"text": "prose"}, "text")
+    (('', None), "'m' (ingest.fields.chat) is not a list o", (None, None))
+    """
     if "," in spec:
         first, second = (s.strip() for s in spec.split(",", 1))
         a, b = rec.get(first), rec.get(second)
@@ -129,6 +133,8 @@ def chat_text(rec: dict[str, Any], spec: str, text_field: str = "text") -> tuple
     value = rec.get(spec)
     if value is None:
         return None, None
+    if value == []:
+        return "", None
     turns = json_turns(value) if isinstance(value, str) else value
     if turns is None and spec == text_field:
         return None, None
