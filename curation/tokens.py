@@ -215,15 +215,12 @@ def token_id(name: str, token: str) -> int:
 
 def special_tokens(name: str) -> list[str]:
     """The added tokens the tokenizer file marks ``special``, in id order: those no ordinary text is
-    split into, the only ones an end-of-document token can be.
+    split into, the only ones an end-of-document token can be (kept on disk: :func:`tokenizer_cache.marked_special`).
 
     >>> special_tokens("qwen")[:3], "<|fim_prefix|>" in special_tokens("qwen")
     (['<|endoftext|>', '<|im_start|>', '<|im_end|>'], False)
     """
-    if name == "whitespace":
-        return []
-    added = json.loads(_tokenizer_file(name).read_text(encoding="utf-8")).get("added_tokens") or []
-    return [t["content"] for t in sorted(added, key=lambda t: t.get("id", 0)) if t.get("special")]
+    return [] if name == "whitespace" else tokenizer_cache.marked_special(_tokenizer_file(name))
 
 
 def vocab_size(name: str) -> int:

@@ -53,7 +53,8 @@ COMMANDS: dict[str, str] = {
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; for ``command`` ``run``, ``stats`` or a stage, the extra commands' parsers
-    are left bare (their modules import trainers and models: ~0.5 CPU-s a run does not need)."""
+    are left bare (their modules import trainers and models: ~0.5 CPU-s a run does not need), and
+    for an extra command, the others'."""
     parser = argparse.ArgumentParser(prog="curate", description="Pretraining-data curation (GLM-4.5 recipe) on Dask.")
     parser.add_argument("--version", action="version", version=f"curate {curate_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,6 +74,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command in ("run", "stats") or (command or "").replace("-", "_") in STAGES:
         for name in COMMANDS:
             sub.add_parser(name)
+    elif command in COMMANDS:  # its own parser; the others bare (an export need not import the trainers)
+        for name, module in COMMANDS.items():
+            if name == command:
+                add_module_parsers(sub, {name: module}, "handler")
+            else:
+                sub.add_parser(name)
     else:
         add_module_parsers(sub, COMMANDS, "handler")
     return parser

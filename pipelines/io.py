@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -22,6 +21,9 @@ from curation.errors import json_safe
 from curation.files import atomic_path, part_name, read_parquet
 from curation.ingest.inputs import InputError
 from curation.schema import DOC_COLUMNS, DROP_DETAIL, DROP_REASON, LEDGER_COLUMNS, check_reasons
+
+if TYPE_CHECKING:  # imported where a stage reads its docs: an export's start needs no dask.dataframe (~0.6 CPU-s)
+    import dask.dataframe as dd
 
 PREVIEW_CHARS = 300
 #: The ledger/ parts' schema.
@@ -67,6 +69,8 @@ def read_docs(path: Path, columns: list[str] | None = None) -> dd.DataFrame:
     if not files:
         raise InputError(f"{docs_dir(path)} has no part-*.parquet files")
     meta = _meta_from_file(files[0], columns)
+    import dask.dataframe as dd
+
     return dd.from_map(read_part, files, columns=columns, meta=meta, enforce_metadata=False)
 
 

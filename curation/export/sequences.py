@@ -48,7 +48,14 @@ def with_eod(ids: Sequence[np.ndarray | None], eod: int, doc_ids: Sequence[str] 
     ...
     curation.export.sequences.EodInDocumentError: phase p1, shard shards/p1/web/high/part-00000.parquet: document web-7 (row 0) holds the end-of-document id 0 at token 1 of 3: its text holds the EOD token's text; export with --eod-token <|endoftext|> (its text is encoded as text)
     """
-    out: list[np.ndarray | None] = []
+    present = [np.asarray(x, dtype=np.int64) for x in ids if x is not None]
+    joined = np.concatenate(present) if present else np.zeros(0, dtype=np.int64)
+    if not (joined == eod).any() and (pad is None or not (joined == pad).any()):  # one pass over the shard's ids
+        lengths = np.fromiter((len(x) for x in present), dtype=np.int64, count=len(present))
+        cut = np.split(np.insert(joined, np.cumsum(lengths), np.int64(eod)), np.cumsum(lengths + 1)[:-1])
+        parts = iter(cut)
+        return [None if x is None else next(parts) for x in ids]
+    out: list[np.ndarray | None] = []  # which document holds the id, and where
     for row, x in enumerate(ids):
         if x is None:
             out.append(None)

@@ -154,10 +154,11 @@ def write_shard(job: ShardJob, stage_dir: str, work: str, tok: str, ids_of: dict
     n_tokens = table.column("n_tokens").to_numpy()
     rec: dict[str, Any] = {"phase": job.phase, "group": job.group, "prefix": job.prefix, "shard": job.prefix}
     if mode != "best_fit":
-        seqs = with_eod(shard_ids(texts, n_tokens, docs, tok, job.path), eod, docs, job.where, pad=pad)
+        ids = shard_ids(texts, n_tokens, docs, tok, job.path)
+        seqs = with_eod(ids, eod, docs, job.where, pad=pad)
         first = table.column("copy").to_numpy() == 0
         langs = languages(table.select(["lang"]).to_pandas())
-        added = fim_added(table, n_tokens, tok, fim)  # tokens FIM's sentinels and re-split add to each document
+        added = fim_added(table, n_tokens, tok, fim, ids)  # tokens FIM's sentinels and re-split add to each document
         factor = factors.of(job.group, table)
         values = [None] if factor is None else sorted(set(factor.tolist()))
         out = []

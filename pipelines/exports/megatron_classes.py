@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation.errors import read_json_file
+from curation.export.fim_counts import own_counts
 from curation.mixture.doc_repeats import DECIMALS, class_plans
 from curation.mixture.fim import MODES, FimSentinels, fim_inverse
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
@@ -130,9 +131,18 @@ def planned_sizes(
     return sizes, epochs
 
 
-def fim_added(table: pa.Table, n_tokens: np.ndarray, tok: str, fim: Mapping[str, Any] | None) -> np.ndarray:
+def fim_added(
+    table: pa.Table,
+    n_tokens: np.ndarray,
+    tok: str,
+    fim: Mapping[str, Any] | None,
+    ids: Sequence[np.ndarray | None] | None = None,
+) -> np.ndarray:
     """Tokens FIM adds to each row of a shard: its ``n_tokens`` (the FIM'd text the shard holds) less its own
-    text's (the FIM inverse, counted with ``tok``), which the mixture planned on; 0 for a row FIM left whole."""
+    text's (the FIM inverse, counted with ``tok``), which the mixture planned on; 0 for a row FIM left whole.
+    ``ids``: each row's ids of its FIM'd text, already computed (:func:`curation.export.fim_counts.own_counts`
+    counts the own text from them, tokenizing only the text around each cut again); without them, the own
+    texts are tokenized whole."""
     added = np.zeros(table.num_rows, dtype=np.int64)
     if not fim or not fim.get("sentinels") or "fim" not in table.column_names:
         return added
@@ -141,7 +151,10 @@ def fim_added(table: pa.Table, n_tokens: np.ndarray, tok: str, fim: Mapping[str,
     if len(rows):
         s = FimSentinels(**fim["sentinels"])
         texts = table.column("text").take(pa.array(rows)).to_pylist()
-        own = count_tokens([fim_inverse(t, m, s) for t, m in zip(texts, modes[rows].tolist(), strict=True)], tok)
+        if ids is None:
+            own = count_tokens([fim_inverse(t, m, s) for t, m in zip(texts, modes[rows].tolist(), strict=True)], tok)
+        else:
+            own = own_counts(texts, modes[rows].tolist(), [ids[i] for i in rows.tolist()], s, tok)
         added[rows] = np.asarray(n_tokens)[rows] - own
     return added
 
