@@ -23,13 +23,21 @@ from curation.config import MERGE, Config, ConfigError, check_choice, check_entr
 
 TIERS = ("high", "medium", "low")
 N_BINS = 1000  #: histogram bins over the 0–10 score range (0.01 wide)
+SCORE_MAX = 10.0  #: scores lie in 0 … SCORE_MAX
+NO_HIGH = 11.0  #: an absolute ``high`` no score reaches: no high tier (JSON, YAML, TOML are medium by default)
 POOLED = "*"  #: the pseudo-language of all files together (fallback for rare languages)
 
 
 @dataclasses.dataclass(frozen=True)
 class TierRule:
     """``percentile``: high ≥ the ``high``-th percentile, low < the ``low``-th (each at most its share: a tie
-    at a cut is medium); ``absolute``: scores."""
+    at a cut is medium); ``absolute``: scores (0–10; ``high`` 11: no high tier).
+
+    >>> TierRule(mode="absolute", high=80, low=10)
+    Traceback (most recent call last):
+    ...
+    ValueError: tier mode absolute takes scores (low 0 … 10, high 0 … 11), not high 80.0 / low 10.0 (percentiles?): set tier_high/tier_low in score units (e.g. 7.5/4.0)
+    """
 
     mode: str = "percentile"
     high: float = 80.0
@@ -40,6 +48,18 @@ class TierRule:
             raise ValueError(f"tier mode must be percentile or absolute, not {self.mode!r}")
         if self.low > self.high:
             raise ValueError(f"tier low ({self.low}) must not exceed high ({self.high})")
+        problem = absolute_range_problem(self.mode, self.high, self.low)
+        if problem:
+            raise ValueError(f"{problem}: set tier_high/tier_low in score units (e.g. 7.5/4.0)")
+
+
+def absolute_range_problem(mode: str, high: float, low: float) -> str | None:
+    """What is wrong with absolute cuts outside the score range (a percentile such as 80 / 10 would put
+    every file in the low tier), or None."""
+    if mode != "absolute" or (0.0 <= low <= SCORE_MAX and 0.0 <= high <= NO_HIGH):
+        return None
+    return (f"tier mode absolute takes scores (low 0 … {SCORE_MAX:g}, high 0 … {NO_HIGH:g}), "
+            f"not high {float(high)} / low {float(low)} (percentiles?)")
 
 
 def combined_score(scores: pd.DataFrame, weights: Mapping[str, float]) -> np.ndarray:
@@ -215,7 +235,20 @@ class TierPolicy(Config):
             check_range(self, "low", 0.0, 100.0)
         if self.low > self.high:
             raise ConfigError(f"TierPolicy.low ({self.low}) must not exceed high ({self.high})")
+        problem = absolute_range_problem(self.mode, self.high, self.low)
+        if problem:
+            raise ConfigError(f"TierPolicy: {problem}: set tier_high/tier_low in score units (e.g. 7.5/4.0)")
         check_entries("overrides", self.overrides, [f.name for f in dataclasses.fields(TierRule)])
+        for lang, spec in self.overrides.items():  # keys an entry leaves out come from the stage's own rule
+            merged = {"mode": self.mode, "high": self.high, "low": self.low, **spec}
+            try:
+                problem = absolute_range_problem(str(merged["mode"]), float(merged["high"]), float(merged["low"]))
+            except (TypeError, ValueError):
+                problem = None  # not a number: rules() below says so
+            if problem:
+                raise ConfigError(f"TierPolicy.overrides.{lang}: {problem} (a key the entry leaves out comes from tier_mode/"
+                                  f"tier_high/tier_low): give the entry its high and low in score units "
+                                  f"(e.g. {{{lang}: {{mode: absolute, high: 7.5, low: 4.0}}}})")
         try:
             self.rules()
         except (ValueError, TypeError, KeyError) as exc:

@@ -34,6 +34,7 @@ from curation.quality.code_files import annotate_files, file_histogram, score_fr
 from curation.quality.code_language import UNPOOLED_GROUPS, tier_group
 from curation.quality.code_rules import RuleThresholds
 from curation.quality.code_tiers import TierPolicy, thresholds
+from curation.quality.tier_shares import tier_shares
 from pipelines.kit import Plan, RowStage, StageContext, StageFigures
 from pipelines.kit.preflight import check_model
 from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
@@ -140,7 +141,10 @@ class CodeQualityStage(RowStage):
         cuts = thresholds(hist, default, overrides, cfg.tiers.min_files, tier_group, UNPOOLED_GROUPS)
         tiers = tier_counts(hist, cuts)
         log.info("code_quality: tier cuts %s", json.dumps(cut_figures(cuts)))
-        figures = StageFigures({"tier_cuts": cut_figures(cuts), "tiers": tiers},
+        shares, notes = tier_shares(hist, cuts, default, overrides, cfg.tiers.min_files)
+        for note in notes:
+            log.warning("code_quality: %s", note)
+        figures = StageFigures({"tier_cuts": cut_figures(cuts), "tiers": tiers, "tier_shares": shares},
                                marks={f"tier {t}": sum(v[t] for v in tiers.values()) for t in ("high", "low")})
         return Plan((scores, cuts), figures, {f"code_score_{n}": "float64" for n in cfg.scorers} | {"code_tier": object})
 
