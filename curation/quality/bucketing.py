@@ -81,6 +81,22 @@ def validate_levels(levels: Mapping[str, Sequence[int]], n_buckets: int = 20) ->
     return out
 
 
+def scaled_levels(n_buckets: int) -> dict[str, list[int]]:
+    """The Nemotron-CC levels for ``n_buckets`` buckets: the top bucket high, the next medium_high, the rest
+    split at the same fractions as 7 and 12 of 20 (an example to start from; too few buckets: two levels).
+
+    >>> scaled_levels(10)
+    {'high': [9, 9], 'medium_high': [8, 8], 'medium': [6, 7], 'medium_low': [4, 5], 'low': [0, 3]}
+    """
+    if n_buckets < 5:
+        return {"high": [n_buckets - 1, n_buckets - 1], "low": [0, n_buckets - 2]}
+    top = n_buckets - 2  # buckets below medium_high
+    medium = min(max(int(n_buckets * 12 / 20 + 0.5), 2), top - 1)
+    medium_low = min(max(int(n_buckets * 7 / 20 + 0.5), 1), medium - 1)
+    return {"high": [n_buckets - 1, n_buckets - 1], "medium_high": [top, top], "medium": [medium, top - 1],
+            "medium_low": [medium_low, medium - 1], "low": [0, medium_low - 1]}
+
+
 def level_of(buckets: np.ndarray, levels: Mapping[str, Sequence[int]], n_buckets: int = 20) -> np.ndarray:
     """The level name of each bucket (object array).
 

@@ -36,7 +36,7 @@ from classifiers.langid import code_problem
 from classifiers.scorer import has_details
 from classifiers.web_quality import get_scorer, score_options
 from curation.config import MERGE, ConfigError, StageConfig, check_choice, check_range
-from curation.quality.bucketing import NEMOTRON_LEVELS, validate_levels
+from curation.quality.bucketing import NEMOTRON_LEVELS, scaled_levels, validate_levels
 from pipelines.kit import Artifact, Plan, RowStage, SlicedStep, StageContext
 from pipelines.kit.preflight import check_model
 from pipelines.stages.web_quality_levels import (
@@ -95,6 +95,12 @@ class WebQualityConfig(StageConfig):
         try:
             validate_levels(self.levels, self.n_buckets)
         except ValueError as exc:
+            covered = max((int(r[1]) for r in self.levels.values() if len(r) == 2), default=-1) + 1
+            if covered != self.n_buckets:  # n_buckets changed alone: the levels still partition the old buckets
+                example = "{" + ", ".join(f"{k}: [{a}, {b}]" for k, (a, b) in scaled_levels(self.n_buckets).items()) + "}"
+                raise ConfigError(f"web_quality.n_buckets = {self.n_buckets} but web_quality.levels partitions {covered} buckets "
+                                  f"({exc}): give levels together with n_buckets, a whole partition of 0 … {self.n_buckets - 1}, "
+                                  f"e.g. web_quality.levels='{example}'") from exc
             raise ConfigError(f"WebQualityConfig.levels: {exc}") from exc
         for name, cuts in self.thresholds.items():
             if name not in self.scorers and name != "combined":
