@@ -66,6 +66,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name.replace("_", "-"), help=f"run the {name} stage alone", description=words[0], epilog=words[1])
         p.add_argument("--config", default=None, help="recipe YAML (default: the embedded glm45 recipe)")
         _common(p, source=name == "ingest")
+    sub.add_parser("help", help="these commands; curate help COMMAND: that command's options (as COMMAND --help)")
     stats = sub.add_parser("stats", help="print the funnel of a run")
     stats.add_argument("run_dir", type=Path, help="a run folder (curate run's --output)")
     stats.add_argument("--json", action="store_true", help="print the stats (with --mixture: the phases) as JSON")
@@ -140,10 +141,12 @@ def _main(argv: list[str] | None) -> int:
     for key, value in QUIET_ENV.items():
         os.environ.setdefault(key, value)
     words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["help"]:  # curate help [COMMAND]: the commands, or one command's --help
+        words = [*words[1:2], "--help"]
     command = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(command)
     suggest_command(parser, command)
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(words)
     split_overrides(parser, args, extra)
     configure_console(getattr(args, "quiet", False))  # and the embedded cluster's workers: pipelines.console_log
     previous = catch_sigterm()
