@@ -33,23 +33,27 @@ from pipelines.kit import Artifact, StageContext
 @dataclasses.dataclass(frozen=True)
 class Histogram:
     """What the tier cuts read of each scores part: ``hist(part, *args)`` (rows: language, bin,
-    count) and the totals of the numeric or boolean ``totals`` columns (e.g. pages parsed);
-    ``columns``: those ``hist`` reads (``None``: all)."""
+    count) and the totals of the numeric or boolean ``totals`` columns (e.g. pages parsed), with
+    those ``tally(part, *args)`` counts (name → count, e.g. recalled pages without HTML);
+    ``columns``: those ``hist`` and ``tally`` read (``None``: all)."""
 
     hist: Callable[..., pd.DataFrame]
     args: tuple[Any, ...] = ()
     columns: list[str] | None = None
     totals: tuple[str, ...] = ()
+    tally: Callable[..., dict[str, int]] | None = None
 
     def of(self, part: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         """The histogram and totals of one part."""
-        return self.hist(part, *self.args), {c: int(part[c].to_numpy().sum()) for c in self.totals}
+        counts = {c: int(part[c].to_numpy().sum()) for c in self.totals}
+        return self.hist(part, *self.args), counts | (self.tally(part, *self.args) if self.tally is not None else {})
 
     def summed(self, parts: list[tuple[pd.DataFrame, dict[str, int]]]) -> tuple[pd.DataFrame, dict[str, int]]:
         """The parts' histograms concatenated in part order, and their totals summed."""
         hists = [h for h, _ in parts]
         frame = pd.concat(hists) if hists else score_histogram(np.array([]), np.array([]))
-        return frame, {c: int(sum(t[c] for _, t in parts)) for c in self.totals}
+        names = dict.fromkeys([*self.totals, *(k for _, t in parts for k in t)])
+        return frame, {c: int(sum(t.get(c, 0) for _, t in parts)) for c in names}
 
 
 def scores_and_histogram(ctx: StageContext, docs: dd.DataFrame, params: dict[str, Any], count_key: str, sources: Any,
@@ -78,18 +82,19 @@ def scores_and_histogram(ctx: StageContext, docs: dd.DataFrame, params: dict[str
         hist, totals = histogram.summed(got[0])
     else:  # reused: computed by an earlier run
         hist, totals = tier_histogram(ctx, scores, histogram.hist, *histogram.args, columns=histogram.columns,
-                                      totals=histogram.totals)
+                                      totals=histogram.totals, tally=histogram.tally)
     return scores, hist, totals
 
 
 def tier_histogram(ctx: StageContext, scores: Artifact, hist: Callable[..., pd.DataFrame], *args: Any,
-                   columns: list[str] | None = None, totals: tuple[str, ...] = ()) -> tuple[pd.DataFrame, dict[str, int]]:
+                   columns: list[str] | None = None, totals: tuple[str, ...] = (),
+                   tally: Callable[..., dict[str, int]] | None = None) -> tuple[pd.DataFrame, dict[str, int]]:
     """``hist(part, *args)`` of every scores part, concatenated in part order (rows: language, bin,
     count), and the totals of the numeric or boolean ``totals`` columns over the parts (e.g. pages
     parsed); one task per part reads it once, ``columns`` and ``totals`` only (``columns=None``: all)."""
     from dask import delayed
 
-    histogram = Histogram(hist, args, columns, totals)
+    histogram = Histogram(hist, args, columns, totals, tally)
     read = None if columns is None else list(dict.fromkeys([*columns, *totals]))
     return histogram.summed(ctx.compute([delayed(_hist_file)(str(p), histogram, read) for p in scores.parts()], "tier cuts"))
 

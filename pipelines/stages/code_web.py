@@ -2,12 +2,12 @@
 
 score (per web page, cached: HTML code-tag counts — read by ingest from the tree its extractor
 parsed, ``artifacts/code_tags`` — and code-content probability with the code-like characters of the
-windows at the threshold; for the pages the recall rule
-takes, the re-parsed text and the structural score of its code blocks + surrounding text; only
-those pages' HTML is read and parsed here, but for the pages ingest rendered while it counted their
-tags, ``artifacts/code_text``) → decide (recall by tags and/or the classifier
-threshold with ``classifier_min_code_chars`` of code evidence; tier cuts over recalled pages). The recall rule is part of the score step's key: a
-change of it re-runs the re-parse of the pages it takes. Every web page is a candidate (web_quality
+windows at the threshold; for the pages the recall rule takes, the re-parsed text and the structural
+score of its code blocks + surrounding text; only those pages' HTML is read and parsed here, but for
+the pages ingest rendered while it counted their tags, ``artifacts/code_text``) → decide (recall by
+tags and/or the classifier threshold with ``classifier_min_code_chars`` of code evidence; tier cuts
+over recalled pages; ``stats.json`` counts the recalled pages re-parsed and those without HTML).
+The recall rule is part of the score step's key: a change of it re-runs the re-parse of the pages it takes. Every web page is a candidate (web_quality
 removes none before this stage) and none is removed here: recalled pages keep
 ``source = "web"`` and get ``code_web_recall``, ``code_tier`` and the re-parsed text; the mixture
 policy puts them in the ``code_web/<tier>`` groups (and excludes ``code_web/low``). The skeleton
@@ -44,7 +44,7 @@ from pipelines.kit import Plan, RowStage, StageContext, StageFigures
 from pipelines.kit.preflight import check_model
 from pipelines.stages import folder_name
 from pipelines.stages.code_steps import Histogram, cut_figures, scores_and_histogram
-from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages
+from pipelines.stages.code_web_pages import TAG_COLUMNS, load_code_tags, load_pages, reparse_counts, reparse_note
 
 log = logging.getLogger(__name__)
 
@@ -245,11 +245,6 @@ def _hist(s: pd.DataFrame, cfg: CodeWebConfig) -> pd.DataFrame:
     return page_histogram(s, cfg.recalled(s), cfg.tier_weights)
 
 
-def _annotate(df: pd.DataFrame, s: pd.DataFrame | None, cfg: CodeWebConfig, cuts: dict[str, tuple[float, float]]) -> pd.DataFrame:
-    recalled = cfg.recalled(s) if s is not None else None
-    return annotate_pages(df, s, recalled, cfg.tier_weights, cfg.tier_rule(), cuts, cfg.keep_original_max_chars)
-
-
 class CodeWebStage(RowStage):
     name = "code_web"
     version = "5"  # 2: ties at a tier cut medium (code_tiers); 3: structural_v5; 4: structural_v6; 5: text pages' fences, code evidence
@@ -280,21 +275,25 @@ class CodeWebStage(RowStage):
                         "the run's ingest (e.g. RUN/%s) to use it", folder_name("ingest"), folder_name("code_quality"))
         params = {"version": self.version, **cfg.score_params(tokenizer), "html_artifact": html_dir is not None,
                   "code_tags": tags_dir is not None, "code_text": text_dir is not None}
+        histogram = Histogram(_hist, (cfg,), [*HIST_COLUMNS, "has_html", "n_tokens"], ("html_parsed",), reparse_counts)
         scores, hist, totals = scores_and_histogram(ctx, docs, params, "scored_pages", cfg.sources, _score, cfg, tokenizer, html_dir,
-                                                    tags_dir, text_dir, columns=["doc_id", "source", "text", "meta"],
-                                                    histogram=Histogram(_hist, (cfg,), HIST_COLUMNS, ("html_parsed",)))
+                                                    tags_dir, text_dir, columns=["doc_id", "source", "text", "meta"], histogram=histogram)
         rule = cfg.tier_rule()
         cuts = thresholds(hist, rule, None, cfg.tier_min_files)
         recalled = int(hist.loc[hist["language"] == GROUP, "count"].sum()) if len(hist) else 0
         if recalled < cfg.tier_min_files and rule.mode == "percentile":
             cuts[GROUP] = (float("-inf"), float("inf"))  # too few pages for percentiles: all medium
+        log.info("%s", reparse_note(recalled, totals, cfg.reparse))
         figures = StageFigures({"html_artifact": html_dir is not None, "code_tags_artifact": tags_dir is not None, "tier_cuts": cut_figures(cuts, lambda k: k == GROUP),
-                                "recalled_pages": recalled, "html_parsed_pages": totals["html_parsed"]}, marks={"recalled": recalled})
+                                "recalled_pages": recalled, "html_parsed_pages": totals["html_parsed"],
+                                **{k: totals.get(k, 0) for k in ("reparsed_pages", "recalled_without_html")}}, marks={"recalled": recalled})
         return Plan((scores, cuts), figures)
 
     def decide(self, number: int, df: pd.DataFrame, state: Any, cfg: CodeWebConfig) -> pd.DataFrame:
         scores, cuts = state
-        return _annotate(df, scores.read_part(number), cfg, cuts)
+        s = scores.read_part(number)
+        return annotate_pages(df, s, cfg.recalled(s) if s is not None else None, cfg.tier_weights, cfg.tier_rule(), cuts,
+                              cfg.keep_original_max_chars)
 
 
 STAGE = CodeWebStage()

@@ -117,3 +117,25 @@ def spanning_groups(meta: pq.FileMetaData, ids: list[str]) -> list[int]:
         if i < len(ids) and ids[i] <= high:
             out.append(g)
     return out
+
+
+def reparse_counts(s: pd.DataFrame, cfg: Any) -> dict[str, int]:
+    """Of the pages ``cfg`` recalls in one scores part: those whose text was rebuilt from their HTML
+    (``n_tokens`` counted) and those with no page HTML to rebuild it from."""
+    took = ~pd.isna(cfg.recalled(s))
+    return {"reparsed_pages": int((took & (s["n_tokens"].to_numpy() >= 0)).sum()),
+            "recalled_without_html": int((took & ~s["has_html"].to_numpy(dtype=bool)).sum())}
+
+
+def reparse_note(recalled: int, totals: dict[str, int], reparse: bool) -> str:
+    """What ``reparse`` did to the recalled pages, in one line.
+
+    >>> reparse_note(63, {"reparsed_pages": 0, "recalled_without_html": 63}, False)
+    'code_web: 63 recalled pages, 0 re-parsed, 63 without page HTML: no recalled page has HTML (a text-only input), so reparse = false changes nothing here; their text is scored as it is'
+    """
+    without = totals.get("recalled_without_html", 0)
+    line = f"code_web: {recalled:,} recalled pages, {totals.get('reparsed_pages', 0):,} re-parsed, {without:,} without page HTML"
+    if recalled and without == recalled:
+        line += (f": no recalled page has HTML (a text-only input), so reparse = {str(reparse).lower()} changes nothing here; "
+                 "their text is scored as it is")
+    return line
