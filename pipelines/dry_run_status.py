@@ -99,8 +99,11 @@ def _raw(files: list[Path], memo: Path, fingerprint: Any) -> str:
 
 
 def _made_stale(stage_dir: Path) -> list[str]:
-    """The stage folders after ``stage_dir`` in the run folder it belongs to (none outside a run)."""
+    """The current stage folders after ``stage_dir`` in the finished run it belongs to (none outside a
+    run): those stale already (another config, or an earlier stage not current) are not its doing."""
+    from curation.stats.run_state import run_state
+
     parent = stage_dir.parent
     if not (parent / "run.json").is_file():
         return []
-    return sorted(p.name for p in parent.iterdir() if p.is_dir() and p.name > stage_dir.name and (p / "_SUCCESS").is_file())
+    return sorted(p.name for p in run_state(parent).current if p.name > stage_dir.name)

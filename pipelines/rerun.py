@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,27 +101,52 @@ def check_run_replaceable(recipe: dict[str, Any], names: list[str], inputs: list
         fingerprint = marker.get("output_fingerprint") if why is None else output_fingerprint(chash, fingerprint)
 
 
-def stale_after(stage_dir: Path, run_dir: Path | None) -> list[str]:
-    """What a single stage written into a finished run's folder leaves behind (``run_dir`` None: not
-    part of a ``curate run``): the run's later stages, made from this folder's previous output, as
-    one warning; none when the folder is not a run's stage or nothing after it went stale."""
+def stale_in_run(stage_dir: Path, run_dir: Path | None) -> set[str]:
+    """The stale stage folders, whatever made them so, of the finished run whose folder holds
+    ``stage_dir`` (``run_dir`` None: a single stage, not part of a ``curate run``); none when the
+    folder is not a finished run's."""
     from curation.stats.run_state import run_state
 
     parent = Path(stage_dir).parent
     if run_dir is not None or not (parent / "run.json").exists():
-        return []
-    stale = sorted(name for name in run_state(parent).stale if name > Path(stage_dir).name)
+        return set()
+    return set(run_state(parent).stale)
+
+
+def stale_after(stage_dir: Path, run_dir: Path | None) -> Callable[[], list[str]]:
+    """Called before a single stage's new output is put in place in a finished run's folder, the
+    warnings to give once it is (``run_dir`` None: not part of a ``curate run``): the run's later
+    stages this re-run made stale (stale now, not before it), as one warning; none when the folder is
+    not a run's stage or nothing after it went stale because of it."""
+    before = stale_in_run(stage_dir, run_dir)
+
+    def warnings() -> list[str]:
+        made = stale_in_run(stage_dir, run_dir) - before
+        return _stale_warning(stage_dir, sorted(name for name in made if name > Path(stage_dir).name))
+
+    return warnings
+
+
+def _stale_warning(stage_dir: Path, stale: list[str]) -> list[str]:
     if not stale:
         return []
+    parent = Path(stage_dir).parent
     marker = read_marker(Path(stage_dir)) or {}
-    same = marker.get("output_fingerprint") != output_fingerprint(str(marker.get("config_hash")), str(marker.get("input_fingerprint")))
-    made = ("from an output the same as its new one, but the run records other settings for it, so they count as stale "
-            "(curate verify and curate stats leave them out)" if same and marker.get("same_output_as") else
-            "from its previous output and are stale now (curate verify and curate stats leave them out)")
-    return [f"{Path(stage_dir).name} was made again inside the run {parent}: its later stages ({', '.join(stale)}) were made "
-            f"{made}; to bring them up to "
-            f"date, re-run the recipe into {parent} with the settings you gave this stage (as overrides or in your recipe "
-            f"file): with the recipe's own, the run makes {Path(stage_dir).name} again as it was"]
+    same = marker.get("output_fingerprint") != output_fingerprint(
+        str(marker.get("config_hash")), str(marker.get("input_fingerprint"))
+    )
+    made = (
+        "from an output the same as its new one, but the run records other settings for it, so they count as stale "
+        "(curate verify and curate stats leave them out)"
+        if same and marker.get("same_output_as")
+        else "from its previous output and are stale now (curate verify and curate stats leave them out)"
+    )
+    return [
+        f"{Path(stage_dir).name} was made again inside the run {parent}: its later stages ({', '.join(stale)}) were made "
+        f"{made}; to bring them up to "
+        f"date, re-run the recipe into {parent} with the settings you gave this stage (as overrides or in your recipe "
+        f"file): with the recipe's own, the run makes {Path(stage_dir).name} again as it was"
+    ]
 
 
 def kept_after_stop(stage_dir: Path, run_dir: Path | None, old: Path) -> str:

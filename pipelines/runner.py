@@ -126,12 +126,13 @@ def _run_stage_locked(
         work.mkdir(parents=True)
         stats = _build_and_write(name, stage, cfg, recipe, chash, fingerprint, work, stage_dir, input_dir, chain, specs, client, run_dir,
                                  quiet, cache, stamps, previous)
+        stale_warning = stale_after(stage_dir, run_dir)  # taken now: a run's stages stale before this re-run are not its doing
         # once in place the stage has succeeded: a stop waits for this bookkeeping and says what is kept and left
         with swapped_into_place(work, stage_dir, lambda old: kept_after_stop(stage_dir, run_dir, old)):
             save_checksums(cache / INPUT_CHECKSUMS)  # a first run's: its cache folder exists now
             log.info("%s: %d in, %d kept, %d dropped in %.1fs", name, stats["in"]["documents"], stats["kept"]["documents"],
                      stats["dropped"]["documents"], stats["seconds"])
-            for warning in [*stage_warnings(stats, stage_dir / "ledger"), *stale_after(stage_dir, run_dir)]:
+            for warning in [*stage_warnings(stats, stage_dir / "ledger"), *stale_warning()]:
                 log.warning("%s", warning)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

@@ -19,6 +19,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import socket
 import sys
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.ingest.patterns import expand, is_pattern
-from pipelines.marker import is_stage_output, read_marker, unrecorded
+from pipelines.marker import MARKER, is_stage_output, read_marker, unrecorded
 from pipelines.signals import Terminated, held_stops, stopped_after
 
 LOCK_NAME = ".curate.lock"
@@ -59,9 +60,10 @@ def check_replaceable(stage_dir: Path, stages: tuple[str, ...] = ()) -> None:
     marker = read_marker(stage_dir)
     if not is_stage_output(marker):
         sample = sorted(p.name for p in stage_dir.iterdir())[:3]
+        why = "its _SUCCESS is not one curate wrote, or is cut" if (stage_dir / MARKER).exists() else "no _SUCCESS written by it"
         raise OutputError(
-            f"{stage_dir} exists and is not a stage output of curate (no _SUCCESS written by it; it holds "
-            f"{', '.join(sample)}…); nothing was changed: choose a new or empty --output folder"
+            f"{stage_dir} exists and is not a stage output of curate ({why}; it holds {', '.join(sample)}…); "
+            f"nothing was changed: {_what_to_do(stage_dir)}"
         )
     wrote = (marker or {}).get("stage")
     if stages and wrote not in stages:
@@ -73,6 +75,22 @@ def check_replaceable(stage_dir: Path, stages: tuple[str, ...] = ()) -> None:
             f"{stage_dir} holds files curate did not write ({', '.join(foreign[:3])}"
             f"{'…' if len(foreign) > 3 else ''}); move them away or choose another --output"
         )
+
+
+def _what_to_do(stage_dir: Path) -> str:
+    """What to do with a stage folder curate may not replace: inside a run's folder (its ``run.json`` or
+    progress file, or other stage outputs beside it), move or delete that one folder."""
+    parent = stage_dir.parent
+    beside = (p for p in parent.iterdir() if p != stage_dir and p.name[:2].isdigit() and p.is_dir())
+    if not any((parent / f).is_file() for f in ("run.json", "run.progress.json")) and not any(
+        is_stage_output(read_marker(p)) for p in beside
+    ):
+        return "choose a new or empty --output folder"
+    return (
+        f"it is a stage folder of the run {parent}: move it away or delete it (`rm -r {shlex.quote(str(stage_dir))}`) "
+        "and run the command again: it makes that stage again, and a `curate run` makes again only those later stages "
+        "whose input comes out changed"
+    )
 
 
 def swap_into_place(work: Path, target: Path) -> None:

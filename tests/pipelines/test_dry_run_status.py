@@ -60,6 +60,23 @@ def test_one_stage_into_a_run_folder_names_what_it_leaves_stale_and_a_new_folder
     assert status["web_quality"].endswith("then the run's later stages 50_code_quality are stale (made from its previous output)")
 
 
+def test_one_stage_into_a_run_folder_leaves_out_the_later_stages_stale_before_it(run_dir, tmp_path, capsys):
+    """Later stages stale already (web_quality made alone with other settings, and code_quality after
+    it): the stage before them, given alone, does not name them among those it would leave stale."""
+    import shutil
+
+    from curation.stats.run_state import run_state
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    assert main(["web-quality", "--input", str(run / "20_minhash_dedup"), "--output", str(run / "40_web_quality"), "--quiet",
+                 "--scheduler", "synchronous", "combine=max"]) == 0
+    assert set(run_state(run).stale) == {"40_web_quality", "50_code_quality"}
+    status = _plan(capsys, ["minhash-dedup", "--input", str(run / "10_exact_dedup"), "--output", str(run / "20_minhash_dedup"),
+                            "--dry-run", "threshold=0.9"])
+    assert status["minhash_dedup"].startswith("runs again: its config changed") and "later stages" not in status["minhash_dedup"]
+
+
 def test_a_dry_run_into_a_new_folder_reads_no_input_file(tmp_path, capsys, monkeypatch):
     """There is nothing to compare a fingerprint with, so no file is checksummed (a dry run of a 1 TB
     corpus would otherwise read all of it)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from curation.stats.run_state import run_state
 from pipelines.kit.preflight import files_stamp
 from pipelines.recipe import load_recipe, stage_hash
 from pipelines.safety import OutputError
@@ -107,3 +108,59 @@ def test_a_single_stage_made_again_inside_a_run_says_its_later_stages_are_stale(
     with open_client("synchronous") as client:  # the same stage into a folder of its own: nothing to say
         run_stage("ingest", changed, stage_dir=tmp_path / "alone" / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
     assert "made again inside the run" not in caplog.text
+
+
+def test_a_single_stage_made_again_inside_a_run_names_only_the_stages_it_made_stale(tmp_path: Path, caplog) -> None:
+    """A later stage made stale on its own (re-run alone with other settings) is not blamed on an
+    earlier stage re-run after it whose output comes out as before."""
+    from pipelines.cluster import open_client
+    from pipelines.runner import run_stage
+
+    raw, out = tmp_path / "raw", tmp_path / "run"
+    raw.mkdir()
+    with open(raw / "a.jsonl", "w") as f:  # each text twice, the second copy longer: keep=longest keeps the other
+        for i in range(20):
+            for n, text in enumerate(
+                [f"document number {i} with some words", f"document number {i} with some words  \t "]
+            ):
+                f.write(json.dumps({"id": f"a{i}-{n}", "text": text, "source": "web"}) + "\n")
+    _run(raw, out)  # ingest and exact_dedup
+    with open_client("synchronous") as client:  # exact_dedup alone with another setting: stale on its own
+        longest = load_recipe(None, ["ingest.tokenizer=whitespace", "exact_dedup.keep=longest"])
+        run_stage(
+            "exact_dedup",
+            longest,
+            stage_dir=out / "10_exact_dedup",
+            input_dir=out / "00_ingest",
+            client=client,
+            quiet=True,
+        )
+    assert "10_exact_dedup" in run_state(out).stale
+    caplog.set_level(logging.WARNING)
+    with open_client("synchronous") as client:  # ingest again, its output as before: it made nothing stale
+        same = load_recipe(None, ["ingest.tokenizer=whitespace", "ingest.max_chars=100000"])
+        run_stage("ingest", same, stage_dir=out / "00_ingest", inputs=[str(raw)], client=client, quiet=True)
+    assert "made again inside the run" not in caplog.text
+    assert "10_exact_dedup" in run_state(out).stale
+
+
+@pytest.mark.parametrize("damage", ["removed", "cut"])
+def test_a_run_stage_folder_without_its_marker_is_named_with_what_to_do(tmp_path: Path, damage: str) -> None:
+    """A stage folder of a run whose ``_SUCCESS`` is gone or cut is refused (curate cannot tell it is
+    its own), and the error says to move or delete that one folder, not to choose another --output;
+    done so, the run makes that stage again and keeps the later one, whose input comes out the same."""
+    raw, out = _corpus(tmp_path), tmp_path / "run"
+    _run(raw, out)
+    marker = out / "00_ingest" / "_SUCCESS"
+    if damage == "removed":
+        marker.unlink()
+    else:
+        marker.write_text(marker.read_text()[:40])
+    with pytest.raises(OutputError) as refused:
+        _run(raw, out)
+    said = str(refused.value)
+    assert f"it is a stage folder of the run {out}: move it away or delete it (`rm -r {out / '00_ingest'}`)" in said
+    assert "choose a new or empty --output" not in said and "and run the command again" in said
+    assert ("its _SUCCESS is not one curate wrote" in said) == (damage == "cut")
+    shutil.rmtree(out / "00_ingest")
+    assert [r.skipped for r in _run(raw, out)] == [False, True]
