@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from curation.mixture.cap_advice import cap_advice
 from curation.mixture.phases import PhaseSpec
 
 log = logging.getLogger(__name__)
@@ -130,9 +131,11 @@ def plan_phase(
     on_cap: str = "shortfall",
     scale: float = 1.0,
     why_empty: str = "",
+    earlier: Mapping[str, float] | None = None,
 ) -> PhasePlan:
     """Epochs and weights of ``spec``'s groups from their stats at ``scale``, within ``caps`` (epochs left);
-    ``why_empty``: what the recipe does that leaves the phase without documents, said if it has none."""
+    ``why_empty``: what the recipe does that leaves the phase without documents, said if it has none;
+    ``earlier``: the epochs of each group the pre-training phases before it want, for the cap a shortfall names."""
     if on_cap not in ON_CAP:
         raise ValueError(f"on_cap must be one of {ON_CAP}, not {on_cap!r}")
     groups: list[GroupPlan] = []
@@ -188,7 +191,8 @@ def plan_phase(
                             "(mixture.scale × the data) is 0; the earlier stages' ledgers say where the documents went "
                             "(curate stats RUN)", spec.name, ", ".join(sorted(spec.mix)) or "empty")
         else:
-            log.warning("mixture: phase %s is short of %d tokens in group %s (%s)", spec.name, s["tokens"], s["group"], s["reason"])
+            advice = cap_advice(s["group"], s["wanted_epochs"], (earlier or {}).get(s["group"], 0.0))
+            log.warning("mixture: phase %s is short of %d tokens in group %s (%s): %s", spec.name, s["tokens"], s["group"], s["reason"], advice)
     return plan
 
 
@@ -224,6 +228,7 @@ def plan_phases(
 ) -> dict[str, PhasePlan]:
     """Plan every phase at ``scale``; pre-training caps are shared (phase 2 gets what phase 1 left)."""
     used: dict[str, float] = {}
+    wanted: dict[str, float] = {}  # what the pre-training phases so far want, caps aside
     plans: dict[str, PhasePlan] = {}
     for spec in specs:
         groups = stats.get(spec.name, {})
@@ -231,10 +236,13 @@ def plan_phases(
             caps = {g: max(lookup(max_epochs, g, math.inf) - used.get(g, 0.0), 0.0) for g in groups}
         else:
             caps = {g: lookup(max_epochs, g, math.inf) for g in groups}
-        plan = plan_phase(spec, groups, caps, on_cap, scale, _why_empty(spec, specs, scale, stats))
+        earlier = dict(wanted) if spec.stage == "pretrain" else None
+        plan = plan_phase(spec, groups, caps, on_cap, scale, _why_empty(spec, specs, scale, stats), earlier)
         if spec.stage == "pretrain":
+            short = {s["group"]: s["wanted_epochs"] for s in plan.shortfalls if s["group"] is not None}
             for g in plan.groups:
                 used[g.group] = used.get(g.group, 0.0) + g.epochs
+                wanted[g.group] = wanted.get(g.group, 0.0) + short.get(g.group, g.epochs)
         plans[spec.name] = plan
     return plans
 

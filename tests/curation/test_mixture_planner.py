@@ -122,6 +122,32 @@ def test_pretraining_caps_hold_over_both_phases():
     assert pretrain_epochs(plans, [p1, p2]) == {"web/high": 8.0}
 
 
+@pytest.mark.parametrize(
+    ("budgets", "cap", "said"),
+    [
+        ((6_000, 6_000), 8.0, "mixture.max_epochs={web/high: 12} (it wants 12 epochs over the pre-training phases so far)"),
+        ((0, 2_000), 0.05, "mixture.max_epochs={web/high: 0.067} (it wants 0.0667 epochs)"),  # a mid-training phase's own cap
+    ],
+)
+def test_a_shortfall_names_the_cap_that_meets_the_plan(caplog, budgets, cap, said):
+    """The setting the warning names, given as it says (merged by group over the other caps), meets the plan."""
+    import re
+
+    stats = {"web/high": GroupStat(30_000 if cap < 1 else 1_000, 1.0, 1)}
+    specs = [
+        PhaseSpec("p1", budget=Budget(tokens=budgets[0]), mix={"web": 1.0}),
+        PhaseSpec(
+            "p2", budget=Budget(tokens=budgets[1]), mix={"web": 1.0}, stage="midtrain" if cap < 1 else "pretrain"
+        ),
+    ]
+    caps = {"*": 4.0, "web/high": cap}
+    assert plan_phases(specs, {"p1": stats, "p2": stats}, caps)["p2"].shortfalls
+    assert said in caplog.text
+    group, value = re.search(r"max_epochs=\{(\S+): ([0-9.]+)\}", caplog.text).groups()
+    plans = plan_phases(specs, {"p1": stats, "p2": stats}, {**caps, group: float(value)})
+    assert plans["p1"].shortfalls == plans["p2"].shortfalls == []
+
+
 def test_midtraining_caps_are_per_phase():
     p1 = PhaseSpec("p1", budget=Budget(tokens=3_000), mix={"web": 1.0})
     m = PhaseSpec("m", stage="midtrain", budget=Budget(tokens=3_000), mix={"web": 1.0})
