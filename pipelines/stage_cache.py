@@ -36,8 +36,11 @@ def remove_temp(cache: Path) -> None:
         if held_by_another(lock_path(tmp)):
             continue
         if kept := kept_parts(tmp):
-            log.info(
-                "%s: %d finished partitions of %s are kept for the next run of the same step", cache.name, kept, tmp
+            log.info(  # workers still computing may finish more: the next run says how many it keeps
+                "%s: at least %d finished partitions of %s are kept for the next run of the same step",
+                cache.name,
+                kept,
+                tmp,
             )
             continue
         if tmp.is_dir() and not tmp.is_symlink():

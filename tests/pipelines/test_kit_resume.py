@@ -88,6 +88,19 @@ def test_a_stopped_resumable_step_computes_only_the_partitions_left(tmp_path: Pa
     assert sorted(calls) == list(range(NPARTS))
 
 
+def test_the_partitions_kept_after_a_stop_are_counted_as_at_least(tmp_path: Path, caplog) -> None:
+    """Workers still computing when the stop is handled may finish more partitions before they stop,
+    so the count of those kept is a floor: the next run says how many it keeps."""
+    import logging
+
+    ctx, calls = _ctx(tmp_path), []
+    with pytest.raises(KeyboardInterrupt):
+        _run(ctx, calls, stop_after=2)
+    caplog.set_level(logging.INFO)
+    remove_temp(ctx.cache_dir)
+    assert "cache: at least 2 finished partitions of" in caplog.text
+
+
 def test_another_key_takes_nothing_from_a_stopped_step(tmp_path: Path) -> None:
     ctx, calls = _ctx(tmp_path), []
     with pytest.raises(KeyboardInterrupt):
