@@ -219,29 +219,46 @@ def eps_sweep(max_sim: np.ndarray, eps_values: Iterable[float]) -> dict[str, int
 
 
 def sweep_counts(sims: pd.DataFrame, eps_values: Iterable[float]) -> pd.DataFrame:
-    """Per source of a similarity frame: its document count and :func:`eps_sweep` (``source``,
-    ``key``, ``count`` rows, summed over partitions by :func:`fold_sweep`)."""
+    """Per source and language of a similarity frame: its document count and :func:`eps_sweep`
+    (``source``, ``lang``, ``key``, ``count`` rows, ``lang`` "" where unknown; summed over
+    partitions by :func:`fold_sweep`)."""
     rows = []
-    for source, group in sims.groupby("source", sort=True):
-        rows.append((source, "documents", len(group)))
-        rows.extend((source, key, count) for key, count in eps_sweep(group["max_sim"].to_numpy(), eps_values).items())
-    return pd.DataFrame(rows, columns=["source", "key", "count"]).astype({"source": object, "key": object, "count": "int64"})
+    langs = sims["lang"] if "lang" in sims.columns else pd.Series(None, index=sims.index, dtype=object)
+    langs = langs.map(lambda x: x if isinstance(x, str) else "")
+    for (source, lang), group in sims.groupby([sims["source"], langs], sort=True):
+        rows.append((source, lang, "documents", len(group)))
+        rows.extend((source, lang, key, count) for key, count in eps_sweep(group["max_sim"].to_numpy(), eps_values).items())
+    return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS)).astype({"source": object, "lang": object, "key": object, "count": "int64"})
 
 
-def fold_sweep(counts: pd.DataFrame) -> dict:
-    """``{"pruned": documents, "by_source": {source: {documents, removed: {ε: n}, rate: {ε: share}}}}``.
+SWEEP_COLUMNS = ("source", "lang", "key", "count")
 
-    >>> s = pd.DataFrame({"source": ["web"], "max_sim": [0.99]})
-    >>> fold_sweep(pd.concat([sweep_counts(s, [0.1]), sweep_counts(s, [0.1])]))["by_source"]["web"]
-    {'documents': 2, 'removed': {'0.1': 2}, 'rate': {'0.1': 1.0}}
+
+def fold_sweep(counts: pd.DataFrame, own: Iterable[str] = ()) -> dict:
+    """``{"pruned": documents, "by_source": {source: {documents, removed: {ε: n}, rate: {ε: share}}},
+    "by_language": {lang: {source: …}}}``: the pages of the ``own`` languages (those with their own ε,
+    ``eps_by_language``) are counted under ``by_language``, the others under ``by_source``, so each
+    count is what setting that ε removes.
+
+    >>> s = pd.DataFrame({"source": ["web", "web"], "lang": ["en", "zh"], "max_sim": [0.99, 0.99]})
+    >>> f = fold_sweep(pd.concat([sweep_counts(s, [0.1]), sweep_counts(s, [0.1])]), own=["zh"])
+    >>> f["by_source"]["web"], f["by_language"]["zh"]["web"]["removed"]
+    ({'documents': 2, 'removed': {'0.1': 2}, 'rate': {'0.1': 1.0}}, {'0.1': 2})
     """
+    own = set(own)
     by_source: dict[str, dict] = {}
-    for (source, key), value in counts.groupby(["source", "key"], sort=True)["count"].sum().items():
-        entry = by_source.setdefault(source, {"documents": 0, "removed": {}, "rate": {}})
+    by_language: dict[str, dict[str, dict]] = {}
+    if "lang" not in counts.columns:
+        counts = counts.assign(lang="")
+    totals = counts.groupby(["source", "lang", "key"], sort=True)["count"].sum()
+    for (source, lang, key), value in totals.items():
+        block = by_language.setdefault(lang, {}) if lang in own else by_source
+        entry = block.setdefault(source, {"documents": 0, "removed": {}, "rate": {}})
         if key == "documents":
-            entry["documents"] = int(value)
+            entry["documents"] += int(value)
         else:
-            entry["removed"][key] = int(value)
-    for entry in by_source.values():
+            entry["removed"][key] = entry["removed"].get(key, 0) + int(value)
+    for entry in [*by_source.values(), *(e for block in by_language.values() for e in block.values())]:
         entry["rate"] = {e: round(c / max(entry["documents"], 1), 6) for e, c in entry["removed"].items()}
-    return {"pruned": sum(e["documents"] for e in by_source.values()), "by_source": by_source}
+    pruned = sum(e["documents"] for e in by_source.values()) + sum(e["documents"] for b in by_language.values() for e in b.values())
+    return {"pruned": pruned, "by_source": by_source, "by_language": dict(sorted(by_language.items()))}

@@ -47,7 +47,7 @@ from curation.schema import SOURCES
 from pipelines.kit import Artifact, GroupStage, Plan, StageContext, StageFigures
 from pipelines.kit.preflight import need_device
 from pipelines.stages import semdedup_steps as steps
-from pipelines.stages.semdedup_notes import warn_unpruned_sources
+from pipelines.stages.semdedup_notes import config_notes, warn_unpruned_sources
 
 log = logging.getLogger(__name__)
 
@@ -154,10 +154,11 @@ class SemDedupConfig(StageConfig):
 
     def text_check(self) -> steps.TextCheck:
         """The pair checks of the similarity pass (:mod:`pipelines.stages.semdedup_check`)."""
-        eps = {lang: float(self.eps_by_language.get(lang, self.eps)) for lang in self.text_check_languages}
-        # The window check and the check of languages outside model_languages apply above the widest ε the
-        # stage reports, so the pass (and the sweep) hold for every ε up to it and a changed eps re-runs the decision alone.
+        # Every check (text_check_languages, the window, languages outside model_languages) applies above the
+        # widest ε the stage decides or reports: a pair above the language's own bar is checked either way, so the
+        # decision is the same, the sweep holds for every ε up to it and a changed ε re-runs the decision alone.
         widest = float(max([self.eps, *self.eps_sweep, *self.eps_by_language.values()]))
+        eps = {lang: widest for lang in self.text_check_languages}
         return steps.TextCheck(tuple(sorted(eps.items())), float(self.text_check_jaccard), widest if self.window_check else None,
                                float(self.window_check_jaccard),
                                tuple(sorted(self.model_languages)), widest)
@@ -175,9 +176,11 @@ class SemDedupConfig(StageConfig):
 
 class SemDedupStage(GroupStage):
     name = "semdedup"
-    version = "5"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check;
+    version = "6"  # 2: the k-means sample is drawn per document, not per partition; 3: the window check;
     # 4: ties of the keep key go to the longer text (``length`` in clusters/); 5: languages outside model_languages
-    # and unknown-only pages get the text check, the k-means sample is in seeded hash order
+    # and unknown-only pages get the text check, the k-means sample is in seeded hash order; 6: the text check of
+    # text_check_languages applies above the widest ε (the sweep of those languages holds), eps_sweep counts the pages
+    # that follow eps, eps_sweep_by_language those of eps_by_language
     #: The embed step's own version: the vectors did not change with the stage's versions 3 and 4.
     embed_version = "2"
     config_cls = SemDedupConfig
@@ -201,13 +204,8 @@ class SemDedupStage(GroupStage):
         return {column: f"keep = {cfg.keep!r}"} if column else {}
 
     def config_notes(self, cfg: SemDedupConfig) -> list[str]:
-        """What the settings ask for and the embedder does not do: languages it cannot prune."""
-        if not cfg.unprunable():
-            return []
-        rest = (f"pruning {', '.join(cfg.pruned_languages())} only" if cfg.pruned_sources() else "nothing is pruned")
-        return [f"semdedup.prune_languages {list(cfg.prune_languages)}: the embedder {cfg.model} is a static model and prunes "
-                f"only static_languages {list(cfg.static_languages)}, so pages of {', '.join(cfg.unprunable())} pass unpruned "
-                f"({rest}); the transformer embedder (--profile gpu) prunes every language"]
+        """What the settings ask for and the embedder does not do (:func:`semdedup_notes.config_notes`)."""
+        return config_notes(cfg, SemDedupConfig.static_weight)
 
     def model_paths(self, cfg: SemDedupConfig) -> dict[str, str]:
         from classifiers.embedding import DEFAULT_MODEL, STATIC_MODELS

@@ -1,15 +1,37 @@
-"""What ``semdedup`` tells its user about the documents it read: sources of ``prune_sources`` that it
-cannot prune because none of their documents is in a pruned language."""
+"""What ``semdedup`` tells its user: before anything runs, settings the embedder does not act on
+(:func:`config_notes`); once the documents are read, sources of ``prune_sources`` that it cannot
+prune because none of their documents is in a pruned language."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pandas as pd
 
 from pipelines.kit import Artifact
 
 log = logging.getLogger("pipelines.stages.semdedup")
+
+
+def config_notes(cfg: Any, static_weight_default: float) -> list[str]:
+    """Warnings for settings that do not do what they ask: languages a static embedder cannot prune,
+    and a ``static_weight`` of the user's when the static model is the embedder itself (nothing is mixed in)."""
+    notes = []
+    if cfg.unprunable():
+        rest = f"pruning {', '.join(cfg.pruned_languages())} only" if cfg.pruned_sources() else "nothing is pruned"
+        notes.append(
+            f"semdedup.prune_languages {list(cfg.prune_languages)}: the embedder {cfg.model} is a static model and prunes "
+            f"only static_languages {list(cfg.static_languages)}, so pages of {', '.join(cfg.unprunable())} pass unpruned "
+            f"({rest}); the transformer embedder (--profile gpu) prunes every language"
+        )
+    if cfg.static_weight != static_weight_default and cfg.static_model == cfg.model:
+        notes.append(
+            f"semdedup.static_weight = {cfg.static_weight:g} does nothing: static_model is the embedder itself "
+            f"({cfg.model}), so no second cosine is mixed in; it weighs a static model's cosine against a transformer's "
+            "(--profile gpu: model all-MiniLM-L6-v2, static_model minilm-static), or leave static_weight out"
+        )
+    return notes
 
 
 def unpruned_sources(

@@ -20,7 +20,7 @@ import pandas as pd
 from classifiers.embedding import embedder_name
 from classifiers.embedding_store import read_embedding_part, write_card, write_embedding_part
 from curation.dedup.kmeans import assign, train_kmeans
-from curation.dedup.semantic import decide, empty_similarity, fold_sweep, keep_key, sweep_counts
+from curation.dedup.semantic import SWEEP_COLUMNS, decide, empty_similarity, fold_sweep, keep_key, sweep_counts
 from curation.dedup.vectors import decode_vectors, in_sample, mix_static, sample_order
 from curation.files import read_parquet
 from pipelines.kit import Artifact, StageContext
@@ -37,7 +37,7 @@ MEMBERS_META = pd.DataFrame({
     "vector": pd.Series(dtype=object),
     "lang": pd.Series(dtype=object), "sketch": pd.Series(dtype=object), "cut": pd.Series(dtype=bool),
 })
-SWEEP_META = pd.DataFrame({"source": pd.Series(dtype=object), "key": pd.Series(dtype=object), "count": pd.Series(dtype="int64")})
+SWEEP_META = pd.DataFrame({c: pd.Series(dtype="int64" if c == "count" else object) for c in SWEEP_COLUMNS})
 
 
 #: The figures of an embeddings card reported in ``stats.json`` (by the figure's name).
@@ -196,9 +196,11 @@ def similarity_step(vectors: Vectors, clusters: Artifact, nparts: int, sources: 
     # The whole cluster must sit in one partition: shuffle (doc_id, vector, keep key) on the cluster id.
     shuffled = ctx.shuffle(members, "cluster", "similarity pass", npartitions=max(1, nparts))
     counts = ctx.map_parts(shuffled, _similarity_part, Artifact(out), block_rows, sweep, check, meta=SWEEP_META)
-    summary = fold_sweep(ctx.compute(counts, "similarity pass"))
-    (out / "sweep.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
-    return {"pruned": summary["pruned"], "eps_sweep": summary["by_source"]}
+    # per (source, lang): the decision step splits them by eps_by_language (eps_sweep, eps_sweep_by_language)
+    totals = ctx.compute(counts, "similarity pass").groupby(list(SWEEP_COLUMNS[:3]), sort=True)["count"].sum()
+    rows = [[*key, int(n)] for key, n in totals.items()]
+    (out / "sweep.json").write_text(json.dumps({"columns": list(SWEEP_COLUMNS), "rows": rows}, indent=1))
+    return {"pruned": int(sum(r[3] for r in rows if r[2] == "documents"))}
 
 
 def _members_part(number: int, vectors: Vectors, clusters: Artifact, sources: tuple[str, ...], languages: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -243,7 +245,19 @@ def removals_step(sims: Artifact, eps: float, ctx: StageContext, out: Path, eps_
     removals = frames.map_partitions(decide, eps, dict(eps_by_language or {}), meta=REMOVAL_META)
     n = write_removals(removals, out / "by_part", ctx, "decide")
     (out / "count.json").write_text(json.dumps({"removed": n, "eps": eps}))
-    return {"removed": n}
+    return {"removed": n, **sweep_figures(sims.path / "sweep.json", eps_by_language or {})}
+
+
+def sweep_figures(path: Path, eps_by_language: dict[str, float]) -> dict[str, Any]:
+    """``eps_sweep`` (per source: the pages whose language follows ``eps``) and, with
+    ``eps_by_language``, ``eps_sweep_by_language`` (per language with its own ε, per source), from
+    the similarity pass's ``sweep.json``: each count is what setting that one ε removes."""
+    saved = json.loads(path.read_text())
+    summary = fold_sweep(pd.DataFrame(saved["rows"], columns=saved["columns"]), own=eps_by_language)
+    figures: dict[str, Any] = {"eps_sweep": summary["by_source"]}
+    if eps_by_language:
+        figures["eps_sweep_by_language"] = {lang: summary["by_language"].get(lang, {}) for lang in sorted(eps_by_language)}
+    return figures
 
 
 def _read_file(path: str) -> pd.DataFrame:

@@ -40,4 +40,4 @@ def test_sweep_totals_add_partitions_per_source():
     assert summary["pruned"] == 4
     assert summary["by_source"]["web"] == {"documents": 3, "removed": {"0.02": 1, "0.1": 2}, "rate": {"0.02": 0.333333, "0.1": 0.666667}}
     assert summary["by_source"]["math_science"]["removed"] == {"0.02": 0, "0.1": 1}
-    assert fold_sweep(sweep_counts(a.iloc[:0], [0.1])) == {"pruned": 0, "by_source": {}}
+    assert fold_sweep(sweep_counts(a.iloc[:0], [0.1])) == {"pruned": 0, "by_source": {}, "by_language": {}}
