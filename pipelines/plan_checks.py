@@ -5,9 +5,9 @@
   refused, in ``--dry-run`` too (:func:`pipelines.kit.stage.column_problems`);
 - settings that are valid alone but do not do what they ask in this plan are said, one warning
   each: a stage's own (``config_notes``: a language the static embedder cannot prune, a
-  ``learned_model`` no scorer reads), the mixture's edu bands and repeat groups that name no band of
-  ``edu_score.band_names``, and its repeat groups of a kind that no phase mixes
-  (:func:`pipelines.recipe_groups.unmixed_notes`);
+  ``learned_model`` no scorer reads), web_quality's ``embed_batch_size`` with no embedding scorer,
+  the mixture's edu bands and repeat groups that name no band of ``edu_score.band_names``, and its
+  repeat groups of a kind that no phase mixes (:func:`pipelines.recipe_groups.unmixed_notes`);
 - a recipe file whose sections under ``stages:`` stand in another order than the run's is said in an
   INFO line, not a warning: a run's order is :data:`pipelines.stages.STAGES`, whatever the file says.
 """
@@ -56,9 +56,27 @@ def plan_notes(recipe: dict[str, Any], stages: dict[str, Any], cfgs: dict[str, A
     notes = [note for name, cfg in cfgs.items() for note in (getattr(stages[name], "config_notes", None) or _none)(cfg)]
     if "edu_score" in cfgs and "mixture" in cfgs:
         notes += band_notes(cfgs["edu_score"].band_names, cfgs["mixture"])
+    if "web_quality" in cfgs:
+        notes += embed_batch_notes(cfgs["web_quality"])
     if "mixture" in cfgs:
         notes += unmixed_notes(recipe, cfgs["mixture"])
     return notes
+
+
+def embed_batch_notes(cfg: Any) -> list[str]:
+    """``web_quality.embed_batch_size`` of the user's (changed from its default) while no scorer of
+    ``scorers`` reads vectors: only an embedding scorer embeds the pages semdedup did not."""
+    if cfg.embed_batch_size == type(cfg).embed_batch_size:
+        return []
+    for name in cfg.scorers:
+        try:
+            if "vectors" in cfg.scorer(name).needs:
+                return []
+        except (ValueError, OSError, ImportError):  # a bad scorer option: the stage's preflight says what to change
+            return []
+    return [f"web_quality.embed_batch_size = {cfg.embed_batch_size} does nothing: no scorer of web_quality.scorers "
+            f"{list(cfg.scorers)} reads embeddings; it applies to an embedding scorer (scorer_options: "
+            "{name: {kind: embedding, model: PATH}}), or leave it out"]
 
 
 def _none(_cfg: Any) -> list[str]:

@@ -113,6 +113,14 @@ class MinHashDedupStage(GroupStage):
         column = keep_column(cfg.keep)
         return {column: f"keep = {cfg.keep!r}"} if column else {}
 
+    def config_notes(self, cfg: MinHashDedupConfig) -> list[str]:
+        """``verify_threshold`` set where nothing reads it: only ``verify: signature`` cuts on it."""
+        if cfg.verify_threshold is None or cfg.verify == "signature":
+            return []
+        what = "threshold decides on the exact Jaccard" if cfg.verify == "exact" else "no candidate pair is verified"
+        return [f"minhash_dedup.verify_threshold = {cfg.verify_threshold:g} does nothing under verify: {cfg.verify} ({what}): "
+                "set minhash_dedup.verify=signature to cut on the signature estimate, or leave verify_threshold out"]
+
     def identify(self, docs: dd.DataFrame, cfg: MinHashDedupConfig, ctx: StageContext) -> Plan:
         column = keep_column(cfg.keep)
         if column is not None and column not in docs.columns:

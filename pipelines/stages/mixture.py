@@ -204,6 +204,22 @@ class MixtureStage:
                 raise ConfigError(f"mixture.fim_sentinels.{key} = {text!r} is {n} tokens of tokenizer {cfg.tokenizer!r}, not one: "
                                   f"give its FIM tokens (mixture.fim_sentinels.{key}=...), or set mixture.fim_rate=0")
 
+    def config_notes(self, cfg: MixtureConfig) -> list[str]:
+        """FIM settings of the user's (changed from their defaults) while ``fim_rate`` is 0: no document is FIM'd."""
+        if cfg.fim_rate > 0:
+            return []
+
+        def plain(value: Any) -> Any:  # a recipe gives lists where the defaults are tuples
+            return list(value) if isinstance(value, (list, tuple)) else value
+
+        base = MixtureConfig()
+        unused = [k for k in ("fim_spm_rate", "fim_sources", "fim_sentinels") if plain(getattr(cfg, k)) != plain(getattr(base, k))]
+        if not unused:
+            return []
+        return [f"{', '.join(f'mixture.{k}' for k in unused)} {'does' if len(unused) == 1 else 'do'} nothing: mixture.fim_rate "
+                "is 0, so no document is rearranged for fill-in-the-middle; set mixture.fim_rate above 0 (0.5: Bavarian "
+                "et al. 2022) or leave them out"]
+
     def input_notes(self, cfg: MixtureConfig, folder: Any) -> list[str]:
         """Group names the input's data does not have, said before any work (a single-stage run)."""
         from pipelines.stages.mixture_input import input_notes
