@@ -41,6 +41,7 @@ class _OnceLoader(yaml.SafeLoader):
         for key_node, _ in node.value if isinstance(node, yaml.MappingNode) else ():
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
+            _check_spaced_colon(node, key_node, _)
             key, mark = self.construct_object(key_node, deep=True), key_node.start_mark
             try:
                 first = seen.get(key)
@@ -60,6 +61,17 @@ class _OnceLoader(yaml.SafeLoader):
             return f"on line {first[0]} and on line {second[0]}"
         one_line = "\n" not in str(getattr(self, "buffer", "")).strip("\0\n")
         return f"at columns {first[1]} and {second[1]}" + ("" if one_line else f" of line {first[0]}")
+
+
+def _check_spaced_colon(node: yaml.MappingNode, key_node: yaml.Node, value_node: yaml.Node) -> None:
+    """Refuse ``{zh:0.3}``: in a flow mapping a plain key holding a colon with no value is a value
+    whose colon lacks its space (YAML reads the key ``"zh:0.3"`` with the value null)."""
+    if (node.flow_style and isinstance(key_node, yaml.ScalarNode) and key_node.style is None and ":" in str(key_node.value)
+            and isinstance(value_node, yaml.ScalarNode) and value_node.tag == "tag:yaml.org,2002:null" and value_node.value == ""):
+        key, _, value = str(key_node.value).partition(":")
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{key_node.value!r} reads as a key with no value: YAML needs a space after the colon "
+            f"({{{key}: {value}}})", key_node.start_mark)
 
 
 def load_yaml(text: str, where: str) -> Any:

@@ -102,3 +102,17 @@ def test_the_stage_order_of_a_file_is_not_a_warning(tmp_path, caplog):
                        "--scheduler", "synchronous", "--profile", "cpu"]) == 0
     order = [r for r in caplog.records if "stages: section" in r.getMessage()]
     assert [r.levelno for r in order] == [logging.INFO]
+
+
+@pytest.mark.parametrize("text", ["semdedup.eps_by_language={zh:0.3}", "mixture.repeat={web/high:2}"])
+def test_a_flow_mapping_without_the_space_after_a_colon_is_refused(text):
+    # YAML reads {zh:0.3} as the key 'zh:0.3' with no value: the setting would be lost without a word
+    with pytest.raises(ConfigError, match=r"reads as a key with no value: YAML needs a space after the colon"):
+        load_recipe(RECIPE, [text])
+
+
+def test_a_recipe_file_flow_mapping_without_the_space_is_said_by_line(tmp_path):
+    with pytest.raises(yaml.YAMLError, match=r"'zh:0.3' reads as a key with no value.*\{zh: 0.3\}") as info:
+        load_yaml("semdedup:\n  eps_by_language: {zh:0.3}\n", "x")
+    assert info.value.problem_mark.line == 1
+    assert load_yaml("a: {zh: 0.3, 'b:c': null, http://x: 1}\n", "x") == {"a": {"zh": 0.3, "b:c": None, "http://x": 1}}
