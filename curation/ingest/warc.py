@@ -87,14 +87,15 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     ``start``/``end``: the compressed byte range of a partition (records numbered from ``first_line``);
     ``expected``: its document records as the planning pass counted them (which also ends a partition
     before a damaged stretch of a ``.warc.gz``). A file FastWARC cannot read on (junk after the last
-    gzip member, a wrong ``Content-Length`` in a file not planned record by record, header lines over ``max_bytes``
-    plus 32 KiB) ends with one
+    gzip member, a wrong ``Content-Length`` in a file not planned record by record, WARC header lines over
+    ``max_bytes`` plus 32 KiB) ends with one
     ``truncated_input`` row after the records read so far; one where nothing could be read at all is
     :class:`~curation.ingest.inputs.InputError` (exit 4) naming it. Fewer records than planned is a row too.
     ``label``: how rows name the file (``str(path)`` if None). ``one_member``: a ``.warc.gz`` of one gzip member,
     whose rows give the record's offset in the decompressed stream (:mod:`curation.ingest.warc_ends`).
     HTTP (and WARC) header lines are read up to ``max_bytes`` plus 32 KiB, not FastWARC's 32 KiB: a page
-    stored without its HTTP header block, read as header lines, is one ``undecodable`` row, not the end of the file.
+    stored without its HTTP header block, read as header lines, is one ``undecodable`` row, not the end of the file;
+    HTTP header lines over that bound are one ``too_large`` row (:func:`~curation.ingest.warc_http.as_http`).
     """
     from fastwarc.stream_io import GzipReader
     from fastwarc.warc import ArchiveIterator, WarcRecordType
@@ -113,8 +114,8 @@ def iter_warc(path: Path, max_bytes: int, start: int = 0, end: int = -1, first_l
     member = start  # the compressed byte of the gzip member (the record, in a plain file) last read
     with stream:
         # bodies undecoded: FastWARC's decoding ends the whole iteration at one bad body (warc_body decodes them);
-        # header lines up to a page's size: a page without its HTTP header block is read as header lines
-        it = iter(ArchiveIterator(Decompressed(gz) if inner else gz or stream, record_types=types, parse_http=True,
+        # HTTP header lines parsed per record (warc_http.as_http: one bad header block is one row), WARC ones up to a page's size
+        it = iter(ArchiveIterator(Decompressed(gz) if inner else gz or stream, record_types=types, parse_http=False,
                                   auto_decode="none", max_header_len=max_bytes + (32 << 10), fsspec_args=False))
         while True:
             try:
@@ -165,23 +166,24 @@ def _record(
     """One record's row: a page's HTML, a WET record's text (``is_wet``), or the reason it is neither.
 
     A ``response`` record (``is_response``) whose block opens with an HTTP status line is read as HTTP
-    whatever its WARC ``Content-Type`` says (:func:`~curation.ingest.warc_http.as_http`).
+    whatever its WARC ``Content-Type`` says, one whose header lines end in a bare LF too; ``msg``: the record its HTTP
+    message (or block) is read from, ``rec`` or a copy with CRLF header lines (:mod:`~curation.ingest.warc_http`).
     """
     rid = (rec.record_id or "").strip("<>").removeprefix("urn:uuid:")
     date = rec.record_date.isoformat() if rec.record_date else rec.headers.get("WARC-Date")
     out = _row(label, number, id=rid or None, url=_url(rec), date=date, offset=offset)
-    missing, err = as_http(rec, max_bytes) if is_response and not rec.is_http else (0, None)
-    http = rec.http_headers if rec.is_http else None
-    ctype = (rec.headers.get("Content-Type") if is_wet or not rec.is_http else rec.http_content_type) or ""
+    missing, err, msg = as_http(rec, max_bytes, is_response) if is_response or rec.is_http else (0, None, rec)
+    http = msg.http_headers if msg.is_http else None
+    ctype = (rec.headers.get("Content-Type") if is_wet or not msg.is_http else msg.http_content_type) or ""
     out["content_type"] = ctype.split(";")[0].strip().lower() or None
     status = http.status_code if http is not None else None
     out["status"] = status
     if err is not None:
         return {**out, "error": err}
-    expected = rec.content_length + missing  # the bytes the record says it holds
+    expected = msg.content_length + missing  # the bytes the record says it holds
     if expected > max_bytes:
         return {**out, "error": (DropReason.TOO_LARGE, f"{expected} bytes > max_html_bytes {max_bytes}")}
-    payload = rec.reader.read(max_bytes + 1)  # at most the record's bytes (checked above), undecoded
+    payload = msg.reader.read(max_bytes + 1)  # at most the record's bytes (checked above), undecoded
     chunked = http is not None and bool(http.get("Transfer-Encoding"))  # the decoded length differs
     if rec.headers.get("WARC-Truncated") or len(payload) < expected:
         why = rec.headers.get("WARC-Truncated") or "stream ended"
@@ -205,7 +207,7 @@ def _record(
             return {**out, "error": err}
     if is_wet:
         return {**out, **_wet(payload)}
-    return {**out, **_page(payload, out["content_type"], charset_label(rec.http_charset) if rec.is_http else None)}
+    return {**out, **_page(payload, out["content_type"], charset_label(msg.http_charset) if msg.is_http else None)}
 
 
 def _wet(payload: bytes) -> dict[str, Any]:

@@ -36,6 +36,11 @@ def ok(tag: str) -> bytes:
     return rec(tag, page(tag))
 
 
+def long_warc_header(tag: str, size: int = 80_000) -> bytes:
+    """A record with a WARC header line of ``size`` bytes: over the bound, FastWARC's iterator reads no further."""
+    return rec(tag, page(tag)).replace(b"WARC-Date:", b"WARC-Note: " + b"a" * size + b"\r\nWARC-Date:", 1)
+
+
 def wet(tag: str, body: bytes) -> bytes:
     return (f"WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <urn:uuid:{uuid.uuid4()}>\r\nWARC-Date: 2024-01-02T03:04:05Z\r\n"
             f"WARC-Target-URI: http://w.example/{tag}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body + b"\r\n\r\n"
@@ -92,15 +97,15 @@ def test_a_corrupt_gzip_body_is_one_row(tmp_path: Path) -> None:
 @pytest.mark.parametrize("case", ["short", "long", "header80k"])
 def test_a_record_fastwarc_cannot_read_ends_the_file_with_one_row(tmp_path: Path, case: str) -> None:
     bad = {"short": rec("bad", page("bad"), clen_delta=-500), "long": rec("bad", page("bad"), clen_delta=500),
-           "header80k": rec("bad", page("bad"), b"Set-Cookie: " + b"a" * 80000 + b"\r\n")}[case]
-    # header lines are read up to max_html_bytes plus 32 KiB (30,000 + 32,768 here)
+           "header80k": long_warc_header("bad")}[case]
+    # WARC header lines are read up to max_html_bytes plus 32 KiB (30,000 + 32,768 here)
     rows = list(iter_warc(write(tmp_path / "d.warc.gz", [ok("one"), bad, ok("two")]), 30_000, expected=3))
     assert "html" in rows[0] and rows[-1]["error"][0] == DropReason.TRUNCATED_INPUT and rows[-1]["stopped"]
     assert "FastWARC stopped" in rows[-1]["error"][1] and len(rows) <= 3
 
 
 def test_nothing_readable_is_exit_4_naming_the_file(tmp_path: Path) -> None:
-    f = write(tmp_path / "z.warc.gz", [rec("bad", page("bad"), b"Set-Cookie: " + b"a" * 80000 + b"\r\n"), ok("two")])
+    f = write(tmp_path / "z.warc.gz", [long_warc_header("bad"), ok("two")])
     with pytest.raises(InputError, match="z.warc.gz"):
         list(iter_warc(f, 30_000))
 

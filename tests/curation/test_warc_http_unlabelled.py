@@ -138,10 +138,11 @@ def test_a_response_that_is_not_http_and_other_records_are_read_as_they_are(tmp_
     assert rows[2]["html"].startswith("HTTP/1.1 404 Not Found")  # a resource record holds no HTTP message
 
 
-def test_header_lines_over_the_bound_are_one_row_and_the_file_is_read_on(tmp_path: Path) -> None:
-    """Under the label FastWARC's iterator stops there (the file read no further); here the block is in memory."""
+@pytest.mark.parametrize("ctype", [None, LABEL])
+def test_header_lines_over_the_bound_are_one_row_and_the_file_is_read_on(tmp_path: Path, ctype: str | None) -> None:
+    """With the label or without it: the iterator leaves HTTP header lines to the record's own parse."""
     long = http(b"<p>x</p>", HTML + b"X-Long: " + b"a" * (40 << 10) + b"\r\n")
-    rows = read(tmp_path / "h.warc.gz", [http(b"<p>one</p>"), long, http(b"<p>three</p>")], None, max_bytes=8000)
+    rows = read(tmp_path / "h.warc.gz", [http(b"<p>one</p>"), long, http(b"<p>three</p>")], ctype, max_bytes=8000)
     assert outcome(rows) == ["html", "too_large", "html"]
     assert rows[1]["error"][1].startswith(
         f"HTTP header lines over {8000 + (32 << 10)} bytes (max_html_bytes plus 32 KiB"

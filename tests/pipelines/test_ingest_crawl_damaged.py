@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import main as curate
-from tests.curation.test_warc_damaged import chunked, ok, page, rec, write
+from tests.curation.test_warc_damaged import chunked, long_warc_header, ok, page, rec, write
 from tests.helpers import read_parts
 
 
@@ -36,8 +36,8 @@ def test_damaged_and_hostile_records_are_ledgered(tmp_path: Path) -> None:
 
 
 def test_a_warc_nothing_can_be_read_from_is_exit_4(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    # header lines over max_html_bytes plus 32 KiB: FastWARC reads no record
-    f = write(tmp_path / "z.warc.gz", [rec("z", page("z"), b"Set-Cookie: " + b"a" * 80000 + b"\r\n")])
+    # WARC header lines over max_html_bytes plus 32 KiB: FastWARC reads no record
+    f = write(tmp_path / "z.warc.gz", [long_warc_header("z")])
     assert ingest([f], tmp_path / "out", "max_html_bytes=30000") == 4
     assert "z.warc.gz" in caplog.text and "Traceback" not in caplog.text
 
