@@ -166,11 +166,16 @@ def heads_after(fh: Any, pos: int) -> int:
 PIECE = 1 << 16
 
 
-def member_heads(path: Path, member: int) -> tuple[int, bool]:
-    """Document records whose header lines start in the gzip member at byte ``member`` of ``path``
-    (:func:`count_heads`), its data inflated without its check (a member that fails it still gives all
-    its bytes), and whether it inflated to its end (False: data that does not inflate cut it short)."""
-    whole = True
+def member_heads(path: Path, member: int) -> tuple[int, bool, bool]:
+    """Document records in the gzip member at byte ``member`` of ``path``, its data inflated without its
+    check (a member that fails it still gives all its bytes); whether it inflated to its end (False:
+    data that does not inflate cut it short); and whether the count is exact.
+
+    Exact where its records, walked by their ``Content-Length`` from the member's first byte, end at
+    its last (:class:`Chain`): the damage left every record's header lines and length whole. Else the
+    count is the records whose header lines start in the data (:func:`count_heads`): at least that
+    many, as a record whose header lines the damage garbled is not counted."""
+    whole, chain = True, Chain()
 
     def pieces() -> Iterator[bytes]:
         nonlocal whole
@@ -188,21 +193,69 @@ def member_heads(path: Path, member: int) -> tuple[int, bool]:
             while data and not z.eof:
                 before = z.copy()
                 try:
-                    yield z.decompress(data, 1 << 16)
+                    yield chain.feed(z.decompress(data, 1 << 16))
                 except zlib.error:
                     # a call that meets data that does not inflate drops what it inflated: the piece is
                     # fed again a byte at a time, so the records before the damage are counted
                     whole = False
                     for i in range(len(data)):
                         try:
-                            yield before.decompress(data[i : i + 1])
+                            yield chain.feed(before.decompress(data[i : i + 1]))
                         except zlib.error:
                             return
                     return
                 data = z.unconsumed_tail or fh.read(PIECE)
             whole = z.eof
 
-    return count_heads(pieces()), whole
+    found = count_heads(pieces())
+    if whole and chain.end():
+        return chain.docs, True, True
+    return found, whole, False
+
+
+class Chain:
+    """A gzip member's records walked by their ``Content-Length`` as its data comes (only header lines
+    are kept): ``docs``, the document records walked."""
+
+    def __init__(self) -> None:
+        # bytes fed; where the next record (or the blank lines before it) starts; the bytes from there
+        self.seen, self.at, self.buf = 0, 0, b""
+        self.docs, self.first, self.broken = 0, True, False
+
+    def feed(self, data: bytes) -> bytes:
+        base, self.seen = self.seen, self.seen + len(data)
+        if not self.broken and (off := max(self.at - base, 0)) < len(data):
+            self.buf += data[off:]
+            self._walk(False)
+        return data
+
+    def end(self) -> bool:
+        """Whether the records walked end at the last byte fed (the member's end)."""
+        self._walk(True)
+        return not self.broken and not self.first and self.buf == b"\r\n\r\n"
+
+    def _walk(self, last: bool) -> None:
+        while not self.broken:
+            sep = 0 if self.first else 4  # the blank lines that end the record before
+            if len(self.buf) < sep + _HEAD and b"\r\n\r\n" not in self.buf[sep:] and not last:
+                return  # its header lines are not all here yet
+            if self.buf[:sep] != b"\r\n\r\n"[:sep] or (last and len(self.buf) == sep):
+                # not the blank lines that end a record; or those alone, at the member's end: whole
+                self.broken = self.first or len(self.buf) != sep
+                return
+            head = self.buf[sep : sep + _HEAD]
+            end, length, kind = head.find(b"\r\n\r\n"), None, b""
+            for line in head[: max(end, 0)].split(b"\r\n")[1:] if head.startswith(b"WARC/1.") else ():
+                key, _, value = line.partition(b":")
+                key = key.strip().lower()
+                length = int(value) if key == b"content-length" and value.strip().isdigit() else length
+                kind = value.strip().lower() if key == b"warc-type" else kind
+            if end < 0 or length is None:
+                self.broken = True
+                return
+            self.docs += kind in DOC_TYPES
+            self.first, step = False, sep + end + 4 + length
+            self.at, self.buf = self.at + step, self.buf[step:]
 
 
 def count_heads(pieces: Iterable[bytes]) -> int:

@@ -236,18 +236,25 @@ def _loss(
     path: Path, bad: Damage, corrupt: bool, starts: list[tuple[int, int]], members: dict[int, int], after: int
 ) -> tuple[int, str, int]:
     """The rows a damaged stretch that starts at ``bad`` takes, one per document record it loses, and
-    what its row adds. A corrupt member loses every record that starts in it, counted by their header
-    lines in its data inflated without its check (:func:`~curation.ingest.warc_heads.member_heads`),
-    and the record that runs into it from an earlier member; a sound one whose record's
-    ``Content-Length`` does not end it loses that record and the ``after`` records after it."""
-    kept = 0  # records before it in its member, kept
+    what its row adds. A corrupt member loses every record that starts in it, counted in its data
+    inflated without its check (:func:`~curation.ingest.warc_heads.member_heads`): exactly where its
+    records' ``Content-Length`` walk from its first byte to its last, else by their header lines, a
+    figure the row gives as "at least" (the damage may have garbled a record's header lines); and the
+    record that runs into it from an earlier member. A sound one whose record's ``Content-Length``
+    does not end it loses that record and the ``after`` records after it."""
+    kept, least = 0, False  # records before it in its member, kept; whether the count is a lower bound
     if corrupt:
-        found, whole = member_heads(path, bad.member)
+        found, whole, exact = member_heads(path, bad.member)
         d = next((d for d, c in members.items() if c == bad.member), bad.start)
-        rows = max(found + (bad.start < d and bad.doc), int(bad.doc or bad.start not in members))
+        rows, least = max(found + (bad.start < d and bad.doc), int(bad.doc or bad.start not in members)), not exact
         said = "; counted by their WARC/1.x lines in the member's data inflated without its check" + (
-            "" if whole else ", which stops inflating before the member's end: records after that are not counted"
+            ", which stops inflating before the member's end: records after that are not counted"
+            if not whole
+            else ", where its records do not follow one another by their Content-Length to its end (the damage "
+            "changed their bytes): a record whose header lines it garbled is not counted"
         )
+        if exact:
+            said = "; counted by walking their Content-Length from the member's first byte to its last in its data inflated without its check"
     else:
         rows = int(bad.doc) + after
         said = f"; {after} after it in its member, found by their WARC/1.x lines" if after else ""
@@ -256,8 +263,15 @@ def _loss(
         if i < len(starts) and (kept := bad.docs - starts[i][1]):  # records before it in its sound member
             said += f"; the {kept} document record(s) before it in that member, which passed its check, are kept"
     if rows < 2 and not kept:  # one record: its row says it all, but for records the damage hid
-        return rows, "" if not corrupt or whole else "; records after the damage in its member, if any, are not counted", 0
-    return rows, f"; its {rows} document record(s) (row(s) {bad.docs + 1}..{bad.docs + rows}) are not kept{said}", kept
+        if not least:
+            return rows, "", 0
+        return rows, f"; at least {rows} document record(s): {_hidden(whole)} in its member, if any, are not counted", 0
+    count = f"at least {rows}" if least else f"its {rows}"
+    return rows, f"; {count} document record(s) (row(s) {bad.docs + 1}..{bad.docs + rows}) are not kept{said}", kept
+
+
+def _hidden(whole: bool) -> str:
+    return "records whose header lines the damage garbled" if whole else "records after the damage"
 
 
 def _member(members: dict[int, int], d: int) -> int:

@@ -61,7 +61,10 @@ def test_a_damaged_member_of_three_records_is_three_rows(tmp_path: Path, block: 
         (5, "r4"),
     ]
     why = rows[0]["error"][1]
-    assert "failed its check" in why and "its 3 document record(s) (row(s) 1..3) are not kept" in why
+    # a flipped byte that changes the records' lengths leaves them counted by their header lines: "at least"
+    counts = ["its 3"] if crc_only else ["its 3", "at least 3"]
+    assert "failed its check" in why
+    assert any(f"{c} document record(s) (row(s) 1..3) are not kept" in why for c in counts)
     assert f"{len(first)} compressed bytes from the gzip member at byte 0 on skipped" in why
     assert all(r["offset"] == 0 and "record 1's row says why" in r["error"][1] for r in rows[1:3])
 
@@ -78,9 +81,10 @@ def test_the_same_records_in_one_gzip_stream_are_a_row_each(tmp_path: Path, crc_
     ledger = [r.drop_reason for df in frames for r in df.itertuples()]
     assert set(ledger) == {"truncated_input"} and (len(ledger) == 5 if crc_only else len(ledger) >= 5)
     n = len(ledger)
-    assert (
-        f"the {f.stat().st_size} bytes of the file from byte 0 on were not read; its {n} document record(s) (row(s) 1..{n})"
-        in specs[-1].cut.error
+    said = f"document record(s) (row(s) 1..{n})"
+    assert any(
+        f"the {f.stat().st_size} bytes of the file from byte 0 on were not read; {c} {n} {said}" in specs[-1].cut.error
+        for c in (["its"] if crc_only else ["its", "at least"])
     )
 
 
@@ -145,7 +149,7 @@ def test_a_member_whose_data_stops_inflating_counts_the_records_before_the_damag
     f = tmp_path / "s.warc.gz"
     first = gzip.compress(recs[3])
     f.write_bytes(first + bad + gzip.compress(recs[4]))
-    assert member_heads(f, len(first)) == (2, False)
+    assert member_heads(f, len(first)) == (2, False, False)
     rows = read(f, 1 << 30)
     lost = [r for r in rows if r.get("error") and r["error"][0].value == "truncated_input"]
     assert len(lost) == 2 and "records after that are not counted" in lost[0]["error"][1]
