@@ -221,11 +221,11 @@ def test_single_stage_dotted_override_reaches_the_stage(tmp_path, capsys):
     capsys.readouterr()
     rc = main(["mixture", "--input", str(tmp_path / "run" / "10_exact_dedup"), "--output", str(tmp_path / "mix"),
                "--dry-run", "phases.pretrain_phase1.budget={tokens: 1234}", "+phases.extra={stage: midtrain, tokens: 1000, mix: {web: 1.0}}",
-               "phases.pretrain_phase1.min_tokens=5"])  # a phase key its recipe entry does not spell out
+               "phases.midtrain_long_context_128k.fim=true"])  # a phase key its recipe entry does not spell out
     assert rc == 0
     cfg = json.loads(capsys.readouterr().out)["plan"][0]["config"]
     assert cfg["phases"]["pretrain_phase1"]["budget"] == {"tokens": 1234} and "extra" in cfg["phases"]
-    assert cfg["phases"]["pretrain_phase1"]["min_tokens"] == 5
+    assert cfg["phases"]["midtrain_long_context_128k"]["fim"] is True
 
 
 def test_dry_run_checks_required_columns_against_earlier_stages(tmp_path, caplog):
