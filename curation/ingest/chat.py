@@ -27,6 +27,7 @@ from typing import Any
 
 from curation.ingest.discover import InputError
 from curation.ingest.language_field import figures_head
+from curation.schema import DropReason
 
 log = logging.getLogger(__name__)
 
@@ -94,16 +95,24 @@ def _content(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _turn(t: dict[str, Any]) -> str:
-    role = t.get("role") if t.get("role") is not None else t.get("from")
-    name = t.get("name")
+def _role(t: dict[str, Any]) -> Any:
+    return t.get("role") if t.get("role") is not None else t.get("from")
+
+
+def _body(t: dict[str, Any]) -> str:
+    """A turn's reasoning, content and tool calls: what it says, without its role and name."""
     think = t.get("reasoning_content")
-    out = f"{role if role is not None else ''}{f' ({name})' if name else ''}: {f'<think>{think}</think>' + chr(10) if think else ''}"
+    out = f"<think>{think}</think>\n" if think else ""
     out += _content(t.get("content") if t.get("content") is not None else t.get("value"))
     for call in t.get("tool_calls") or []:
         fn = call.get("function") if isinstance(call, dict) and call.get("function") is not None else call
         out += "\n<tool_call>" + json.dumps(fn, ensure_ascii=False, separators=(",", ":")) + "</tool_call>"
     return out
+
+
+def _turn(t: dict[str, Any]) -> str:
+    role, name = _role(t), t.get("name")
+    return f"{role if role is not None else ''}{f' ({name})' if name else ''}: {_body(t)}"
 
 
 def render(turns: Iterable[dict[str, Any]]) -> str:
@@ -114,36 +123,60 @@ def render(turns: Iterable[dict[str, Any]]) -> str:
     return "\n\n".join(_turn(t) for t in turns)
 
 
-def chat_text(rec: dict[str, Any], spec: str, text_field: str = "text") -> tuple[str | None, str | None]:
-    """(text, None) for a record that holds the conversation ``ingest.fields.chat`` names; (None, error)
-    for one whose field holds something else; (None, None) for one without it, or whose chat field is its
-    text field and holds plain text (its text field is read). An empty conversation is an empty text.
+def chat_text(rec: dict[str, Any], spec: str, text_field: str = "text") -> tuple[str | None, str | None, str | None]:
+    """(text, None, None) for a record that holds the conversation ``ingest.fields.chat`` names; (None,
+    reason, detail) for one whose field holds something else or a turn whose role is not a string
+    (``wrong_type``), or a conversation with nothing in its turns, or a question with an empty answer
+    (``empty_text``); (None, None, None) for one without it (or with it null), or whose chat field is its
+    text field and holds plain text (its text field is read).
 
-    >>> chat_text({"m": []}, "m"), chat_text({"m": 3}, "m")[1][:40], chat_text({"text": "prose"}, "text")
-    (('', None), "'m' (ingest.fields.chat) is not a list o", (None, None))
+    >>> chat_text({"m": [{"role": "user", "content": "hi"}]}, "m"), chat_text({"m": 3}, "m")[2][:40]
+    (('user: hi', None, None), "'m' (ingest.fields.chat) is not a list o")
+    >>> chat_text({"m": [{"role": "user", "content": " "}]}, "m")[1:], chat_text({"text": "prose"}, "text")
+    (('empty_text', "'m' (ingest.fields.chat) has no content: 1 turn(s), none with text, reasoning or tool calls"), (None, None, None))
     """
+    wrong, empty, at = DropReason.WRONG_TYPE.value, DropReason.EMPTY_TEXT.value, f"{spec!r} (ingest.fields.chat)"
     if "," in spec:
         first, second = (s.strip() for s in spec.split(",", 1))
         a, b = rec.get(first), rec.get(second)
         if a is None or b is None:
-            return None, None
+            return None, None, None
         if not isinstance(a, str) or not isinstance(b, str):
-            return None, f"{first!r} and {second!r} (ingest.fields.chat) are not both strings"
-        return render([{"role": "user", "content": a}, {"role": "assistant", "content": b}]), None
-    value = rec.get(spec)
-    if value is None:
-        return None, None
-    if value == []:
-        return "", None
+            return None, wrong, f"{first!r} and {second!r} (ingest.fields.chat) are not both strings"
+        if not b.strip():  # a question without its answer teaches nothing
+            return None, empty, f"{second!r} (ingest.fields.chat={spec}) is empty or whitespace only: no answer"
+        return render([{"role": "user", "content": a}, {"role": "assistant", "content": b}]), None, None
+    if (value := rec.get(spec)) is None:
+        return None, None, None
     turns = json_turns(value) if isinstance(value, str) else value
     if turns is None and spec == text_field:
-        return None, None
-    if not is_turns(turns):
-        return None, (
-            f"{spec!r} (ingest.fields.chat) is not a list of chat turns (objects with a 'role' or 'from'), "
-            "nor a JSON string of one"
+        return None, None, None
+    if value != [] and not is_turns(turns):
+        return (
+            None,
+            wrong,
+            f"{at} is not a list of chat turns (objects with a 'role' or 'from'), nor a JSON string of one",
         )
-    return render(turns), None
+    for i, t in enumerate(turns, 1):
+        if not isinstance(role := _role(t), str):
+            return None, wrong, f"{at} turn {i} has role {json.dumps(role, default=str)[:40]}, not a string"
+    if not any(_body(t).strip() for t in turns):
+        return None, empty, f"{at} has no content: {len(turns)} turn(s), none with text, reasoning or tool calls"
+    return render(turns), None, None
+
+
+def null_chat(rec: dict[str, Any], spec: str) -> str | None:
+    """The ``missing_text`` detail of a record that has its ``ingest.fields.chat`` field (one of its two) null
+    (None for a record without them, or with them all set).
+
+    >>> null_chat({"prompt": "Q", "response": None}, "prompt,response"), null_chat({"text": "t"}, "messages")
+    ("'response' is null (ingest.fields.chat=prompt,response): no conversation to render", None)
+    """
+    names = [s.strip() for s in spec.split(",")]
+    gone = [f"{n!r} is null" if n in rec else f"no {n!r} field" for n in names if rec.get(n) is None]
+    if not gone or not any(n in rec for n in names):
+        return None
+    return f"{', '.join(gone)} (ingest.fields.chat={spec}): no conversation to render"
 
 
 def chat_field(rec: dict[str, Any]) -> str | None:

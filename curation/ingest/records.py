@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from curation.errors import nearest
-from curation.ingest.chat import CHAT_JSON, chat_text, is_turns, json_turns, missing_text_advice
+from curation.ingest.chat import CHAT_JSON, chat_text, is_turns, json_turns, missing_text_advice, null_chat
 from curation.ingest.json_line import max_line_bytes, plain
 from curation.ingest.jsonl_decode import REPEATED, REPEATED_KEYS, decode_jsonl_lines, repeated_text
 from curation.ingest.language_field import MOVED, moved_to_meta
@@ -178,9 +178,9 @@ def _map_record(
             return row, DropReason.INVALID_UTF8.value, f"{name!r} is binary and not valid UTF-8"
     text, html = _utf8(text), _utf8(html)  # a binary column (Parquet BYTE_ARRAY without the UTF8 annotation) of UTF-8 is text
     if fields.chat:  # a conversation (or a question and its answer) rendered to one text
-        rendered, bad = chat_text(rec, fields.chat, fields.text)
-        if bad is not None:
-            return row, DropReason.WRONG_TYPE.value, bad
+        rendered, reason, bad = chat_text(rec, fields.chat, fields.text)
+        if reason is not None:
+            return row, reason, bad
         text = rendered if rendered is not None else text
     if isinstance(text, str) and blank(text) and isinstance(html, str) and html.strip():
         text = None  # an empty text beside the page's HTML is no text: it is extracted from the HTML
@@ -197,6 +197,8 @@ def _map_record(
         if isinstance(html, str):
             return row, DropReason.EMPTY_TEXT.value, f"no {fields.text!r} and {fields.html!r} is empty or whitespace only"
         return row, DropReason.WRONG_TYPE.value, f"{fields.html!r} is {_JSON_KIND.get(type(html), 'a ' + type(html).__name__)}, not a string"
+    if text is None and fields.chat and (null := null_chat(rec, fields.chat)) is not None:
+        return row, DropReason.MISSING_TEXT.value, null  # the chat field is there, with nothing in it
     if text is None:  # no text field, or a null one (a rendered conversation is text)
         return row, DropReason.MISSING_TEXT.value, (f"no {fields.text!r} field{missing_text_advice(rec)}" if fields.text not in rec
                                                     else f"{fields.text!r} {NULL_TEXT}")

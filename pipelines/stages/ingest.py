@@ -130,6 +130,8 @@ class IngestStage:
     #     a page labelled iso-8859-1 whose bytes are another script's (windows-1251, GBK) is read in the charset detected
     # 12: ingest.fields.chat renders chat turns (or a question and its answer) to the text; a record without text whose
     #     fields hold chat turns or a question/answer pair says so in its missing_text detail (wrong_type: its text field)
+    #     a conversation with no content or a question with an empty answer is empty_text, a turn whose role is not a string
+    #     wrong_type, a null chat field missing_text naming it
     #     WARC HTTP header lines that end in a bare LF are read (not an empty page); HTTP header lines over the bound are one
     #     too_large row, the file read on; a damaged member's row says "at least N" records unless they walk to its end
     config_cls = IngestConfig

@@ -171,3 +171,82 @@ def test_the_docs_example_and_jq_command_are_what_ingest_renders_and_suggests():
     shown = section.split("```text\n", 1)[1].split("\n```", 1)[0]
     assert render(record["messages"]) == shown
     assert jq_turns("messages") + " agent.jsonl" in section
+
+
+def _ledger(out) -> dict[str, tuple[str, str]]:
+    ledger = read_parts(out / "ledger")
+    return {
+        i: (r, json.loads(d)["error"])
+        for i, r, d in zip(ledger["doc_id"], ledger["reason"], ledger["detail"], strict=True)
+    }
+
+
+def test_a_conversation_with_no_content_or_a_role_that_is_not_a_string_is_a_ledger_row(tmp_path):
+    """Turns with no content ({"role": "user"}, an image part, whitespace, a null content with a name) were
+    kept as the documents "user: " and "user (bob): ", and a null role as ": nullrole"."""
+    image = [{"type": "image_url", "image_url": {"url": "x"}}]
+    rows = [
+        {"id": "bare", "messages": [{"role": "user"}]},
+        {"id": "image", "messages": [{"role": "user", "content": image}]},
+        {"id": "space", "messages": [{"role": "user", "content": "   "}, {"role": "assistant", "content": "\n"}]},
+        {"id": "named", "messages": [{"role": "user", "content": None, "name": "bob"}]},
+        {"id": "none", "messages": []},
+        {"id": "nullrole", "messages": [{"role": "user", "content": "q"}, {"role": None, "content": "nullrole"}]},
+        {"id": "calls", "messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}]},
+        {"id": "think", "messages": [{"role": "assistant", "content": None, "reasoning_content": "hm"}]},
+    ]
+    f = _write_jsonl(tmp_path / "agent.jsonl", [{"source": "agent", **r} for r in rows])
+    _ingest([f], tmp_path / "out", ["ingest.fields.chat=messages"])
+    sharegpt = [{"id": "numrole", "source": "agent", "conversations": [{"from": 3, "value": "x"}]}]
+    _ingest([_write_jsonl(tmp_path / "sg.jsonl", sharegpt)], tmp_path / "sg", ["ingest.fields.chat=conversations"])
+    assert _texts(tmp_path / "out") == {
+        "calls": 'assistant: \n<tool_call>{"name":"f"}</tool_call>',
+        "think": "assistant: <think>hm</think>\n",
+    }
+    rows = _ledger(tmp_path / "out")
+    assert {i for i, (r, _) in rows.items() if r == "empty_text"} == {"bare", "image", "space", "named", "none"}
+    assert (
+        rows["space"][1]
+        == "'messages' (ingest.fields.chat) has no content: 2 turn(s), none with text, reasoning or tool calls"
+    )
+    assert rows["nullrole"] == ("wrong_type", "'messages' (ingest.fields.chat) turn 2 has role null, not a string")
+    assert _ledger(tmp_path / "sg")["numrole"] == (
+        "wrong_type",
+        "'conversations' (ingest.fields.chat) turn 1 has role 3, not a string",
+    )
+
+
+def test_a_null_chat_field_or_an_empty_answer_is_said_by_its_own_name(tmp_path):
+    """A null response, prompt or messages field was `missing_text` "no 'text' field", naming a field the
+    setting does not read; a question with an empty answer was kept as "user: Q4\\n\\nassistant: "."""
+    f = tmp_path / "pairs.parquet"
+    prompts, responses = ["Q1?", "Q2?", None, "Q4", "Q5"], ["A1.", None, "A3", "", " \n"]
+    pq.write_table(
+        pa.table(
+            {
+                "id": [f"p{i}" for i in range(1, 6)],
+                "source": ["reasoning"] * 5,
+                "prompt": prompts,
+                "response": responses,
+            }
+        ),
+        f,
+    )
+    _ingest([f], tmp_path / "out", ["ingest.fields.chat=prompt,response"])
+    assert _texts(tmp_path / "out") == {"p1": "user: Q1?\n\nassistant: A1."}
+    spec = "(ingest.fields.chat=prompt,response)"
+    assert _ledger(tmp_path / "out") == {
+        "p2": ("missing_text", f"'response' is null {spec}: no conversation to render"),
+        "p3": ("missing_text", f"'prompt' is null {spec}: no conversation to render"),
+        "p4": ("empty_text", f"'response' {spec} is empty or whitespace only: no answer"),
+        "p5": ("empty_text", f"'response' {spec} is empty or whitespace only: no answer"),
+    }
+    rows = [
+        {"id": "m", "source": "agent", "messages": None},
+        {"id": "t", "source": "agent", "messages": None, "text": "prose"},
+    ]
+    _ingest([_write_jsonl(tmp_path / "null.jsonl", rows)], tmp_path / "null", ["ingest.fields.chat=messages"])
+    assert _texts(tmp_path / "null") == {"t": "prose"}
+    assert _ledger(tmp_path / "null") == {
+        "m": ("missing_text", "'messages' is null (ingest.fields.chat=messages): no conversation to render")
+    }
