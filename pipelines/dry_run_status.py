@@ -22,8 +22,10 @@ from pipelines.stages import folder_name
 
 
 def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Namespace) -> list[str]:
-    """One line per stage of ``names``: ``up to date: skipped``, ``runs: no output there yet`` or
-    ``runs again: <why>``; a stage written alone into a run's folder adds the run's stages it would leave stale."""
+    """One line per stage of ``names``: ``up to date: skipped``, ``runs: no output there yet``,
+    ``runs again: <why>`` or, for a folder the run may not replace, ``refused: <the real run's error>`` (the
+    stages after it as they would go once that folder is moved away); a stage written alone into a run's
+    folder adds the run's stages it would leave stale."""
     from pipelines.marker import INPUT_CHECKSUMS, output_fingerprint, raw_fingerprint, read_marker, stage_fingerprint
     from pipelines.recipe import global_keys, stage_config, stage_hash
     from pipelines.rerun import rerun_reason
@@ -32,7 +34,9 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
 
     whole_run = args.command == "run"
     fingerprint: str | None = None
-    restat: tuple[str, str] | None = None  # the stage made again whose output may come out as before, and its fingerprint
+    restat: tuple[str, str] | None = (
+        None  # the stage made again whose output may come out as before, and its fingerprint
+    )
     lines = []
     for name in names:
         stage = load_stage(name)
@@ -40,17 +44,25 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
         stage_dir = Path(args.output) / folder_name(name) if whole_run else Path(args.output)
         raw = getattr(stage, "reads_raw", False)
         if read_marker(stage_dir) is None:  # nothing there to compare with: no input is fingerprinted (read) for it
-            lines.append("runs: no output there yet")
-            fingerprint = ""  # the stages after it run on what it makes
+            lines.append(_refusal(stage_dir, name) or "runs: no output there yet")
+            fingerprint, restat = "", None  # the stages after it run on what it makes, a new output
             continue
         chash = stage_hash(name, recipe, stage, cfg)
         if fingerprint == "":  # a stage before it makes its folder anew: its input is not known until then
             why, _fault = rerun_reason(stage_dir, chash, "", cfg.flat_dict(), raw, global_keys(recipe, stage))
-            lines.append(f"runs again: {why}" if why and why.startswith("its config") else
-                         "runs again: the stage before it runs, so its input changes")
+            if not (why and why.startswith("its config")):
+                why = "the stage before it runs, so its input changes"
+                if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
+                    why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
+            lines.append(_refusal(stage_dir, name) or f"runs again: {why}")
+            restat = _restat(name, stage_dir, restat, why)
             continue
         if raw:
-            root = Path(args.cache_dir) / name if args.cache_dir is not None else cache_dir(name, stage_dir, args.output if whole_run else None)
+            root = (
+                Path(args.cache_dir) / name
+                if args.cache_dir is not None
+                else cache_dir(name, stage_dir, args.output if whole_run else None)
+            )
             fingerprint = _raw(sorted(set(stage.input_files(args.input, cfg))), root / INPUT_CHECKSUMS, raw_fingerprint)
         elif fingerprint is None:
             fingerprint = stage_fingerprint(Path(args.input[0]))
@@ -63,12 +75,24 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
             why = "the stage before it runs, so its input changes"
             if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
                 why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
-        lines.append("runs: no output there yet" if why == "" else f"runs again: {why}")
+        lines.append(_refusal(stage_dir, name) or ("runs: no output there yet" if why == "" else f"runs again: {why}"))
         restat = _restat(name, stage_dir, restat, why)
         fingerprint = output_fingerprint(chash, fingerprint)
         if not whole_run and why and (stale := _made_stale(stage_dir)):
             lines[-1] += f"; then the run's later stages {', '.join(stale)} are stale (made from its previous output)"
     return lines
+
+
+def _refusal(stage_dir: Path, name: str) -> str | None:
+    """What a real run says of ``stage_dir`` when it may not replace it (its own check,
+    :func:`pipelines.safety.check_replaceable`: exit 5 before anything is changed), else None."""
+    from pipelines.safety import OutputError, check_replaceable
+
+    try:
+        check_replaceable(stage_dir, (name,))
+    except OutputError as exc:
+        return f"refused: a real run stops before it changes anything (exit 5): {exc}"
+    return None
 
 
 def _restat(name: str, stage_dir: Path, restat: tuple[str, str] | None, why: str) -> tuple[str, str] | None:
@@ -80,9 +104,18 @@ def _restat(name: str, stage_dir: Path, restat: tuple[str, str] | None, why: str
     from pipelines.restat import DIGEST
 
     marker = read_marker(stage_dir) or {}
-    if why.startswith("the stage before it runs") and restat is not None and marker.get("input_fingerprint") == restat[1]:
+    if (
+        why.startswith("the stage before it runs")
+        and restat is not None
+        and marker.get("input_fingerprint") == restat[1]
+    ):
         return restat[0], str(marker.get("output_fingerprint"))  # reused, it hands on its own output as before
-    if why and marker.get(DIGEST) and not marker.get("incomplete") and isinstance(marker.get("output_fingerprint"), str):
+    if (
+        why
+        and marker.get(DIGEST)
+        and not marker.get("incomplete")
+        and isinstance(marker.get("output_fingerprint"), str)
+    ):
         return name, marker["output_fingerprint"]
     return None
 
