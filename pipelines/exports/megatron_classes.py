@@ -26,11 +26,10 @@ import pyarrow as pa
 from curation.errors import read_json_file
 from curation.export.fim_counts import own_counts
 from curation.mixture.doc_repeats import DECIMALS, class_plans
-from curation.mixture.fim import MODES, FimSentinels, fim_inverse
+from curation.mixture.fim import MODES, FimSentinels
 from curation.mixture.groups import REPO_GROUP, THREADS_GROUP
 from curation.mixture.policy import Policy, languages
 from curation.mixture.replay import CopyPlan
-from curation.tokens import count_tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,13 +135,12 @@ def fim_added(
     n_tokens: np.ndarray,
     tok: str,
     fim: Mapping[str, Any] | None,
-    ids: Sequence[np.ndarray | None] | None = None,
+    ids: Sequence[np.ndarray | None],
 ) -> np.ndarray:
     """Tokens FIM adds to each row of a shard: its ``n_tokens`` (the FIM'd text the shard holds) less its own
     text's (the FIM inverse, counted with ``tok``), which the mixture planned on; 0 for a row FIM left whole.
     ``ids``: each row's ids of its FIM'd text, already computed (:func:`curation.export.fim_counts.own_counts`
-    counts the own text from them, tokenizing only the text around each cut again); without them, the own
-    texts are tokenized whole."""
+    counts the own text from them, tokenizing only the text around each cut again)."""
     added = np.zeros(table.num_rows, dtype=np.int64)
     if not fim or not fim.get("sentinels") or "fim" not in table.column_names:
         return added
@@ -151,10 +149,7 @@ def fim_added(
     if len(rows):
         s = FimSentinels(**fim["sentinels"])
         texts = table.column("text").take(pa.array(rows)).to_pylist()
-        if ids is None:
-            own = count_tokens([fim_inverse(t, m, s) for t, m in zip(texts, modes[rows].tolist(), strict=True)], tok)
-        else:
-            own = own_counts(texts, modes[rows].tolist(), [ids[i] for i in rows.tolist()], s, tok)
+        own = own_counts(texts, modes[rows].tolist(), [ids[i] for i in rows.tolist()], s, tok)
         added[rows] = np.asarray(n_tokens)[rows] - own
     return added
 
