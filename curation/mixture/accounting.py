@@ -39,7 +39,7 @@ AGG_META = pd.DataFrame({
 })
 SUMS = list(AGG_META.columns[3:-2])
 #: The ``phase`` of the rows that count the documents no phase takes: their kind is in no phase's mix
-#: (ledger ``no_phase``; :func:`curation.mixture.checks.no_phase_warnings`). Their sums are all "zero".
+#: (ledger ``no_phase``; :func:`curation.mixture.unphased.no_phase_warnings`). Their sums are all "zero".
 UNPHASED = ""
 
 

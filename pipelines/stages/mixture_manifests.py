@@ -46,10 +46,8 @@ def write_manifests(
     created_by: dict[str, Any],
 ) -> dict[str, Any]:
     """Write ``manifests/<phase>.json`` into the stage folder; return the figures for ``stats.json``."""
-    for (
-        name,
-        plan,
-    ) in plans.items():  # built groups: planned on their documents' own tokens, every one once (shown or not)
+    # built groups: planned on their documents' own tokens, every one once (shown or not)
+    for name, plan in plans.items():
         built = records[(records["phase"] == name) & records["group"].isin([REPO_GROUP, THREADS_GROUP])]
         with_built_tokens(plan, {g: int(t) for g, t in built.groupby("group")["text_unique_tokens"].sum().items()})
     entries = {s.name: group_entries(s, plans[s.name], records[records["phase"] == s.name]) for s in specs}
