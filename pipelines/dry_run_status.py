@@ -34,9 +34,8 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
 
     whole_run = args.command == "run"
     fingerprint: str | None = None
-    restat: tuple[str, str] | None = (
-        None  # the stage made again whose output may come out as before, and its fingerprint
-    )
+    # the stage made again whose output may come out as before, and its fingerprint
+    restat: tuple[str, str] | None = None
     lines = []
     for name in names:
         stage = load_stage(name)
@@ -51,9 +50,7 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
         if fingerprint == "":  # a stage before it makes its folder anew: its input is not known until then
             why, _fault = rerun_reason(stage_dir, chash, "", cfg.flat_dict(), raw, global_keys(recipe, stage))
             if not (why and why.startswith("its config")):
-                why = "the stage before it runs, so its input changes"
-                if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
-                    why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
+                why = _input_changes(stage_dir, chash, restat)
             lines.append(_refusal(stage_dir, name) or f"runs again: {why}")
             restat = _restat(name, stage_dir, restat, why)
             continue
@@ -72,15 +69,24 @@ def planned_status(recipe: dict[str, Any], names: list[str], args: argparse.Name
             fingerprint = (read_marker(stage_dir) or {}).get("output_fingerprint")
             continue
         if why.startswith("its input changed") and lines and lines[-1] != "up to date: skipped":
-            why = "the stage before it runs, so its input changes"
-            if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
-                why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
+            why = _input_changes(stage_dir, chash, restat)
         lines.append(_refusal(stage_dir, name) or ("runs: no output there yet" if why == "" else f"runs again: {why}"))
         restat = _restat(name, stage_dir, restat, why)
         fingerprint = output_fingerprint(chash, fingerprint)
         if not whole_run and why and (stale := _made_stale(stage_dir)):
             lines[-1] += f"; then the run's later stages {', '.join(stale)} are stale (made from its previous output)"
     return lines
+
+
+def _input_changes(stage_dir: Path, chash: str, restat: tuple[str, str] | None) -> str:
+    """Why a stage after one that runs again runs too; reused if its folder was made from the output
+    that earlier stage (``restat``) may make again as before."""
+    from pipelines.rerun import rerun_reason
+
+    why = "the stage before it runs, so its input changes"
+    if restat is not None and rerun_reason(stage_dir, chash, restat[1])[0] is None:  # made from that output
+        why += f" (unless the output of {restat[0]} comes out as before: then it is reused)"
+    return why
 
 
 def _refusal(stage_dir: Path, name: str) -> str | None:
